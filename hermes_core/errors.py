@@ -1,0 +1,85 @@
+"""Errors a user can see. Each says what happened and what fixes it, and carries the
+structured fields a caller may want to inspect (``requested``, ``active``, ``installed``...)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+
+class HermesError(Exception):
+    """Base class of every error hermes-core raises on purpose."""
+
+
+class ConfigError(HermesError):
+    """Configuration is invalid; the message names the key and the file or env var."""
+
+    def __init__(self, message: str, *, key: str | None = None) -> None:
+        super().__init__(message)
+        self.key = key
+
+
+class PluginError(HermesError):
+    """A plugin or provider could not be loaded, activated or called."""
+
+
+class ProviderConflictError(PluginError):
+    """A second, different external memory provider was activated."""
+
+    def __init__(self, requested: str, active: str) -> None:
+        self.requested = requested
+        self.active = active
+        super().__init__(
+            f"cannot activate memory provider '{requested}': '{active}' is already the active "
+            "external memory provider and only one may be active at a time. Switch with "
+            f"`hermes memory use {requested}` or edit memory.provider in config.yaml."
+        )
+
+
+class UnknownProviderError(PluginError):
+    """No installed distribution offers the requested provider name."""
+
+    def __init__(self, requested: str, installed: Sequence[str]) -> None:
+        self.requested = requested
+        self.installed = tuple(installed)
+        listing = ", ".join(self.installed) if self.installed else "none"
+        super().__init__(
+            f"memory provider '{requested}' is not installed. Installed: {listing}. "
+            f"Install one with `hermes install hermes-memory-{requested}` or run "
+            "`hermes memory list`."
+        )
+
+
+class ProviderLoadError(PluginError):
+    """An entry point exists but does not yield a usable MemoryProvider subclass.
+
+    The original exception (import error, validation error) is chained as ``__cause__``.
+    """
+
+    def __init__(self, name: str, message: str, *, distribution: str | None = None) -> None:
+        self.name = name
+        self.distribution = distribution
+        super().__init__(message)
+
+
+class DuplicateProviderError(ProviderLoadError):
+    """Two distributions offer the same provider name."""
+
+    def __init__(self, name: str, distributions: Sequence[str]) -> None:
+        self.distributions = tuple(distributions)
+        super().__init__(
+            name,
+            f"memory provider '{name}' is offered by more than one distribution: "
+            f"{', '.join(self.distributions)}. Uninstall all but one "
+            "(`hermes uninstall <distribution>`).",
+        )
+
+
+__all__ = [
+    "ConfigError",
+    "DuplicateProviderError",
+    "HermesError",
+    "PluginError",
+    "ProviderConflictError",
+    "ProviderLoadError",
+    "UnknownProviderError",
+]

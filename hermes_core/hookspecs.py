@@ -1,0 +1,162 @@
+"""The lifecycle on one screen: every hook hermes-core calls, with its contract.
+
+Implementations decorate methods or functions with ``@hermes_core.hookimpl`` and may accept
+any subset of a spec's arguments (pluggy passes only the names they ask for), so hooks evolve
+by adding arguments. The host never calls ``pm.hook.*`` directly: :mod:`hermes_core.hooks`
+calls implementations one by one, so **a failing implementation is logged with its plugin
+name and skipped; it never fails a turn**.
+
+Order of a session::
+
+    configure ─▶ on_session_start ─▶ system_prompt_block, register_tools (once, frozen)
+      └─ per turn: on_turn_start ─▶ prefetch ─▶ (model + tools; on_memory_write)
+                   ─▶ sync ─▶ on_turn_end
+      └─ when the context is too long: on_pre_compress ─▶ compress
+    ─▶ on_session_end
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from hermes_core.markers import hookspec
+from hermes_core.types import (
+    ChatMessage,
+    CompressionBudget,
+    CompressionResult,
+    HealthCheck,
+    MemoryContext,
+    MemoryWrite,
+    PromptBlock,
+    SessionInfo,
+    ToolSpec,
+    Turn,
+)
+
+if TYPE_CHECKING:
+    from hermes_core.settings.models import HermesSettings
+
+
+@hookspec(historic=True)
+def configure(settings: HermesSettings, home: Path) -> None:
+    """Called once when the host starts, and for plugins registered later (historic).
+
+    Keep it cheap: read settings, remember paths. Do not open network connections; create
+    files lazily. Returns nothing.
+    """
+
+
+@hookspec
+def system_prompt_block(session: SessionInfo) -> PromptBlock | None:
+    """Contribute a block of the session's system prompt.
+
+    Called once per session; the host sorts blocks by ``PromptBlock.order`` and freezes the
+    result, so the prompt stays byte-identical for the whole session (prefix caching).
+    Return ``None`` to contribute nothing. Must not block on network I/O.
+    """
+
+
+@hookspec
+def register_tools(session: SessionInfo) -> list[ToolSpec] | None:
+    """Contribute model-facing tools for this session.
+
+    Called once per session. Tools are routed by name: the first implementation to offer a
+    name wins, later duplicates and reserved core names are refused with a warning.
+    """
+
+
+@hookspec
+def on_session_start(session: SessionInfo) -> None:
+    """A session opened. Called before the system prompt is built. Returns nothing."""
+
+
+@hookspec
+def on_turn_start(session: SessionInfo, turn_number: int, message: str) -> None:
+    """A user turn begins (``turn_number`` counts from 1). Cheap bookkeeping only."""
+
+
+@hookspec
+def prefetch(session: SessionInfo, query: str) -> MemoryContext | None:
+    """Recall context relevant to ``query`` before the model is called.
+
+    Return plain, unfenced text in a :class:`MemoryContext`, or ``None``. Results of every
+    implementation are joined and fenced once in a ``<memory-context>`` block appended to the
+    API copy of the user message. Must be fast: return cached background work. The active
+    external provider's call is bounded by ``memory.prefetch_timeout`` and skipped while a
+    previous call is still stuck. Not called for trivial prompts ("ok", "/cmd", ...).
+    """
+
+
+@hookspec
+def sync(session: SessionInfo, turn: Turn) -> None:
+    """Persist a completed turn.
+
+    Built-in layers run inline and must be durable on return. The external provider runs on
+    one background worker that keeps turn order; it must be idempotent (a turn may be resent
+    after a crash) and must not block for long.
+    """
+
+
+@hookspec
+def on_turn_end(session: SessionInfo, turn: Turn) -> None:
+    """After ``sync``. Cheap: update counters, queue the next prefetch, start a background
+    review on its own thread. Must return promptly; the user is waiting for the next prompt.
+    """
+
+
+@hookspec
+def on_memory_write(session: SessionInfo, write: MemoryWrite) -> None:
+    """A built-in memory write was committed (never for staged or failed writes).
+
+    Called once per operation, egress-redacted. The provider mirrors it into its backend.
+    """
+
+
+@hookspec
+def on_pre_compress(session: SessionInfo, messages: Sequence[ChatMessage]) -> str | None:
+    """The messages about to be summarised away. Return text worth keeping (insights,
+    extracted facts) or ``None``; it is given to the summariser as source material, not as
+    instructions. Runs before ``compress``.
+    """
+
+
+@hookspec(firstresult=True)
+def compress(
+    session: SessionInfo,
+    messages: Sequence[ChatMessage],
+    budget: CompressionBudget,
+    notes: str,
+) -> CompressionResult | None:
+    """Shrink a transcript that no longer fits. The first non-``None`` result wins.
+
+    ``notes`` joins the ``on_pre_compress`` texts. The built-in handoff compressor is
+    ``trylast``, so a plugin can replace it. The result must be valid for the OpenAI API
+    (tool results follow their calls) and keep the system message and newest user message.
+    """
+
+
+@hookspec
+def on_session_end(session: SessionInfo, messages: Sequence[ChatMessage]) -> None:
+    """A real session boundary: exit, ``/new``, ``/reset``. Not called per turn. End-of-session
+    extraction goes here; the host flushes the provider worker afterwards.
+    """
+
+
+@hookspec
+def register_commands(cli: Any) -> None:
+    """Add click commands to the ``hermes`` CLI (``cli`` is the root ``click.Group``).
+
+    The active provider may add ``hermes <provider> ...``; inactive providers are never
+    imported, so their commands do not appear.
+    """
+
+
+@hookspec
+def health_check(home: Path) -> list[HealthCheck] | None:
+    """Report on yourself for ``hermes doctor`` and ``hermes memory status``.
+
+    Every failed :class:`HealthCheck` carries a ``fix``. No network except the active
+    provider's own reachability probe, bounded to a few seconds.
+    """

@@ -1,0 +1,1 @@
+"""Built-in layer: compression. Registered from `hermes_core.plugins.BUILTIN_PLUGINS`."""

@@ -1,0 +1,1 @@
+"""Built-in layer: memory. Registered from `hermes_core.plugins.BUILTIN_PLUGINS`."""

@@ -1,0 +1,1 @@
+"""Built-in layer: review. Registered from `hermes_core.plugins.BUILTIN_PLUGINS`."""

@@ -1,0 +1,1 @@
+"""Built-in layer: sessions. Registered from `hermes_core.plugins.BUILTIN_PLUGINS`."""

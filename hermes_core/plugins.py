@@ -1,0 +1,107 @@
+"""Building the plugin manager: specs, built-in layers, general plugins.
+
+Order (nothing happens at import time): add specs → load ``hermes`` entry points (each
+isolated, a broken one is recorded, not raised) → register built-in layers →
+``check_pending()``. The external provider is activated separately by
+:mod:`hermes_core.providers.registry`.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from importlib.metadata import entry_points
+from typing import Any, cast
+
+import pluggy
+
+from hermes_core import hookspecs
+from hermes_core.markers import PROJECT_NAME
+
+log = logging.getLogger(__name__)
+
+BUILTIN_PLUGINS: tuple[str, ...] = (
+    "hermes_core.layers.memory.plugin",
+    "hermes_core.layers.sessions.plugin",
+    "hermes_core.layers.skills.plugin",
+    "hermes_core.layers.compression.plugin",
+    "hermes_core.layers.review.plugin",
+)
+"""Module paths of the built-in layers; each module exposes ``create_plugin()``."""
+
+ESSENTIAL_PLUGINS = frozenset({"hermes_core.layers.memory.plugin"})
+"""Built-ins that ``HERMES_DISABLE_PLUGINS`` cannot block."""
+
+GENERAL_ENTRY_POINT_GROUP = "hermes"
+
+
+@dataclass
+class PluginLoadReport:
+    """What happened while building the manager; shown by ``hermes plugins``."""
+
+    blocked: list[str] = field(default_factory=list)
+    failed: dict[str, str] = field(default_factory=dict)
+
+
+def _disabled_from_env() -> set[str]:
+    raw = os.environ.get("HERMES_DISABLE_PLUGINS", "")
+    return {part.strip() for part in raw.split(",") if part.strip()}
+
+
+def create_plugin_manager(
+    *,
+    load_entrypoints: bool = True,
+    builtins: tuple[str, ...] = BUILTIN_PLUGINS,
+) -> pluggy.PluginManager:
+    """A fresh manager with every hookspec and the built-in layers registered.
+
+    ``load_entrypoints=False`` (tests) skips third-party ``hermes`` entry points. Plugins
+    named in ``HERMES_DISABLE_PLUGINS`` (comma list of plugin names) are blocked, except the
+    essential memory layer. The report is attached as ``pm.hermes_report``.
+    """
+    pm = pluggy.PluginManager(PROJECT_NAME)
+    pm.add_hookspecs(hookspecs)
+    report = PluginLoadReport()
+    disabled = _disabled_from_env()
+    for name in sorted(disabled):
+        if name in ESSENTIAL_PLUGINS:
+            log.warning("plugin %s is essential and cannot be disabled", name)
+            continue
+        pm.set_blocked(name)
+        report.blocked.append(name)
+    if load_entrypoints:
+        for ep in entry_points(group=GENERAL_ENTRY_POINT_GROUP):
+            if pm.is_blocked(ep.name):
+                continue
+            try:
+                pm.register(ep.load(), name=ep.name)
+            except Exception as exc:  # a broken plugin must not break the CLI
+                log.warning("plugin %s failed to load: %s", ep.name, exc)
+                report.failed[ep.name] = f"{type(exc).__name__}: {exc}"
+    for module_path in builtins:
+        if pm.is_blocked(module_path):
+            continue
+        module = importlib.import_module(module_path)
+        factory = cast(Callable[[], Any], module.create_plugin)
+        pm.register(factory(), name=module_path)
+    pm.check_pending()
+    pm.hermes_report = report  # type: ignore[attr-defined]
+    return pm
+
+
+def plugin_report(pm: pluggy.PluginManager) -> PluginLoadReport:
+    """The :class:`PluginLoadReport` of a manager built by :func:`create_plugin_manager`."""
+    report = getattr(pm, "hermes_report", None)
+    return report if isinstance(report, PluginLoadReport) else PluginLoadReport()
+
+
+__all__ = [
+    "BUILTIN_PLUGINS",
+    "ESSENTIAL_PLUGINS",
+    "PluginLoadReport",
+    "create_plugin_manager",
+    "plugin_report",
+]

@@ -1,0 +1,153 @@
+"""The base class of external memory providers.
+
+A provider is identity plus hooks: ``name``, a ``Settings`` model whose fields drive
+``hermes memory setup`` (secrets are ``SecretStr``), ``is_available()`` (no network) and
+``unavailable_reason()``; everything else is ``@hookimpl`` methods taking any subset of the
+spec's arguments. The host decides inline vs bounded/background execution by
+``isinstance(plugin, MemoryProvider)``.
+"""
+
+from __future__ import annotations
+
+import contextvars
+from pathlib import Path
+from typing import Any, ClassVar, TypeVar
+
+from pydantic import ValidationError
+from pydantic_settings import (
+    BaseSettings,
+    DotEnvSettingsSource,
+    EnvSettingsSource,
+    InitSettingsSource,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+)
+
+from hermes_core.errors import ConfigError
+from hermes_core.settings.base import ENV_FILE, format_validation_error, resolve_home
+
+_PROVIDER_SOURCE: contextvars.ContextVar[tuple[str, dict[str, Any], Path] | None] = (
+    contextvars.ContextVar("hermes_provider_source", default=None)
+)
+
+
+def provider_env_prefix(name: str) -> str:
+    """``HERMES_MEMORY__PROVIDERS__<NAME>__``: env names mirror the YAML path."""
+    return f"HERMES_MEMORY__PROVIDERS__{name.upper().replace('-', '_')}__"
+
+
+class ProviderSettings(BaseSettings):
+    """Base of a provider's ``Settings``.
+
+    Sources, first wins: init > ``HERMES_MEMORY__PROVIDERS__<NAME>__*`` env (plus any
+    ``validation_alias`` such as ``MEM0_API_KEY``) > ``$HERMES_HOME/.env`` >
+    ``memory.providers.<name>`` in config.yaml > defaults. Every field needs a
+    ``description`` (it is the setup prompt); secrets must be ``SecretStr``;
+    ``json_schema_extra={"url": ...}`` adds a "get yours at" line.
+    """
+
+    model_config = SettingsConfigDict(extra="ignore", validate_default=True)
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        bound = _PROVIDER_SOURCE.get()
+        if bound is None:
+            return (init_settings, env_settings)
+        name, raw, home = bound
+        prefix = provider_env_prefix(name)
+        return (
+            init_settings,
+            EnvSettingsSource(settings_cls, env_prefix=prefix, env_nested_delimiter="__"),
+            DotEnvSettingsSource(
+                settings_cls, env_file=home / ENV_FILE, env_prefix=prefix, env_nested_delimiter="__"
+            ),
+            InitSettingsSource(settings_cls, init_kwargs=raw),
+        )
+
+
+P = TypeVar("P", bound=ProviderSettings)
+
+
+def load_provider_settings(
+    cls: type[P], name: str, home: Path, raw: dict[str, Any] | None = None, **init: Any
+) -> P:
+    """Validate ``cls`` for provider ``name`` from ``raw`` (the config.yaml block) and env.
+
+    Raises ConfigError naming ``memory.providers.<name>.<field>`` on invalid values.
+    """
+    token = _PROVIDER_SOURCE.set((name, dict(raw or {}), resolve_home(home)))
+    try:
+        return _build(cls, name, home, **init)
+    finally:
+        _PROVIDER_SOURCE.reset(token)
+
+
+def _build(cls: type[P], name: str, home: Path, **init: Any) -> P:
+    try:
+        return cls(**init)
+    except ValidationError as exc:
+        detail = format_validation_error(exc, prefix=f"memory.providers.{name}")
+        raise ConfigError(
+            f"invalid settings for memory provider '{name}': {detail}. Fix them with "
+            f"`hermes memory setup {name}` or in {home / 'config.yaml'}.",
+            key=detail.split(":", 1)[0],
+        ) from exc
+
+
+def env_var_for(cls: type[ProviderSettings], name: str, field: str) -> str:
+    """The environment variable that carries ``field`` of provider ``name``.
+
+    A field may name its own with ``json_schema_extra={"env_var": "MEM0_API_KEY"}``.
+    """
+    info = cls.model_fields[field]
+    extra = info.json_schema_extra
+    if isinstance(extra, dict) and isinstance(extra.get("env_var"), str):
+        return str(extra["env_var"])
+    return provider_env_prefix(name) + field.upper()
+
+
+class MemoryProvider:
+    """Subclass this to write an external memory provider.
+
+    Class attributes: ``name`` (the entry-point name users select) and ``Settings`` (a
+    :class:`ProviderSettings` subclass). The host builds the instance with validated settings
+    and the Hermes home; storage paths must derive from ``home``, never ``~/.hermes``.
+    """
+
+    name: ClassVar[str] = ""
+    Settings: ClassVar[type[ProviderSettings]] = ProviderSettings
+
+    def __init__(self, settings: ProviderSettings, home: Path) -> None:
+        self.settings = settings
+        self.home = Path(home)
+
+    def is_available(self) -> bool:
+        """Whether config and dependencies are present. Must not touch the network."""
+        return True
+
+    def unavailable_reason(self) -> str:
+        """An actionable hint when :meth:`is_available` is False (what to set or install)."""
+        return ""
+
+    def shutdown(self) -> None:
+        """Flush queues and close connections. Called once at host close; must tolerate
+        being called again."""
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} name={self.name!r}>"
+
+
+__all__ = [
+    "MemoryProvider",
+    "ProviderSettings",
+    "env_var_for",
+    "load_provider_settings",
+    "provider_env_prefix",
+]

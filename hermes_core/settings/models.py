@@ -1,0 +1,206 @@
+"""The settings tree. Every field has a description: ``hermes memory setup`` prompts and
+docs/configuration.md are generated from it (a test keeps the doc in step).
+
+YAML paths map to env vars: ``memory.provider`` ↔ ``HERMES_MEMORY__PROVIDER``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr
+
+from hermes_core.settings.base import HermesBaseSettings
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="ignore", validate_default=True)
+
+
+class MemorySettings(_Section):
+    """Built-in MEMORY.md / USER.md and the choice of external provider."""
+
+    memory_enabled: bool = Field(True, description="Inject MEMORY.md (the agent's notes).")
+    user_profile_enabled: bool = Field(True, description="Inject USER.md (the user profile).")
+    memory_char_limit: int = Field(
+        2200, ge=0, description="Budget of MEMORY.md in characters (delimiters count)."
+    )
+    user_char_limit: int = Field(
+        1375, ge=0, description="Budget of USER.md in characters (delimiters count)."
+    )
+    nudge_interval: int = Field(
+        10, ge=0, description="User turns between background memory reviews (0 disables)."
+    )
+    write_approval: bool = Field(
+        False, description="Stage memory writes for approval (`hermes memory pending`)."
+    )
+    overflow: Literal["error", "archive"] = Field(
+        "error",
+        description="What an add over budget does: 'error' refuses it; 'archive' moves the "
+        "oldest or low-priority entries to the archive table in state.db (restorable).",
+    )
+    provider: str = Field(
+        "", description="The one active external memory provider; empty = built-in only."
+    )
+    prefetch_timeout: float = Field(
+        8.0, gt=0, description="Seconds to wait for the external provider's prefetch."
+    )
+    providers: dict[str, dict[str, Any]] = Field(
+        default_factory=dict,
+        description="Per-provider settings blocks, validated by the provider at activation.",
+    )
+
+
+class SessionsSettings(_Section):
+    """The session archive (state.db) and session_search."""
+
+    enabled: bool = Field(True, description="Record every session in state.db.")
+    hidden_sources: list[str] = Field(
+        default_factory=lambda: ["kanban", "subagent", "tool"],
+        description="Session sources that session_search never returns.",
+    )
+    index_char_cap: int = Field(
+        8192, ge=256, description="Characters of one message indexed for full-text search."
+    )
+    default_limit: int = Field(3, ge=1, le=10, description="Sessions returned per search.")
+
+
+class SkillsSettings(_Section):
+    """Skills (SKILL.md) as procedural memory."""
+
+    enabled: bool = Field(True, description="Offer skills and render the skills index.")
+    external_dirs: list[str] = Field(
+        default_factory=list, description="Extra read-only skill roots (local names win)."
+    )
+    disabled: list[str] = Field(
+        default_factory=list, description="Skill names hidden from the index and tools."
+    )
+    write_approval: bool = Field(
+        False, description="Stage skill writes for approval (`hermes skills pending`)."
+    )
+    creation_nudge_interval: int = Field(
+        10, ge=0, description="Tool-calling iterations between skill reviews (0 disables)."
+    )
+    platform: str | None = Field(
+        None, description="Platform for skill filtering (linux/macos/windows); auto if unset."
+    )
+
+
+class CompressionSettings(_Section):
+    """Context compression into a handoff sheet."""
+
+    enabled: bool = Field(True, description="Compress automatically when over threshold.")
+    threshold: float = Field(
+        0.50, gt=0, le=1, description="Fraction of the context window that triggers it."
+    )
+    threshold_tokens: int | None = Field(
+        None, ge=1, description="Absolute trigger cap in tokens (min with the ratio)."
+    )
+    model_thresholds: dict[str, float] = Field(
+        default_factory=dict,
+        description="Per-model threshold overrides; key is a model-name substring, "
+        "longest match wins.",
+    )
+    target_ratio: float = Field(
+        0.20, ge=0.10, le=0.80, description="Tail token budget as a share of the threshold."
+    )
+    protect_first_n: int = Field(3, ge=1, description="Head messages always kept.")
+    protect_last_n: int = Field(20, ge=1, description="Minimum tail messages kept.")
+    min_tail_user_messages: int = Field(
+        1, ge=1, description="Real user messages guaranteed in the tail."
+    )
+    abort_on_summary_failure: bool = Field(
+        False, description="Keep the transcript unchanged when the summary fails."
+    )
+    max_attempts: int = Field(3, ge=1, le=10, description="Summary attempts per compaction.")
+
+
+class ReviewSettings(_Section):
+    """Background review after turns."""
+
+    enabled: bool = Field(True, description="Run automatic background reviews.")
+    max_iterations: int = Field(16, ge=1, description="Tool-loop iterations of one review.")
+    notifications: Literal["off", "on", "verbose"] = Field(
+        "on", description="Show '💾 Memory updated' lines after reviews."
+    )
+    max_input_tokens: int = Field(
+        120_000, ge=1000, description="Cap on transcript tokens replayed into a review."
+    )
+
+
+class LLMRoute(_Section):
+    """An OpenAI-compatible endpoint. Unset fields fall back to the main ``llm`` route."""
+
+    base_url: str | None = Field(
+        None, description="OpenAI-compatible base URL, e.g. http://127.0.0.1:11434/v1."
+    )
+    api_key: SecretStr | None = Field(None, description="API key for the endpoint.")
+    model: str | None = Field(None, description="Model name.")
+
+
+class AuxiliarySettings(_Section):
+    """Per-task routes; each defaults to the main model."""
+
+    compression: LLMRoute = Field(
+        default_factory=LLMRoute, description="Route for compression summaries."
+    )
+    session_search: LLMRoute = Field(
+        default_factory=LLMRoute, description="Route for session_search summaries."
+    )
+    review: LLMRoute = Field(default_factory=LLMRoute, description="Route for background review.")
+
+
+class LLMSettings(LLMRoute):
+    """The main model. Without a base_url everything uses deterministic fallbacks."""
+
+    timeout: float = Field(60.0, gt=0, description="Seconds per request.")
+    max_retries: int = Field(3, ge=0, le=10, description="Retries on 429/5xx/timeouts.")
+    context_length: int = Field(
+        128_000, ge=1024, description="Context window of the main model in tokens."
+    )
+    temperature: float | None = Field(None, ge=0, le=2, description="Sampling temperature.")
+    auxiliary: AuxiliarySettings = Field(
+        default_factory=AuxiliarySettings, description="Routes for auxiliary tasks."
+    )
+
+
+class AgentSettings(_Section):
+    """The reference agent loop (`hermes chat`)."""
+
+    max_iterations: int = Field(30, ge=1, description="Tool-loop iterations per turn.")
+    disabled_toolsets: list[str] = Field(
+        default_factory=list, description="Toolsets withheld from the model (e.g. memory)."
+    )
+    context_file_char_cap: int = Field(
+        20_000, ge=1000, description="Characters of a project context file (AGENTS.md...)."
+    )
+
+
+class HermesSettings(HermesBaseSettings):
+    """Root of the settings tree (``$HERMES_HOME/config.yaml`` plus ``HERMES_*`` env)."""
+
+    memory: MemorySettings = Field(default_factory=MemorySettings, description="Memory.")
+    sessions: SessionsSettings = Field(
+        default_factory=SessionsSettings, description="Session archive."
+    )
+    skills: SkillsSettings = Field(default_factory=SkillsSettings, description="Skills.")
+    compression: CompressionSettings = Field(
+        default_factory=CompressionSettings, description="Context compression."
+    )
+    review: ReviewSettings = Field(default_factory=ReviewSettings, description="Background review.")
+    llm: LLMSettings = Field(default_factory=LLMSettings, description="Language model.")
+    agent: AgentSettings = Field(default_factory=AgentSettings, description="Agent loop.")
+
+
+__all__ = [
+    "AgentSettings",
+    "AuxiliarySettings",
+    "CompressionSettings",
+    "HermesSettings",
+    "LLMRoute",
+    "LLMSettings",
+    "MemorySettings",
+    "ReviewSettings",
+    "SessionsSettings",
+    "SkillsSettings",
+]
