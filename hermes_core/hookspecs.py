@@ -49,13 +49,21 @@ def configure(settings: HermesSettings, home: Path) -> None:
 
 
 @hookspec
-def system_prompt_block(session: SessionInfo) -> PromptBlock | None:
+def system_prompt_block(session: SessionInfo, tool_names: frozenset[str]) -> PromptBlock | None:
     """Contribute a block of the session's system prompt.
 
-    Called once per session; the host sorts blocks by ``PromptBlock.order`` and freezes the
-    result, so the prompt stays byte-identical for the whole session (prefix caching).
-    Return ``None`` to contribute nothing. Must not block on network I/O.
+    Called once per session, after ``register_tools`` (``tool_names`` are the routed tools,
+    so a block can depend on what the model can call). The host sorts blocks by
+    ``PromptBlock.order`` and freezes the result, so the prompt stays byte-identical for the
+    whole session (prefix caching). Return ``None`` to contribute nothing. Must not block on
+    network I/O.
     """
+
+
+@hookspec
+def on_prompt_frozen(session: SessionInfo, system_prompt: str) -> None:
+    """The session's system prompt was assembled and frozen (the session archive stores the
+    snapshot). Called once per session, right after ``system_prompt_block``."""
 
 
 @hookspec
@@ -138,9 +146,12 @@ def compress(
 
 
 @hookspec
-def on_session_end(session: SessionInfo, messages: Sequence[ChatMessage]) -> None:
-    """A real session boundary: exit, ``/new``, ``/reset``. Not called per turn. End-of-session
-    extraction goes here; the host flushes the provider worker afterwards.
+def on_session_end(session: SessionInfo, messages: Sequence[ChatMessage], reason: str) -> None:
+    """A real session boundary: exit, ``/new``, ``/reset``. Not called per turn.
+
+    ``messages`` is the session's transcript; ``reason`` is why it ended (``exit``,
+    ``new_session``, ``reset``, ``compression``...). End-of-session extraction goes here; the
+    host flushes the provider worker afterwards.
     """
 
 

@@ -1,0 +1,572 @@
+"""The typed facade over ``pm.hook``: one method per hook.
+
+Why not call ``pm.hook.x()``? pluggy stops at the first exception, has no timeouts and no
+notion of tool routing. Here every implementation is called on its own:
+
+* **Isolation** — a raising implementation is logged with its plugin name and skipped; the
+  turn goes on.
+* **Built-ins vs the provider** — chosen by ``isinstance(plugin, MemoryProvider)``:
+  built-in layers run inline (``sync`` is durable on return); the provider's ``prefetch`` is
+  bounded by ``memory.prefetch_timeout`` on a worker thread (and skipped while a previous call
+  is stuck); its ``sync``, ``on_memory_write`` and ``on_session_end`` run on one background
+  worker that keeps turn order.
+* **Egress redaction** — everything handed to the provider passes :func:`redact_payload`.
+* **Tools** — routed by name, first registration wins, reserved names refused for providers.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import logging
+import queue
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pluggy
+
+from hermes_core.context import redact_payload
+from hermes_core.providers.base import MemoryProvider
+from hermes_core.types import (
+    ChatMessage,
+    CompressionBudget,
+    CompressionResult,
+    HealthCheck,
+    MemoryContext,
+    MemoryWrite,
+    PromptBlock,
+    SessionInfo,
+    ToolContext,
+    ToolSpec,
+    Turn,
+)
+
+if TYPE_CHECKING:
+    from pluggy._hooks import HookImpl
+
+    from hermes_core.settings.models import HermesSettings
+
+log = logging.getLogger(__name__)
+
+RESERVED_TOOL_NAMES = frozenset(
+    {
+        "memory",
+        "memory_archive",
+        "session_search",
+        "skills_list",
+        "skill_view",
+        "skill_manage",
+        "skills_find",
+        "skill_feedback",
+        "clarify",
+        "delegate_task",
+    }
+)
+"""Core tool names an external provider may never take over."""
+
+SHUTDOWN_WAIT_SECONDS = 5.0
+
+
+def tool_error(message: str, **extra: Any) -> str:
+    """The JSON error shape every tool failure uses."""
+    return json.dumps({"success": False, "error": message, **extra}, ensure_ascii=False)
+
+
+# --- the background worker ----------------------------------------------------------------
+
+
+@dataclass
+class ShutdownReport:
+    """What :meth:`OrderedWorker.shutdown` could not finish in time."""
+
+    completed: bool
+    abandoned: list[str] = field(default_factory=list)
+
+
+class OrderedWorker:
+    """One daemon thread running submitted tasks strictly in submission order.
+
+    Tasks are isolated: a raising task is logged and the next one runs. Created lazily on
+    the first :meth:`submit`.
+    """
+
+    def __init__(self, name: str = "hermes-provider-worker") -> None:
+        self._name = name
+        self._queue: queue.Queue[tuple[str, Callable[[], None]] | None] = queue.Queue()
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+        self._closed = False
+        self._current: str | None = None
+
+    def _ensure_thread(self) -> None:
+        with self._lock:
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name=self._name, daemon=True)
+                self._thread.start()
+
+    def _run(self) -> None:
+        while True:
+            item = self._queue.get()
+            try:
+                if item is None:
+                    return
+                label, task = item
+                self._current = label
+                try:
+                    task()
+                except Exception:
+                    log.exception("background task %s failed", label)
+                finally:
+                    self._current = None
+            finally:
+                self._queue.task_done()
+
+    def submit(self, label: str, task: Callable[[], None]) -> bool:
+        """Queue ``task``; returns False (and drops it, logged) after shutdown began."""
+        if self._closed:
+            log.warning("worker closed; dropping %s", label)
+            return False
+        self._ensure_thread()
+        self._queue.put((label, task))
+        return True
+
+    def flush(self, timeout: float | None = None) -> bool:
+        """Wait until every task submitted so far has run. True if done within ``timeout``."""
+        if self._thread is None:
+            return True
+        done = threading.Event()
+        if not self.submit("flush", done.set):
+            return self._queue.unfinished_tasks == 0
+        return done.wait(timeout)
+
+    def shutdown(self, timeout: float = SHUTDOWN_WAIT_SECONDS) -> ShutdownReport:
+        """Stop accepting tasks, wait up to ``timeout`` for the queue, report the rest."""
+        if self._closed:
+            return ShutdownReport(completed=True)
+        flushed = self.flush(timeout)
+        self._closed = True
+        abandoned: list[str] = []
+        if not flushed:
+            if self._current:
+                abandoned.append(self._current)
+            while True:
+                try:
+                    item = self._queue.get_nowait()
+                except queue.Empty:
+                    break
+                if item is not None and item[0] != "flush":
+                    abandoned.append(item[0])
+                self._queue.task_done()
+            log.warning("abandoned background work at shutdown: %s", ", ".join(abandoned))
+        self._queue.put(None)
+        return ShutdownReport(completed=flushed, abandoned=abandoned)
+
+
+# --- bounded prefetch --------------------------------------------------------------------
+
+
+class _BoundedCall:
+    """Runs one provider prefetch on a daemon thread; remembers it while it is stuck."""
+
+    def __init__(self) -> None:
+        self._pending: dict[str, threading.Thread] = {}
+        self._lock = threading.Lock()
+
+    def is_stuck(self, key: str) -> bool:
+        with self._lock:
+            thread = self._pending.get(key)
+            if thread is not None and not thread.is_alive():
+                del self._pending[key]
+                return False
+            return thread is not None
+
+    def run(self, key: str, fn: Callable[[], Any], timeout: float) -> tuple[bool, Any]:
+        """``(finished, result)``; on timeout the call keeps running in the background and
+        ``key`` counts as stuck until it returns. Exceptions propagate."""
+        box: dict[str, Any] = {}
+
+        def target() -> None:
+            try:
+                box["result"] = fn()
+            except BaseException as exc:
+                box["error"] = exc
+
+        thread = threading.Thread(target=target, name=f"hermes-prefetch-{key}", daemon=True)
+        thread.start()
+        thread.join(timeout)
+        if thread.is_alive():
+            with self._lock:
+                self._pending[key] = thread
+            return False, None
+        if "error" in box:
+            raise box["error"]
+        return True, box.get("result")
+
+
+# --- tool routing ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RoutedTool:
+    spec: ToolSpec
+    plugin_name: str
+
+
+class ToolRouter:
+    """Name → tool, first wins. Built once per session from ``register_tools``."""
+
+    def __init__(self) -> None:
+        self._tools: dict[str, RoutedTool] = {}
+
+    def add(self, spec: ToolSpec, plugin_name: str, *, is_provider: bool) -> bool:
+        if not spec.name:
+            log.warning("plugin %s offered a tool without a name; skipped", plugin_name)
+            return False
+        if is_provider and spec.name in RESERVED_TOOL_NAMES:
+            log.warning(
+                "tool '%s' from %s shadows a reserved core tool name; registration ignored",
+                spec.name,
+                plugin_name,
+            )
+            return False
+        existing = self._tools.get(spec.name)
+        if existing is not None:
+            log.warning(
+                "tool name conflict: '%s' already registered by %s, ignoring from %s",
+                spec.name,
+                existing.plugin_name,
+                plugin_name,
+            )
+            return False
+        self._tools[spec.name] = RoutedTool(spec, plugin_name)
+        return True
+
+    @property
+    def names(self) -> frozenset[str]:
+        return frozenset(self._tools)
+
+    def specs(self) -> list[ToolSpec]:
+        return [routed.spec for routed in self._tools.values()]
+
+    def get(self, name: str) -> RoutedTool | None:
+        return self._tools.get(name)
+
+    def schemas(self) -> list[dict[str, Any]]:
+        return [routed.spec.schema() for routed in self._tools.values()]
+
+
+# --- the facade --------------------------------------------------------------------------
+
+
+class HookFacade:
+    """Typed access to every hook of a plugin manager (see the module docstring)."""
+
+    def __init__(self, pm: pluggy.PluginManager, settings: HermesSettings, home: Path) -> None:
+        self.pm = pm
+        self.settings = settings
+        self.home = home
+        self.worker = OrderedWorker()
+        self._bounded = _BoundedCall()
+        self._configured = False
+
+    # -- plumbing
+
+    def _impls(self, hook_name: str, *, registration_order: bool = False) -> list[HookImpl]:
+        caller = getattr(self.pm.hook, hook_name)
+        impls = list(caller.get_hookimpls())
+        return impls if registration_order else list(reversed(impls))
+
+    @staticmethod
+    def is_provider(impl: HookImpl) -> bool:
+        return isinstance(impl.plugin, MemoryProvider)
+
+    @staticmethod
+    def _invoke(impl: HookImpl, kwargs: Mapping[str, Any]) -> Any:
+        return impl.function(*(kwargs[name] for name in impl.argnames))
+
+    def _safe(self, hook_name: str, impl: HookImpl, kwargs: Mapping[str, Any]) -> Any:
+        try:
+            return self._invoke(impl, kwargs)
+        except Exception:
+            log.exception("plugin %s failed in %s; skipped", impl.plugin_name, hook_name)
+            return None
+
+    def _for_provider(self, kwargs: dict[str, Any], *keys: str) -> dict[str, Any]:
+        """``kwargs`` with the values at ``keys`` egress-redacted (copies, never mutated)."""
+        present = [key for key in keys if key in kwargs]
+        redacted = redact_payload(*(_plain(kwargs[key]) for key in present))
+        out = dict(kwargs)
+        for key, value in zip(present, redacted, strict=True):
+            out[key] = _restore(kwargs[key], value)
+        return out
+
+    def _fan_out(self, hook_name: str, kwargs: dict[str, Any], *redact_keys: str) -> list[Any]:
+        """Call every implementation inline, isolated; provider arguments redacted."""
+        results = []
+        for impl in self._impls(hook_name):
+            args = self._for_provider(kwargs, *redact_keys) if self.is_provider(impl) else kwargs
+            result = self._safe(hook_name, impl, args)
+            if result is not None:
+                results.append(result)
+        return results
+
+    def _fan_out_split(
+        self, hook_name: str, kwargs: dict[str, Any], *redact_keys: str, label: str
+    ) -> None:
+        """Built-ins inline; the provider on the ordered background worker."""
+        for impl in self._impls(hook_name):
+            if self.is_provider(impl):
+                args = self._for_provider(kwargs, *redact_keys)
+                self.worker.submit(
+                    f"{label} ({impl.plugin_name})",
+                    functools.partial(self._safe, hook_name, impl, args),
+                )
+            else:
+                self._safe(hook_name, impl, kwargs)
+
+    # -- registration with history (the historic ``configure``)
+
+    def configure(self) -> None:
+        """Call ``configure`` on every registered plugin; later plugins get it on
+        :meth:`register`."""
+        self._configured = True
+        self._fan_out("configure", {"settings": self.settings, "home": self.home})
+
+    def register(self, plugin: object, name: str) -> None:
+        """Register ``plugin`` and replay ``configure`` for it if the host already started."""
+        self.pm.register(plugin, name=name)
+        if self._configured:
+            for impl in self._impls("configure"):
+                if impl.plugin is plugin:
+                    self._invoke(impl, {"settings": self.settings, "home": self.home})
+
+    # -- one method per hook
+
+    def system_prompt_blocks(
+        self, session: SessionInfo, tool_names: frozenset[str]
+    ) -> list[PromptBlock]:
+        blocks = [
+            block
+            for block in self._fan_out(
+                "system_prompt_block", {"session": session, "tool_names": tool_names}
+            )
+            if isinstance(block, PromptBlock) and block.text.strip()
+        ]
+        return sorted(blocks, key=lambda block: block.order)
+
+    def on_prompt_frozen(self, session: SessionInfo, system_prompt: str) -> None:
+        self._fan_out("on_prompt_frozen", {"session": session, "system_prompt": system_prompt})
+
+    def register_tools(self, session: SessionInfo) -> ToolRouter:
+        router = ToolRouter()
+        for impl in self._impls("register_tools", registration_order=True):
+            specs = self._safe("register_tools", impl, {"session": session})
+            if not specs:
+                continue
+            try:
+                checked = [spec for spec in specs if isinstance(spec, ToolSpec)]
+            except TypeError:
+                log.warning("plugin %s returned a non-list from register_tools", impl.plugin_name)
+                continue
+            for spec in checked:
+                router.add(spec, impl.plugin_name, is_provider=self.is_provider(impl))
+        return router
+
+    def on_session_start(self, session: SessionInfo) -> None:
+        self._fan_out("on_session_start", {"session": session})
+
+    def on_turn_start(self, session: SessionInfo, turn_number: int, message: str) -> None:
+        self._fan_out(
+            "on_turn_start",
+            {"session": session, "turn_number": turn_number, "message": message},
+            "message",
+        )
+
+    def prefetch(self, session: SessionInfo, query: str) -> list[MemoryContext]:
+        """Every implementation's recall; the provider's bounded and skipped while stuck."""
+        timeout = self.settings.memory.prefetch_timeout
+        results: list[MemoryContext] = []
+        for impl in self._impls("prefetch"):
+            if not self.is_provider(impl):
+                result = self._safe("prefetch", impl, {"session": session, "query": query})
+            else:
+                key = impl.plugin_name
+                if self._bounded.is_stuck(key):
+                    log.warning("provider %s is still busy with an earlier prefetch; skipped", key)
+                    continue
+                args = self._for_provider({"session": session, "query": query}, "query")
+                call = functools.partial(self._invoke, impl, args)
+                try:
+                    finished, result = self._bounded.run(key, call, timeout)
+                except Exception:
+                    log.exception("plugin %s failed in prefetch; skipped", key)
+                    continue
+                if not finished:
+                    log.warning("provider %s prefetch exceeded %.1fs; skipped", key, timeout)
+                    continue
+            if isinstance(result, MemoryContext) and result.text.strip():
+                results.append(result)
+        return results
+
+    def sync(self, session: SessionInfo, turn: Turn) -> None:
+        """Built-ins durable on return; the provider queued in turn order."""
+        self._fan_out_split(
+            "sync", {"session": session, "turn": turn}, "turn", label=f"sync turn {turn.number}"
+        )
+
+    def on_turn_end(self, session: SessionInfo, turn: Turn) -> None:
+        self._fan_out("on_turn_end", {"session": session, "turn": turn}, "turn")
+
+    def on_memory_write(self, session: SessionInfo, write: MemoryWrite) -> None:
+        self._fan_out_split(
+            "on_memory_write",
+            {"session": session, "write": write},
+            "write",
+            label=f"memory write ({write.action} {write.target})",
+        )
+
+    def on_pre_compress(self, session: SessionInfo, messages: Sequence[ChatMessage]) -> str:
+        texts = self._fan_out(
+            "on_pre_compress", {"session": session, "messages": list(messages)}, "messages"
+        )
+        return "\n\n".join(text.strip() for text in texts if isinstance(text, str) and text.strip())
+
+    def compress(
+        self,
+        session: SessionInfo,
+        messages: Sequence[ChatMessage],
+        budget: CompressionBudget,
+        notes: str,
+    ) -> CompressionResult | None:
+        """The first implementation that returns a result wins (built-in is ``trylast``)."""
+        kwargs = {"session": session, "messages": list(messages), "budget": budget, "notes": notes}
+        for impl in self._impls("compress"):
+            result = self._safe("compress", impl, kwargs)
+            if isinstance(result, CompressionResult):
+                return result
+        return None
+
+    def on_session_end(
+        self, session: SessionInfo, messages: Sequence[ChatMessage], reason: str
+    ) -> None:
+        self._fan_out_split(
+            "on_session_end",
+            {"session": session, "messages": list(messages), "reason": reason},
+            "messages",
+            label="session end",
+        )
+
+    def register_commands(self, cli: Any) -> None:
+        self._fan_out("register_commands", {"cli": cli})
+
+    def health_check(self) -> list[HealthCheck]:
+        checks: list[HealthCheck] = []
+        for impl in self._impls("health_check", registration_order=True):
+            try:
+                result = self._invoke(impl, {"home": self.home})
+            except Exception as exc:
+                checks.append(
+                    HealthCheck(
+                        name=impl.plugin_name,
+                        ok=False,
+                        detail=f"health check raised {type(exc).__name__}: {exc}",
+                        fix="report this to the plugin's author; run `hermes plugins`",
+                    )
+                )
+                continue
+            checks.extend(check for check in result or [] if isinstance(check, HealthCheck))
+        return checks
+
+    # -- tools
+
+    def call_tool(self, router: ToolRouter, name: str, args: Any, ctx: ToolContext) -> str:
+        """Route a tool call. Unknown tools, bad JSON and raising handlers become JSON errors."""
+        routed = router.get(name)
+        if routed is None:
+            known = ", ".join(sorted(router.names)) or "none"
+            return tool_error(f"No memory provider handles tool '{name}'. Known tools: {known}.")
+        if isinstance(args, str):
+            try:
+                args = json.loads(args) if args.strip() else {}
+            except json.JSONDecodeError as exc:
+                return tool_error(f"Arguments for '{name}' are not valid JSON: {exc}")
+        if not isinstance(args, Mapping):
+            return tool_error(f"Arguments for '{name}' must be a JSON object.")
+        is_provider = isinstance(self.pm.get_plugin(routed.plugin_name), MemoryProvider)
+        if is_provider:
+            (args,) = redact_payload(dict(args))
+        try:
+            result = routed.spec.handler(args, ctx)
+        except Exception as exc:
+            log.exception("tool %s (%s) failed", name, routed.plugin_name)
+            return tool_error(f"Memory tool '{name}' failed: {exc}")
+        return result if isinstance(result, str) else json.dumps(result, ensure_ascii=False)
+
+    # -- lifecycle
+
+    def flush(self, timeout: float | None = None) -> bool:
+        """Wait for queued provider work; True if it all ran within ``timeout``."""
+        return self.worker.flush(timeout)
+
+    def shutdown(self, timeout: float = SHUTDOWN_WAIT_SECONDS) -> ShutdownReport:
+        """Drain the worker (≤ ``timeout``), then shut providers down, each isolated."""
+        report = self.worker.shutdown(timeout)
+        for plugin in list(self.pm.get_plugins()):
+            if isinstance(plugin, MemoryProvider):
+                try:
+                    plugin.shutdown()
+                except Exception:
+                    log.exception("provider %s failed to shut down", plugin.name)
+        return report
+
+
+def _plain(value: Any) -> Any:
+    """Dataclasses (Turn, MemoryWrite) as dicts so redaction can walk them."""
+    if isinstance(value, Turn | MemoryWrite):
+        return {name: getattr(value, name) for name in value.__dataclass_fields__}
+    return value
+
+
+def _restore(original: Any, redacted: Any) -> Any:
+    """Rebuild a dataclass from its redacted dict form."""
+    if isinstance(original, Turn | MemoryWrite) and isinstance(redacted, dict):
+        if "messages" in redacted:
+            redacted["messages"] = tuple(redacted["messages"])
+        return replace(original, **redacted)
+    return redacted
+
+
+def wait_until(predicate: Callable[[], bool], timeout: float, interval: float = 0.01) -> bool:
+    """Poll ``predicate`` until true or ``timeout`` elapses (a test helper kept public)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(interval)
+    return predicate()
+
+
+def iter_plugin_hooks(pm: pluggy.PluginManager) -> Iterable[tuple[str, list[str]]]:
+    """``(plugin_name, [hook names])`` for every registered plugin."""
+    for name, plugin in pm.list_name_plugin():
+        if plugin is None:
+            continue
+        hooks = sorted(caller.name for caller in pm.get_hookcallers(plugin) or [])
+        yield name, hooks
+
+
+__all__ = [
+    "RESERVED_TOOL_NAMES",
+    "HookFacade",
+    "OrderedWorker",
+    "RoutedTool",
+    "ShutdownReport",
+    "ToolRouter",
+    "iter_plugin_hooks",
+    "tool_error",
+    "wait_until",
+]

@@ -1,0 +1,498 @@
+"""The Session API: what an agent loop calls.
+
+::
+
+    host = MemoryHost.open()                     # $HERMES_HOME or ~/.hermes
+    with host.session(source="cli", user_id="u1") as s:
+        system = s.system_prompt()               # frozen: byte-identical all session long
+        tools = s.tool_schemas()                 # OpenAI function schemas of every routed tool
+        block = s.before_turn(user_text)         # "" or one fenced <memory-context> block
+        out = s.call_tool(name, args)            # JSON string; unknown tool -> JSON error
+        s.after_turn(user_text, reply, messages) # persist, sync, on_turn_end
+        messages = s.maybe_compress(messages, prompt_tokens=..., context_length=...)
+
+One :class:`MemoryHost` per Hermes home; one :class:`Session` per conversation.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+import uuid
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+import pluggy
+
+from hermes_core.context import build_memory_context_block, is_trivial_prompt
+from hermes_core.errors import HermesError
+from hermes_core.fsutil import ensure_private_dir
+from hermes_core.hooks import HookFacade, ShutdownReport, ToolRouter
+from hermes_core.llm.tokens import estimate_messages_tokens
+from hermes_core.plugins import create_plugin_manager
+from hermes_core.providers.base import MemoryProvider
+from hermes_core.providers.registry import ProviderRegistry
+from hermes_core.settings.base import load_settings, resolve_home
+from hermes_core.settings.models import CompressionSettings, HermesSettings
+from hermes_core.types import (
+    ChatMessage,
+    CompressionBudget,
+    CompressionResult,
+    MemoryContext,
+    MemoryWrite,
+    SessionInfo,
+    ToolContext,
+    Turn,
+    WriteOrigin,
+)
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class ProviderStatus:
+    """The configured external provider and whether it is serving this host."""
+
+    name: str
+    active: bool
+    reason: str = ""
+
+
+@dataclass
+class CompressionStats:
+    """Per-session compression counters (exposed to UIs and ``hermes sessions stats``)."""
+
+    count: int = 0
+    tokens_before: int = 0
+    tokens_after: int = 0
+    summary_tokens: int = 0
+    fallbacks: int = 0
+    aborted: int = 0
+    last_error: str | None = None
+
+
+def compression_threshold(
+    settings: CompressionSettings, context_length: int, model: str | None = None
+) -> int:
+    """Tokens at which a transcript is compressed.
+
+    ``threshold`` × window, with a per-model override (``model_thresholds``: substring of the
+    model name, longest key wins), capped by ``threshold_tokens`` when set.
+    """
+    ratio = settings.threshold
+    if model and settings.model_thresholds:
+        matches = [key for key in settings.model_thresholds if key.lower() in model.lower()]
+        if matches:
+            ratio = settings.model_thresholds[max(matches, key=len)]
+    trigger = int(context_length * ratio)
+    if settings.threshold_tokens is not None:
+        trigger = min(trigger, settings.threshold_tokens)
+    return max(trigger, 1)
+
+
+def _tool_names(messages: Sequence[ChatMessage]) -> tuple[str, ...]:
+    names: list[str] = []
+    for message in messages:
+        for call in message.get("tool_calls") or []:
+            function = call.get("function") if isinstance(call, Mapping) else None
+            if isinstance(function, Mapping) and isinstance(function.get("name"), str):
+                names.append(function["name"])
+    return tuple(names)
+
+
+class Session:
+    """One conversation. Build it with :meth:`MemoryHost.session`; close it (or use ``with``).
+
+    The system prompt and tool list are computed when the session opens and never change.
+    Methods are safe to call from one agent thread; background work is the host's.
+    """
+
+    def __init__(self, host: MemoryHost, info: SessionInfo) -> None:
+        self.host = host
+        self.info = info
+        self.turn_number = 0
+        self.transcript: list[ChatMessage] = []
+        self.last_recall: list[MemoryContext] = []
+        self.compression = CompressionStats()
+        self._closed = False
+        facade = host.facade
+        facade.on_session_start(info)
+        self._router: ToolRouter = facade.register_tools(info)
+        blocks = facade.system_prompt_blocks(info, self._router.names)
+        self._system_prompt = "\n\n".join(block.text.strip("\n") for block in blocks)
+        facade.on_prompt_frozen(info, self._system_prompt)
+
+    @property
+    def id(self) -> str:
+        return self.info.id
+
+    # -- the frozen parts
+
+    def system_prompt(self) -> str:
+        """The system prompt, assembled once at open and byte-identical afterwards."""
+        return self._system_prompt
+
+    def tool_schemas(self) -> list[dict[str, Any]]:
+        """OpenAI function schemas of every routed tool, in routing order."""
+        return self._router.schemas()
+
+    @property
+    def tool_names(self) -> frozenset[str]:
+        return self._router.names
+
+    # -- per turn
+
+    def before_turn(self, text: str) -> str:
+        """Start a user turn. Returns ``""`` or one fenced ``<memory-context>`` block to append
+        to the API copy of the user message (never to the stored transcript).
+
+        Trivial prompts ("ok", "/cmd", "谢谢") skip recall. Recalled provider text that the
+        threat scanner flags is dropped (and logged) before it can enter a prompt.
+        """
+        self._check_open()
+        self.turn_number += 1
+        self.host.facade.on_turn_start(self.info, self.turn_number, text)
+        if is_trivial_prompt(text):
+            self.last_recall = []
+            return ""
+        contexts = self.host.facade.prefetch(self.info, text)
+        screened = [screen_recall(context) for context in contexts]
+        self.last_recall = [context for context in screened if context.text.strip()]
+        return build_memory_context_block("\n\n".join(c.text for c in self.last_recall))
+
+    def recall_line(self) -> str:
+        """ "🧠 chroma — recalled 3 memories" for the last turn, or ``""``."""
+        parts = [
+            f"{c.glyph} {c.label} — recalled {c.count} memor{'y' if c.count == 1 else 'ies'}"
+            for c in self.last_recall
+            if c.label and c.count
+        ]
+        return " · ".join(parts)
+
+    def call_tool(
+        self, name: str, args: Mapping[str, Any] | str, *, origin: WriteOrigin = "foreground"
+    ) -> str:
+        """Run a routed tool. Always returns a JSON string; failures are JSON errors."""
+        self._check_open()
+        ctx = ToolContext(session=self.info, origin=origin, notify_memory_write=self._notify)
+        return self.host.facade.call_tool(self._router, name, args, ctx)
+
+    def _notify(self, write: MemoryWrite) -> None:
+        self.host.facade.on_memory_write(self.info, replace(write, session_id=self.info.id))
+
+    def after_turn(
+        self,
+        user_text: str,
+        reply: str,
+        messages: Sequence[ChatMessage] | None = None,
+        *,
+        completed: bool = True,
+        tool_iterations: int = 0,
+        prompt_tokens: int | None = None,
+        completion_tokens: int | None = None,
+    ) -> Turn:
+        """Finish a turn: built-in layers persist it before this returns, the provider syncs
+        in the background (in order), then ``on_turn_end`` runs (nudges, review).
+
+        ``messages`` are the messages of *this turn* (user message first); when omitted,
+        ``[user, assistant]`` is used.
+        """
+        self._check_open()
+        if messages is None:
+            messages = [
+                {"role": "user", "content": user_text},
+                {"role": "assistant", "content": reply},
+            ]
+        turn = Turn(
+            session_id=self.info.id,
+            number=max(self.turn_number, 1),
+            user_text=user_text,
+            reply=reply,
+            messages=tuple(dict(m) for m in messages),
+            completed=completed,
+            tool_names=_tool_names(messages),
+            tool_iterations=tool_iterations,
+            prompt_tokens=prompt_tokens,
+            completion_tokens=completion_tokens,
+            ended_at=time.time(),
+        )
+        self.transcript.extend(turn.messages)
+        self.host.facade.sync(self.info, turn)
+        self.host.facade.on_turn_end(self.info, turn)
+        return turn
+
+    # -- compression
+
+    def compression_threshold(self, context_length: int | None = None) -> int:
+        """Tokens at which :meth:`maybe_compress` compresses."""
+        settings = self.host.settings
+        window = context_length or settings.llm.context_length
+        return compression_threshold(settings.compression, window, self.info.model)
+
+    def maybe_compress(
+        self,
+        messages: Sequence[ChatMessage],
+        *,
+        prompt_tokens: int | None = None,
+        context_length: int | None = None,
+        force: bool = False,
+        focus: str | None = None,
+    ) -> list[ChatMessage]:
+        """Compress ``messages`` when they reach the threshold (or when ``force``).
+
+        ``prompt_tokens`` is the usage the API last reported; without it the estimate is
+        used. Returns the messages to send from now on — the input unchanged when nothing
+        was done or the compressor kept the transcript on purpose.
+        """
+        self._check_open()
+        settings = self.host.settings
+        window = context_length or settings.llm.context_length
+        threshold = self.compression_threshold(window)
+        tokens = prompt_tokens if prompt_tokens is not None else estimate_messages_tokens(messages)
+        if not force and (not settings.compression.enabled or tokens < threshold):
+            return list(messages)
+        notes = self.host.facade.on_pre_compress(self.info, messages)
+        budget = CompressionBudget(
+            context_length=window,
+            threshold_tokens=threshold,
+            prompt_tokens=tokens,
+            focus=focus,
+            manual=force,
+        )
+        result = self.host.facade.compress(self.info, messages, budget, notes)
+        return self._apply_compression(messages, result)
+
+    def _apply_compression(
+        self, messages: Sequence[ChatMessage], result: CompressionResult | None
+    ) -> list[ChatMessage]:
+        stats = self.compression
+        if result is None:
+            stats.last_error = "no compressor is registered"
+            return list(messages)
+        if result.aborted:
+            stats.aborted += 1
+            stats.last_error = result.error
+            return list(messages)
+        stats.count += 1
+        stats.tokens_before += result.tokens_before
+        stats.tokens_after += result.tokens_after
+        stats.summary_tokens += result.summary_tokens
+        stats.fallbacks += int(result.fallback_used)
+        stats.last_error = result.error
+        return [dict(m) for m in result.messages]
+
+    # -- end
+
+    def close(self, messages: Sequence[ChatMessage] | None = None, *, reason: str = "exit") -> None:
+        """End the session: ``on_session_end`` (the provider's queued after its syncs), then
+        wait for queued provider work. Idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        transcript = list(messages) if messages is not None else list(self.transcript)
+        self.host.facade.on_session_end(self.info, transcript, reason)
+        if not self.host.facade.flush(self.host.flush_timeout):
+            log.warning("provider work for session %s still running after close", self.info.id)
+        self.host._forget(self)
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise HermesError(
+                f"session {self.info.id} is closed; open a new one with host.session()"
+            )
+
+    def __enter__(self) -> Session:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close(reason="error" if exc_type is not None else "exit")
+
+
+def screen_recall(context: MemoryContext) -> MemoryContext:
+    """Drop recalled paragraphs or bullet lines the threat scanner flags (context scope)."""
+    from hermes_core.security.scan import scan
+
+    kept: list[str] = []
+    dropped = 0
+    for chunk in _recall_chunks(context.text):
+        result = scan(chunk, "context")
+        if result.blocked:
+            dropped += 1
+            log.warning(
+                "dropped a recalled memory from %s: %s", context.label or "provider", result.message
+            )
+            continue
+        kept.append(chunk)
+    if not dropped:
+        return context
+    return replace(context, text="\n".join(kept).strip(), count=max(context.count - dropped, 0))
+
+
+def _recall_chunks(text: str) -> Iterator[str]:
+    """Lines, keeping a bullet's indented continuation lines with it."""
+    current: list[str] = []
+    for line in text.splitlines():
+        if current and (line.startswith("  ") or line.startswith("\t")):
+            current.append(line)
+            continue
+        if current:
+            yield "\n".join(current)
+        current = [line]
+    if current:
+        yield "\n".join(current)
+
+
+class MemoryHost:
+    """Settings, plugin manager, facade and the active provider for one Hermes home."""
+
+    flush_timeout: float = 5.0
+
+    def __init__(
+        self,
+        home: Path,
+        settings: HermesSettings,
+        pm: pluggy.PluginManager,
+        *,
+        activate_provider: bool = True,
+    ) -> None:
+        self.home = home
+        self.settings = settings
+        self.pm = pm
+        self.facade = HookFacade(pm, settings, home)
+        self.facade.configure()
+        self.registry = ProviderRegistry(pm, settings, home, register=self.facade.register)
+        self.provider_status: ProviderStatus | None = None
+        self._sessions: set[Session] = set()
+        self._lock = threading.Lock()
+        self._closed = False
+        if activate_provider and settings.memory.provider:
+            self._activate_configured(settings.memory.provider)
+
+    @classmethod
+    def open(
+        cls,
+        home: Path | str | None = None,
+        *,
+        settings: HermesSettings | None = None,
+        load_entrypoints: bool = True,
+        activate_provider: bool = True,
+        pm: pluggy.PluginManager | None = None,
+    ) -> MemoryHost:
+        """Open the host for ``home`` (default ``$HERMES_HOME`` or ``~/.hermes``).
+
+        Reads settings (unless given), builds the plugin manager with the built-in layers and
+        activates ``memory.provider``. A provider that is not installed, fails to load or is
+        unavailable is reported in :attr:`provider_status` and the host runs built-in only:
+        memory keeps working. Raises ConfigError for invalid settings.
+        """
+        resolved = ensure_private_dir(resolve_home(home))
+        loaded = settings if settings is not None else load_settings(resolved)
+        manager = pm if pm is not None else create_plugin_manager(load_entrypoints=load_entrypoints)
+        return cls(resolved, loaded, manager, activate_provider=activate_provider)
+
+    def _activate_configured(self, name: str) -> None:
+        try:
+            provider = self.registry.activate(name)
+        except HermesError as exc:
+            log.warning("memory provider %s is not active: %s", name, exc)
+            self.provider_status = ProviderStatus(name, False, str(exc))
+            return
+        self.provider_status = self._status_of(provider)
+        if not self.provider_status.active:
+            log.warning("%s unavailable: %s", name, self.provider_status.reason)
+            self.registry.deactivate()
+
+    @staticmethod
+    def _status_of(provider: MemoryProvider) -> ProviderStatus:
+        try:
+            available = provider.is_available()
+            reason = "" if available else provider.unavailable_reason()
+        except Exception as exc:
+            available, reason = False, f"is_available() raised {type(exc).__name__}: {exc}"
+        return ProviderStatus(provider.name, available, reason)
+
+    @property
+    def provider(self) -> MemoryProvider | None:
+        """The active external provider, if any."""
+        return self.registry.active
+
+    def session(
+        self,
+        *,
+        source: str = "cli",
+        user_id: str | None = None,
+        session_id: str | None = None,
+        parent_id: str | None = None,
+        model: str | None = None,
+        title: str | None = None,
+    ) -> Session:
+        """Open a session. Its system prompt and tools are fixed from here on."""
+        if self._closed:
+            raise HermesError("this MemoryHost is closed; open a new one with MemoryHost.open()")
+        info = SessionInfo(
+            id=session_id or new_session_id(),
+            home=self.home,
+            settings=self.settings,
+            source=source,
+            user_id=user_id,
+            parent_id=parent_id,
+            model=model,
+            title=title,
+        )
+        session = Session(self, info)
+        with self._lock:
+            self._sessions.add(session)
+        return session
+
+    def _forget(self, session: Session) -> None:
+        with self._lock:
+            self._sessions.discard(session)
+
+    def flush(self, timeout: float | None = None) -> bool:
+        """Wait for queued provider work (tests use this)."""
+        return self.facade.flush(timeout)
+
+    def close(self, timeout: float = 5.0) -> ShutdownReport:
+        """Close open sessions, drain provider work (≤ ``timeout``), shut providers down."""
+        if self._closed:
+            return ShutdownReport(completed=True)
+        for session in list(self._sessions):
+            session.close()
+        self._closed = True
+        return self.facade.shutdown(timeout)
+
+    def __enter__(self) -> MemoryHost:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+def new_session_id() -> str:
+    """Sortable, unique: ``20261129T111552-1a2b3c4d``."""
+    return time.strftime("%Y%m%dT%H%M%S", time.gmtime()) + "-" + uuid.uuid4().hex[:8]
+
+
+__all__ = [
+    "CompressionStats",
+    "MemoryHost",
+    "ProviderStatus",
+    "Session",
+    "compression_threshold",
+    "new_session_id",
+    "screen_recall",
+]

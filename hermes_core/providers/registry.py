@@ -1,0 +1,190 @@
+"""Activating the external memory provider: **the only place the one-provider rule lives.**
+
+Discovery lists entry points without importing; :meth:`ProviderRegistry.activate` imports
+the named one, checks it, validates its settings and registers the instance. A second,
+different activation raises :class:`ProviderConflictError`; switching is an explicit
+:meth:`deactivate` then :meth:`activate`.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pluggy
+
+from hermes_core.errors import (
+    DuplicateProviderError,
+    ProviderConflictError,
+    ProviderLoadError,
+    UnknownProviderError,
+)
+from hermes_core.providers.base import MemoryProvider, load_provider_settings
+from hermes_core.providers.discovery import InstalledProvider, list_installed
+from hermes_core.settings.models import HermesSettings
+
+log = logging.getLogger(__name__)
+
+PROVIDER_PLUGIN_PREFIX = "memory-provider:"
+
+
+def provider_plugin_name(name: str) -> str:
+    """The plugin-manager name of the active provider ``name``."""
+    return PROVIDER_PLUGIN_PREFIX + name
+
+
+def find_entry_point(name: str) -> InstalledProvider:
+    """The single installed entry point named ``name``.
+
+    Raises UnknownProviderError (listing installed providers) or DuplicateProviderError
+    (naming every distribution that offers it).
+    """
+    installed = list_installed()
+    matches = [p for p in installed if p.name == name]
+    if not matches:
+        listing = [f"{p.name} ({p.distribution} {p.version})" for p in installed]
+        raise UnknownProviderError(name, listing)
+    if len(matches) > 1:
+        raise DuplicateProviderError(name, [f"{p.distribution} {p.version}" for p in matches])
+    return matches[0]
+
+
+def load_provider_class(name: str) -> type[MemoryProvider]:
+    """Import the provider class behind entry point ``name`` and check it.
+
+    Raises ProviderLoadError (cause chained) when the import fails, the target is not a
+    MemoryProvider subclass, or its ``name`` differs from the entry-point name.
+    """
+    installed = find_entry_point(name)
+    where = f"entry point '{name}' in {installed.distribution} {installed.version}"
+    try:
+        target = installed.entry_point().load()
+    except Exception as exc:
+        raise ProviderLoadError(
+            name,
+            f"{where} could not be imported ({type(exc).__name__}: {exc}). Reinstall it with "
+            f"`hermes install --force-reinstall {installed.distribution}`.",
+            distribution=installed.distribution,
+        ) from exc
+    return check_provider_class(target, name, where=where, distribution=installed.distribution)
+
+
+def check_provider_class(
+    target: Any, name: str, *, where: str, distribution: str | None = None
+) -> type[MemoryProvider]:
+    """Return ``target`` if it is a MemoryProvider subclass called ``name``."""
+    if not (isinstance(target, type) and issubclass(target, MemoryProvider)):
+        kind = type(target).__name__ if not isinstance(target, type) else target.__name__
+        raise ProviderLoadError(
+            name,
+            f"{where} points to {kind}, expected a MemoryProvider subclass. The entry point "
+            'must name the class, e.g. `chroma = "pkg.provider:ChromaProvider"`.',
+            distribution=distribution,
+        )
+    if target.name != name:
+        raise ProviderLoadError(
+            name,
+            f"{where} names class {target.__name__} whose name is {target.name!r}; the entry "
+            f"point name and MemoryProvider.name must both be {name!r}.",
+            distribution=distribution,
+        )
+    return target
+
+
+class ProviderRegistry:
+    """Holds the one active external provider of a plugin manager."""
+
+    def __init__(
+        self,
+        pm: pluggy.PluginManager,
+        settings: HermesSettings,
+        home: Path,
+        *,
+        register: Callable[[object, str], None] | None = None,
+    ) -> None:
+        self.pm = pm
+        self.settings = settings
+        self.home = home
+        self._register = register or (lambda plugin, name: pm.register(plugin, name=name))
+        self._active: MemoryProvider | None = None
+
+    @property
+    def active(self) -> MemoryProvider | None:
+        return self._active
+
+    def activate(self, name: str) -> MemoryProvider:
+        """Import, validate and register provider ``name``; returns the instance.
+
+        Activating the active name again returns the same instance. A different name while
+        one is active raises ProviderConflictError naming both.
+        """
+        if self._active is not None:
+            if self._active.name == name:
+                return self._active
+            raise ProviderConflictError(requested=name, active=self._active.name)
+        cls = load_provider_class(name)
+        return self.activate_class(cls)
+
+    def activate_class(
+        self, cls: type[MemoryProvider], raw_settings: dict[str, Any] | None = None
+    ) -> MemoryProvider:
+        """Activate an already imported provider class (tests and the test kit use this)."""
+        name = cls.name
+        if self._active is not None:
+            if self._active.name == name and type(self._active) is cls:
+                return self._active
+            raise ProviderConflictError(requested=name, active=self._active.name)
+        self._refuse_smuggled(name)
+        raw = raw_settings if raw_settings is not None else self.settings.memory.providers.get(name)
+        provider_settings = load_provider_settings(cls.Settings, name, self.home, raw)
+        try:
+            instance = cls(provider_settings, self.home)
+        except Exception as exc:
+            raise ProviderLoadError(
+                name, f"memory provider '{name}' failed to start: {type(exc).__name__}: {exc}"
+            ) from exc
+        plugin_name = provider_plugin_name(name)
+        try:
+            self._register(instance, plugin_name)
+            self.pm.check_pending()
+        except Exception as exc:
+            if self.pm.get_plugin(plugin_name) is not None:
+                self.pm.unregister(name=plugin_name)
+            raise ProviderLoadError(
+                name,
+                f"memory provider '{name}' declares hooks hermes-core does not know: {exc}. "
+                "Check the hook names against docs/hooks.md.",
+            ) from exc
+        self._active = instance
+        return instance
+
+    def deactivate(self) -> None:
+        """Unregister and shut down the active provider (no-op when none)."""
+        if self._active is None:
+            return
+        instance, self._active = self._active, None
+        plugin_name = provider_plugin_name(instance.name)
+        if self.pm.get_plugin(plugin_name) is not None:
+            self.pm.unregister(name=plugin_name)
+        try:
+            instance.shutdown()
+        except Exception:
+            log.exception("provider %s failed to shut down", instance.name)
+
+    def _refuse_smuggled(self, name: str) -> None:
+        """Backstop: a MemoryProvider registered some other way counts as active."""
+        for plugin_name, plugin in self.pm.list_name_plugin():
+            if isinstance(plugin, MemoryProvider) and plugin is not self._active:
+                raise ProviderConflictError(requested=name, active=f"{plugin.name} ({plugin_name})")
+
+
+__all__ = [
+    "PROVIDER_PLUGIN_PREFIX",
+    "ProviderRegistry",
+    "check_provider_class",
+    "find_entry_point",
+    "load_provider_class",
+    "provider_plugin_name",
+]
