@@ -1,1 +1,11 @@
-"""hermes_core.testing."""
+"""The test kit for hermes-core and for provider authors.
+
+Installed as a pytest plugin (``pytest11`` entry point ``hermes``): fixtures only, nothing
+autouse, imports deferred until a fixture is used. See docs/testing-providers.md.
+
+* fixtures: ``hermes_home``, ``plugin_manager``, ``register_plugin``, ``memory_host``,
+  ``provider_harness``, ``fake_llm``
+* :class:`hermes_core.testing.contract.ProviderContract` — inherit provider checks
+* :mod:`hermes_core.testing.fakes` — ``make_turn``, ``make_session_info``
+* :class:`hermes_core.testing.fake_llm.FakeLLMServer` — loopback OpenAI-compatible server
+"""

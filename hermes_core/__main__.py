@@ -1,0 +1,6 @@
+"""``python -m hermes_core`` runs the ``hermes`` CLI."""
+
+from hermes_core.cli.main import main
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,38 @@
+"""``hermes bench``: benchmarks (never run by the test suite's assertions).
+
+Each benchmark is ``hermes_core.cli.bench_<name>:command``, loaded on demand.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+import click
+
+BENCHMARKS = ("memory", "sessions", "locomo", "compression", "skills")
+
+
+class BenchGroup(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return [name for name in BENCHMARKS if self.get_command(ctx, name) is not None]
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in BENCHMARKS:
+            return None
+        try:
+            module = importlib.import_module(f"hermes_core.cli.bench_{cmd_name}")
+        except ModuleNotFoundError as exc:
+            if exc.name == f"hermes_core.cli.bench_{cmd_name}":
+                return None
+            raise
+        command = module.command
+        assert isinstance(command, click.Command)
+        return command
+
+
+@click.group(cls=BenchGroup)
+def bench() -> None:
+    """Benchmarks: figures go to docs/benchmarks.md with the command that produced them."""
+
+
+__all__ = ["BENCHMARKS", "bench"]

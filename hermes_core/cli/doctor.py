@@ -1,0 +1,135 @@
+"""``hermes doctor``: every layer's and the provider's ``health_check``, plus host checks.
+
+Each failed check prints the fix. Exit status 1 when anything failed.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import stat
+from pathlib import Path
+
+import click
+from rich.table import Table
+
+from hermes_core.cli.output import console, mark, print_json
+from hermes_core.types import HealthCheck
+
+
+def home_checks(home: Path) -> list[HealthCheck]:
+    """HERMES_HOME exists, is a private directory, and is writable."""
+    if not home.exists():
+        return [
+            HealthCheck(
+                "hermes home",
+                False,
+                f"{home} does not exist",
+                f"run `hermes memory status` once or `mkdir -m 700 {home}`",
+            )
+        ]
+    mode = stat.S_IMODE(home.stat().st_mode)
+    checks = [
+        HealthCheck(
+            "hermes home permissions",
+            not mode & 0o077,
+            f"{home} has mode {mode:o}",
+            f"chmod 700 {home}",
+        ),
+        HealthCheck(
+            "hermes home writable",
+            os.access(home, os.W_OK),
+            str(home),
+            f"check ownership of {home}",
+        ),
+    ]
+    env_file = home / ".env"
+    if env_file.exists():
+        env_mode = stat.S_IMODE(env_file.stat().st_mode)
+        checks.append(
+            HealthCheck(
+                ".env permissions",
+                not env_mode & 0o077,
+                f"mode {env_mode:o}",
+                f"chmod 600 {env_file}",
+            )
+        )
+    return checks
+
+
+def fts5_check() -> HealthCheck:
+    """SQLite has FTS5 (session search needs it)."""
+    try:
+        with sqlite3.connect(":memory:") as conn:
+            conn.execute("CREATE VIRTUAL TABLE probe USING fts5(x)")
+        return HealthCheck("sqlite fts5", True, f"SQLite {sqlite3.sqlite_version}")
+    except sqlite3.Error as exc:
+        return HealthCheck(
+            "sqlite fts5",
+            False,
+            f"SQLite {sqlite3.sqlite_version}: {exc}",
+            "use a Python whose sqlite3 has FTS5 (python.org and most distro builds do)",
+        )
+
+
+def run_checks(home: Path) -> list[HealthCheck]:
+    from hermes_core.errors import HermesError
+    from hermes_core.host import MemoryHost
+    from hermes_core.settings.base import load_settings
+
+    checks = [*home_checks(home), fts5_check()]
+    try:
+        settings = load_settings(home)
+    except HermesError as exc:
+        checks.append(HealthCheck("config", False, str(exc), f"fix {home / 'config.yaml'}"))
+        return checks
+    checks.append(HealthCheck("config", True, f"{home / 'config.yaml'} is valid"))
+    host = MemoryHost.open(home, settings=settings)
+    try:
+        status = host.provider_status
+        if status is not None:
+            checks.append(
+                HealthCheck(
+                    f"provider {status.name}",
+                    status.active,
+                    "active" if status.active else status.reason,
+                    "" if status.active else f"hermes memory setup {status.name}",
+                )
+            )
+        checks.extend(host.facade.health_check())
+    finally:
+        host.close()
+    return checks
+
+
+@click.command()
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def doctor(as_json: bool) -> None:
+    """Check the Hermes home, config, SQLite, every memory layer and the provider."""
+    from hermes_core.settings.base import resolve_home
+
+    home = resolve_home()
+    checks = run_checks(home)
+    failed = [check for check in checks if not check.ok]
+    if as_json:
+        print_json(
+            [check.__dict__ if hasattr(check, "__dict__") else _row(check) for check in checks]
+        )
+    else:
+        table = Table(title=f"hermes doctor — {home}")
+        for column in ("", "check", "detail", "fix"):
+            table.add_column(column)
+        for check in checks:
+            table.add_row(mark(check.ok), check.name, check.detail, "" if check.ok else check.fix)
+        out = console()
+        out.print(table)
+        out.print(f"{len(checks) - len(failed)} ok, {len(failed)} failed")
+    if failed:
+        raise SystemExit(1)
+
+
+def _row(check: HealthCheck) -> dict[str, object]:
+    return {"name": check.name, "ok": check.ok, "detail": check.detail, "fix": check.fix}
+
+
+__all__ = ["doctor", "fts5_check", "home_checks", "run_checks"]

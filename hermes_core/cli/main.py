@@ -1,0 +1,103 @@
+"""The ``hermes`` command.
+
+Built-in commands are imported lazily (``hermes --version`` loads no layer). A name that is
+not built in is looked up among the *active* provider's commands, so ``hermes chroma ...``
+exists only while chroma is ``memory.provider`` — inactive providers are never imported.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+from typing import Any
+
+import click
+
+from hermes_core import __version__
+
+# command name -> "module:attribute" (a click.Command) or "module" (exposes register(cli))
+BUILTIN_COMMANDS: dict[str, str] = {
+    "memory": "hermes_core.cli.memory:memory",
+    "plugins": "hermes_core.cli.plugins:plugins",
+    "install": "hermes_core.cli.plugins:install",
+    "uninstall": "hermes_core.cli.plugins:uninstall",
+    "doctor": "hermes_core.cli.doctor:doctor",
+    "bench": "hermes_core.cli.bench:bench",
+    "sessions": "hermes_core.cli.sessions",
+    "skills": "hermes_core.cli.skills",
+    "chat": "hermes_core.cli.chat",
+}
+
+
+class HermesGroup(click.Group):
+    """A group whose built-in commands load on demand and whose unknown names are asked of
+    the active provider's ``register_commands``."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        names = set(BUILTIN_COMMANDS) | set(self.commands)
+        return sorted(names)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name in self.commands:
+            return self.commands[cmd_name]
+        target = BUILTIN_COMMANDS.get(cmd_name)
+        if target is not None:
+            return _load_builtin(self, cmd_name, target)
+        return _provider_command(cmd_name)
+
+
+def _load_builtin(group: click.Group, name: str, target: str) -> click.Command | None:
+    module_name, _, attribute = target.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        if exc.name == module_name:
+            return None  # not built yet in this install
+        raise
+    if attribute:
+        command = getattr(module, attribute)
+        assert isinstance(command, click.Command)
+        return command
+    scratch = click.Group(name="scratch")
+    module.register(scratch)
+    return scratch.commands.get(name)
+
+
+def _provider_command(name: str) -> click.Command | None:
+    """The active provider's command ``name``, importing only that provider."""
+    from hermes_core.errors import HermesError
+    from hermes_core.settings.base import load_settings
+
+    try:
+        settings = load_settings()
+    except HermesError:
+        return None
+    if settings.memory.provider != name:
+        return None
+    from hermes_core.host import MemoryHost
+
+    host = MemoryHost.open(settings=settings)
+    scratch = click.Group(name="scratch")
+    host.facade.register_commands(scratch)
+    return scratch.commands.get(name)
+
+
+@click.group(cls=HermesGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "-V", "--version", prog_name="hermes")
+@click.option("-v", "--verbose", count=True, help="Log more (-v info, -vv debug).")
+def cli(verbose: int) -> None:
+    """hermes — memory for agents: curated notes, a searchable session archive, skills,
+    compression, and one pluggable external memory provider.
+
+    Start with `hermes memory status`, then `hermes memory setup`.
+    """
+    level = logging.WARNING - 10 * min(verbose, 2)
+    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
+
+
+def main(argv: list[str] | None = None) -> Any:
+    """Entry point for ``python -m hermes_core``."""
+    return cli.main(args=argv, prog_name="hermes")
+
+
+__all__ = ["BUILTIN_COMMANDS", "HermesGroup", "cli", "main"]

@@ -1,0 +1,399 @@
+"""``hermes memory``: list, status, setup, use, off (+ the memory layer's own commands).
+
+``list`` and the cold path of ``status`` never import an inactive provider; ``status``
+imports only the configured one (providers keep heavy imports such as chromadb inside
+methods, so even that stays light).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.table import Table
+
+from hermes_core.cli.output import console, mark, print_json
+from hermes_core.errors import ConfigError, HermesError
+from hermes_core.providers.base import MemoryProvider, env_var_for, load_provider_settings
+from hermes_core.providers.discovery import InstalledProvider, list_installed
+from hermes_core.settings.base import read_config_file, resolve_home
+from hermes_core.settings.files import read_env_file, set_config_value, write_env_values
+
+BUILTIN_ONLY = "Built-in only — MEMORY.md / USER.md (default)"
+
+
+def _home() -> Path:
+    return resolve_home()
+
+
+def _configured_provider(home: Path) -> str:
+    memory = read_config_file(home).get("memory") or {}
+    import os
+
+    env = os.environ.get("HERMES_MEMORY__PROVIDER")
+    if env is not None:
+        return env
+    value = memory.get("provider") if isinstance(memory, dict) else None
+    return str(value or "")
+
+
+def _provider_config(home: Path, name: str) -> dict[str, Any]:
+    memory = read_config_file(home).get("memory") or {}
+    providers = memory.get("providers") if isinstance(memory, dict) else None
+    block = providers.get(name) if isinstance(providers, dict) else None
+    return dict(block) if isinstance(block, dict) else {}
+
+
+def _load_class(name: str) -> type[MemoryProvider]:
+    from hermes_core.providers.registry import load_provider_class
+
+    try:
+        return load_provider_class(name)
+    except HermesError as exc:
+        raise click.ClickException(str(exc)) from exc
+
+
+@click.group()
+def memory() -> None:
+    """Built-in memory and the one external memory provider."""
+
+
+@memory.command("list")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def list_providers(as_json: bool) -> None:
+    """Installed memory providers (read from entry points; nothing is imported)."""
+    home = _home()
+    active = _configured_provider(home)
+    installed = list_installed()
+    if as_json:
+        print_json(
+            [
+                {
+                    "name": p.name,
+                    "distribution": p.distribution,
+                    "version": p.version,
+                    "active": p.name == active,
+                }
+                for p in installed
+            ]
+        )
+        return
+    out = console()
+    if not installed:
+        out.print(
+            "No memory provider plugins installed. Install one, e.g. "
+            "`hermes install hermes-memory-chroma`, then `hermes memory setup`."
+        )
+        return
+    table = Table(title="Memory providers")
+    for column in ("name", "distribution", "version", "active"):
+        table.add_column(column)
+    for p in installed:
+        table.add_row(p.name, p.distribution, p.version, "← active" if p.name == active else "")
+    out.print(table)
+
+
+def _status_data(home: Path) -> dict[str, Any]:
+    from hermes_core.settings.base import load_settings
+
+    data: dict[str, Any] = {"home": str(home)}
+    try:
+        settings = load_settings(home)
+    except ConfigError as exc:
+        data["config_error"] = str(exc)
+        return data
+    mem = settings.memory
+    data["builtin"] = {
+        "memory_injection": mem.memory_enabled,
+        "user_profile": mem.user_profile_enabled,
+        "memory_tool": "memory" not in settings.agent.disabled_toolsets
+        and (mem.memory_enabled or mem.user_profile_enabled),
+        "memory_char_limit": mem.memory_char_limit,
+        "user_char_limit": mem.user_char_limit,
+        "write_approval": mem.write_approval,
+    }
+    installed = list_installed()
+    data["installed"] = [
+        {"name": p.name, "distribution": p.distribution, "version": p.version} for p in installed
+    ]
+    name = mem.provider
+    data["provider"] = name or None
+    if not name:
+        return data
+    info: dict[str, Any] = {"name": name, "installed": any(p.name == name for p in installed)}
+    data["provider_status"] = info
+    if not info["installed"]:
+        info["fix"] = f"hermes install hermes-memory-{name}"
+        return data
+    try:
+        cls = _load_class(name)
+    except click.ClickException as exc:
+        info["error"] = exc.message
+        return data
+    env = read_env_file(home)
+    import os
+
+    missing: list[dict[str, Any]] = []
+    from hermes_core.cli.prompts import field_url, is_secret
+
+    for field_name, field_info in cls.Settings.model_fields.items():
+        if not is_secret(field_info):
+            continue
+        var = env_var_for(cls.Settings, name, field_name)
+        present = bool(os.environ.get(var) or env.get(var))
+        missing.append({"env_var": var, "set": present, "url": field_url(field_info)})
+    info["secrets"] = missing
+    try:
+        provider_settings = load_provider_settings(
+            cls.Settings, name, home, mem.providers.get(name)
+        )
+        provider = cls(provider_settings, home)
+        info["available"] = provider.is_available()
+        info["reason"] = "" if info["available"] else provider.unavailable_reason()
+        provider.shutdown()
+    except HermesError as exc:
+        info["available"] = False
+        info["reason"] = str(exc)
+    except Exception as exc:
+        info["available"] = False
+        info["reason"] = f"{type(exc).__name__}: {exc}"
+    return data
+
+
+@memory.command("status")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def status(as_json: bool) -> None:
+    """Built-in memory state, the active provider and what it still needs."""
+    home = _home()
+    data = _status_data(home)
+    if as_json:
+        print_json(data)
+        return
+    out = console()
+    out.print("[bold]Memory status[/bold]")
+    out.print("─" * 40)
+    out.print(f"Home: {home}")
+    if "config_error" in data:
+        out.print(f"{mark(False)} {data['config_error']}")
+        raise SystemExit(1)
+    builtin = data["builtin"]
+
+    def flag(value: bool) -> str:
+        return "enabled [green]✓[/green]" if value else "disabled [red]✗[/red]"
+
+    out.print("Built-in (MEMORY.md / USER.md):")
+    out.print(f"  Memory injection: {flag(builtin['memory_injection'])}")
+    out.print(f"  User profile: {flag(builtin['user_profile'])}")
+    out.print(f"  Memory tool: {flag(builtin['memory_tool'])}")
+    name = data["provider"]
+    out.print(f"Provider: {name}" if name else "Provider: (none — built-in only)")
+    info = data.get("provider_status")
+    if info:
+        if not info["installed"]:
+            out.print(f"  Plugin: NOT installed {mark(False)} — install with `{info['fix']}`")
+        else:
+            out.print(f"  Plugin: installed {mark(True)}")
+            if "error" in info:
+                out.print(f"  {mark(False)} {info['error']}")
+            else:
+                ok = bool(info.get("available"))
+                word = "available" if ok else "not available"
+                out.print(f"  Status: {word} {mark(ok)}")
+                if info.get("reason"):
+                    out.print(f"  Reason: {info['reason']}")
+                if info.get("secrets"):
+                    out.print("  Secrets:")
+                    for secret in info["secrets"]:
+                        line = f"    {mark(secret['set'])} {secret['env_var']}"
+                        if not secret["set"] and secret["url"]:
+                            line += f" → {secret['url']}"
+                        out.print(line)
+                    out.print(
+                        "  Secrets live in "
+                        f"{home / '.env'}; services started by systemd do not read it."
+                    )
+    out.print("Installed plugins:")
+    if not data["installed"]:
+        out.print("  (none) — `hermes install hermes-memory-<name>`")
+    for p in data["installed"]:
+        suffix = " ← active" if p["name"] == name else ""
+        out.print(f"  • {p['name']} ({p['distribution']} {p['version']}){suffix}")
+
+
+def _pick_provider(installed: list[InstalledProvider]) -> str | None:
+    """The setup picker; returns a provider name, or None for built-in only."""
+    import questionary
+
+    from hermes_core.cli.prompts import ask, setup_hint
+
+    choices = []
+    for p in installed:
+        try:
+            hint = setup_hint(_load_class(p.name).Settings)
+        except click.ClickException:
+            hint = "fails to load — see `hermes memory status`"
+        choices.append(questionary.Choice(f"{p.name} — {hint}", value=p.name))
+    builtin = questionary.Choice(BUILTIN_ONLY, value="")
+    choices.append(builtin)
+    picked = ask(questionary.select("Memory provider setup", choices=choices, default=builtin))
+    return str(picked) or None
+
+
+@memory.command("setup")
+@click.argument("name", required=False)
+def setup(name: str | None) -> None:
+    """Pick a provider and answer its settings (Esc cancels; nothing is written then)."""
+    from hermes_core.cli.prompts import SetupCancelled, prompt_settings
+
+    home = _home()
+    out = console()
+    installed = list_installed()
+    try:
+        if name is None:
+            if not installed:
+                out.print(
+                    "No memory provider plugins detected. Install one with "
+                    "`hermes install hermes-memory-<name>` and try again."
+                )
+                return
+            name = _pick_provider(installed)
+            if name is None:
+                set_config_value(home, "memory.provider", "")
+                out.print("✓ Memory provider: built-in only")
+                return
+        elif not any(p.name == name for p in installed):
+            known = ", ".join(p.name for p in installed) or "none"
+            raise click.ClickException(
+                f"Memory provider '{name}' not found. Installed: {known}. "
+                f"Install it with `hermes install hermes-memory-{name}`."
+            )
+        cls = _load_class(name)
+        current = _provider_config(home, name)
+        answers = prompt_settings(
+            cls.Settings,
+            name,
+            current_config=current,
+            current_env=read_env_file(home),
+            say=out.print,
+        )
+    except SetupCancelled:
+        out.print("Cancelled. No changes saved.")
+        raise SystemExit(1) from None
+    _validate_and_save(home, cls, name, {**current, **answers.config}, answers.secrets)
+
+
+def _validate_and_save(
+    home: Path,
+    cls: type[MemoryProvider],
+    name: str,
+    config: dict[str, Any],
+    secrets: dict[str, str],
+) -> None:
+    """Validate the provider's settings, probe availability, then write config and .env."""
+    import os
+
+    out = console()
+    saved_env = {key: os.environ.get(key) for key in secrets}
+    os.environ.update(secrets)  # so validation sees the new secrets
+    try:
+        provider_settings = load_provider_settings(cls.Settings, name, home, config)
+        provider = cls(provider_settings, home)
+        available = provider.is_available()
+        reason = "" if available else provider.unavailable_reason()
+        provider.shutdown()
+    except HermesError as exc:
+        raise click.ClickException(str(exc)) from exc
+    finally:
+        for key, value in saved_env.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+    from hermes_core.fsutil import ensure_private_dir
+
+    ensure_private_dir(home)
+    if secrets:
+        write_env_values(home, secrets)
+    set_config_value(home, f"memory.providers.{name}", _plain(config))
+    set_config_value(home, "memory.provider", name)
+    out.print(f"Memory provider: {name}")
+    out.print("Activation saved to config.yaml")
+    if config:
+        out.print("Provider config saved")
+    if secrets:
+        out.print("API keys saved to .env")
+    out.print(f"Status: {'available ✓' if available else 'not available ✗ — ' + reason}")
+    out.print("Start a new session to activate.")
+
+
+def _plain(config: dict[str, Any]) -> dict[str, Any]:
+    """YAML-safe values (enums and paths as strings)."""
+    import enum
+
+    out: dict[str, Any] = {}
+    for key, value in config.items():
+        if isinstance(value, enum.Enum):
+            value = value.value
+        elif isinstance(value, Path):
+            value = str(value)
+        out[key] = value
+    return out
+
+
+@memory.command("use")
+@click.argument("name")
+@click.option(
+    "--set",
+    "assignments",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Provider setting to store (repeatable), e.g. --set top_k=8.",
+)
+def use(name: str, assignments: tuple[str, ...]) -> None:
+    """Activate provider NAME without prompts (for scripts and CI)."""
+    import yaml
+
+    home = _home()
+    if name in {"builtin", "none", ""}:
+        set_config_value(home, "memory.provider", "")
+        console().print("✓ Memory provider: built-in only")
+        return
+    cls = _load_class(name)
+    config = _provider_config(home, name)
+    for item in assignments:
+        key, sep, raw = item.partition("=")
+        if not sep or not key.strip():
+            raise click.BadParameter(f"expected KEY=VALUE, got {item!r}", param_hint="--set")
+        if key.strip() not in cls.Settings.model_fields:
+            known = ", ".join(cls.Settings.model_fields)
+            raise click.BadParameter(
+                f"'{key}' is not a setting of {name}. Known: {known}", param_hint="--set"
+            )
+        config[key.strip()] = yaml.safe_load(raw) if raw.strip() else ""
+    _validate_and_save(home, cls, name, config, {})
+
+
+@memory.command("off")
+def off() -> None:
+    """Disable the external provider; built-in memory stays on."""
+    home = _home()
+    previous = _configured_provider(home)
+    set_config_value(home, "memory.provider", "")
+    message = f"✓ External memory provider '{previous}' disabled" if previous else "✓ Already off"
+    console().print(f"{message}; built-in memory (MEMORY.md / USER.md) stays active.")
+
+
+def _attach_layer_commands() -> None:
+    try:
+        from hermes_core.cli.memory_store import register_memory_commands
+    except ModuleNotFoundError as exc:  # the memory layer's commands are optional here
+        if exc.name != "hermes_core.cli.memory_store":
+            raise
+        return
+    register_memory_commands(memory)
+
+
+_attach_layer_commands()
+
+__all__ = ["memory"]

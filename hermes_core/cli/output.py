@@ -1,0 +1,29 @@
+"""Shared CLI output helpers: one rich console, JSON for scripts, marks."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+from rich.console import Console
+
+OK = "[green]✓[/green]"
+FAIL = "[red]✗[/red]"
+
+
+def console(stderr: bool = False) -> Console:
+    """A console bound to the *current* sys.stdout/stderr (CliRunner swaps them)."""
+    return Console(file=sys.stderr if stderr else sys.stdout, soft_wrap=True, highlight=False)
+
+
+def print_json(value: Any) -> None:
+    """Machine-readable output: UTF-8 kept readable, stable key order."""
+    sys.stdout.write(json.dumps(value, ensure_ascii=False, indent=2, default=str) + "\n")
+
+
+def mark(ok: bool) -> str:
+    return OK if ok else FAIL
+
+
+__all__ = ["FAIL", "OK", "console", "mark", "print_json"]

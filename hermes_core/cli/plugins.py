@@ -1,0 +1,106 @@
+"""``hermes plugins`` (JSON listing), ``hermes install`` / ``hermes uninstall`` (pip in the same
+interpreter, so pipx and venv installs land in the right environment)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from importlib.metadata import PackageNotFoundError, version
+from typing import Any
+
+import click
+
+from hermes_core.cli.output import print_json
+
+
+def _plugin_rows() -> list[dict[str, Any]]:
+    from hermes_core import __version__
+    from hermes_core.hooks import iter_plugin_hooks
+    from hermes_core.plugins import BUILTIN_PLUGINS, create_plugin_manager, plugin_report
+    from hermes_core.providers.discovery import list_installed
+    from hermes_core.providers.registry import PROVIDER_PLUGIN_PREFIX
+    from hermes_core.settings.base import load_settings
+
+    pm = create_plugin_manager()
+    report = plugin_report(pm)
+    settings = load_settings()
+    rows: list[dict[str, Any]] = []
+    for name, hooks in iter_plugin_hooks(pm):
+        builtin = name in BUILTIN_PLUGINS
+        try:
+            plugin_version = __version__ if builtin else version(name)
+        except PackageNotFoundError:
+            plugin_version = None
+        rows.append(
+            {
+                "name": name,
+                "kind": "builtin" if builtin else "plugin",
+                "version": plugin_version,
+                "hooks": hooks,
+                "active": True,
+                "blocked": False,
+            }
+        )
+    for name in report.blocked:
+        rows.append({"name": name, "kind": "plugin", "active": False, "blocked": True})
+    for name, error in report.failed.items():
+        rows.append({"name": name, "kind": "plugin", "active": False, "error": error})
+    for provider in list_installed():
+        rows.append(
+            {
+                "name": PROVIDER_PLUGIN_PREFIX + provider.name,
+                "kind": "memory-provider",
+                "distribution": provider.distribution,
+                "version": provider.version,
+                "hooks": None,  # not imported unless active: see `hermes memory status`
+                "active": provider.name == settings.memory.provider,
+                "blocked": False,
+            }
+        )
+    return rows
+
+
+@click.command()
+def plugins() -> None:
+    """Registered plugins and installed providers, as JSON (name, version, hooks, active)."""
+    print_json(_plugin_rows())
+
+
+def _pip(args: list[str]) -> None:
+    command = [sys.executable, "-m", "pip", *args]
+    click.echo("$ " + " ".join(command), err=True)
+    result = subprocess.run(command, check=False)
+    if result.returncode != 0:
+        raise click.ClickException(f"pip exited with status {result.returncode}")
+
+
+@click.command(context_settings={"ignore_unknown_options": True})
+@click.argument("packages", nargs=-1)
+@click.option("-e", "--editable", multiple=True, help="Install a local project in editable mode.")
+@click.option("-U", "--upgrade", is_flag=True, help="Upgrade if already installed.")
+@click.option("--force-reinstall", is_flag=True, help="Reinstall even if up to date.")
+def install(
+    packages: tuple[str, ...], editable: tuple[str, ...], upgrade: bool, force_reinstall: bool
+) -> None:
+    """Install provider packages into the Python environment hermes runs in."""
+    if not packages and not editable:
+        raise click.UsageError("name a package, e.g. `hermes install hermes-memory-chroma`")
+    args = ["install"]
+    if upgrade:
+        args.append("--upgrade")
+    if force_reinstall:
+        args.append("--force-reinstall")
+    for path in editable:
+        args += ["-e", path]
+    _pip(args + list(packages))
+    click.echo("Installed. Next: `hermes memory list`, then `hermes memory setup`.")
+
+
+@click.command()
+@click.argument("packages", nargs=-1, required=True)
+def uninstall(packages: tuple[str, ...]) -> None:
+    """Uninstall packages from the Python environment hermes runs in."""
+    _pip(["uninstall", "-y", *packages])
+
+
+__all__ = ["install", "plugins", "uninstall"]

@@ -1,0 +1,182 @@
+"""``ProviderContract``: the checks every external memory provider must pass.
+
+Subclass it in your provider's tests and set the class attributes::
+
+    from hermes_core.testing.contract import ProviderContract
+    from hermes_memory_example.provider import ExampleProvider
+
+    class TestExampleContract(ProviderContract):
+        provider_class = ExampleProvider
+        settings = {"path": "memories.json"}
+
+Every ``test_*`` method below then runs against your provider, in a fresh ``HERMES_HOME``.
+Override the ``roundtrip_*`` attributes when your provider needs a different fact to recall
+(for example an extraction model that rewrites text).
+"""
+
+from __future__ import annotations
+
+import socket
+import typing
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, ClassVar
+
+import pytest
+from pydantic import SecretStr
+
+from hermes_core.llm.tokens import estimate_tokens
+from hermes_core.providers.base import MemoryProvider
+from hermes_core.providers.discovery import list_installed
+from hermes_core.testing.harness import ProviderHarness
+from hermes_core.types import MemoryContext
+
+_SECRETISH = ("key", "token", "secret", "password", "passwd", "credential")
+
+
+class _NetworkAttempt(AssertionError):
+    pass
+
+
+def _is_secret_annotation(annotation: Any) -> bool:
+    if annotation is SecretStr:
+        return True
+    return any(_is_secret_annotation(arg) for arg in typing.get_args(annotation))
+
+
+class ProviderContract:
+    """Base test class; pytest collects the subclass (name it ``Test...``)."""
+
+    provider_class: ClassVar[type[MemoryProvider]]
+    settings: ClassVar[dict[str, Any]] = {}
+    prefetch_token_budget: ClassVar[int] = 4000
+    """A prefetch result larger than this (estimated tokens) fails the contract."""
+
+    roundtrip_user: ClassVar[str] = (
+        "Please remember that my favourite editor is Helix and I deploy with Ansible."
+    )
+    roundtrip_query: ClassVar[str] = "Which editor do I like?"
+    roundtrip_expect: ClassVar[str] = "Helix"
+    roundtrip_user_zh: ClassVar[str] = "请记住：我最喜欢的饮料是乌龙茶，不加糖。"
+    roundtrip_query_zh: ClassVar[str] = "我喜欢喝什么饮料？"
+    roundtrip_expect_zh: ClassVar[str] = "乌龙茶"
+
+    # -- fixtures
+
+    @pytest.fixture
+    def harness(self, hermes_home: Path) -> Iterator[ProviderHarness]:
+        made = ProviderHarness(self.provider_class, hermes_home, self.settings)
+        yield made
+        made.close()
+
+    @pytest.fixture
+    def no_network(self, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+        """Every socket connect or DNS lookup is recorded and refused."""
+        attempts: list[str] = []
+
+        def refuse(kind: str) -> Callable[..., Any]:
+            def blocked(*args: Any, **kwargs: Any) -> Any:
+                attempts.append(f"{kind}{args[1:2] or args[:1]}")
+                raise _NetworkAttempt(f"network call during is_available(): {kind} {args}")
+
+            return blocked
+
+        monkeypatch.setattr(socket.socket, "connect", refuse("connect"))
+        monkeypatch.setattr(socket.socket, "connect_ex", refuse("connect_ex"))
+        monkeypatch.setattr(socket, "getaddrinfo", refuse("getaddrinfo"))
+        monkeypatch.setattr(socket, "create_connection", refuse("create_connection"))
+        return attempts
+
+    # -- identity and packaging
+
+    def test_entry_point_name_matches_provider_name(self) -> None:
+        name = self.provider_class.name
+        assert name, "MemoryProvider.name must be set"
+        installed = [p for p in list_installed() if p.name == name]
+        assert installed, (
+            f"no entry point named {name!r} in group hermes.memory_providers; install the "
+            "package (pip install -e .) and check [project.entry-points] in pyproject.toml"
+        )
+        assert len(installed) == 1, f"{name!r} is offered by {installed}"
+        loaded = installed[0].entry_point().load()
+        assert loaded is self.provider_class, (
+            f"entry point {name!r} loads {loaded!r}, expected {self.provider_class!r}"
+        )
+
+    def test_check_pending_passes(self, harness: ProviderHarness) -> None:
+        harness.host.pm.check_pending()  # raises on a misspelled hook name
+
+    def test_is_available_makes_no_network_call(
+        self, harness: ProviderHarness, no_network: list[str]
+    ) -> None:
+        available = harness.provider.is_available()
+        assert isinstance(available, bool)
+        assert no_network == []
+        if not available:
+            assert harness.provider.unavailable_reason(), "unavailable needs a reason"
+
+    # -- settings
+
+    def test_every_settings_field_has_a_description(self) -> None:
+        missing = [
+            name
+            for name, info in self.provider_class.Settings.model_fields.items()
+            if not (info.description or "").strip()
+        ]
+        assert not missing, f"settings fields without description=: {missing}"
+
+    def test_secrets_are_secretstr(self) -> None:
+        wrong = [
+            name
+            for name, info in self.provider_class.Settings.model_fields.items()
+            if any(word in name.lower() for word in _SECRETISH)
+            and not _is_secret_annotation(info.annotation)
+        ]
+        assert not wrong, f"secret-looking fields must be SecretStr: {wrong}"
+
+    # -- behaviour
+
+    def test_prefetch_returns_none_or_context_within_budget(self, harness: ProviderHarness) -> None:
+        result = harness.prefetch("What do you remember about me?")
+        if result is not None:
+            assert isinstance(result, MemoryContext)
+            assert estimate_tokens(result.text) <= self.prefetch_token_budget
+            assert "<memory-context>" not in result.text, "the host adds the fence, not you"
+
+    def test_sync_then_prefetch_round_trips(self, harness: ProviderHarness) -> None:
+        harness.sync(self.roundtrip_user, "Got it.")
+        harness.host.flush(10)
+        result = harness.prefetch(self.roundtrip_query)
+        assert result is not None, "prefetch recalled nothing after sync"
+        assert self.roundtrip_expect in result.text
+        assert estimate_tokens(result.text) <= self.prefetch_token_budget
+
+    def test_sync_then_prefetch_round_trips_in_chinese(self, harness: ProviderHarness) -> None:
+        harness.sync(self.roundtrip_user_zh, "好的，记住了。")
+        harness.host.flush(10)
+        result = harness.prefetch(self.roundtrip_query_zh)
+        assert result is not None, "prefetch recalled nothing after a Chinese sync"
+        assert self.roundtrip_expect_zh in result.text
+
+    def test_repeated_sync_is_harmless(self, harness: ProviderHarness) -> None:
+        turn = harness.sync(self.roundtrip_user, "Got it.")
+        harness.call("sync", turn=turn)
+        harness.call("sync", turn=turn)
+        result = harness.prefetch(self.roundtrip_query)
+        assert result is not None and self.roundtrip_expect in result.text
+        assert result.text.count(self.roundtrip_expect) <= 3, "repeated sync duplicated memories"
+
+    def test_survives_double_shutdown(self, harness: ProviderHarness) -> None:
+        harness.provider.shutdown()
+        harness.provider.shutdown()
+
+    def test_raising_nothing_through_the_host(self, harness: ProviderHarness) -> None:
+        """A full turn through the Session API (facade, redaction, worker) works."""
+        session = harness.session
+        session.before_turn(self.roundtrip_query)
+        session.after_turn(self.roundtrip_user, "Got it.")
+        assert harness.host.flush(10)
+        session.close()
+
+
+__all__ = ["ProviderContract"]

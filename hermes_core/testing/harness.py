@@ -1,0 +1,71 @@
+"""Drive one provider through the real registry, calling its hooks directly.
+
+The host's facade isolates failures (a raising provider is logged and skipped); a test wants
+the opposite, so :meth:`ProviderHarness.call` invokes the provider's own implementation and
+lets exceptions through.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from hermes_core.host import MemoryHost, Session
+from hermes_core.providers.base import MemoryProvider
+from hermes_core.testing.fakes import make_turn
+from hermes_core.types import MemoryContext, Turn
+
+
+class ProviderHarness:
+    """A host for ``home`` with built-ins only (no entry points) plus one activated provider."""
+
+    def __init__(
+        self,
+        provider_class: type[MemoryProvider],
+        home: Path,
+        settings: Mapping[str, Any] | None = None,
+        *,
+        user_id: str = "test-user",
+    ) -> None:
+        self.home = home
+        self.host = MemoryHost.open(home, load_entrypoints=False, activate_provider=False)
+        self.provider = self.host.registry.activate_class(provider_class, dict(settings or {}))
+        self.session: Session = self.host.session(source="test", user_id=user_id)
+        self._turns = 0
+
+    def call(self, hook: str, **kwargs: Any) -> Any:
+        """Call the provider's own ``hook`` implementation (``None`` when it has none).
+
+        ``session`` defaults to the harness session. Exceptions propagate.
+        """
+        kwargs.setdefault("session", self.session.info)
+        caller = getattr(self.host.pm.hook, hook)
+        for impl in caller.get_hookimpls():
+            if impl.plugin is self.provider:
+                return impl.function(*(kwargs[name] for name in impl.argnames))
+        return None
+
+    def implements(self, hook: str) -> bool:
+        caller = getattr(self.host.pm.hook, hook)
+        return any(impl.plugin is self.provider for impl in caller.get_hookimpls())
+
+    def sync(self, user_text: str, reply: str = "Noted.") -> Turn:
+        """Sync one turn straight into the provider (synchronously)."""
+        self._turns += 1
+        turn = make_turn(user_text, reply, session_id=self.session.id, number=self._turns)
+        self.call("sync", turn=turn)
+        return turn
+
+    def prefetch(self, query: str) -> MemoryContext | None:
+        result = self.call("prefetch", query=query)
+        assert result is None or isinstance(result, MemoryContext), (
+            f"prefetch must return MemoryContext or None, got {type(result).__name__}"
+        )
+        return result
+
+    def close(self) -> None:
+        self.host.close()
+
+
+__all__ = ["ProviderHarness"]
