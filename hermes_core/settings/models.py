@@ -84,6 +84,20 @@ class SkillsSettings(_Section):
     platform: str | None = Field(
         None, description="Platform for skill filtering (linux/macos/windows); auto if unset."
     )
+    available_tools: list[str] | None = Field(
+        None,
+        description=(
+            "Tool names the agent offers, for requires_tools/fallback_for_tools filtering of "
+            "the skills index; unset = the memory and skill tools only."
+        ),
+    )
+    available_toolsets: list[str] | None = Field(
+        None,
+        description=(
+            "Toolset names the agent offers, for requires_toolsets/fallback_for_toolsets "
+            "filtering; unset = memory, session_search and skills."
+        ),
+    )
 
 
 class CompressionSettings(_Section):

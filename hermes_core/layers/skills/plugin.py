@@ -1,10 +1,155 @@
-"""The skills layer as a plugin (hook implementations only; logic lives in sibling modules)."""
+"""The skills layer as a plugin (hook implementations only; logic lives in sibling modules).
+
+* ``system_prompt_block``: the tier-0 index (``PromptOrder.SKILLS``), rendered once per
+  session and then returned unchanged for that session id (the prompt stays frozen even if a
+  skill is written mid-session; the next session sees the change).
+* ``register_tools``: ``skills_list``, ``skill_view``, ``skill_manage``, ``skills_find``,
+  ``skill_feedback`` (toolset ``skills``).
+* ``health_check``: roots readable, broken SKILL.md files, pending approvals.
+
+The tools available to the agent (for ``requires_*``/``fallback_for_*`` filtering) come from
+``skills.available_tools`` / ``skills.available_toolsets``, else from the constructor, else
+:data:`DEFAULT_AVAILABLE_TOOLS`.
+"""
 
 from __future__ import annotations
+
+import threading
+from collections.abc import Collection
+from pathlib import Path
+
+from hermes_core.layers.skills.index import SNAPSHOT_FILE
+from hermes_core.layers.skills.manage import list_pending
+from hermes_core.layers.skills.tools import (
+    DEFAULT_AVAILABLE_TOOLS,
+    DEFAULT_AVAILABLE_TOOLSETS,
+    SkillsService,
+    build_tool_specs,
+)
+from hermes_core.markers import hookimpl
+from hermes_core.settings.models import HermesSettings, SkillsSettings
+from hermes_core.types import HealthCheck, PromptBlock, PromptOrder, SessionInfo, ToolSpec
 
 
 class SkillsLayer:
     """Hook implementations of the skills layer. One instance per host."""
+
+    def __init__(
+        self,
+        available_tools: Collection[str] | None = None,
+        available_toolsets: Collection[str] | None = None,
+    ) -> None:
+        self.settings: HermesSettings | None = None
+        self.home: Path | None = None
+        self._available_tools = available_tools
+        self._available_toolsets = available_toolsets
+        self._blocks: dict[str, PromptBlock | None] = {}
+        self._lock = threading.Lock()
+
+    @hookimpl
+    def configure(self, settings: HermesSettings, home: Path) -> None:
+        """Remember the host's settings and home; touches no files."""
+        self.settings = settings
+        self.home = home
+
+    def service(self, settings: SkillsSettings, home: Path) -> SkillsService:
+        """A :class:`SkillsService` for ``home`` with the configured tool availability."""
+        tools = settings.available_tools
+        if tools is None:
+            tools = list(self._available_tools or DEFAULT_AVAILABLE_TOOLS)
+        toolsets = settings.available_toolsets
+        if toolsets is None:
+            toolsets = list(self._available_toolsets or DEFAULT_AVAILABLE_TOOLSETS)
+        return SkillsService(home, settings, tools, toolsets)
+
+    def _session_service(self, session: SessionInfo) -> SkillsService:
+        return self.service(session.settings.skills, session.home)
+
+    @hookimpl
+    def system_prompt_block(self, session: SessionInfo) -> PromptBlock | None:
+        """The skills index, frozen per session id."""
+        with self._lock:
+            if session.id in self._blocks:
+                return self._blocks[session.id]
+        block: PromptBlock | None = None
+        if session.settings.skills.enabled:
+            text = self._session_service(session).render_index()
+            if text:
+                block = PromptBlock(text=text, order=PromptOrder.SKILLS, source="skills")
+        with self._lock:
+            return self._blocks.setdefault(session.id, block)
+
+    @hookimpl
+    def register_tools(self, session: SessionInfo) -> list[ToolSpec] | None:
+        """The five skill tools, or None when ``skills.enabled`` is false."""
+        if not session.settings.skills.enabled:
+            return None
+        return build_tool_specs(self._session_service(session))
+
+    @hookimpl
+    def on_session_end(self, session: SessionInfo) -> None:
+        """Drop the session's frozen block."""
+        with self._lock:
+            self._blocks.pop(session.id, None)
+
+    @hookimpl
+    def health_check(self, home: Path) -> list[HealthCheck]:
+        """Roots, broken skills and pending approvals."""
+        settings = self.settings.skills if self.settings is not None else SkillsSettings()
+        service = self.service(settings, home)
+        checks: list[HealthCheck] = []
+        missing = [r for r in service.roots if r.read_only and not r.path.is_dir()]
+        checks.append(
+            HealthCheck(
+                name="skills.roots",
+                ok=not missing,
+                detail=(
+                    f"{len(service.roots)} root(s); local {service.roots[0].path}"
+                    if not missing
+                    else "missing external dir(s): " + ", ".join(str(r.path) for r in missing)
+                ),
+                fix=""
+                if not missing
+                else "Create the directory or remove it from skills.external_dirs.",
+            )
+        )
+        library = service.library()
+        problems = library.problems
+        checks.append(
+            HealthCheck(
+                name="skills.library",
+                ok=not problems,
+                detail=(
+                    f"{len(library.skills)} skill(s) valid"
+                    + (
+                        "; broken: " + "; ".join(f"{p.path}: {p.error}" for p in problems[:5])
+                        if problems
+                        else ""
+                    )
+                ),
+                fix=""
+                if not problems
+                else "Run `hermes skills validate` and fix the listed SKILL.md files.",
+            )
+        )
+        pending = list_pending(home)
+        checks.append(
+            HealthCheck(
+                name="skills.pending",
+                ok=True,
+                detail=f"{len(pending)} staged skill write(s)"
+                + (" — review with `hermes skills pending`" if pending else ""),
+            )
+        )
+        snapshot = home / SNAPSHOT_FILE
+        checks.append(
+            HealthCheck(
+                name="skills.index_cache",
+                ok=True,
+                detail=f"{snapshot} {'present' if snapshot.exists() else 'not built yet'}",
+            )
+        )
+        return checks
 
 
 def create_plugin() -> SkillsLayer:

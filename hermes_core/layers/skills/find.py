@@ -1,0 +1,311 @@
+"""``skills_find`` and ``skill_feedback``: lexical relevance blended with a track record.
+
+Relevance is SQLite FTS5 BM25 over four columns (name, description, tags + category, body;
+weights 6/4/4/1) in an in-memory table rebuilt when the library changes. The tokenizer is
+``porter unicode61``; CJK characters are space-separated before indexing and queries use CJK
+bigram phrases, so Chinese works without a segmenter (unicode61 alone would index a whole
+run of Chinese as one token). The final score is
+``0.8 * relevance / best_relevance + 0.2 * (successes + 1) / (uses + 2)``: the track record
+re-orders close candidates but never lifts an irrelevant skill (only FTS hits are ranked).
+
+Outcomes and views live in ``$HERMES_HOME/state.db`` tables ``skill_outcomes`` and
+``skill_usage`` (created idempotently; WAL; busy timeout; other tables are never touched).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import sqlite3
+import threading
+import time
+import unicodedata
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from hermes_core.layers.skills.library import Skill
+
+STATE_DB = "state.db"
+RELEVANCE_WEIGHT = 0.8
+TRACK_RECORD_WEIGHT = 0.2
+NOTE_MAX_CHARS = 2000
+BM25_WEIGHTS = (6.0, 4.0, 4.0, 1.0)
+
+_CJK = r"\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
+_CJK_CHAR = re.compile(f"([{_CJK}])")
+_CJK_RUN = re.compile(f"[{_CJK}]+")
+_WORD = re.compile(r"[a-z0-9]+")
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+_STOPWORDS = _words(
+    """a an and are as at be but by can could do does doing for from get got has have how i
+    i'm in into is it its me my need of on or our please should so some that the their them
+    then there these this to up us want was we what when where which while who why will with
+    would you your help make sure just also like one about any all"""
+)
+_CJK_STOP_BIGRAMS = _words(
+    "一个 一下 怎么 如何 我们 我的 这个 那个 帮我 需要 可以 然后 什么 时候 现在 已经 应该 "
+    "的时 时候 一些 是不 不是 能不 不能 有没 没有 为什 什么 么办 怎样 之后 以后 里的 给我 "
+    "请帮 帮忙 我想 想要 要把 把这"
+)
+
+
+def split_cjk(text: str) -> str:
+    """``text`` with every CJK character surrounded by spaces (for unicode61 indexing)."""
+    return _CJK_CHAR.sub(r" \1 ", text)
+
+
+def build_match_query(task: str) -> str:
+    """An FTS5 MATCH expression for free text: OR of quoted English terms (stop words
+    dropped) and CJK bigram phrases. ``""`` when nothing is searchable."""
+    text = unicodedata.normalize("NFKC", task).lower()
+    terms: list[str] = []
+    seen: set[str] = set()
+
+    def add(term: str) -> None:
+        if term not in seen:
+            seen.add(term)
+            terms.append(term)
+
+    for run in _CJK_RUN.findall(text):
+        if len(run) == 1:
+            add(f'"{run}"')
+            continue
+        for i in range(len(run) - 1):
+            bigram = run[i : i + 2]
+            if bigram not in _CJK_STOP_BIGRAMS:
+                add(f'"{bigram[0]} {bigram[1]}"')
+    for word in _WORD.findall(_CJK_RUN.sub(" ", text)):
+        if len(word) > 1 and word not in _STOPWORDS:
+            add(f'"{word}"')
+    return " OR ".join(terms[:64])
+
+
+@dataclass(frozen=True, slots=True)
+class SkillStats:
+    """Recorded use of one skill."""
+
+    successes: int = 0
+    failures: int = 0
+    views: int = 0
+    last_used: float | None = None
+
+    @property
+    def uses(self) -> int:
+        """Recorded outcomes."""
+        return self.successes + self.failures
+
+    @property
+    def success_rate(self) -> float:
+        """Laplace-smoothed: 0.5 with no outcomes."""
+        return (self.successes + 1) / (self.uses + 2)
+
+
+_SCHEMA = (
+    """CREATE TABLE IF NOT EXISTS skill_outcomes (
+        id INTEGER PRIMARY KEY,
+        skill TEXT NOT NULL,
+        outcome TEXT NOT NULL CHECK (outcome IN ('success', 'failure')),
+        note TEXT,
+        session_id TEXT,
+        created_at REAL NOT NULL
+    )""",
+    "CREATE INDEX IF NOT EXISTS idx_skill_outcomes_skill ON skill_outcomes(skill)",
+    """CREATE TABLE IF NOT EXISTS skill_usage (
+        skill TEXT PRIMARY KEY,
+        views INTEGER NOT NULL DEFAULT 0,
+        last_viewed_at REAL
+    )""",
+)
+
+
+class SkillStatsStore:
+    """The skill tables of ``state.db``. Each call opens and closes its own connection."""
+
+    def __init__(self, home: Path) -> None:
+        self.path = home / STATE_DB
+
+    def _connect(self) -> sqlite3.Connection:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        created = not self.path.exists()
+        conn = sqlite3.connect(self.path, timeout=10.0)
+        conn.execute("PRAGMA busy_timeout = 10000")
+        conn.execute("PRAGMA journal_mode = WAL")
+        if created:
+            self.path.chmod(0o600)
+        with conn:
+            for statement in _SCHEMA:
+                conn.execute(statement)
+        return conn
+
+    def record_outcome(
+        self, skill: str, outcome: str, note: str | None = None, session_id: str = ""
+    ) -> SkillStats:
+        """Store one outcome and return the skill's updated stats."""
+        conn = self._connect()
+        try:
+            with conn:
+                conn.execute(
+                    "INSERT INTO skill_outcomes (skill, outcome, note, session_id, created_at) "
+                    "VALUES (?, ?, ?, ?, ?)",
+                    (skill, outcome, note, session_id, time.time()),
+                )
+        finally:
+            conn.close()
+        return self.stats([skill]).get(skill, SkillStats())
+
+    def record_view(self, skill: str) -> None:
+        """Count one ``skill_view`` of ``skill``."""
+        conn = self._connect()
+        try:
+            with conn:
+                conn.execute(
+                    "INSERT INTO skill_usage (skill, views, last_viewed_at) VALUES (?, 1, ?) "
+                    "ON CONFLICT(skill) DO UPDATE SET views = views + 1, "
+                    "last_viewed_at = excluded.last_viewed_at",
+                    (skill, time.time()),
+                )
+        finally:
+            conn.close()
+
+    def stats(self, names: Iterable[str] | None = None) -> dict[str, SkillStats]:
+        """Stats per skill name (all recorded skills when ``names`` is None)."""
+        conn = self._connect()
+        try:
+            rows = conn.execute(
+                "SELECT skill, SUM(outcome = 'success'), SUM(outcome = 'failure'), "
+                "MAX(created_at) FROM skill_outcomes GROUP BY skill"
+            ).fetchall()
+            views = conn.execute("SELECT skill, views, last_viewed_at FROM skill_usage").fetchall()
+        finally:
+            conn.close()
+        out: dict[str, SkillStats] = {}
+        for skill, ok, bad, last in rows:
+            out[skill] = SkillStats(successes=int(ok or 0), failures=int(bad or 0), last_used=last)
+        for skill, count, last in views:
+            prev = out.get(skill, SkillStats())
+            latest = max(x for x in (prev.last_used, last, 0.0) if x is not None)
+            out[skill] = SkillStats(prev.successes, prev.failures, int(count), latest or None)
+        if names is not None:
+            wanted = set(names)
+            out = {k: v for k, v in out.items() if k in wanted}
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class Ranked:
+    """One ``skills_find`` result."""
+
+    skill: Skill
+    score: float
+    relevance: float
+    stats: SkillStats
+
+
+class _FtsIndex:
+    def __init__(self, skills: Sequence[Skill]) -> None:
+        self.conn = sqlite3.connect(":memory:", check_same_thread=False)
+        self.conn.execute(
+            "CREATE VIRTUAL TABLE skills_fts USING fts5(name, description, tags, body, "
+            "tokenize = 'porter unicode61 remove_diacritics 2')"
+        )
+        self.names: list[str] = []
+        rows = []
+        for rowid, skill in enumerate(skills, start=1):
+            self.names.append(skill.name)
+            meta = skill.meta
+            name_text = f"{meta.name} {re.sub(r'[._-]+', ' ', meta.name)}"
+            tags = " ".join([*meta.tags, skill.category.replace("/", " ")])
+            rows.append(
+                (
+                    rowid,
+                    *(
+                        split_cjk(unicodedata.normalize("NFKC", part))
+                        for part in (name_text, meta.description, tags, skill.doc.body)
+                    ),
+                )
+            )
+        with self.conn:
+            self.conn.executemany(
+                "INSERT INTO skills_fts (rowid, name, description, tags, body) VALUES (?,?,?,?,?)",
+                rows,
+            )
+        self.lock = threading.Lock()
+
+    def search(self, query: str, limit: int) -> list[tuple[str, float]]:
+        with self.lock:
+            rows = self.conn.execute(
+                "SELECT rowid, bm25(skills_fts, ?, ?, ?, ?) AS score FROM skills_fts "
+                "WHERE skills_fts MATCH ? ORDER BY score LIMIT ?",
+                (*BM25_WEIGHTS, query, limit),
+            ).fetchall()
+        return [(self.names[rowid - 1], -float(score)) for rowid, score in rows]
+
+
+_INDEXES: dict[str, _FtsIndex] = {}
+_INDEX_LOCK = threading.Lock()
+
+
+def _library_key(skills: Sequence[Skill]) -> str:
+    parts = []
+    for skill in skills:
+        try:
+            st = skill.skill_md.stat()
+            parts.append([skill.name, str(skill.skill_md), st.st_mtime_ns, st.st_size])
+        except OSError:
+            parts.append([skill.name, str(skill.skill_md), 0, 0])
+    return hashlib.sha256(json.dumps(parts).encode()).hexdigest()
+
+
+def _index_for(skills: Sequence[Skill]) -> _FtsIndex:
+    key = _library_key(skills)
+    with _INDEX_LOCK:
+        index = _INDEXES.get(key)
+        if index is None:
+            if len(_INDEXES) >= 8:
+                _INDEXES.pop(next(iter(_INDEXES))).conn.close()
+            index = _INDEXES[key] = _FtsIndex(skills)
+        return index
+
+
+def rank_skills(
+    skills: Sequence[Skill],
+    task: str,
+    stats: dict[str, SkillStats] | None = None,
+    *,
+    limit: int = 5,
+) -> list[Ranked]:
+    """Skills relevant to ``task``, best first (see module doc for the blend)."""
+    query = build_match_query(task)
+    if not query or not skills:
+        return []
+    hits = _index_for(skills).search(query, max(limit * 4, 20))
+    if not hits:
+        return []
+    by_name = {skill.name: skill for skill in skills}
+    stats = stats or {}
+    best = max(score for _name, score in hits) or 1.0
+    ranked = []
+    for name, relevance in hits:
+        record = stats.get(name, SkillStats())
+        score = RELEVANCE_WEIGHT * (relevance / best) + TRACK_RECORD_WEIGHT * record.success_rate
+        ranked.append(Ranked(by_name[name], round(score, 4), round(relevance, 4), record))
+    ranked.sort(key=lambda r: (-r.score, r.skill.name))
+    return ranked[:limit]
+
+
+__all__ = [
+    "NOTE_MAX_CHARS",
+    "Ranked",
+    "SkillStats",
+    "SkillStatsStore",
+    "build_match_query",
+    "rank_skills",
+    "split_cjk",
+]
