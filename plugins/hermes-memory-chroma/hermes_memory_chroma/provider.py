@@ -1,0 +1,389 @@
+"""The ``chroma`` memory provider: hooks over store + retriever + compactor.
+
+- ``prefetch``: hybrid recall of the user's memories for the message (gated, so an
+  unrelated message recalls nothing).
+- ``sync``: stores the turn as a ``dialogue`` memory (idempotent per session/turn) and
+  buffers its messages; every ``compact_threshold`` buffered messages the buffer is compacted
+  into user_profile / project_status / key_decision / todo memories.
+- ``on_pre_compress``: compacts the messages about to be summarised away and returns the
+  extracted items as notes for the summariser.
+- ``on_session_end``: compacts what is left in the buffer and expires stale memories.
+- ``on_memory_write``: mirrors built-in MEMORY.md / USER.md writes.
+
+The user of every read and write is ``session.user_id or settings.user_id``. Storage opens
+lazily at ``<home>/chroma`` on first use.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import logging
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+from hermes_core import (
+    ChatMessage,
+    HealthCheck,
+    MemoryContext,
+    MemoryProvider,
+    MemoryWrite,
+    SessionInfo,
+    ToolSpec,
+    Turn,
+    hookimpl,
+)
+
+from hermes_memory_chroma.compactor import ChatClient, Compaction, Compactor, message_text
+from hermes_memory_chroma.embedders import embedder_missing, get_embedder
+from hermes_memory_chroma.retriever import RecallParams, Retriever, format_block
+from hermes_memory_chroma.settings import ChromaSettings
+from hermes_memory_chroma.store import MemoryStore
+from hermes_memory_chroma.text import content_hash
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class _SessionBuffer:
+    messages: list[ChatMessage] = field(default_factory=list)
+    dialogue_ids: list[str] = field(default_factory=list)
+    seen_turns: set[int] = field(default_factory=set)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+def _llm_client(session: SessionInfo) -> ChatClient | None:
+    """The ``compression`` route's client, or None when no model is configured (or the
+    LLM module is not available in this hermes-core)."""
+    try:
+        from hermes_core.llm.client import LLMClient
+    except ImportError:
+        return None
+    client: ChatClient | None = LLMClient.from_settings(session.settings, route="compression")
+    return client
+
+
+class ChromaProvider(MemoryProvider):
+    """Local long-term memory on chromadb + FTS5 with hybrid recall and memory hygiene."""
+
+    name: ClassVar[str] = "chroma"
+    Settings: ClassVar[type[ChromaSettings]] = ChromaSettings
+
+    def __init__(self, settings: ChromaSettings, home: Path) -> None:
+        super().__init__(settings, home)
+        self.settings: ChromaSettings = settings
+        self._lock = threading.RLock()
+        self._store: MemoryStore | None = None
+        self._retriever: Retriever | None = None
+        self._buffers: dict[str, _SessionBuffer] = {}
+        self._closed = False
+
+    # ------------------------------------------------------------------ identity
+
+    def is_available(self) -> bool:
+        return self.unavailable_reason() == ""
+
+    def unavailable_reason(self) -> str:
+        if importlib.util.find_spec("chromadb") is None:
+            return "chromadb is not installed: run `pip install hermes-memory-chroma`"
+        problem = embedder_missing(self.settings.embedder)
+        if problem:
+            return problem + " (or set memory.providers.chroma.embedder)"
+        return ""
+
+    @property
+    def root(self) -> Path:
+        return self.home / "chroma"
+
+    @property
+    def store(self) -> MemoryStore:
+        """The store, opened on first use."""
+        with self._lock:
+            if self._closed:
+                raise RuntimeError("the chroma provider was shut down")
+            if self._store is None:
+                from hermes_memory_chroma.progress import auto_reembed_bar
+
+                s = self.settings
+                self._store = MemoryStore(
+                    self.root,
+                    get_embedder(s.embedder),
+                    prefix=s.collection_prefix,
+                    dedup_cosine=s.dedup_cosine,
+                    supersede_threshold=s.supersede_threshold,
+                    reembed_progress=auto_reembed_bar,
+                )
+            return self._store
+
+    @property
+    def retriever(self) -> Retriever:
+        with self._lock:
+            if self._retriever is None:
+                s = self.settings
+                self._retriever = Retriever(
+                    self.store,
+                    RecallParams(
+                        top_k=s.top_k,
+                        dense_weight=s.dense_weight,
+                        bm25_weight=s.bm25_weight,
+                        rrf_k=s.rrf_k,
+                        candidates=s.candidates,
+                        min_similarity=s.min_similarity,
+                        recency_half_life_days=s.recency_half_life_days,
+                        recency_weight=s.recency_weight,
+                        type_weights=dict(s.type_weights),
+                    ),
+                )
+            return self._retriever
+
+    def user_for(self, session: SessionInfo | None) -> str:
+        """The user every read and write of ``session`` is scoped to."""
+        if session is not None and session.user_id:
+            return session.user_id
+        return self.settings.user_id
+
+    def low_value_types(self) -> list[str]:
+        return sorted(t for t, w in self.settings.type_weights.items() if w < 1.0)
+
+    # ------------------------------------------------------------------ public operations
+
+    def delete_memory(self, user_id: str, memory_id: str) -> bool:
+        """Delete one memory of ``user_id`` (chroma + FTS side index)."""
+        return self.store.delete_memory(user_id, memory_id)
+
+    def clear_user_memory(self, user_id: str) -> int:
+        """Remove everything stored for ``user_id``; returns how many memories went."""
+        with self._lock:
+            for buf in self._buffers.values():
+                with buf.lock:
+                    buf.dialogue_ids.clear()
+        return self.store.clear_user_memory(user_id)
+
+    def expire(self, user_id: str) -> list[str]:
+        """Delete ``user_id``'s never-recalled low-value memories older than ``ttl_days``."""
+        return self.store.expire(
+            user_id, ttl_days=self.settings.ttl_days, low_value_types=self.low_value_types()
+        )
+
+    # ------------------------------------------------------------------ hooks
+
+    @hookimpl
+    def prefetch(self, session: SessionInfo, query: str) -> MemoryContext | None:
+        if not query or not query.strip():
+            return None
+        hits = self.retriever.search(self.user_for(session), query, gate=True)
+        text = format_block(hits)
+        if not text:
+            return None
+        return MemoryContext(text=text, count=text.count("\n"), label="chroma")
+
+    @hookimpl
+    def sync(self, session: SessionInfo, turn: Turn) -> None:
+        user = self.user_for(session)
+        buf = self._buffer(session.id)
+        with buf.lock:
+            if turn.number in buf.seen_turns:
+                return  # resent after a crash: already stored and buffered
+            buf.seen_turns.add(turn.number)
+            messages = [dict(m) for m in turn.messages] or [
+                {"role": "user", "content": turn.user_text},
+                {"role": "assistant", "content": turn.reply},
+            ]
+            dialogue = [m for m in messages if m.get("role") in ("user", "assistant")]
+            text = _turn_text(dialogue)
+            if text and self.settings.store_dialogue:
+                mem_id = (
+                    "dlg_"
+                    + hashlib.sha256(
+                        f"{user}\x00{session.id}\x00{turn.number}".encode()
+                    ).hexdigest()[:24]
+                )
+                result = self.store.add(
+                    user,
+                    text,
+                    type="dialogue",
+                    source="sync",
+                    session_id=session.id,
+                    memory_id=mem_id,
+                    supersede=False,
+                )
+                if result.status == "added":
+                    buf.dialogue_ids.append(result.id)
+            buf.messages.extend(m for m in dialogue if message_text(m.get("content")).strip())
+            if len(buf.messages) >= self.settings.compact_threshold:
+                self._compact_buffer(session, buf)
+
+    @hookimpl
+    def on_pre_compress(self, session: SessionInfo, messages: Sequence[ChatMessage]) -> str | None:
+        compaction = self._compactor(session).compact(messages)
+        self._store_compaction(session, compaction, dialogue_ids=())
+        rendered = compaction.render()
+        return rendered or None
+
+    @hookimpl
+    def on_session_end(self, session: SessionInfo, messages: Sequence[ChatMessage]) -> None:
+        with self._lock:
+            buf = self._buffers.pop(session.id, None)
+        if buf is not None:
+            with buf.lock:
+                if buf.messages:
+                    self._compact_buffer(session, buf)
+        self.expire(self.user_for(session))
+
+    @hookimpl
+    def on_memory_write(self, session: SessionInfo, write: MemoryWrite) -> None:
+        user = self.user_for(session)
+        mem_type = "user_profile" if write.target == "user" else "fact"
+        if write.action == "remove":
+            gone = write.previous_content or write.content
+            for mem in self._by_hash(user, gone):
+                self.store.delete_memory(user, mem.id)
+            return
+        if not write.content.strip():
+            return
+        result = self.store.add(
+            user,
+            write.content,
+            type=mem_type,
+            source=f"builtin:{write.target}",
+            session_id=write.session_id or session.id,
+            supersede=write.action == "add",
+        )
+        if write.action == "replace" and write.previous_content:
+            old = [m.id for m in self._by_hash(user, write.previous_content) if m.id != result.id]
+            if old:
+                self.store.supersede(user, old, result.id)
+
+    @hookimpl
+    def register_tools(self, session: SessionInfo) -> list[ToolSpec]:
+        from hermes_memory_chroma.tools import build_tools
+
+        return build_tools(self)
+
+    @hookimpl
+    def register_commands(self, cli: Any) -> None:
+        from hermes_memory_chroma.cli import register
+
+        register(cli, self)
+
+    @hookimpl
+    def health_check(self, home: Path) -> list[HealthCheck]:
+        checks: list[HealthCheck] = []
+        reason = self.unavailable_reason()
+        checks.append(
+            HealthCheck(
+                "chroma: dependencies",
+                not reason,
+                detail=reason or f"chromadb + embedder {self.settings.embedder}",
+                fix=reason,
+            )
+        )
+        if reason:
+            return checks
+        try:
+            stats = self.store.stats()
+        except Exception as exc:
+            checks.append(
+                HealthCheck(
+                    "chroma: store",
+                    False,
+                    detail=f"{self.root}: {exc}",
+                    fix=f"check permissions of {self.root}, or move it aside to start afresh",
+                )
+            )
+            return checks
+        active = sum(u["active"] for u in stats["users"])
+        checks.append(
+            HealthCheck(
+                "chroma: store",
+                True,
+                detail=f"{self.root}: {len(stats['users'])} user(s), {active} active memories, "
+                f"embedder {stats['embedder']}",
+            )
+        )
+        stale = [u["user_id"] for u in stats["users"] if u["needs_reembed"]]
+        drift = [u["user_id"] for u in stats["users"] if u["indexed"] != u["active"]]
+        checks.append(
+            HealthCheck(
+                "chroma: embeddings",
+                not stale,
+                detail="up to date" if not stale else f"built with another embedder: {stale}",
+                fix="" if not stale else "run `hermes chroma reembed`",
+            )
+        )
+        checks.append(
+            HealthCheck(
+                "chroma: keyword index",
+                not drift,
+                detail="in step with chroma" if not drift else f"out of step for {drift}",
+                fix="" if not drift else "run `hermes chroma reembed --force`",
+            )
+        )
+        return checks
+
+    # ------------------------------------------------------------------ internals
+
+    def _buffer(self, session_id: str) -> _SessionBuffer:
+        with self._lock:
+            return self._buffers.setdefault(session_id, _SessionBuffer())
+
+    def _compactor(self, session: SessionInfo) -> Compactor:
+        return Compactor(lambda: _llm_client(session))
+
+    def _compact_buffer(self, session: SessionInfo, buf: _SessionBuffer) -> None:
+        compaction = self._compactor(session).compact(buf.messages)
+        self._store_compaction(session, compaction, dialogue_ids=tuple(buf.dialogue_ids))
+        buf.messages.clear()
+        buf.dialogue_ids.clear()
+
+    def _store_compaction(
+        self, session: SessionInfo, compaction: Compaction, dialogue_ids: Sequence[str]
+    ) -> list[str]:
+        user = self.user_for(session)
+        source = "compaction-fallback" if compaction.fallback else "compaction"
+        ids: list[str] = []
+        for item in compaction.items:
+            result = self.store.add(
+                user,
+                item.content,
+                type=item.type,
+                subject=item.subject,
+                source=source,
+                session_id=session.id,
+                supersede=not compaction.fallback,
+            )
+            ids.append(result.id)
+        if compaction.fallback and ids and dialogue_ids:
+            # the raw chunks hold the same text: keep the turns in history, recall the chunk
+            self.store.supersede(user, list(dialogue_ids), ids[0])
+        return ids
+
+    def _by_hash(self, user: str, content: str) -> list[Any]:
+        digest = content_hash(content)
+        return self.store.list_memories(user, where={"hash": digest})
+
+    def shutdown(self) -> None:
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            self._buffers.clear()
+            if self._store is not None:
+                self._store.close()
+            self._store = None
+            self._retriever = None
+
+
+def _turn_text(messages: Sequence[ChatMessage]) -> str:
+    lines = []
+    for msg in messages:
+        text = message_text(msg.get("content")).strip()
+        if text:
+            lines.append(f"{msg.get('role')}: {text}")
+    return "\n".join(lines)
+
+
+__all__ = ["ChromaProvider"]

@@ -1,0 +1,181 @@
+"""Hybrid recall: dense (chroma cosine) + BM25 (FTS5), fused by weighted reciprocal rank,
+then scaled by memory-type weight and a recency decay; formatted as a prompt block.
+
+``score = (Σ_r w_r / (rrf_k + rank_r)) × type_weight × ((1 - rw) + rw × 0.5^(age/half_life))``
+
+Filters (type, time window) apply to both rankings. Only the store is used; this module never
+writes except the recall counters that protect recalled memories from TTL expiry.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from hermes_memory_chroma.store import Memory, MemoryStore
+from hermes_memory_chroma.text import excerpt
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    """One recalled memory with its fused score and the evidence behind it."""
+
+    memory: Memory
+    score: float
+    similarity: float | None = None
+    dense_rank: int | None = None
+    bm25_rank: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out = self.memory.to_dict()
+        out["score"] = round(self.score, 6)
+        if self.similarity is not None:
+            out["similarity"] = round(self.similarity, 4)
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class RecallParams:
+    """Tuning of :class:`Retriever` (mirrors the provider settings)."""
+
+    top_k: int = 6
+    dense_weight: float = 1.0
+    bm25_weight: float = 1.0
+    rrf_k: int = 60
+    candidates: int = 50
+    min_similarity: float = 0.3
+    recency_half_life_days: float = 30.0
+    recency_weight: float = 0.2
+    type_weights: Mapping[str, float] = field(default_factory=dict)
+
+
+class Retriever:
+    """Hybrid search over one :class:`MemoryStore`, always scoped to one user."""
+
+    def __init__(self, store: MemoryStore, params: RecallParams | None = None) -> None:
+        self.store = store
+        self.params = params or RecallParams()
+
+    def search(
+        self,
+        user_id: str,
+        query: str,
+        *,
+        top_k: int | None = None,
+        types: Sequence[str] | None = None,
+        since: float | None = None,
+        until: float | None = None,
+        gate: bool = False,
+        now: float | None = None,
+        record: bool = True,
+    ) -> list[Hit]:
+        """The best ``top_k`` active memories of ``user_id`` for ``query``.
+
+        ``types`` restricts memory types; ``since``/``until`` bound ``created_at`` (epoch
+        seconds). ``gate`` drops dense-only hits below ``min_similarity`` (automatic recall
+        should say nothing rather than something irrelevant). ``record`` counts the returned
+        memories as recalled.
+        """
+        p = self.params
+        k = top_k or p.top_k
+        if not query.strip():
+            return []
+        where = _filters(types, since, until)
+        dense: list[tuple[Memory, float]] = []
+        if p.dense_weight > 0:
+            vector = self.store.embedder.embed_query(query)
+            dense = self.store.dense(user_id, vector, p.candidates, where)
+        bm25: list[tuple[str, float]] = []
+        if p.bm25_weight > 0:
+            bm25 = self.store.fts.search(user_id, query, p.candidates)
+
+        fused: dict[str, float] = {}
+        info: dict[str, dict[str, Any]] = {}
+        memories: dict[str, Memory] = {}
+        for rank, (mem, sim) in enumerate(dense, start=1):
+            fused[mem.id] = fused.get(mem.id, 0.0) + p.dense_weight / (p.rrf_k + rank)
+            info.setdefault(mem.id, {}).update(similarity=sim, dense_rank=rank)
+            memories[mem.id] = mem
+        for rank, (mem_id, _score) in enumerate(bm25, start=1):
+            fused[mem_id] = fused.get(mem_id, 0.0) + p.bm25_weight / (p.rrf_k + rank)
+            info.setdefault(mem_id, {})["bm25_rank"] = rank
+        missing = [i for i in fused if i not in memories]
+        for fetched in self.store.get(user_id, missing):
+            memories[fetched.id] = fetched
+
+        at = time.time() if now is None else now
+        hits: list[Hit] = []
+        for mem_id, base in fused.items():
+            found = memories.get(mem_id)
+            if found is None or not found.active or found.user_id != user_id:
+                continue
+            if not _matches(found, types, since, until):
+                continue
+            evidence = info.get(mem_id, {})
+            weak = evidence.get("similarity", -1.0) < p.min_similarity
+            if gate and "bm25_rank" not in evidence and weak:
+                continue
+            score = base * p.type_weights.get(found.type, 1.0) * self._recency(found, at)
+            hits.append(Hit(found, score, **evidence))
+        hits.sort(key=lambda h: (-h.score, -h.memory.created_at, h.memory.id))
+        chosen = hits[:k]
+        if record and chosen:
+            self.store.note_recall(user_id, [h.memory.id for h in chosen])
+        return chosen
+
+    def _recency(self, mem: Memory, now: float) -> float:
+        p = self.params
+        if p.recency_weight <= 0:
+            return 1.0
+        age_days = max(0.0, now - (mem.created_at or now)) / 86400.0
+        decay = math.pow(0.5, age_days / p.recency_half_life_days)
+        return (1.0 - p.recency_weight) + p.recency_weight * decay
+
+
+def _filters(
+    types: Sequence[str] | None, since: float | None, until: float | None
+) -> dict[str, Any] | None:
+    clauses: list[dict[str, Any]] = []
+    if types:
+        clauses.append({"type": {"$in": list(types)}})
+    if since is not None:
+        clauses.append({"created_at": {"$gte": float(since)}})
+    if until is not None:
+        clauses.append({"created_at": {"$lte": float(until)}})
+    if not clauses:
+        return None
+    return clauses[0] if len(clauses) == 1 else {"$and": clauses}
+
+
+def _matches(
+    mem: Memory, types: Sequence[str] | None, since: float | None, until: float | None
+) -> bool:
+    if types and mem.type not in types:
+        return False
+    if since is not None and mem.created_at < since:
+        return False
+    return not (until is not None and mem.created_at > until)
+
+
+def format_block(hits: Sequence[Hit], *, char_budget: int = 4000) -> str:
+    """Hits as a plain prompt block (unfenced; the host adds the fence), within budget."""
+    if not hits:
+        return ""
+    lines = ["Long-term memories recalled for this message (most relevant first):"]
+    used = len(lines[0])
+    for hit in hits:
+        mem = hit.memory
+        day = datetime.fromtimestamp(mem.created_at or 0, tz=UTC).strftime("%Y-%m-%d")
+        line = f"- [{mem.type.replace('_', ' ')}, {day}] {excerpt(mem.content, 600)}"
+        if used + len(line) + 1 > char_budget:
+            break
+        lines.append(line)
+        used += len(line) + 1
+    return "\n".join(lines) if len(lines) > 1 else ""
+
+
+__all__ = ["Hit", "RecallParams", "Retriever", "format_block"]

