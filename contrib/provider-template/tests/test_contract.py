@@ -1,0 +1,9 @@
+"""The provider contract: every check hermes-core asks of a provider, inherited."""
+
+from hermes_core.testing.contract import ProviderContract
+from hermes_memory_example.provider import ExampleProvider
+
+
+class TestExampleContract(ProviderContract):
+    provider_class = ExampleProvider
+    settings = {"path": "example-memories.json"}
