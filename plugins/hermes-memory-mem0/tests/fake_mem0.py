@@ -50,7 +50,9 @@ class FakeMem0Server:
     def __enter__(self) -> FakeMem0Server:
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
         self._server.daemon_threads = True
-        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        ).start()
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -1,0 +1,207 @@
+"""Mode oss: the real ``mem0.Memory`` with chroma and the bundled embedder, offline.
+
+The LLM is the loopback ``FakeLLMServer``; every other socket is refused by the ``offline``
+fixture, so a hub download or telemetry call would fail these tests.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import ctx, make_session
+from hermes_core import MemoryWrite, SessionInfo, Turn
+from hermes_core.testing.fake_llm import FakeLLMServer
+from hermes_memory_mem0 import Mem0Provider
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+
+def tool(provider: Mem0Provider, session: SessionInfo, name: str, **args: Any) -> dict[str, Any]:
+    spec = {t.name: t for t in provider.register_tools(session)}[name]
+    return json.loads(spec.handler(args, ctx(session)))  # type: ignore[no-any-return]
+
+
+def test_storage_lives_under_home_and_telemetry_is_off(
+    home: Path, make_provider: Callable[..., Mem0Provider]
+) -> None:
+    provider = make_provider()
+    s = make_session(home, "alice")
+    assert tool(provider, s, "mem0_add", content="I drink oolong tea.")["success"]
+    assert (home / "mem0" / "chroma").is_dir()
+    assert (home / "mem0" / "history.db").is_file()
+    import mem0.memory.telemetry as telemetry
+
+    assert telemetry.MEM0_TELEMETRY is False
+    assert os.environ["MEM0_TELEMETRY"] == "False"
+
+
+def test_sync_without_llm_stores_verbatim_en_zh(
+    home: Path, make_provider: Callable[..., Mem0Provider]
+) -> None:
+    provider = make_provider()
+    s = make_session(home, "alice")
+    assert provider.sync_infer(s) is False
+    provider.sync(s, Turn(session_id="s1", number=1, user_text="My favourite drink is black coffee.", reply="Got it."))
+    provider.sync(s, Turn(session_id="s1", number=2, user_text="我的狗叫旺财，它三岁了。", reply="好的，记住了。"))
+    texts = {i.memory for i in provider.backend(s).list(user_id="alice", limit=50)}
+    assert {"My favourite drink is black coffee.", "我的狗叫旺财，它三岁了。"} <= texts
+    got = provider.prefetch(s, "what coffee do I like?")
+    assert got is not None and "black coffee" in got.text
+    zh = provider.search(s, "狗的名字", top_k=1)
+    assert zh and "旺财" in zh[0].memory
+
+
+def test_sync_with_llm_extracts_facts_through_fake_server(home: Path) -> None:
+    with FakeLLMServer() as llm:
+        llm.script_chat(content=json.dumps({"memory": [{"text": "User is allergic to peanuts"}]}))
+        provider = Mem0Provider(Mem0Provider.Settings(), home)
+        try:
+            s = make_session(home, "alice", llm_url=llm.base_url)
+            assert provider.sync_infer(s) is True
+            provider.sync(
+                s,
+                Turn(session_id="s1", number=1, user_text="I can't eat peanuts, I'm allergic.", reply="Noted."),
+            )
+            assert len(llm.chat_requests) == 1
+            sent = json.dumps(llm.chat_requests[0], ensure_ascii=False)
+            assert "peanuts" in sent
+            memories = [i.memory for i in provider.backend(s).list(user_id="alice", limit=10)]
+            assert memories == ["User is allergic to peanuts"]
+        finally:
+            provider.shutdown()
+
+
+def test_tools_round_trip_and_scope(home: Path, make_provider: Callable[..., Mem0Provider]) -> None:
+    provider = make_provider()
+    alice, bob = make_session(home, "alice"), make_session(home, "bob")
+    added = tool(provider, alice, "mem0_add", content="Alice works at the Lisbon office.")
+    mem_id = added["results"][0]["id"]
+    tool(provider, bob, "mem0_add", content="Bob works at the Osaka office.")
+    found = tool(provider, alice, "mem0_search", query="which office?", top_k=5)
+    assert [r["memory"] for r in found["results"]] == ["Alice works at the Lisbon office."]
+    denied = tool(provider, bob, "mem0_update", memory_id=mem_id, content="moved")
+    assert denied["success"] is False and "not found" in denied["error"]
+    assert tool(provider, alice, "mem0_update", memory_id=mem_id, content="Alice works in Porto.")["success"]
+    assert provider.backend(alice).get(mem_id).memory == "Alice works in Porto."  # type: ignore[union-attr]
+    assert tool(provider, bob, "mem0_delete", memory_id=mem_id)["success"] is False
+    assert tool(provider, alice, "mem0_delete", memory_id=mem_id)["success"] is True
+    assert provider.backend(alice).get(mem_id) is None
+
+
+def test_on_memory_write_mirrors_into_oss(
+    home: Path, make_provider: Callable[..., Mem0Provider]
+) -> None:
+    provider = make_provider()
+    s = make_session(home, "alice")
+    provider.on_memory_write(s, MemoryWrite(action="add", target="memory", content="项目使用 PostgreSQL 16。"))
+    got = provider.search(s, "数据库版本")
+    assert got and got[0].memory == "项目使用 PostgreSQL 16。"
+
+
+def test_bad_tool_input_never_raises(home: Path, make_provider: Callable[..., Mem0Provider]) -> None:
+    provider = make_provider()
+    s = make_session(home, "alice")
+    for name, args in [
+        ("mem0_search", {}),
+        ("mem0_search", {"query": 5}),
+        ("mem0_search", {"query": "x", "top_k": "many"}),
+        ("mem0_add", {"content": ""}),
+        ("mem0_add", {"content": "x" * 5000}),
+        ("mem0_update", {"memory_id": "nope"}),
+        ("mem0_update", {"memory_id": "nope", "content": "c"}),
+        ("mem0_delete", {"memory_id": None}),
+    ]:
+        out = tool(provider, s, name, **args)
+        assert out["success"] is False and out["error"], (name, args)
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
+    max_leaves=6,
+)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    name=st.sampled_from(["mem0_search", "mem0_update", "mem0_delete"]),
+    args=st.dictionaries(
+        st.sampled_from(["query", "top_k", "memory_id", "content", "junk"]), json_values, max_size=4
+    ),
+)
+def test_handlers_fuzz(
+    name: str, args: dict[str, Any], home: Path, make_provider: Callable[..., Mem0Provider]
+) -> None:
+    provider = _shared(home, make_provider)
+    out = json.loads(
+        {t.name: t for t in provider.register_tools(make_session(home, "fuzz"))}[name].handler(
+            args, ctx(make_session(home, "fuzz"))
+        )
+    )
+    assert isinstance(out.get("success"), bool)
+    if not out["success"]:
+        assert isinstance(out["error"], str) and out["error"]
+
+
+_PROVIDERS: dict[Path, Mem0Provider] = {}
+
+
+def _shared(home: Path, make_provider: Callable[..., Mem0Provider]) -> Mem0Provider:
+    if home not in _PROVIDERS:
+        _PROVIDERS.clear()
+        _PROVIDERS[home] = make_provider()
+    return _PROVIDERS[home]
+
+
+ALPHA = ["apple", "anchor", "amber", "arrow", "苹果", "安静", "阿尔卑斯"]
+BRAVO = ["banana", "bridge", "bronze", "bucket", "香蕉", "桥梁", "北极熊"]
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    writes=st.lists(
+        st.tuples(st.sampled_from(["A", "B"]), st.integers(0, 6), st.sampled_from(["tool", "sync", "mirror"])),
+        min_size=1,
+        max_size=8,
+    ),
+    query_word=st.sampled_from(ALPHA + BRAVO),
+)
+def test_isolation_property(
+    writes: list[tuple[str, int, str]],
+    query_word: str,
+    home: Path,
+    make_provider: Callable[..., Mem0Provider],
+) -> None:
+    """Random interleavings of writes by A and B: A's recall never contains B's content."""
+    provider = _shared(home, make_provider)
+    run = uuid.uuid4().hex[:8]
+    users = {"A": make_session(home, f"A-{run}", sid=f"a{run}"), "B": make_session(home, f"B-{run}", sid=f"b{run}")}
+    b_texts: set[str] = set()
+    for n, (who, idx, how) in enumerate(writes):
+        words = ALPHA if who == "A" else BRAVO
+        text = f"{who} note {n}: {words[idx]} {run}"
+        if who == "B":
+            b_texts.add(text)
+        s = users[who]
+        if how == "tool":
+            assert tool(provider, s, "mem0_add", content=text)["success"]
+        elif how == "sync":
+            provider.sync(s, Turn(session_id=s.id, number=n, user_text=text, reply=""))
+        else:
+            provider.on_memory_write(s, MemoryWrite(action="add", target="user", content=text))
+    a = users["A"]
+    recalled = [i.memory for i in provider.search(a, f"{query_word} {run}", top_k=50)]
+    ctx_block = provider.prefetch(a, f"{query_word} {run}")
+    listed = [i.memory for i in provider.backend(a).list(user_id=a.user_id or "", limit=100)]
+    tool_out = json.dumps(tool(provider, a, "mem0_search", query=f"{query_word} {run}", top_k=50), ensure_ascii=False)
+    for text in b_texts:
+        assert text not in recalled
+        assert text not in listed
+        assert text not in tool_out
+        assert ctx_block is None or text not in ctx_block.text
