@@ -14,8 +14,6 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from pydantic import Field, SecretStr
-
 from hermes_core import (
     MemoryContext,
     MemoryProvider,
@@ -27,9 +25,13 @@ from hermes_core import (
     hookimpl,
 )
 from hermes_core.fsutil import atomic_write_text
+from pydantic import Field, SecretStr
 
 _TOKEN = re.compile(r"[\u4e00-\u9fff]|[^\W_]+", re.UNICODE)
-_STOP = frozenset("a an and the to of i my is are do you me what which please remember that".split())
+_STOP = frozenset(
+    {"a", "an", "and", "the", "to", "of", "i", "my", "is", "are", "do", "you", "me", "what"}
+    | {"which", "please", "remember", "that"}
+)
 
 
 def tokens(text: str) -> set[str]:
@@ -117,7 +119,8 @@ class ExampleProvider(MemoryProvider):
         def handler(args: Any, ctx: ToolContext) -> str:
             query = args.get("query")
             if not isinstance(query, str) or not query.strip():
-                return json.dumps({"success": False, "error": "query (a non-empty string) is required"})
+                error = "query (a non-empty string) is required"
+                return json.dumps({"success": False, "error": error})
             hits = self.recall(self._user(ctx.session), query)
             return json.dumps({"success": True, "results": hits}, ensure_ascii=False)
 

@@ -4,6 +4,7 @@ import json
 from pathlib import Path
 
 from hermes_core.testing.harness import ProviderHarness
+
 from hermes_memory_example.provider import ExampleProvider
 
 
