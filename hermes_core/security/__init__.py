@@ -1,12 +1,6 @@
-"""Shared security helpers: the threat scanner used by memory, context files, skills and recall."""
+"""Shared security helpers.
 
-from hermes_core.security.scan import (
-    PATTERN_IDS,
-    ScanResult,
-    Scope,
-    context_block_message,
-    find_threats,
-    scan,
-)
-
-__all__ = ["PATTERN_IDS", "ScanResult", "Scope", "context_block_message", "find_threats", "scan"]
+Import from the submodules, e.g. ``from hermes_core.security.scan import scan, ScanResult``
+(the package deliberately re-exports nothing, so ``hermes_core.security.scan`` always names the
+module, never the function).
+"""
