@@ -1,12 +1,195 @@
-"""The compression layer as a plugin (hook implementations only; logic lives in sibling modules)."""
+"""The compression layer as a plugin (hook implementations only; logic lives in sibling modules).
+
+Public helpers the Session (or any agent loop) may call directly:
+
+* :func:`compression_threshold` — the trigger in tokens for a window and model;
+* :func:`should_compress` — ``prompt_tokens >= threshold`` (equality triggers) when enabled.
+
+The ``compress`` hookimpl is ``trylast`` so any plugin can replace the built-in compressor.
+Per-session state (previous summary, ineffective streak, anti-thrash stop) is keyed by
+``session.id`` and dropped at ``on_session_end``.
+"""
 
 from __future__ import annotations
 
+import logging
+import threading
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from hermes_core.layers.compression.compressor import CompressionState, compress_messages
+from hermes_core.layers.compression.metrics import load_stats, record_event
+from hermes_core.llm.client import LLMClient
+from hermes_core.markers import hookimpl
+from hermes_core.settings.models import HermesSettings
+from hermes_core.types import (
+    ChatMessage,
+    CompressionBudget,
+    CompressionResult,
+    HealthCheck,
+    SessionInfo,
+)
+
+log = logging.getLogger(__name__)
+
+USABLE_WINDOW_SHARE = 0.85
+
+
+def compression_threshold(
+    settings: HermesSettings, context_length: int, model: str | None = None
+) -> int:
+    """Tokens at which a transcript of a ``context_length`` window is compressed.
+
+    ``compression.threshold`` × window, where ``compression.model_thresholds`` overrides the
+    ratio for models whose name contains the key (case-insensitive, longest key wins), capped
+    by ``compression.threshold_tokens`` when set. A trigger at or above the whole window is
+    moved to 85 % of it.
+    """
+    comp = settings.compression
+    ratio = comp.threshold
+    if model and comp.model_thresholds:
+        matches = [k for k in comp.model_thresholds if k and k.lower() in model.lower()]
+        if matches:
+            ratio = comp.model_thresholds[max(matches, key=len)]
+    trigger = int(context_length * ratio)
+    if comp.threshold_tokens is not None:
+        trigger = min(trigger, comp.threshold_tokens)
+    if trigger >= context_length:
+        trigger = int(context_length * USABLE_WINDOW_SHARE)
+    return max(trigger, 1)
+
+
+def should_compress(
+    settings: HermesSettings, prompt_tokens: int, context_length: int, model: str | None = None
+) -> bool:
+    """True when automatic compaction is enabled and ``prompt_tokens`` reached the
+    threshold (exact equality triggers)."""
+    if not settings.compression.enabled:
+        return False
+    return prompt_tokens >= compression_threshold(settings, context_length, model)
+
+
+ClientFactory = Callable[[HermesSettings], LLMClient | None]
+
+
+def _route_client(settings: HermesSettings) -> LLMClient | None:
+    return LLMClient.from_settings(settings, "compression")
+
+
+def _main_client(settings: HermesSettings) -> LLMClient | None:
+    return LLMClient.from_settings(settings)
+
 
 class CompressionLayer:
-    """Hook implementations of the compression layer. One instance per host."""
+    """Hook implementations of the compression layer. One instance per host.
+
+    ``client_factory``/``main_client_factory`` build the summariser clients from settings
+    (the ``llm.auxiliary.compression`` route, then the main model for one retry); tests may
+    replace them.
+    """
+
+    def __init__(
+        self,
+        client_factory: ClientFactory = _route_client,
+        main_client_factory: ClientFactory = _main_client,
+    ) -> None:
+        self.client_factory = client_factory
+        self.main_client_factory = main_client_factory
+        self.settings: HermesSettings | None = None
+        self.home: Path | None = None
+        self._states: dict[str, CompressionState] = {}
+        self._lock = threading.Lock()
+
+    @hookimpl
+    def configure(self, settings: HermesSettings, home: Path) -> None:
+        self.settings = settings
+        self.home = home
+
+    def state(self, session_id: str) -> CompressionState:
+        """The per-session compressor state (created on first use)."""
+        with self._lock:
+            return self._states.setdefault(session_id, CompressionState())
+
+    @hookimpl(trylast=True)
+    def compress(
+        self,
+        session: SessionInfo,
+        messages: Sequence[ChatMessage],
+        budget: CompressionBudget,
+        notes: str,
+    ) -> CompressionResult:
+        settings = session.settings
+        state = self.state(session.id)
+        result = compress_messages(
+            messages,
+            settings=settings.compression,
+            budget=budget,
+            state=state,
+            client_factory=lambda: self.client_factory(settings),
+            fallback_client_factory=lambda: self.main_client_factory(settings),
+            notes=notes or "",
+        )
+        if result.aborted and result.error:
+            log.warning("session %s: %s", session.id, result.error)
+        try:
+            record_event(session.home, session.id, result)
+        except Exception as exc:  # metrics must never fail a turn
+            log.warning("could not record compression metrics in state.db: %s", exc)
+        return result
+
+    @hookimpl
+    def on_session_end(self, session: SessionInfo) -> None:
+        with self._lock:
+            self._states.pop(session.id, None)
+
+    @hookimpl
+    def health_check(self, home: Path) -> list[HealthCheck]:
+        settings = self.settings
+        checks: list[HealthCheck] = []
+        if settings is not None:
+            client = LLMClient.from_settings(settings, "compression")
+            if client is None:
+                checks.append(
+                    HealthCheck(
+                        "compression summariser",
+                        True,
+                        "no model configured: the deterministic extractive handoff sheet is used",
+                        "set llm.base_url and llm.model (or llm.auxiliary.compression.*) for "
+                        "LLM summaries",
+                    )
+                )
+            else:
+                checks.append(
+                    HealthCheck(
+                        "compression summariser", True, f"{client.model} at {client.base_url}"
+                    )
+                )
+                client.close()
+        try:
+            stats = load_stats(home)
+            checks.append(
+                HealthCheck(
+                    "compression events",
+                    True,
+                    f"{stats.count} compactions ({stats.fallbacks} fallback, "
+                    f"{stats.aborted} aborted), {stats.tokens_saved:,} tokens saved",
+                )
+            )
+        except Exception as exc:
+            checks.append(
+                HealthCheck(
+                    "compression events",
+                    False,
+                    f"state.db unreadable: {exc}",
+                    "check permissions of $HERMES_HOME/state.db",
+                )
+            )
+        return checks
 
 
 def create_plugin() -> CompressionLayer:
     """Called once per plugin manager by :func:`hermes_core.plugins.create_plugin_manager`."""
     return CompressionLayer()
+
+
+__all__ = ["CompressionLayer", "compression_threshold", "create_plugin", "should_compress"]

@@ -1,0 +1,304 @@
+"""One compaction: prune → boundaries → summarise (LLM or fallback) → assemble → repair.
+
+:func:`compress_messages` is pure apart from the model call: it takes the transcript, the
+settings and the per-session :class:`CompressionState`, and returns a
+:class:`~hermes_core.types.CompressionResult`. The caller (the plugin) owns the state and the
+metrics. The input list and its dicts are never mutated.
+
+Failure policy:
+
+* no summary model configured → deterministic fallback sheet (``fallback_used``);
+* auth (401/403) or quota errors → the transcript is kept (``aborted``) with a message naming
+  the setting to fix — retrying cannot help and a silent drop would lose turns;
+* any other model failure (unreachable, 5xx after retries, malformed or empty output) →
+  fallback sheet, unless ``compression.abort_on_summary_failure`` keeps the transcript;
+* anti-thrash: a compaction saving < 10 % (or leaving the transcript over the threshold) is
+  *ineffective*; after two in a row automatic compaction stops for the session with a
+  warning (manual compaction still works and resets the streak when effective).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from hermes_core.layers.compression.boundaries import find_boundaries, sanitize_tool_pairs
+from hermes_core.layers.compression.fallback import build_fallback_summary
+from hermes_core.layers.compression.messages import (
+    MERGE_CLOSE,
+    MERGE_OPEN,
+    SUMMARY_END_MARKER,
+    SUMMARY_MARKER_KEY,
+    SUMMARY_PREFIX,
+    content_text,
+    copy_messages,
+    is_summary,
+    role,
+)
+from hermes_core.layers.compression.prune import prune, summarize_old_tool_outputs
+from hermes_core.layers.compression.summarizer import (
+    detect_language,
+    strip_summary_framing,
+    summarize,
+    summary_budget,
+)
+from hermes_core.llm.client import LLMClient
+from hermes_core.llm.errors import LLMAuthError, LLMError, LLMQuotaError
+from hermes_core.llm.tokens import estimate_messages_tokens, estimate_tokens
+from hermes_core.settings.models import CompressionSettings
+from hermes_core.types import ChatMessage, CompressionBudget, CompressionResult
+
+log = logging.getLogger(__name__)
+
+INEFFECTIVE_SAVING = 0.10
+INEFFECTIVE_LIMIT = 2
+MERGED_MARKER_KEY = "_compressed_summary_merged"
+ANTI_THRASH_WARNING = (
+    "automatic compaction stopped for this session: the last {n} compactions saved less than "
+    "10% each (or left the context over the threshold). Start a new session with /new, or "
+    "compact manually around a topic with /compress <topic>."
+)
+
+
+@dataclass
+class CompressionState:
+    """Per-session memory of the compressor (keyed by session id in the plugin)."""
+
+    previous_summary: str | None = None
+    ineffective_streak: int = 0
+    auto_disabled: bool = False
+    compressions: int = 0
+    summarizations: int = 0
+
+
+ClientFactory = Callable[[], LLMClient | None]
+
+
+def tail_budget_tokens(settings: CompressionSettings, threshold_tokens: int) -> int:
+    """Tail token budget: ``threshold × target_ratio`` (``target_ratio`` is 0.10–0.80)."""
+    return max(1, int(threshold_tokens * settings.target_ratio))
+
+
+def _previous_summary(state: CompressionState, messages: Sequence[Mapping[str, Any]]) -> str | None:
+    if state.previous_summary:
+        return state.previous_summary
+    for message in reversed(messages):  # e.g. a resumed session: recover it from the text
+        if is_summary(message):
+            return strip_summary_framing(content_text(message.get("content"))) or None
+    return None
+
+
+def summary_message_text(body: str) -> str:
+    """The full text of a summary message: REFERENCE-ONLY prefix, body, END marker."""
+    return f"{SUMMARY_PREFIX}\n\n{body.strip()}\n\n{SUMMARY_END_MARKER}"
+
+
+def assemble(
+    head: Sequence[ChatMessage], summary_text: str, tail: Sequence[ChatMessage]
+) -> list[ChatMessage]:
+    """head + summary + tail with the summary's role chosen so no two consecutive messages
+    share a role; when both roles collide the summary is merged into the first tail message
+    (its own content first, inside :data:`MERGE_OPEN`/:data:`MERGE_CLOSE`)."""
+    head, tail = list(head), list(tail)
+    last = role(head[-1]) if head else ""
+    first = role(tail[0]) if tail else ""
+    choice = "user" if last in {"assistant", "tool"} else "assistant"
+    if choice == first:
+        choice = "assistant" if choice == "user" else "user"
+    if choice not in {last, first}:
+        summary = {"role": choice, "content": summary_text, SUMMARY_MARKER_KEY: True}
+        return [*head, summary, *tail]
+    merged = dict(tail[0])
+    own = merged.get("content")
+    if isinstance(own, list):
+        merged["content"] = [
+            {"type": "text", "text": MERGE_OPEN},
+            *own,
+            {"type": "text", "text": f"{MERGE_CLOSE}\n\n{summary_text}"},
+        ]
+    else:
+        merged["content"] = f"{MERGE_OPEN}\n{own or ''}\n{MERGE_CLOSE}\n\n{summary_text}"
+    merged[MERGED_MARKER_KEY] = True
+    return [*head, merged, *tail[1:]]
+
+
+def _aborted(messages: Sequence[Mapping[str, Any]], tokens: int, error: str) -> CompressionResult:
+    return CompressionResult(
+        messages=tuple(copy_messages(messages)),
+        tokens_before=tokens,
+        tokens_after=tokens,
+        aborted=True,
+        error=error,
+    )
+
+
+def compress_messages(
+    messages: Sequence[Mapping[str, Any]],
+    *,
+    settings: CompressionSettings,
+    budget: CompressionBudget,
+    state: CompressionState,
+    client_factory: ClientFactory,
+    notes: str = "",
+    fallback_client_factory: ClientFactory | None = None,
+) -> CompressionResult:
+    """Compact ``messages``; see the module docstring for the policy.
+
+    ``client_factory`` returns the summariser client (``None`` → fallback sheet);
+    ``fallback_client_factory`` (optional) is tried once when the first client fails with a
+    non-auth error (spec: "retry once on the main model").
+    """
+    tokens_before = estimate_messages_tokens(messages)
+    if state.auto_disabled and not budget.manual:
+        return _aborted(
+            messages, tokens_before, ANTI_THRASH_WARNING.format(n=state.ineffective_streak)
+        )
+
+    tail_budget = tail_budget_tokens(settings, budget.threshold_tokens)
+    bounds = find_boundaries(
+        messages,
+        protect_first_n=settings.protect_first_n,
+        protect_last_n=settings.protect_last_n,
+        tail_budget_tokens=tail_budget,
+        min_tail_user_messages=settings.min_tail_user_messages,
+    )
+    if bounds.empty:
+        return _aborted(
+            messages,
+            tokens_before,
+            "nothing to compress: the protected head and tail cover the whole transcript "
+            "(lower compression.protect_last_n or compression.target_ratio)",
+        )
+
+    pruned = prune(messages, bounds.tail_start)
+    head = pruned[: bounds.head_end]
+    middle_original = list(messages[bounds.head_end : bounds.tail_start])
+    middle_pruned = pruned[bounds.head_end : bounds.tail_start]
+    tail = pruned[bounds.tail_start :]
+    if estimate_messages_tokens(tail) > 1.5 * tail_budget:
+        # demote bulky tool outputs inside the tail, always keeping the last 3 verbatim
+        tail = summarize_old_tool_outputs(tail, len(tail), keep_last=3)
+
+    previous = _previous_summary(state, messages[: bounds.tail_start])
+    language = detect_language(messages)
+    middle_tokens = estimate_messages_tokens(middle_original)
+    sheet_budget = summary_budget(middle_tokens, budget.context_length)
+
+    body: str | None = None
+    error: str | None = None
+    fallback_used = False
+    client = client_factory()
+    if client is not None:
+        try:
+            body = _summarize_with(
+                client, middle_pruned, budget, language, previous, notes, settings
+            )
+        except (LLMAuthError, LLMQuotaError) as exc:
+            return _aborted(
+                messages,
+                tokens_before,
+                f"compaction skipped, transcript kept: the summary model failed ({exc})",
+            )
+        except LLMError as exc:
+            error = f"summary model failed: {exc}"
+            retry = fallback_client_factory() if fallback_client_factory else None
+            if retry is not None and (retry.base_url, retry.model) != (
+                client.base_url,
+                client.model,
+            ):
+                try:
+                    body = _summarize_with(
+                        retry, middle_pruned, budget, language, previous, notes, settings
+                    )
+                    error = None
+                except LLMError as exc2:
+                    error = f"{error}; main model also failed: {exc2}"
+                finally:
+                    retry.close()
+        finally:
+            client.close()
+        if body is None and settings.abort_on_summary_failure:
+            return _aborted(
+                messages,
+                tokens_before,
+                f"compaction skipped, transcript kept (compression.abort_on_summary_failure): "
+                f"{error}",
+            )
+    if body is None:
+        fallback_used = True
+        body = build_fallback_summary(
+            middle_original,
+            budget_tokens=sheet_budget,
+            previous_summary=previous,
+            focus=budget.focus,
+            notes=notes,
+        )
+        if error:
+            log.warning("compression fell back to the extractive summary: %s", error)
+
+    out = assemble(head, summary_message_text(body), tail)
+    out = sanitize_tool_pairs(out)
+    tokens_after = estimate_messages_tokens(out)
+
+    saved = 1 - tokens_after / tokens_before if tokens_before else 0.0
+    if saved < INEFFECTIVE_SAVING or tokens_after >= budget.threshold_tokens:
+        state.ineffective_streak += 1
+        if state.ineffective_streak >= INEFFECTIVE_LIMIT and not state.auto_disabled:
+            state.auto_disabled = True
+            warning = ANTI_THRASH_WARNING.format(n=state.ineffective_streak)
+            log.warning(warning)
+            error = f"{error}; {warning}" if error else warning
+    else:
+        state.ineffective_streak = 0
+        state.auto_disabled = False
+    state.previous_summary = body
+    state.compressions += 1
+    state.summarizations += 0 if fallback_used else 1
+
+    return CompressionResult(
+        messages=tuple(out),
+        summary=body,
+        tokens_before=tokens_before,
+        tokens_after=tokens_after,
+        summary_tokens=estimate_tokens(body),
+        fallback_used=fallback_used,
+        aborted=False,
+        error=error,
+    )
+
+
+def _summarize_with(
+    client: LLMClient,
+    middle: Sequence[Mapping[str, Any]],
+    budget: CompressionBudget,
+    language: str,
+    previous: str | None,
+    notes: str,
+    settings: CompressionSettings,
+) -> str:
+    return summarize(
+        client,
+        middle,
+        context_length=budget.context_length,
+        language=language,
+        previous_summary=previous,
+        focus=budget.focus,
+        notes=notes,
+        attempts=settings.max_attempts,
+    )
+
+
+__all__ = [
+    "ANTI_THRASH_WARNING",
+    "INEFFECTIVE_LIMIT",
+    "INEFFECTIVE_SAVING",
+    "MERGED_MARKER_KEY",
+    "ClientFactory",
+    "CompressionState",
+    "assemble",
+    "compress_messages",
+    "summary_message_text",
+    "tail_budget_tokens",
+]
