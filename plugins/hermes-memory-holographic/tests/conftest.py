@@ -1,0 +1,58 @@
+"""Fixtures: a tmp HERMES_HOME and sessions; any non-loopback socket fails the test."""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hermes_core import SessionInfo, ToolContext
+from hermes_core.settings.models import HermesSettings
+from hermes_memory_holographic import HolographicProvider, HolographicSettings
+
+
+@pytest.fixture(autouse=True)
+def offline(monkeypatch: pytest.MonkeyPatch) -> None:
+    real = socket.socket.connect
+
+    def connect(self: socket.socket, address: Any) -> Any:
+        if not isinstance(address, str | bytes) and address[0] not in ("127.0.0.1", "::1", "localhost"):
+            raise AssertionError(f"network access attempted: {address!r}")
+        return real(self, address)
+
+    monkeypatch.setattr(socket.socket, "connect", connect)
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    h = tmp_path / "hermes"
+    h.mkdir()
+    monkeypatch.setenv("HERMES_HOME", str(h))
+    return h
+
+
+def make_session(home: Path, user_id: str | None = "alice", sid: str = "s1") -> SessionInfo:
+    return SessionInfo(id=sid, home=home, settings=HermesSettings(), user_id=user_id)
+
+
+def call(provider: HolographicProvider, session: SessionInfo, tool: str, **args: Any) -> dict[str, Any]:
+    import json
+
+    spec = {t.name: t for t in provider.register_tools(session)}[tool]
+    return json.loads(spec.handler(args, ToolContext(session=session)))  # type: ignore[no-any-return]
+
+
+@pytest.fixture
+def make_provider(home: Path) -> Iterator[Callable[..., HolographicProvider]]:
+    made: list[HolographicProvider] = []
+
+    def factory(**settings: Any) -> HolographicProvider:
+        p = HolographicProvider(HolographicSettings(**settings), home)
+        made.append(p)
+        return p
+
+    yield factory
+    for p in made:
+        p.shutdown()
