@@ -193,7 +193,7 @@ def compress_messages(
     if client is not None:
         try:
             body = _summarize_with(
-                client, middle_pruned, budget, language, previous, notes, settings
+                client, middle_pruned, budget, sheet_budget, language, previous, notes, settings
             )
         except (LLMAuthError, LLMQuotaError) as exc:
             return _aborted(
@@ -210,7 +210,14 @@ def compress_messages(
             ):
                 try:
                     body = _summarize_with(
-                        retry, middle_pruned, budget, language, previous, notes, settings
+                        retry,
+                        middle_pruned,
+                        budget,
+                        sheet_budget,
+                        language,
+                        previous,
+                        notes,
+                        settings,
                     )
                     error = None
                 except LLMError as exc2:
@@ -273,6 +280,7 @@ def _summarize_with(
     client: LLMClient,
     middle: Sequence[Mapping[str, Any]],
     budget: CompressionBudget,
+    sheet_budget: int,
     language: str,
     previous: str | None,
     notes: str,
@@ -287,6 +295,7 @@ def _summarize_with(
         focus=budget.focus,
         notes=notes,
         attempts=settings.max_attempts,
+        budget=sheet_budget,
     )
 
 

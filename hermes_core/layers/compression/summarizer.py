@@ -250,12 +250,15 @@ def summarize(
     focus: str | None = None,
     notes: str = "",
     attempts: int = 1,
+    budget: int | None = None,
 ) -> str:
     """Summarise ``middle`` with one model call (re-asked up to ``attempts`` times when the
     output is empty). Returns the cleaned summary body. Raises :class:`LLMError` subclasses;
     an empty result raises :class:`LLMResponseError`. No ``max_tokens`` is sent: the budget
-    is guidance in the prompt."""
-    budget = summary_budget(estimate_messages_tokens(middle), context_length)
+    is guidance in the prompt. ``budget`` defaults to :func:`summary_budget` of ``middle``;
+    the compressor passes the budget of the *unpruned* middle (the content being replaced)."""
+    if budget is None:
+        budget = summary_budget(estimate_messages_tokens(middle), context_length)
     messages = build_prompt(
         serialize_turns(middle),
         budget=budget,
