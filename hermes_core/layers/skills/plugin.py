@@ -20,12 +20,7 @@ from pathlib import Path
 
 from hermes_core.layers.skills.index import SNAPSHOT_FILE
 from hermes_core.layers.skills.manage import list_pending
-from hermes_core.layers.skills.tools import (
-    DEFAULT_AVAILABLE_TOOLS,
-    DEFAULT_AVAILABLE_TOOLSETS,
-    SkillsService,
-    build_tool_specs,
-)
+from hermes_core.layers.skills.tools import SkillsService, build_tool_specs
 from hermes_core.markers import hookimpl
 from hermes_core.settings.models import HermesSettings, SkillsSettings
 from hermes_core.types import HealthCheck, PromptBlock, PromptOrder, SessionInfo, ToolSpec
@@ -54,13 +49,9 @@ class SkillsLayer:
 
     def service(self, settings: SkillsSettings, home: Path) -> SkillsService:
         """A :class:`SkillsService` for ``home`` with the configured tool availability."""
-        tools = settings.available_tools
-        if tools is None:
-            tools = list(self._available_tools or DEFAULT_AVAILABLE_TOOLS)
-        toolsets = settings.available_toolsets
-        if toolsets is None:
-            toolsets = list(self._available_toolsets or DEFAULT_AVAILABLE_TOOLSETS)
-        return SkillsService(home, settings, tools, toolsets)
+        return SkillsService.from_settings(
+            home, settings, self._available_tools, self._available_toolsets
+        )
 
     def _session_service(self, session: SessionInfo) -> SkillsService:
         return self.service(session.settings.skills, session.home)

@@ -70,6 +70,24 @@ class SkillsService:
     available_tools: Collection[str] | None = DEFAULT_AVAILABLE_TOOLS
     available_toolsets: Collection[str] | None = DEFAULT_AVAILABLE_TOOLSETS
 
+    @classmethod
+    def from_settings(
+        cls,
+        home: Path,
+        settings: SkillsSettings,
+        available_tools: Collection[str] | None = None,
+        available_toolsets: Collection[str] | None = None,
+    ) -> SkillsService:
+        """Tool availability from ``skills.available_tools``/``available_toolsets``, else the
+        arguments, else :data:`DEFAULT_AVAILABLE_TOOLS`/:data:`DEFAULT_AVAILABLE_TOOLSETS`."""
+        tools = settings.available_tools
+        if tools is None:
+            tools = list(available_tools or DEFAULT_AVAILABLE_TOOLS)
+        toolsets = settings.available_toolsets
+        if toolsets is None:
+            toolsets = list(available_toolsets or DEFAULT_AVAILABLE_TOOLSETS)
+        return cls(home, settings, tools, toolsets)
+
     @property
     def roots(self) -> tuple[SkillRoot, ...]:
         """Local root first, then ``skills.external_dirs``."""

@@ -1,0 +1,141 @@
+"""Skills benchmark: tier-0 index size and skills_find top-1 accuracy on a task set.
+
+``run_bench`` renders the index of a library (as the plugin would, with the given platform and
+tools), measures its size in characters and estimated tokens, times a cold render and a
+cached one, and ranks every task of a YAML list (``- task: ...; expected: <skill>``) with
+:func:`rank_skills` (no recorded outcomes, so ranking is purely lexical).
+"""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from hermes_core.layers.skills.find import rank_skills
+from hermes_core.layers.skills.index import IndexCache, invalidate_index_cache, visible_skills
+from hermes_core.layers.skills.library import SkillRoot, load_library
+from hermes_core.llm.tokens import estimate_tokens
+
+
+@dataclass
+class TaskResult:
+    """One ranked task."""
+
+    task: str
+    expected: str
+    ranked: list[str]
+
+    @property
+    def top1(self) -> bool:
+        """The expected skill came first."""
+        return bool(self.ranked) and self.ranked[0] == self.expected
+
+
+@dataclass
+class SkillsBenchResult:
+    """Figures of one run."""
+
+    skills: int
+    visible: int
+    categories: int
+    index_chars: int
+    index_tokens: int
+    cold_render_ms: float
+    cached_render_ms: float
+    tasks: int = 0
+    top1: int = 0
+    top3: int = 0
+    mean_find_ms: float = 0.0
+    results: list[TaskResult] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-ready figures, with each task's outcome."""
+        data = asdict(self)
+        data["results"] = [
+            {"task": r.task, "expected": r.expected, "ranked": r.ranked, "top1": r.top1}
+            for r in self.results
+        ]
+        return data
+
+
+def load_tasks(path: Path) -> list[dict[str, str]]:
+    """Tasks from YAML: a list of ``{task, expected}`` mappings. Raises ValueError if not."""
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    if not isinstance(data, list) or not all(
+        isinstance(t, dict)
+        and isinstance(t.get("task"), str)
+        and isinstance(t.get("expected"), str)
+        for t in data
+    ):
+        raise ValueError(f"{path} must be a YAML list of {{task: ..., expected: ...}} mappings")
+    return [{"task": t["task"], "expected": t["expected"]} for t in data]
+
+
+def run_bench(
+    roots: Sequence[SkillRoot],
+    tasks: Sequence[dict[str, str]] = (),
+    *,
+    platform: str = "linux",
+    available_tools: Collection[str] | None = None,
+    available_toolsets: Collection[str] | None = None,
+    progress: Callable[[], None] | None = None,
+) -> SkillsBenchResult:
+    """Measure the index of ``roots`` and rank ``tasks``."""
+    library = load_library(roots)
+    shown = visible_skills(
+        library,
+        platform=platform,
+        available_tools=available_tools,
+        available_toolsets=available_toolsets,
+    )
+    with tempfile.TemporaryDirectory(prefix="hermes-bench-skills-") as tmp:
+        home = Path(tmp)
+        cache = IndexCache(home, roots)
+        invalidate_index_cache(home)
+        start = time.perf_counter()
+        text = cache.render(
+            platform=platform,
+            available_tools=available_tools,
+            available_toolsets=available_toolsets,
+        )
+        cold = time.perf_counter() - start
+        start = time.perf_counter()
+        cache.render(
+            platform=platform,
+            available_tools=available_tools,
+            available_toolsets=available_toolsets,
+        )
+        cached = time.perf_counter() - start
+        invalidate_index_cache(home)
+    result = SkillsBenchResult(
+        skills=len(library.skills),
+        visible=len(shown),
+        categories=len({s.category for s in shown}),
+        index_chars=len(text),
+        index_tokens=estimate_tokens(text),
+        cold_render_ms=round(cold * 1000, 2),
+        cached_render_ms=round(cached * 1000, 2),
+    )
+    total = 0.0
+    for item in tasks:
+        start = time.perf_counter()
+        ranked = rank_skills(shown, item["task"], {}, limit=3)
+        total += time.perf_counter() - start
+        names = [r.skill.name for r in ranked]
+        result.results.append(TaskResult(item["task"], item["expected"], names))
+        if progress is not None:
+            progress()
+    result.tasks = len(result.results)
+    result.top1 = sum(r.top1 for r in result.results)
+    result.top3 = sum(r.expected in r.ranked for r in result.results)
+    result.mean_find_ms = round(total * 1000 / max(1, result.tasks), 2)
+    return result
+
+
+__all__ = ["SkillsBenchResult", "TaskResult", "load_tasks", "run_bench"]

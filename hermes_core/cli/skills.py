@@ -1,0 +1,331 @@
+"""``hermes skills``: list, show, search, install, remove, validate, pending, approve, reject.
+
+Thin wrappers over :mod:`hermes_core.layers.skills`; every listing takes ``--json``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.table import Table
+
+from hermes_core.cli.output import console, mark, print_json
+from hermes_core.errors import HermesError
+from hermes_core.layers.skills.find import SkillStatsStore, rank_skills
+from hermes_core.layers.skills.index import hidden_reason
+from hermes_core.layers.skills.install import InstallError, install_skill
+from hermes_core.layers.skills.library import SkillRoot, linked_files, load_library
+from hermes_core.layers.skills.manage import (
+    ManageError,
+    approve_pending,
+    list_pending,
+    reject_pending,
+)
+from hermes_core.layers.skills.tools import SkillsService
+from hermes_core.settings.base import load_settings, resolve_home
+
+
+def _service() -> SkillsService:
+    home = resolve_home()
+    try:
+        settings = load_settings(home)
+    except HermesError as exc:
+        raise click.ClickException(str(exc)) from exc
+    return SkillsService.from_settings(home, settings.skills)
+
+
+def _status(service: SkillsService, skill: Any) -> str:
+    reason = hidden_reason(
+        skill,
+        platform=service.platform,
+        disabled=service.settings.disabled,
+        available_tools=service.available_tools,
+        available_toolsets=service.available_toolsets,
+    )
+    return "shown" if reason is None else f"hidden: {reason}"
+
+
+@click.group()
+def skills() -> None:
+    """Skills (SKILL.md procedural memory) in $HERMES_HOME/skills and skills.external_dirs."""
+
+
+@skills.command("list")
+@click.option("--category", default=None, help="Only this category (and its subcategories).")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def list_cmd(category: str | None, as_json: bool) -> None:
+    """Every skill with its category, source, index status and usage counts."""
+    service = _service()
+    library = service.library()
+    stats = SkillStatsStore(service.home).stats()
+    rows: list[dict[str, Any]] = []
+    for skill in sorted(library.skills.values(), key=lambda s: (s.category, s.name)):
+        if category and not (
+            skill.category == category or skill.category.startswith(category + "/")
+        ):
+            continue
+        record = stats.get(skill.name)
+        rows.append(
+            {
+                "name": skill.name,
+                "category": skill.category,
+                "description": skill.meta.description,
+                "source": skill.root.label,
+                "status": _status(service, skill),
+                "views": record.views if record else 0,
+                "successes": record.successes if record else 0,
+                "failures": record.failures if record else 0,
+                "path": str(skill.directory),
+            }
+        )
+    if as_json:
+        print_json(
+            {
+                "skills": rows,
+                "problems": [{"path": str(p.path), "error": p.error} for p in library.problems],
+            }
+        )
+        return
+    out = console()
+    if not rows:
+        out.print(
+            f"No skills in {service.roots[0].path}. Add one with `hermes skills install PATH`."
+        )
+    else:
+        table = Table(title=f"Skills ({len(rows)})")
+        for column in ("name", "category", "description", "source", "status", "views", "✓/✗"):
+            table.add_column(column, overflow="fold")
+        for row in rows:
+            description = row["description"]
+            table.add_row(
+                row["name"],
+                row["category"],
+                description if len(description) <= 60 else description[:57] + "...",
+                row["source"],
+                row["status"],
+                str(row["views"]),
+                f"{row['successes']}/{row['failures']}",
+            )
+        out.print(table)
+    for problem in library.problems:
+        out.print(f"{mark(False)} {problem.path}: {problem.error}")
+
+
+@skills.command("show")
+@click.argument("name")
+def show_cmd(name: str) -> None:
+    """Print a skill's SKILL.md and its support files."""
+    service = _service()
+    skill = service.library().get(name)
+    if skill is None:
+        raise click.ClickException(f"no skill named '{name}' — see `hermes skills list`.")
+    out = console()
+    out.print(
+        f"[bold]{skill.name}[/bold] ({skill.category}, {skill.root.label}) — {skill.directory}"
+    )
+    out.print(f"status: {_status(service, skill)}")
+    out.print(skill.skill_md.read_text(encoding="utf-8"), markup=False)
+    for sub, files in linked_files(skill.directory).items():
+        out.print(f"{sub}/: " + ", ".join(files), markup=False)
+
+
+@skills.command("search")
+@click.argument("query")
+@click.option("--limit", default=5, show_default=True, type=click.IntRange(1, 20))
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def search_cmd(query: str, limit: int, as_json: bool) -> None:
+    """Rank visible skills for a task description (what skills_find returns)."""
+    service = _service()
+    visible = service.visible()
+    ranked = rank_skills(visible, query, service.stats_store().stats(), limit=limit)
+    rows: list[dict[str, Any]] = [
+        {
+            "name": r.skill.name,
+            "category": r.skill.category,
+            "score": r.score,
+            "relevance": r.relevance,
+            "success_rate": round(r.stats.success_rate, 3),
+            "description": r.skill.meta.description,
+        }
+        for r in ranked
+    ]
+    if as_json:
+        print_json({"query": query, "results": rows})
+        return
+    if not rows:
+        console().print("No matching skill.")
+        return
+    table = Table(title=f"Skills for: {query}")
+    for column in ("#", "name", "category", "score", "success rate", "description"):
+        table.add_column(column, overflow="fold")
+    for i, row in enumerate(rows, 1):
+        table.add_row(
+            str(i),
+            row["name"],
+            row["category"],
+            f"{row['score']:.3f}",
+            f"{row['success_rate']:.2f}",
+            row["description"],
+        )
+    console().print(table)
+
+
+@skills.command("install")
+@click.argument("source", type=click.Path(path_type=Path))
+@click.option("--category", default=None, help="Install under this category directory.")
+def install_cmd(source: Path, category: str | None) -> None:
+    """Install a skill directory or .zip after validating and scanning it."""
+    service = _service()
+    try:
+        installed = install_skill(source, service.home, service.roots, category=category)
+    except InstallError as exc:
+        raise click.ClickException(f"cannot install {source}: {exc}") from exc
+    console().print(
+        f"{mark(True)} installed '{installed.name}' ({installed.files} files) "
+        f"at {installed.directory}"
+    )
+
+
+@skills.command("remove")
+@click.argument("name")
+@click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
+def remove_cmd(name: str, yes: bool) -> None:
+    """Delete a local skill (kept under skills/.archive for rollback)."""
+    service = _service()
+    manager = service.manager()
+    try:
+        plan = manager.plan({"action": "delete", "name": name})
+    except ManageError as exc:
+        raise click.ClickException(exc.message) from exc
+    if not yes:
+        click.confirm(f"Remove skill '{name}' ({plan.result['path']})?", abort=True)
+    try:
+        result = manager.run({"action": "delete", "name": name}, bypass_approval=True)
+    except ManageError as exc:
+        raise click.ClickException(exc.message) from exc
+    console().print(f"{mark(True)} {result['message']}")
+
+
+def _validate_targets(
+    path: Path | None, service: SkillsService
+) -> tuple[list[SkillRoot], Path | None]:
+    """Roots to scan, and the single skill directory when ``path`` names one skill."""
+    if path is None:
+        return list(service.roots), None
+    if path.is_file():
+        path = path.parent
+    if (path / "SKILL.md").exists():
+        return [SkillRoot(path.parent, read_only=True, label="path")], path
+    return [SkillRoot(path, read_only=True, label="path")], None
+
+
+@skills.command("validate")
+@click.argument("path", required=False, type=click.Path(exists=True, path_type=Path))
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def validate_cmd(path: Path | None, as_json: bool) -> None:
+    """Validate one skill, a directory of skills, or every root (exit 1 if any is invalid)."""
+    service = _service()
+    roots, single = _validate_targets(path, service)
+    library = load_library(roots)
+    skills_found = list(library.skills.values()) + list(library.shadowed)
+    problems = list(library.problems)
+    if single is not None:
+        skills_found = [s for s in skills_found if s.directory == single]
+        problems = [p for p in problems if p.path.parent == single]
+    if as_json:
+        print_json(
+            {
+                "valid": [{"name": s.name, "path": str(s.skill_md)} for s in skills_found],
+                "invalid": [{"path": str(p.path), "error": p.error} for p in problems],
+            }
+        )
+    else:
+        out = console()
+        for skill in skills_found:
+            out.print(f"{mark(True)} {skill.name}  {skill.skill_md}", markup=True)
+        for problem in problems:
+            out.print(f"{mark(False)} {problem.path}: {problem.error}")
+        out.print(f"{len(skills_found)} valid, {len(problems)} invalid")
+    if problems:
+        raise SystemExit(1)
+    if not skills_found and not problems:
+        raise click.ClickException("no SKILL.md found — pass a skill directory or a skills root.")
+
+
+@skills.command("pending")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def pending_cmd(as_json: bool) -> None:
+    """Skill writes staged by skills.write_approval."""
+    records = list_pending(_service().home)
+    if as_json:
+        print_json(records)
+        return
+    if not records:
+        console().print("No pending skill writes.")
+        return
+    table = Table(title=f"Pending skill writes ({len(records)})")
+    for column in ("id", "action", "name", "origin", "detail"):
+        table.add_column(column, overflow="fold")
+    for record in records:
+        args = record["args"]
+        detail = args.get("content") or args.get("new_string") or args.get("file_path") or ""
+        detail = str(detail).replace("\n", " ")
+        table.add_row(
+            str(record["id"]),
+            str(args.get("action")),
+            str(args.get("name")),
+            str(record.get("origin", "")),
+            detail[:80],
+        )
+    console().print(table)
+
+
+def _ids(service: SkillsService, target: str) -> list[str]:
+    if target == "all":
+        return [str(r["id"]) for r in list_pending(service.home)]
+    return [target]
+
+
+@skills.command("approve")
+@click.argument("target", metavar="ID|all")
+def approve_cmd(target: str) -> None:
+    """Apply staged writes (re-validated and re-scanned now)."""
+    service = _service()
+    manager = service.manager()
+    failures = 0
+    for pending_id in _ids(service, target):
+        try:
+            result = approve_pending(manager, pending_id)
+        except ManageError as exc:
+            failures += 1
+            console().print(f"{mark(False)} {pending_id}: {exc.message}", markup=False)
+            continue
+        console().print(f"{mark(True)} {pending_id}: {result['message']}")
+    if failures:
+        raise click.ClickException(
+            f"{failures} pending write(s) could not be applied — "
+            "fix them or run `hermes skills reject ID`."
+        )
+
+
+@skills.command("reject")
+@click.argument("target", metavar="ID|all")
+def reject_cmd(target: str) -> None:
+    """Discard staged writes."""
+    service = _service()
+    for pending_id in _ids(service, target):
+        try:
+            reject_pending(service.home, pending_id)
+        except ManageError as exc:
+            raise click.ClickException(exc.message) from exc
+        console().print(f"{mark(True)} rejected {pending_id}")
+
+
+def register(cli: click.Group) -> None:
+    """Add ``hermes skills`` to the root group."""
+    cli.add_command(skills)
+
+
+__all__ = ["register", "skills"]
