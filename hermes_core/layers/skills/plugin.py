@@ -8,8 +8,11 @@
 * ``health_check``: roots readable, broken SKILL.md files, pending approvals.
 
 The tools available to the agent (for ``requires_*``/``fallback_for_*`` filtering) come from
-``skills.available_tools`` / ``skills.available_toolsets``, else from the constructor, else
-:data:`DEFAULT_AVAILABLE_TOOLS`.
+``skills.available_tools`` / ``skills.available_toolsets`` when set; otherwise the index uses
+the routed ``tool_names`` the host passes plus the constructor's tools (default
+:data:`DEFAULT_AVAILABLE_TOOLS`), and toolsets default to :data:`DEFAULT_AVAILABLE_TOOLSETS`.
+The host should set ``skills.available_tools`` to the agent loop's own tools (terminal,
+browser, ...) since those are not routed through the plugin host.
 """
 
 from __future__ import annotations
@@ -20,7 +23,11 @@ from pathlib import Path
 
 from hermes_core.layers.skills.index import SNAPSHOT_FILE
 from hermes_core.layers.skills.manage import list_pending
-from hermes_core.layers.skills.tools import SkillsService, build_tool_specs
+from hermes_core.layers.skills.tools import (
+    DEFAULT_AVAILABLE_TOOLS,
+    SkillsService,
+    build_tool_specs,
+)
 from hermes_core.markers import hookimpl
 from hermes_core.settings.models import HermesSettings, SkillsSettings
 from hermes_core.types import HealthCheck, PromptBlock, PromptOrder, SessionInfo, ToolSpec
@@ -57,14 +64,27 @@ class SkillsLayer:
         return self.service(session.settings.skills, session.home)
 
     @hookimpl
-    def system_prompt_block(self, session: SessionInfo) -> PromptBlock | None:
-        """The skills index, frozen per session id."""
+    def system_prompt_block(
+        self, session: SessionInfo, tool_names: frozenset[str]
+    ) -> PromptBlock | None:
+        """The skills index, frozen per session id.
+
+        Tool conditions are evaluated against ``skills.available_tools`` when set, else
+        against the routed ``tool_names`` plus the constructor's (or the default) tools.
+        """
         with self._lock:
             if session.id in self._blocks:
                 return self._blocks[session.id]
         block: PromptBlock | None = None
         if session.settings.skills.enabled:
-            text = self._session_service(session).render_index()
+            base = self._available_tools or DEFAULT_AVAILABLE_TOOLS
+            service = SkillsService.from_settings(
+                session.home,
+                session.settings.skills,
+                sorted({*base, *(tool_names or ())}),
+                self._available_toolsets,
+            )
+            text = service.render_index()
             if text:
                 block = PromptBlock(text=text, order=PromptOrder.SKILLS, source="skills")
         with self._lock:
