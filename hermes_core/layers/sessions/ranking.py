@@ -1,0 +1,332 @@
+"""Ranking of archived messages and sessions for a free-text query (no LLM, no embeddings).
+
+Pipeline (each step measured on LoCoMo in docs/benchmarks.md):
+
+1. FTS5 candidate retrieval: the query's content terms joined with ``OR`` (stopwords
+   dropped), porter-stemmed, ``bm25()`` with the text column weighted above speaker/tool
+   metadata; the best :data:`CANDIDATES` rows pass the filters (hidden sources, excluded
+   sessions, roles, time range, tool).
+2. Term coverage: which query terms each candidate contains (one indexed lookup per term
+   restricted to the candidates) weighted by the term's IDF in the archive, so a turn
+   covering the rare terms of the question beats one repeating a common term.
+3. Neighbour context: a turn's score gets a share of its immediate neighbours' scores
+   (answers are often split across a question and its reply).
+4. Session aggregation: a session scores its best turn plus a decaying share of its next
+   best turns, so sessions where the topic recurs rank above a single lucky hit.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from hermes_core.layers.sessions.fts import (
+    FTS_WEIGHTS,
+    Term,
+    build_match,
+    parse_query,
+    ranked_terms,
+)
+from hermes_core.layers.sessions.timeparse import query_time_window
+
+if TYPE_CHECKING:
+    from hermes_core.layers.sessions.db import SessionDB
+
+CANDIDATES = 300
+COVERAGE_POWER = 1.0
+NEIGHBOUR_SHARE = 0.5
+SESSION_DECAY = (1.0, 0.3, 0.1)
+NEIGHBOUR_COMBINE = max
+SESSION_COVERAGE = 0.0
+"""Bonus share for a session covering (across its messages) more of the query's IDF mass."""
+RELAX_MIN_SESSIONS = 10
+"""Below this many matching sessions the dropped names/question words are searched too."""
+TIME_BOOST = 3.0
+"""Multiplier bonus for messages inside a date the query mentions ("on 3 June, 2023")."""
+SPEAKER_BOOST = 0.2
+"""Multiplier bonus for messages spoken by a participant the query names."""
+QUESTION_FILLERS = frozenset(
+    [
+        "kind",
+        "type",
+        "sort",
+        "way",
+        "ways",
+        "thing",
+        "things",
+        "something",
+        "anything",
+        "much",
+        "many",
+        "often",
+    ]
+)
+"""Question scaffolding ("what kind of", "in what ways") dropped like stopwords."""
+
+
+@dataclass(frozen=True, slots=True)
+class SearchFilters:
+    """Restrictions applied inside the SQL query.
+
+    ``exclude_sessions`` are skipped except for their compacted rows (content no longer in
+    the live context). ``roles``: only these roles. ``after``/``before``: message timestamp
+    bounds (epoch seconds). ``tool``: only messages that called or came from that tool.
+    ``only_sessions``: restrict to these sessions (used by the benchmark and ``scope``).
+    """
+
+    exclude_sessions: tuple[str, ...] = ()
+    hidden_sources: tuple[str, ...] = ()
+    roles: tuple[str, ...] = ()
+    after: float | None = None
+    before: float | None = None
+    tool: str | None = None
+    only_sessions: tuple[str, ...] = ()
+
+
+@dataclass(slots=True)
+class TurnHit:
+    """One matching message with its final score (higher is better)."""
+
+    message_id: int
+    session_id: str
+    bm25: float
+    timestamp: float = 0.0
+    score: float = 0.0
+    matched: frozenset[str] = frozenset()
+
+
+@dataclass(slots=True)
+class SessionHit:
+    """One matching session: its score, best message and every matching message."""
+
+    session_id: str
+    score: float
+    anchor_message_id: int
+    hits: list[TurnHit] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class Ranking:
+    """Result of :func:`rank`: turns and sessions best first, the terms used, the MATCH."""
+
+    turns: list[TurnHit]
+    sessions: list[SessionHit]
+    terms: list[Term]
+    match: str | None
+
+
+def _filter_sql(filters: SearchFilters) -> tuple[str, list[Any]]:
+    where = ["(m.active = 1 OR m.compacted = 1)"]
+    params: list[Any] = []
+    if filters.exclude_sessions:
+        marks = ",".join("?" * len(filters.exclude_sessions))
+        where.append(f"(m.session_id NOT IN ({marks}) OR m.compacted = 1)")
+        params.extend(filters.exclude_sessions)
+    if filters.only_sessions:
+        marks = ",".join("?" * len(filters.only_sessions))
+        where.append(f"m.session_id IN ({marks})")
+        params.extend(filters.only_sessions)
+    if filters.hidden_sources:
+        marks = ",".join("?" * len(filters.hidden_sources))
+        where.append(f"s.source NOT IN ({marks})")
+        params.extend(filters.hidden_sources)
+    if filters.roles:
+        marks = ",".join("?" * len(filters.roles))
+        where.append(f"m.role IN ({marks})")
+        params.extend(filters.roles)
+    if filters.after is not None:
+        where.append("m.timestamp >= ?")
+        params.append(filters.after)
+    if filters.before is not None:
+        where.append("m.timestamp < ?")
+        params.append(filters.before)
+    if filters.tool:
+        where.append("(m.tool_name = ? OR instr(m.tool_calls, ?) > 0)")
+        params.extend([filters.tool, f'"{filters.tool}"'])
+    return " AND ".join(where), params
+
+
+def _candidates(
+    db: SessionDB, match: str, where: str, params: list[Any], limit: int
+) -> list[TurnHit]:
+    w_body, w_meta = FTS_WEIGHTS
+    rows = db.read(
+        f"SELECT f.rowid, m.session_id, bm25(messages_fts, {w_body}, {w_meta}) AS r, "
+        "m.timestamp "
+        "FROM messages_fts f JOIN messages m ON m.id = f.rowid "
+        "JOIN sessions s ON s.id = m.session_id "
+        f"WHERE messages_fts MATCH ? AND {where} ORDER BY r LIMIT ?",
+        [match, *params, int(limit)],
+    )
+    return [TurnHit(int(r[0]), str(r[1]), -float(r[2]), float(r[3])) for r in rows]
+
+
+def _term_postings(
+    db: SessionDB, terms: Sequence[Term], rowids: Sequence[int], total: int
+) -> tuple[dict[str, float], dict[int, set[str]]]:
+    """IDF of every term in the archive and which candidate rows contain it. One plain
+    MATCH per term (``rowid IN (...)`` would re-run the MATCH once per value)."""
+    wanted = set(rowids)
+    idf: dict[str, float] = {}
+    found: dict[int, set[str]] = defaultdict(set)
+    for term in terms:
+        expr = term.to_match()
+        rows = db.read("SELECT rowid FROM messages_fts WHERE messages_fts MATCH ?", (expr,))
+        n = len(rows)
+        idf[expr] = math.log(1 + (total - n + 0.5) / (n + 0.5))
+        for (rowid,) in rows:
+            if rowid in wanted:
+                found[int(rowid)].add(expr)
+    return idf, found
+
+
+def _speaker_names(db: SessionDB) -> frozenset[str]:
+    """Lower-cased participant names (``messages.name``) known to the archive, cached on
+    the db object and refreshed when the message count changes."""
+    count = int(db.read("SELECT MAX(id) FROM messages")[0][0] or 0)
+    cached = getattr(db, "_speaker_cache", None)
+    if cached is not None and cached[0] == count:
+        return frozenset(cached[1])
+    rows = db.read("SELECT DISTINCT name FROM messages WHERE name IS NOT NULL")
+    names = frozenset(
+        word for (name,) in rows for word in str(name).lower().split() if len(word) > 1
+    )
+    db._speaker_cache = (count, names)  # type: ignore[attr-defined]
+    return names
+
+
+def _speakers_of(db: SessionDB, ids: Sequence[int]) -> dict[int, str]:
+    out: dict[int, str] = {}
+    for start in range(0, len(ids), 500):
+        chunk = ids[start : start + 500]
+        rows = db.read(
+            f"SELECT id, lower(name) FROM messages WHERE id IN ({','.join('?' * len(chunk))})",
+            chunk,
+        )
+        out.update({int(r[0]): r[1] or "" for r in rows})
+    return out
+
+
+def _neighbours(db: SessionDB, hits: Iterable[TurnHit]) -> dict[int, tuple[int | None, int | None]]:
+    """For each hit, the ids of the previous and next live message of its session."""
+    out: dict[int, tuple[int | None, int | None]] = {}
+    for hit in hits:
+        prev = db.read(
+            "SELECT MAX(id) FROM messages WHERE session_id=? AND id<? AND active=1",
+            (hit.session_id, hit.message_id),
+        )
+        nxt = db.read(
+            "SELECT MIN(id) FROM messages WHERE session_id=? AND id>? AND active=1",
+            (hit.session_id, hit.message_id),
+        )
+        out[hit.message_id] = (prev[0][0], nxt[0][0])
+    return out
+
+
+def rank(
+    db: SessionDB,
+    query: str,
+    filters: SearchFilters | None = None,
+    *,
+    candidates: int = CANDIDATES,
+) -> Ranking:
+    """Rank messages and sessions for ``query``. Never raises for odd query text; returns an
+    empty ranking when nothing is searchable or FTS5 is unavailable."""
+    filters = filters or SearchFilters()
+    window = query_time_window(query) if TIME_BOOST else None
+    if window is not None and parse_query(window.rest):
+        query = window.rest
+    parsed = parse_query(query)
+    terms = ranked_terms(parsed)
+    if not db.fts_enabled or not terms:
+        return Ranking([], [], terms, None)
+    speakers = _speaker_names(db)
+    named = {t.words[0] for t in terms if len(t.words) == 1 and t.words[0] in speakers}
+    content = [
+        t
+        for t in terms
+        if t.quoted
+        or (t.words[0] not in QUESTION_FILLERS and t.words[0] not in named)
+        or len(t.words) > 1
+    ]
+    if content:
+        terms = content
+    explicit = any(t.op is not None for t in parsed)
+    match = build_match(query) if explicit else " OR ".join(t.to_match() for t in terms)
+    if not match:
+        return Ranking([], [], terms, None)
+    where, params = _filter_sql(filters)
+    hits = _candidates(db, match, where, params, candidates)
+    dropped = [t for t in ranked_terms(parsed) if t not in terms]
+    relaxed: list[TurnHit] = []
+    if dropped and len({h.session_id for h in hits}) < RELAX_MIN_SESSIONS:
+        # Query relaxation: the content terms found too little, so the names and question
+        # words dropped above are searched too and ranked after every primary result.
+        relax_match = " OR ".join(t.to_match() for t in dropped)
+        seen = {h.message_id for h in hits}
+        relaxed = [
+            h
+            for h in _candidates(db, relax_match, where, params, candidates)
+            if h.message_id not in seen
+        ]
+    if not hits and not relaxed:
+        return Ranking([], [], terms, match)
+
+    idf: dict[str, float] = {}
+    idf_sum = 0.0
+    if COVERAGE_POWER and len(terms) > 1:
+        total = int(db.read("SELECT COUNT(*) FROM messages")[0][0]) or 1
+        idf, cover = _term_postings(db, terms, [h.message_id for h in hits], total)
+        idf_sum = sum(idf.values()) or 1.0
+        for hit in hits:
+            matched = cover.get(hit.message_id, set())
+            hit.matched = frozenset(matched)
+            frac = sum(idf[t] for t in matched) / idf_sum
+            hit.score = hit.bm25 * (frac**COVERAGE_POWER)
+    else:
+        for hit in hits:
+            hit.score = hit.bm25
+
+    if window is not None:
+        for hit in hits:
+            if window.start <= hit.timestamp < window.end:
+                hit.score *= 1.0 + TIME_BOOST
+
+    if SPEAKER_BOOST and named:
+        speaker_of = _speakers_of(db, [h.message_id for h in hits])
+        for hit in hits:
+            if speaker_of.get(hit.message_id, "") in named:
+                hit.score *= 1.0 + SPEAKER_BOOST
+
+    if NEIGHBOUR_SHARE:
+        base = {(h.session_id, h.message_id): h.score for h in hits}
+        for hit in hits:
+            sid, mid = hit.session_id, hit.message_id
+            bonus = NEIGHBOUR_COMBINE(base.get((sid, mid - 1), 0.0), base.get((sid, mid + 1), 0.0))
+            hit.score += NEIGHBOUR_SHARE * bonus
+
+    hits.sort(key=lambda h: (-h.score, h.message_id))
+    floor = min((h.score for h in hits), default=0.0)
+    top_relaxed = max((h.bm25 for h in relaxed), default=1.0) or 1.0
+    for hit in relaxed:  # strictly below every primary hit, in their own bm25 order
+        hit.score = min(floor, 0.0) - 1.0 + hit.bm25 / top_relaxed / 2
+    hits.extend(sorted(relaxed, key=lambda h: (-h.score, h.message_id)))
+    by_session: dict[str, list[TurnHit]] = defaultdict(list)
+    for hit in hits:
+        by_session[hit.session_id].append(hit)
+    sessions: list[SessionHit] = []
+    for sid, shits in by_session.items():
+        score = sum(w * h.score for w, h in zip(SESSION_DECAY, shits, strict=False))
+        if SESSION_COVERAGE and idf_sum:
+            union: set[str] = set().union(*(h.matched for h in shits))
+            frac = sum(idf.get(t, 0.0) for t in union) / idf_sum
+            score *= 1.0 + SESSION_COVERAGE * frac
+        sessions.append(SessionHit(sid, score, shits[0].message_id, shits))
+    sessions.sort(key=lambda s: (-s.score, s.anchor_message_id))
+    return Ranking(hits, sessions, terms, match)
+
+
+__all__ = ["Ranking", "SearchFilters", "SessionHit", "TurnHit", "rank"]
