@@ -1,10 +1,228 @@
-"""The memory layer as a plugin (hook implementations only; logic lives in sibling modules)."""
+"""The memory layer as a plugin (hook implementations only; logic lives in sibling modules).
+
+Per session (keyed by ``session.id``): the frozen snapshot taken at ``on_session_start`` and
+the ``memory`` tool with its per-turn failure counter. The prompt block is ONE
+:class:`PromptBlock` at ``PromptOrder.MEMORY`` holding the guidance, then the MEMORY block,
+then the USER block.
+"""
 
 from __future__ import annotations
+
+import logging
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from hermes_core.markers import hookimpl
+from hermes_core.types import (
+    HealthCheck,
+    MemoryTarget,
+    PromptBlock,
+    PromptOrder,
+    SessionInfo,
+    ToolSpec,
+)
+
+from .approval import PendingStore
+from .archive import MemoryArchive, db_path
+from .archive_tool import MemoryArchiveTool
+from .engine import MemoryEngine, limit_for
+from .snapshot import guidance, render_block
+from .store import FILENAMES, char_count, has_drift, read_state
+from .tool import MemoryTool
+
+if TYPE_CHECKING:
+    from hermes_core.settings.models import HermesSettings, MemorySettings
+
+log = logging.getLogger(__name__)
+
+
+def enabled_targets(settings: MemorySettings) -> tuple[MemoryTarget, ...]:
+    """The stores switched on, ``memory`` first."""
+    targets: list[MemoryTarget] = []
+    if settings.memory_enabled:
+        targets.append("memory")
+    if settings.user_profile_enabled:
+        targets.append("user")
+    return tuple(targets)
+
+
+@dataclass
+class _SessionState:
+    snapshot: str
+    tool: MemoryTool
+    archive_tool: MemoryArchiveTool
 
 
 class MemoryLayer:
     """Hook implementations of the memory layer. One instance per host."""
+
+    def __init__(self) -> None:
+        self._settings: HermesSettings | None = None
+        self._home: Path | None = None
+        self._sessions: dict[str, _SessionState] = {}
+        self._lock = threading.Lock()
+
+    # -- lifecycle
+
+    @hookimpl
+    def configure(self, settings: HermesSettings, home: Path) -> None:
+        self._settings = settings
+        self._home = home
+
+    @hookimpl
+    def on_session_start(self, session: SessionInfo) -> None:
+        self._state(session)
+
+    @hookimpl
+    def on_turn_start(self, session: SessionInfo) -> None:
+        state = self._sessions.get(session.id)
+        if state is not None:
+            state.tool.failures.reset()
+
+    @hookimpl
+    def on_session_end(self, session: SessionInfo) -> None:
+        with self._lock:
+            self._sessions.pop(session.id, None)
+
+    # -- prompt and tools
+
+    @hookimpl
+    def system_prompt_block(
+        self, session: SessionInfo, tool_names: frozenset[str]
+    ) -> PromptBlock | None:
+        state = self._state(session)
+        parts: list[str] = []
+        if "memory" in tool_names:
+            parts.append(
+                guidance(
+                    skills=any(name.startswith("skill") for name in tool_names),
+                    session_search="session_search" in tool_names,
+                )
+            )
+        if state.snapshot:
+            parts.append(state.snapshot)
+        if not parts or not state.tool.targets:
+            return None
+        return PromptBlock(text="\n\n".join(parts), order=PromptOrder.MEMORY, source="memory")
+
+    @hookimpl
+    def register_tools(self, session: SessionInfo) -> list[ToolSpec]:
+        state = self._state(session)
+        if not state.tool.targets or "memory" in session.settings.agent.disabled_toolsets:
+            return []
+        specs = [state.tool.spec()]
+        memory = session.settings.memory
+        has_rows = db_path(session.home).exists() and _has_archive(state.archive_tool.archive)
+        if memory.overflow == "archive" or has_rows:
+            specs.append(state.archive_tool.spec())
+        return specs
+
+    # -- health
+
+    @hookimpl
+    def health_check(self, home: Path) -> list[HealthCheck]:
+        settings = self._settings_for(home).memory
+        checks: list[HealthCheck] = []
+        for target in enabled_targets(settings):
+            checks.append(_file_check(home, target, limit_for(settings, target)))
+        pending = PendingStore(home).list()
+        checks.append(
+            HealthCheck(
+                name="memory: pending writes",
+                ok=not pending,
+                detail=f"{len(pending)} staged write(s) waiting" if pending else "no staged writes",
+                fix="Review them with `hermes memory pending`, then `hermes memory approve ID` "
+                "or `hermes memory reject ID`."
+                if pending
+                else "",
+            )
+        )
+        return checks
+
+    # -- internals
+
+    def _settings_for(self, home: Path) -> HermesSettings:
+        if self._settings is not None and self._home == home:
+            return self._settings
+        from hermes_core.settings.base import load_settings
+
+        return load_settings(home)
+
+    def _state(self, session: SessionInfo) -> _SessionState:
+        with self._lock:
+            state = self._sessions.get(session.id)
+            if state is None:
+                state = self._build(session)
+                self._sessions[session.id] = state
+            return state
+
+    def _build(self, session: SessionInfo) -> _SessionState:
+        settings = session.settings.memory
+        engine = MemoryEngine(session.home, settings)
+        targets = enabled_targets(settings)
+        blocks: list[str] = []
+        for target in targets:
+            disk = read_state(engine.store(target).path)
+            if not disk.readable:
+                log.warning(
+                    "%s could not be read (%s); it is left out of the prompt",
+                    FILENAMES[target],
+                    disk.error,
+                )
+                continue
+            block = render_block(target, disk.entries, limit_for(settings, target))
+            if block:
+                blocks.append(block)
+        tool = MemoryTool(engine=engine, pending=PendingStore(session.home), targets=targets)
+        return _SessionState(
+            snapshot="\n\n".join(blocks),
+            tool=tool,
+            archive_tool=MemoryArchiveTool(MemoryArchive(session.home)),
+        )
+
+
+def _has_archive(archive: MemoryArchive) -> bool:
+    try:
+        return bool(archive.list(limit=1))
+    except Exception as exc:
+        log.warning("memory archive unreadable: %s", exc)
+        return False
+
+
+def _file_check(home: Path, target: MemoryTarget, limit: int) -> HealthCheck:
+    store_path = home / "memories" / FILENAMES[target]
+    name = f"memory: {FILENAMES[target]}"
+    state = read_state(store_path)
+    if not state.readable:
+        return HealthCheck(
+            name=name,
+            ok=False,
+            detail=f"{store_path} could not be read ({state.error})",
+            fix=f"Make {store_path} readable UTF-8 (or move it aside); memory writes to it are "
+            "refused until then.",
+        )
+    size = char_count(state.entries)
+    if state.raw is not None and has_drift(state.raw, limit):
+        return HealthCheck(
+            name=name,
+            ok=False,
+            detail=f"{store_path} has content that does not round-trip (edited by hand?)",
+            fix=f"Run `hermes memory edit --target {target}` to fix its format (entries "
+            "separated by a line containing only §).",
+        )
+    if limit >= 0 and size > limit:
+        return HealthCheck(
+            name=name,
+            ok=False,
+            detail=f"over budget: {size:,}/{limit:,} chars in {len(state.entries)} entries",
+            fix=f"Consolidate with `hermes memory edit --target {target}` or raise "
+            f"memory.{'memory_char_limit' if target == 'memory' else 'user_char_limit'}.",
+        )
+    return HealthCheck(
+        name=name, ok=True, detail=f"{len(state.entries)} entries, {size:,}/{limit:,} chars"
+    )
 
 
 def create_plugin() -> MemoryLayer:

@@ -1,0 +1,217 @@
+"""Staged memory writes (``memory.write_approval``) and background-review proposals.
+
+A staged write is a JSON file ``$HERMES_HOME/pending/memory/<id>.json`` (0600, written
+atomically). It records the validated, scanned operations, who asked (``origin``), and for
+each replace/remove the *full* entry it targets. Approval replays the operations through the
+same engine as the tool, bypassing the gate, and refuses (keeping the record) when a
+targeted entry changed since staging. Rejection deletes the record. Nothing here raises for a
+missing or corrupt record: callers get ``None`` / an error payload.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import time
+import uuid
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, cast
+
+from hermes_core.fsutil import atomic_write_text, ensure_private_dir, file_lock
+from hermes_core.types import MemoryTarget, WriteOrigin
+
+from .engine import MemoryEngine, Outcome, StaleWrite
+from .ops import Operation
+
+log = logging.getLogger(__name__)
+
+
+def pending_dir(home: Path) -> Path:
+    return home / "pending" / "memory"
+
+
+@dataclass(frozen=True)
+class PendingWrite:
+    """One staged write. ``expected`` maps 1-based op index → the full entry it targets."""
+
+    id: str
+    target: MemoryTarget
+    operations: list[dict[str, str]]
+    batch: bool
+    origin: WriteOrigin = "foreground"
+    session_id: str = ""
+    created_at: float = field(default_factory=time.time)
+    expected: dict[str, str] = field(default_factory=dict)
+    proposal: bool = False
+
+    @property
+    def auto(self) -> bool:
+        """True when no person asked for it (unattended background review)."""
+        return self.origin == "background_review"
+
+    def ops(self) -> list[Operation]:
+        return [
+            Operation(
+                action=cast(Any, op["action"]),
+                content=op.get("content"),
+                old_text=op.get("old_text"),
+                priority=op.get("priority", "normal"),
+            )
+            for op in self.operations
+        ]
+
+    def summary(self) -> str:
+        """One line per operation, e.g. ``replace 'dark mode' → 'User prefers light mode'``."""
+        parts = []
+        for op in self.operations:
+            if op["action"] == "add":
+                parts.append(f"add {op.get('content', '')!r}")
+            elif op["action"] == "replace":
+                parts.append(f"replace {op.get('old_text', '')!r} → {op.get('content', '')!r}")
+            else:
+                parts.append(f"remove {op.get('old_text', '')!r}")
+        return "; ".join(parts)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+class PendingStore:
+    """The ``pending/memory`` directory of one home."""
+
+    def __init__(self, home: Path) -> None:
+        self.home = home
+
+    @property
+    def directory(self) -> Path:
+        return pending_dir(self.home)
+
+    def path(self, pending_id: str) -> Path:
+        return self.directory / f"{pending_id}.json"
+
+    def stage(
+        self,
+        target: MemoryTarget,
+        ops: list[Operation],
+        *,
+        batch: bool,
+        origin: WriteOrigin,
+        session_id: str,
+        expected: dict[int, str],
+        proposal: bool,
+    ) -> PendingWrite:
+        """Persist a staged write and return it."""
+        record = PendingWrite(
+            id=uuid.uuid4().hex[:10],
+            target=target,
+            operations=[op.to_dict() for op in ops],
+            batch=batch,
+            origin=origin,
+            session_id=session_id,
+            expected={str(k): v for k, v in expected.items()},
+            proposal=proposal,
+        )
+        ensure_private_dir(self.directory)
+        atomic_write_text(self.path(record.id), json.dumps(record.to_dict(), ensure_ascii=False))
+        return record
+
+    def get(self, pending_id: str) -> PendingWrite | None:
+        """The record, or ``None`` when missing, unreadable or malformed (logged)."""
+        if not pending_id or "/" in pending_id or pending_id.startswith("."):
+            return None
+        path = self.path(pending_id)
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            return PendingWrite(
+                id=str(data["id"]),
+                target=data["target"],
+                operations=[dict(op) for op in data["operations"]],
+                batch=bool(data["batch"]),
+                origin=data.get("origin", "foreground"),
+                session_id=str(data.get("session_id", "")),
+                created_at=float(data.get("created_at", 0.0)),
+                expected={str(k): str(v) for k, v in (data.get("expected") or {}).items()},
+                proposal=bool(data.get("proposal", False)),
+            )
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            log.warning("ignoring malformed pending memory write %s: %s", path, exc)
+            return None
+
+    def list(self) -> list[PendingWrite]:
+        """Every readable record, oldest first."""
+        if not self.directory.is_dir():
+            return []
+        records = [self.get(p.stem) for p in sorted(self.directory.glob("*.json"))]
+        return sorted((r for r in records if r is not None), key=lambda r: r.created_at)
+
+    def discard(self, pending_id: str) -> bool:
+        """Delete a record; False when there was none."""
+        try:
+            self.path(pending_id).unlink()
+        except FileNotFoundError:
+            return False
+        with contextlib.suppress(OSError):
+            self.path(pending_id).with_name(f"{pending_id}.json.lock").unlink()
+        return True
+
+
+def approve(engine: MemoryEngine, pending: PendingStore, pending_id: str) -> Outcome:
+    """Replay a staged write (the gate is bypassed). Stale or refused writes keep the record."""
+    record = pending.get(pending_id)
+    if record is None:
+        return Outcome(
+            {
+                "success": False,
+                "error": f"No pending memory write with id '{pending_id}'. "
+                "List them with `hermes memory pending`.",
+            }
+        )
+    with file_lock(pending.path(record.id)):
+        if not pending.path(record.id).exists():  # approved or rejected concurrently
+            return Outcome({"success": False, "error": f"Pending write '{pending_id}' is gone."})
+        expected = {int(k): v for k, v in record.expected.items()}
+        try:
+            if record.batch:
+                outcome = engine.run_batch(
+                    record.target,
+                    record.ops(),
+                    origin=record.origin,
+                    session_id=record.session_id,
+                    expected=expected,
+                )
+            else:
+                outcome = engine.run_single(
+                    record.target,
+                    record.ops()[0],
+                    origin=record.origin,
+                    session_id=record.session_id,
+                    expected=expected.get(1),
+                )
+        except StaleWrite:
+            return Outcome(
+                {
+                    "success": False,
+                    "error": (
+                        f"Pending write '{record.id}' is stale: the entry it targets changed "
+                        "since it was staged. Nothing was applied. Reject it with `hermes "
+                        f"memory reject {record.id}` and make the change again."
+                    ),
+                    "stale": True,
+                }
+            )
+        if outcome.success:
+            pending.discard(record.id)
+            outcome.payload["pending_id"] = record.id
+        return outcome
+
+
+def reject(pending: PendingStore, pending_id: str) -> bool:
+    """Drop a staged write; False when there was none."""
+    return pending.discard(pending_id)
+
+
+__all__ = ["PendingStore", "PendingWrite", "approve", "pending_dir", "reject"]

@@ -1,0 +1,245 @@
+"""Overflow archive: entries moved out of MEMORY.md / USER.md instead of being dropped.
+
+With ``memory.overflow: archive``, an add that would overflow moves the oldest entries (the
+ones the agent marked ``priority: "low"`` first) into the ``memory_archive`` table of
+``$HERMES_HOME/state.db``. Nothing is deleted: archived rows stay searchable (the read-only
+``memory_archive`` tool, ``hermes memory archive``) and restorable (``hermes memory restore
+ID``).
+
+The table is created here, idempotently, on this module's own connection (WAL,
+``busy_timeout``); it shares the file with the session archive but no code with it. Low
+priority marks live in ``memory_priority``.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import closing, contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from hermes_core.fsutil import ensure_private_dir
+from hermes_core.types import MemoryTarget
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS memory_archive (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    target TEXT NOT NULL,
+    content TEXT NOT NULL,
+    archived_at REAL NOT NULL,
+    reason TEXT NOT NULL DEFAULT '',
+    priority TEXT NOT NULL DEFAULT 'normal',
+    session_id TEXT,
+    restored_at REAL
+);
+CREATE INDEX IF NOT EXISTS idx_memory_archive_target ON memory_archive(target, archived_at);
+CREATE TABLE IF NOT EXISTS memory_priority (
+    target TEXT NOT NULL,
+    content TEXT NOT NULL,
+    priority TEXT NOT NULL,
+    marked_at REAL NOT NULL,
+    PRIMARY KEY (target, content)
+);
+"""
+
+
+@dataclass(frozen=True)
+class ArchivedEntry:
+    """One archived entry; ``restored_at`` is set once it went back into its file."""
+
+    id: int
+    target: str
+    content: str
+    archived_at: float
+    reason: str
+    priority: str = "normal"
+    session_id: str | None = None
+    restored_at: float | None = None
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "id": self.id,
+            "target": self.target,
+            "content": self.content,
+            "archived_at": self.archived_at,
+            "reason": self.reason,
+            "priority": self.priority,
+            "session_id": self.session_id,
+            "restored_at": self.restored_at,
+        }
+
+
+def db_path(home: Path) -> Path:
+    return home / "state.db"
+
+
+class MemoryArchive:
+    """The archive tables of ``state.db``. Every call opens and closes its own connection."""
+
+    def __init__(self, home: Path) -> None:
+        self.home = home
+        self._ready = False
+
+    @contextmanager
+    def connect(self) -> Iterator[sqlite3.Connection]:
+        """A connection with WAL and a busy timeout; commits on success, rolls back on error."""
+        ensure_private_dir(self.home)
+        with closing(sqlite3.connect(db_path(self.home), timeout=30.0)) as conn:
+            conn.execute("PRAGMA busy_timeout = 30000")
+            if not self._ready:
+                conn.execute("PRAGMA journal_mode = WAL")
+                conn.executescript(SCHEMA)
+                self._ready = True
+            conn.row_factory = sqlite3.Row
+            with conn:
+                yield conn
+
+    # -- writing
+
+    def add(
+        self,
+        target: MemoryTarget,
+        contents: Sequence[str],
+        *,
+        reason: str,
+        priorities: Sequence[str] | None = None,
+        session_id: str | None = None,
+    ) -> list[int]:
+        """Archive ``contents`` (in order); returns the new row ids."""
+        now = time.time()
+        ids: list[int] = []
+        with self.connect() as conn:
+            for index, content in enumerate(contents):
+                priority = priorities[index] if priorities else "normal"
+                cur = conn.execute(
+                    "INSERT INTO memory_archive (target, content, archived_at, reason, priority,"
+                    " session_id) VALUES (?, ?, ?, ?, ?, ?)",
+                    (target, content, now, reason, priority, session_id),
+                )
+                ids.append(int(cur.lastrowid or 0))
+        return ids
+
+    def delete(self, ids: Sequence[int]) -> None:
+        """Undo :meth:`add` (used when the file write that followed it failed)."""
+        with self.connect() as conn:
+            conn.executemany("DELETE FROM memory_archive WHERE id = ?", [(i,) for i in ids])
+
+    def mark_restored(self, entry_id: int) -> None:
+        with self.connect() as conn:
+            conn.execute(
+                "UPDATE memory_archive SET restored_at = ? WHERE id = ?", (time.time(), entry_id)
+            )
+
+    def set_priority(self, target: MemoryTarget, content: str, priority: str) -> None:
+        """Remember ``priority`` of a live entry (``normal`` forgets the mark)."""
+        with self.connect() as conn:
+            if priority == "normal":
+                conn.execute(
+                    "DELETE FROM memory_priority WHERE target = ? AND content = ?",
+                    (target, content),
+                )
+            else:
+                conn.execute(
+                    "INSERT OR REPLACE INTO memory_priority (target, content, priority, "
+                    "marked_at) VALUES (?, ?, ?, ?)",
+                    (target, content, priority, time.time()),
+                )
+
+    # -- reading
+
+    def low_priority(self, target: MemoryTarget) -> set[str]:
+        """Contents of live entries marked low priority."""
+        if not db_path(self.home).exists():
+            return set()
+        with self.connect() as conn:
+            rows = conn.execute(
+                "SELECT content FROM memory_priority WHERE target = ? AND priority = 'low'",
+                (target,),
+            ).fetchall()
+        return {str(row["content"]) for row in rows}
+
+    def get(self, entry_id: int) -> ArchivedEntry | None:
+        if not db_path(self.home).exists():
+            return None
+        with self.connect() as conn:
+            row = conn.execute("SELECT * FROM memory_archive WHERE id = ?", (entry_id,)).fetchone()
+        return _entry(row) if row else None
+
+    def list(
+        self,
+        *,
+        target: str | None = None,
+        query: str | None = None,
+        include_restored: bool = False,
+        limit: int = 50,
+    ) -> list[ArchivedEntry]:
+        """Archived entries, newest first; ``query`` matches words as substrings (CJK too).
+
+        Every whitespace-separated term of ``query`` must occur (case-insensitive).
+        """
+        if not db_path(self.home).exists():
+            return []
+        clauses: list[str] = []
+        params: list[object] = []
+        if target:
+            clauses.append("target = ?")
+            params.append(target)
+        if not include_restored:
+            clauses.append("restored_at IS NULL")
+        for term in (query or "").split():
+            clauses.append("content LIKE ? ESCAPE '\\'")
+            escaped = term.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+            params.append(f"%{escaped}%")
+        where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
+        params.append(max(1, min(limit, 500)))
+        with self.connect() as conn:
+            rows = conn.execute(
+                f"SELECT * FROM memory_archive {where} ORDER BY archived_at DESC, id DESC LIMIT ?",
+                params,
+            ).fetchall()
+        return [_entry(row) for row in rows]
+
+
+def _entry(row: sqlite3.Row) -> ArchivedEntry:
+    return ArchivedEntry(
+        id=int(row["id"]),
+        target=str(row["target"]),
+        content=str(row["content"]),
+        archived_at=float(row["archived_at"]),
+        reason=str(row["reason"]),
+        priority=str(row["priority"]),
+        session_id=row["session_id"],
+        restored_at=row["restored_at"],
+    )
+
+
+def choose_evictions(
+    entries: Sequence[str],
+    *,
+    fits: Callable[[list[str]], bool],
+    protected: set[str],
+    low_priority: set[str],
+) -> list[str] | None:
+    """Entries to move out of ``entries`` until ``fits(remaining)`` holds.
+
+    Low-priority entries go first, then the oldest (file order); ``protected`` entries (the
+    ones being written) never move. Returns ``[]`` when it already fits and ``None`` when even
+    archiving everything movable would not be enough.
+    """
+    remaining = list(entries)
+    if fits(remaining):
+        return []
+    order = [e for e in entries if e in low_priority and e not in protected]
+    order += [e for e in entries if e not in low_priority and e not in protected]
+    chosen: list[str] = []
+    for entry in order:
+        remaining.remove(entry)
+        chosen.append(entry)
+        if fits(remaining):
+            return chosen
+    return None
+
+
+__all__ = ["ArchivedEntry", "MemoryArchive", "choose_evictions", "db_path"]

@@ -1,0 +1,431 @@
+"""Committed memory writes: budget checks, overflow archive, responses, notifications.
+
+Shared by the ``memory`` tool, approval replay and the CLI so every surface agrees on what a
+write does. Inputs are already validated and scanned (see :mod:`.tool`). Every method returns
+an :class:`Outcome`; none raises for a refused write.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from hermes_core.settings.models import MemorySettings
+from hermes_core.types import MemoryTarget, MemoryWrite, WriteOrigin
+
+from .archive import MemoryArchive, choose_evictions
+from .ops import Applied, Operation, OpError, apply_operations, locate
+from .snapshot import sanitize_entries
+from .store import (
+    DEFAULT_LIMITS,
+    FILENAMES,
+    Change,
+    MemoryStore,
+    StoreRefusal,
+    char_count,
+    coerce_limit,
+    usage_long,
+    usage_short,
+)
+
+log = logging.getLogger(__name__)
+
+DONE_NOTE = "Write saved. This update is complete — do not repeat it."
+BATCH_SUFFIX = " No operations were applied (batch is all-or-nothing)."
+LABELS: dict[MemoryTarget, str] = {"memory": "Memory", "user": "User profile"}
+
+FailureKind = Literal["budget", "no_match", "batch"]
+
+
+@dataclass
+class Outcome:
+    """A tool payload, the committed writes to mirror, and the failure kind (if counted)."""
+
+    payload: dict[str, Any]
+    writes: list[MemoryWrite] = field(default_factory=list)
+    failure: FailureKind | None = None
+
+    @property
+    def success(self) -> bool:
+        return self.payload.get("success") is True
+
+
+def limit_for(settings: MemorySettings, target: MemoryTarget) -> int:
+    """The char limit of ``target`` (string values coerced)."""
+    raw: Any = settings.memory_char_limit if target == "memory" else settings.user_char_limit
+    return coerce_limit(raw, DEFAULT_LIMITS[target])
+
+
+class StaleWrite(Exception):
+    """An approved write no longer applies: the entry it targets changed."""
+
+
+class MemoryEngine:
+    """Applies operations to MEMORY.md / USER.md under ``home`` with ``settings``."""
+
+    def __init__(self, home: Path, settings: MemorySettings) -> None:
+        self.home = home
+        self.settings = settings
+        self.archive = MemoryArchive(home)
+
+    def store(self, target: MemoryTarget) -> MemoryStore:
+        return MemoryStore(self.home, target, limit_for(self.settings, target))
+
+    # -- responses
+
+    def error_with_entries(
+        self, target: MemoryTarget, message: str, entries: Sequence[str]
+    ) -> dict[str, Any]:
+        """An actionable error echoing the (sanitised) entries and usage."""
+        limit = limit_for(self.settings, target)
+        return {
+            "success": False,
+            "error": message,
+            "current_entries": sanitize_entries(entries, target),
+            "usage": usage_short(char_count(entries), limit),
+        }
+
+    def success(
+        self, target: MemoryTarget, entries: Sequence[str], message: str, **extra: Any
+    ) -> dict[str, Any]:
+        limit = limit_for(self.settings, target)
+        payload: dict[str, Any] = {
+            "success": True,
+            "done": True,
+            "target": target,
+            "usage": usage_long(char_count(entries), limit),
+            "entry_count": len(entries),
+            "message": message,
+            "note": DONE_NOTE,
+        }
+        payload.update(extra)
+        return payload
+
+    # -- single operations
+
+    def run_single(
+        self,
+        target: MemoryTarget,
+        op: Operation,
+        *,
+        origin: WriteOrigin = "foreground",
+        session_id: str = "",
+        expected: str | None = None,
+    ) -> Outcome:
+        """Apply one operation (``expected``: the full entry a replayed replace/remove must
+        still target)."""
+        store = self.store(target)
+        archived: list[int] = []
+
+        def mutate(entries: list[str]) -> Change:
+            return self._single(store, entries, op, expected, archived, session_id)
+
+        outcome = self._transact(store, mutate, drift_guard=op.action != "add", archived=archived)
+        if outcome.success and not outcome.payload.get("duplicate"):
+            outcome.writes = [_write_for(op, outcome.payload, target, origin, session_id)]
+        outcome.payload.pop("duplicate", None)
+        if outcome.writes and op.action == "add":
+            self._mark_priority(target, op)
+        return outcome
+
+    def _single(
+        self,
+        store: MemoryStore,
+        entries: list[str],
+        op: Operation,
+        expected: str | None,
+        archived: list[int],
+        session_id: str,
+    ) -> Change:
+        target = store.target
+        limit = store.limit
+        label = LABELS[target]
+        if op.action == "add":
+            content = op.content or ""
+            if content in entries:
+                return Change(
+                    None,
+                    Outcome(
+                        self.success(
+                            target,
+                            entries,
+                            "Entry already exists (no duplicate added).",
+                            duplicate=True,
+                        )
+                    ),
+                )
+            new = [*entries, content]
+            extra: dict[str, Any] = {}
+            if limit >= 0 and char_count(new) > limit:
+                evicted = self._make_room(store, entries, [content], archived, session_id)
+                if evicted is None:
+                    current = char_count(entries)
+                    payload = self.error_with_entries(
+                        target,
+                        f"{label} at {current:,}/{limit:,} chars. Adding this entry "
+                        f"({len(content):,} chars) would exceed the limit. Use "
+                        "memory(action='replace') to merge related entries and "
+                        "memory(action='remove') to drop stale ones — ideally in ONE call with "
+                        "`operations` — then retry the add, all in this turn.",
+                        entries,
+                    )
+                    return Change(None, Outcome(payload, failure="budget"))
+                new = [e for e in entries if e not in evicted] + [content]
+                extra = self._archived_extra(evicted, archived)
+            message = "Entry added."
+            if extra:
+                message += f" {extra['archive_note']}"
+            return Change(new, Outcome(self.success(target, new, message, **extra)))
+
+        try:
+            position = locate(entries, op.old_text or "")
+        except OpError as exc:
+            if exc.kind == "no_match":
+                payload = self.error_with_entries(
+                    target,
+                    f"{exc.message} Check current_entries below and retry with the exact text "
+                    "of (or a short unique substring from) the entry to change.",
+                    entries,
+                )
+                return Change(None, Outcome(payload, failure="no_match"))
+            payload = {"success": False, "error": exc.message}
+            if exc.matches:
+                payload["matches"] = exc.matches
+            return Change(None, Outcome(payload))
+        current_entry = entries[position]
+        if expected is not None and current_entry != expected:
+            raise StaleWrite(current_entry)
+        if op.action == "remove":
+            new = entries[:position] + entries[position + 1 :]
+            payload = self.success(target, new, "Entry removed.", removed_entry=current_entry)
+            return Change(new, Outcome(payload))
+        content = op.content or ""
+        new = list(entries)
+        if content in new and content != current_entry:
+            del new[position]
+        else:
+            new[position] = content
+        if limit >= 0 and char_count(new) > limit:
+            total = char_count(new)
+            payload = self.error_with_entries(
+                target,
+                f"Replacement would put {label.lower()} at {total:,}/{limit:,} chars (over the "
+                "limit). Shorten the new content, or remove stale entries in the same call "
+                "with `operations`, then retry.",
+                entries,
+            )
+            return Change(None, Outcome(payload, failure="budget"))
+        payload = self.success(target, new, "Entry replaced.", replaced_entry=current_entry)
+        return Change(new, Outcome(payload))
+
+    # -- batches
+
+    def run_batch(
+        self,
+        target: MemoryTarget,
+        ops: Sequence[Operation],
+        *,
+        origin: WriteOrigin = "foreground",
+        session_id: str = "",
+        expected: Mapping[int, str] | None = None,
+    ) -> Outcome:
+        """Apply ``ops`` all-or-nothing; the budget is checked on the final state only."""
+        store = self.store(target)
+        archived: list[int] = []
+        applied_box: list[Applied] = []
+
+        def mutate(entries: list[str]) -> Change:
+            return self._batch(store, entries, ops, expected or {}, archived, applied_box)
+
+        outcome = self._transact(store, mutate, drift_guard=True, archived=archived)
+        if outcome.success and applied_box:
+            applied = applied_box[0]
+            for index, op in enumerate(ops, start=1):
+                if index in applied.skipped:
+                    continue
+                previous = applied.replaced.get(index) or applied.removed.get(index)
+                outcome.writes.append(
+                    MemoryWrite(
+                        action=op.action,
+                        target=target,
+                        content="" if op.action == "remove" else (op.content or ""),
+                        previous_content=previous,
+                        old_text=op.old_text,
+                        origin=origin,
+                        session_id=session_id,
+                    )
+                )
+                if op.action == "add":
+                    self._mark_priority(target, op)
+        return outcome
+
+    def _batch(
+        self,
+        store: MemoryStore,
+        entries: list[str],
+        ops: Sequence[Operation],
+        expected: Mapping[int, str],
+        archived: list[int],
+        applied_box: list[Applied],
+    ) -> Change:
+        target = store.target
+        limit = store.limit
+        usage = usage_short(char_count(entries), limit)
+        try:
+            applied = apply_operations(entries, ops)
+        except OpError as exc:
+            message = f"Operation {exc.op_index} ({exc.op_action}): {exc.message}{BATCH_SUFFIX}"
+            return Change(
+                None, Outcome({"success": False, "error": message, "usage": usage}, failure="batch")
+            )
+        for index, want in expected.items():
+            got = applied.replaced.get(index) or applied.removed.get(index)
+            if got != want:
+                raise StaleWrite(got or "")
+        new = applied.entries
+        if entries and not new:
+            message = (
+                f"Refusing to empty {FILENAMES[target]}: these operations would remove every "
+                "entry. Keep at least one entry, or remove the last one with a single "
+                f"memory(action='remove') call if that is really intended.{BATCH_SUFFIX}"
+            )
+            return Change(
+                None, Outcome({"success": False, "error": message, "usage": usage}, failure="batch")
+            )
+        extra: dict[str, Any] = {}
+        if limit >= 0 and char_count(new) > limit:
+            written = {ops[i - 1].content or "" for i in applied.added}
+            written |= {ops[i - 1].content or "" for i in applied.replaced}
+            evicted = None
+            if applied.added:
+                base = [e for e in new if e not in written]
+                evicted = self._make_room(
+                    store, base, [e for e in new if e in written], archived, ""
+                )
+            if evicted is None:
+                total = char_count(new)
+                message = (
+                    f"Batch would put {LABELS[target].lower()} at {total:,}/{limit:,} chars "
+                    f"(over the limit).{BATCH_SUFFIX} Remove or shorten more entries in the "
+                    "same batch."
+                )
+                return Change(
+                    None,
+                    Outcome({"success": False, "error": message, "usage": usage}, failure="batch"),
+                )
+            new = [e for e in new if e not in evicted]
+            extra = self._archived_extra(evicted, archived)
+        applied.entries = new
+        applied_box.append(applied)
+        message = f"Applied {len(ops)} operation(s)."
+        if extra:
+            message += f" {extra['archive_note']}"
+        if applied.replaced:
+            extra["replaced_entries"] = {str(k): v for k, v in applied.replaced.items()}
+        if applied.removed:
+            extra["removed_entries"] = {str(k): v for k, v in applied.removed.items()}
+        return Change(new, Outcome(self.success(target, new, message, **extra)))
+
+    # -- overflow archive
+
+    def _make_room(
+        self,
+        store: MemoryStore,
+        entries: list[str],
+        incoming: list[str],
+        archived: list[int],
+        session_id: str,
+    ) -> list[str] | None:
+        """Archive entries so ``entries + incoming`` fits (``overflow: archive`` only)."""
+        if self.settings.overflow != "archive":
+            return None
+        limit = store.limit
+        low = self.archive.low_priority(store.target)
+        evicted = choose_evictions(
+            entries,
+            fits=lambda remaining: char_count([*remaining, *incoming]) <= limit,
+            protected=set(incoming),
+            low_priority=low,
+        )
+        if not evicted:
+            return None if evicted is None else []
+        priorities = ["low" if e in low else "normal" for e in evicted]
+        archived.extend(
+            self.archive.add(
+                store.target,
+                evicted,
+                reason="overflow",
+                priorities=priorities,
+                session_id=session_id or None,
+            )
+        )
+        return evicted
+
+    def _archived_extra(self, evicted: list[str], archived: list[int]) -> dict[str, Any]:
+        if not evicted:
+            return {}
+        count = len(evicted)
+        ids = archived[-count:]
+        noun = "entry" if count == 1 else "entries"
+        return {
+            "archived": [{"id": i, "content": c} for i, c in zip(ids, evicted, strict=True)],
+            "archive_note": (
+                f"Archived {count} older {noun} to make room (ids {', '.join(map(str, ids))}; "
+                "searchable with memory_archive, restorable with `hermes memory restore ID`)."
+            ),
+        }
+
+    def _mark_priority(self, target: MemoryTarget, op: Operation) -> None:
+        if op.priority == "low" and op.content:
+            try:
+                self.archive.set_priority(target, op.content, "low")
+            except Exception as exc:  # a lost mark must not fail a committed write
+                log.warning("could not record low priority for a memory entry: %s", exc)
+
+    # -- plumbing
+
+    def _transact(
+        self, store: MemoryStore, mutate: Any, *, drift_guard: bool, archived: list[int]
+    ) -> Outcome:
+        try:
+            result = store.transact(mutate, drift_guard=drift_guard)
+        except StoreRefusal as refusal:
+            return Outcome(dict(refusal.payload))
+        except BaseException:
+            if archived:
+                self.archive.delete(archived)
+            raise
+        assert isinstance(result, Outcome)
+        return result
+
+
+def _write_for(
+    op: Operation,
+    payload: Mapping[str, Any],
+    target: MemoryTarget,
+    origin: WriteOrigin,
+    session_id: str,
+) -> MemoryWrite:
+    previous = payload.get("replaced_entry") or payload.get("removed_entry")
+    return MemoryWrite(
+        action=op.action,
+        target=target,
+        content="" if op.action == "remove" else (op.content or ""),
+        previous_content=previous if isinstance(previous, str) else None,
+        old_text=op.old_text,
+        origin=origin,
+        session_id=session_id,
+    )
+
+
+__all__ = [
+    "BATCH_SUFFIX",
+    "DONE_NOTE",
+    "MemoryEngine",
+    "Outcome",
+    "StaleWrite",
+    "limit_for",
+]

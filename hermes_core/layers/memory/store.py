@@ -1,0 +1,298 @@
+"""MEMORY.md / USER.md on disk: parsing, limits, locking, atomic writes, drift guard.
+
+Contract:
+
+* A file is entries joined by :data:`DELIMITER` (newline, ``§``, newline), no header, no
+  trailing delimiter. Reading strips a UTF-8 BOM, splits on the full delimiter, strips each
+  piece, drops empty pieces and removes duplicates (first occurrence wins).
+* The size of a store is ``len(DELIMITER.join(entries))``: delimiters count.
+* A file that exists but cannot be read (OS error, invalid UTF-8) is never treated as empty:
+  every mutation is refused with an error containing "could not be read" and the bytes on
+  disk are left alone.
+* Every mutation holds the per-file lock (:func:`hermes_core.fsutil.file_lock`), re-reads the
+  file under it and writes atomically (temp + fsync + rename): concurrent writers from other
+  sessions or processes are never lost, and a crash never leaves a torn file.
+* The drift guard (replace/remove/batch, not add) refuses to rewrite a file whose content would
+  not round-trip, after copying it to ``<file>.bak.<unix-ts>``.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+from hermes_core.fsutil import (
+    PRIVATE_FILE_MODE,
+    atomic_write_bytes,
+    atomic_write_text,
+    ensure_private_dir,
+    file_lock,
+)
+from hermes_core.types import MemoryTarget
+
+log = logging.getLogger(__name__)
+
+DELIMITER = "\n§\n"
+FILENAMES: dict[MemoryTarget, str] = {"memory": "MEMORY.md", "user": "USER.md"}
+DEFAULT_LIMITS: dict[MemoryTarget, int] = {"memory": 2200, "user": 1375}
+
+T = TypeVar("T")
+
+
+def memories_dir(home: Path) -> Path:
+    """``$HERMES_HOME/memories`` (resolved at call time, so profile switches are honoured)."""
+    return home / "memories"
+
+
+def coerce_limit(value: Any, default: int) -> int:
+    """A character limit from config: ints, numeric strings (``"2200"``), floats; else default."""
+    if isinstance(value, bool):
+        return default
+    if isinstance(value, int):
+        return max(value, 0)
+    if isinstance(value, float):
+        return max(int(value), 0)
+    if isinstance(value, str):
+        text = value.strip().replace(",", "").replace("_", "")
+        try:
+            return max(int(float(text)), 0)
+        except ValueError:
+            return default
+    return default
+
+
+def split_pieces(text: str) -> list[str]:
+    """Stripped, non-empty pieces of ``text`` split on the delimiter (duplicates kept)."""
+    return [piece.strip() for piece in text.split(DELIMITER) if piece.strip()]
+
+
+def dedupe(entries: Iterable[str]) -> list[str]:
+    """``entries`` without repeats, first occurrence kept, order preserved."""
+    seen: set[str] = set()
+    out: list[str] = []
+    for entry in entries:
+        if entry not in seen:
+            seen.add(entry)
+            out.append(entry)
+    return out
+
+
+def parse_entries(text: str) -> list[str]:
+    """The entries of a memory file's text (BOM already stripped)."""
+    return dedupe(split_pieces(text))
+
+
+def serialize(entries: Iterable[str]) -> str:
+    """File text for ``entries``; an empty list is an empty file."""
+    return DELIMITER.join(entries)
+
+
+def char_count(entries: Iterable[str]) -> int:
+    """Size charged against the budget: entries plus delimiters."""
+    return len(serialize(entries))
+
+
+def percent(current: int, limit: int) -> int:
+    """``int(current / limit * 100)`` capped at 100; 0 when ``limit <= 0``."""
+    if limit <= 0:
+        return 0
+    return min(int(current / limit * 100), 100)
+
+
+def usage_short(current: int, limit: int) -> str:
+    """``"1,474/2,200"`` (error responses)."""
+    return f"{current:,}/{limit:,}"
+
+
+def usage_long(current: int, limit: int) -> str:
+    """``"67% — 1,474/2,200 chars"`` (success responses and headers)."""
+    return f"{percent(current, limit)}% — {current:,}/{limit:,} chars"
+
+
+@dataclass(frozen=True)
+class DiskState:
+    """One read of a memory file.
+
+    ``raw`` is the decoded text (BOM removed), ``None`` when the file does not exist;
+    ``error`` is set when the file exists but could not be read (``entries`` is then empty
+    and must not be written back).
+    """
+
+    entries: list[str] = field(default_factory=list)
+    raw: str | None = None
+    error: str | None = None
+
+    @property
+    def readable(self) -> bool:
+        return self.error is None
+
+
+def read_state(path: Path) -> DiskState:
+    """Read ``path`` without locking (readers see either the old or the new file)."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return DiskState()
+    except OSError as exc:
+        return DiskState(error=f"{type(exc).__name__}: {exc}")
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        return DiskState(error=f"not valid UTF-8 ({exc.reason} at byte {exc.start})")
+    return DiskState(entries=parse_entries(text), raw=text)
+
+
+def has_drift(raw: str, limit: int) -> bool:
+    """True when ``raw`` would not survive a parse/re-serialise round trip.
+
+    Drift is: the stripped text differs from its stripped pieces re-joined (stray ``§``,
+    blank pieces, padding around delimiters), or one piece is longer than the whole budget
+    (free text appended without delimiters). Duplicates alone are not drift.
+    """
+    pieces = split_pieces(raw)
+    if raw.strip() != serialize(pieces):
+        return True
+    return limit > 0 and any(len(piece) > limit for piece in pieces)
+
+
+class StoreRefusal(Exception):
+    """A mutation was refused before anything was written; ``payload`` is the tool error."""
+
+    def __init__(self, payload: dict[str, Any]) -> None:
+        super().__init__(str(payload.get("error", "")))
+        self.payload = payload
+
+
+@dataclass(frozen=True)
+class Change:
+    """What a mutation callback wants: the new entry list (``None`` = write nothing)."""
+
+    entries: list[str] | None
+    result: Any = None
+
+
+class MemoryStore:
+    """One memory file (``MEMORY.md`` or ``USER.md``) with its budget.
+
+    Cheap to construct; holds no file handles. Thread- and process-safe through the file lock.
+    """
+
+    def __init__(self, home: Path, target: MemoryTarget, limit: int) -> None:
+        self.home = home
+        self.target: MemoryTarget = target
+        self.limit = limit
+        self.filename = FILENAMES[target]
+
+    @property
+    def path(self) -> Path:
+        return memories_dir(self.home) / self.filename
+
+    def read(self) -> DiskState:
+        """The file as it is now (no lock)."""
+        return read_state(self.path)
+
+    def entries(self) -> list[str]:
+        """Live entries (empty when missing or unreadable)."""
+        return self.read().entries
+
+    def unreadable_payload(self, state: DiskState) -> dict[str, Any]:
+        return {
+            "success": False,
+            "error": (
+                f"Cannot modify {self.filename}: the file exists but could not be read "
+                f"({state.error}). Nothing was changed. Fix the file's permissions or encoding "
+                f"(it must be UTF-8) or move it aside, then retry."
+            ),
+        }
+
+    def _backup(self, raw_bytes: bytes) -> str:
+        stamp = int(time.time())
+        base = self.path.with_name(f"{self.filename}.bak.{stamp}")
+        candidate = base
+        counter = 1
+        while candidate.exists():
+            counter += 1
+            candidate = base.with_name(f"{base.name}-{counter}")
+        try:
+            atomic_write_bytes(candidate, raw_bytes, mode=PRIVATE_FILE_MODE)
+        except OSError as exc:
+            log.warning("memory drift backup %s failed: %s", candidate, exc)
+            return f"{candidate} (BACKUP FAILED — file unchanged on disk)"
+        return str(candidate)
+
+    def drift_payload(self) -> dict[str, Any]:
+        """Back up the drifted file and build the refusal (the file itself is untouched)."""
+        try:
+            raw_bytes = self.path.read_bytes()
+        except OSError:
+            raw_bytes = b""
+        backup = self._backup(raw_bytes)
+        return {
+            "success": False,
+            "error": (
+                f"Refusing to write {self.filename}: file on disk has content that wouldn't "
+                "round-trip through the memory tool (it was probably edited outside it). "
+                "Nothing was changed."
+            ),
+            "drift_backup": backup,
+            "remediation": (
+                f"A copy of the file is at {backup.split(' (')[0]}. Restore the format "
+                f"(entries separated by a line containing only §, each entry shorter than "
+                f"{self.limit:,} chars) with `hermes memory edit --target {self.target}`, or "
+                "use memory(action='add') to record new facts, then retry."
+            ),
+        }
+
+    def transact(self, mutate: Callable[[list[str]], Change], *, drift_guard: bool) -> Any:
+        """Run ``mutate`` on the entries re-read under the lock; write what it returns.
+
+        Raises :class:`StoreRefusal` for unreadable files and (with ``drift_guard``) drift,
+        before calling ``mutate``. ``mutate`` may raise :class:`StoreRefusal` too. Returns
+        ``Change.result``. Write failures raise ``RuntimeError("Failed to write memory file
+        <path>: <err>")`` with the file unchanged.
+        """
+        ensure_private_dir(memories_dir(self.home))
+        with file_lock(self.path):
+            state = self.read()
+            if not state.readable:
+                raise StoreRefusal(self.unreadable_payload(state))
+            if drift_guard and state.raw is not None and has_drift(state.raw, self.limit):
+                raise StoreRefusal(self.drift_payload())
+            change = mutate(list(state.entries))
+            if change.entries is not None:
+                self.write_unlocked(change.entries)
+            return change.result
+
+    def write_unlocked(self, entries: list[str]) -> None:
+        """Atomically replace the file with ``entries`` (caller holds the lock)."""
+        try:
+            atomic_write_text(self.path, serialize(entries))
+        except OSError as exc:
+            raise RuntimeError(f"Failed to write memory file {self.path}: {exc}") from exc
+
+
+__all__ = [
+    "DEFAULT_LIMITS",
+    "DELIMITER",
+    "FILENAMES",
+    "Change",
+    "DiskState",
+    "MemoryStore",
+    "StoreRefusal",
+    "char_count",
+    "coerce_limit",
+    "dedupe",
+    "has_drift",
+    "memories_dir",
+    "parse_entries",
+    "percent",
+    "read_state",
+    "serialize",
+    "split_pieces",
+    "usage_long",
+    "usage_short",
+]
