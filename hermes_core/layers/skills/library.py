@@ -126,7 +126,8 @@ def iter_tracked_files(roots: Sequence[SkillRoot]) -> Iterator[tuple[SkillRoot, 
     for root in roots:
         for dirpath, dirnames, filenames in _walk(root.path):
             if SKILL_FILE in filenames:
-                dirnames[:] = []  # support files below a skill are not skills
+                if dirpath != root.path:
+                    dirnames[:] = []  # support files below a skill are not skills
                 yield root, dirpath / SKILL_FILE
             elif CATEGORY_FILE in filenames and dirpath != root.path:
                 yield root, dirpath / CATEGORY_FILE
@@ -183,6 +184,15 @@ def load_library(roots: Sequence[SkillRoot]) -> Library:
                     )
                 except (OSError, ValueError):
                     categories[category] = ""
+            continue
+        if path.parent == root.path:
+            problems.append(
+                SkillProblem(
+                    path,
+                    f"SKILL.md sits directly in the skills root; move it into "
+                    f"{root.path}/<skill-name>/SKILL.md.",
+                )
+            )
             continue
         try:
             doc = parse_skill_md(read_text_file(path, max_chars=SKILL_MD_MAX_CHARS))

@@ -272,9 +272,8 @@ class SkillManager:
         directory = self.local / category / name if category else self.local / name
         if directory.exists() or directory.is_symlink():
             raise ManageError(f"A skill named '{name}' already exists at {directory}.")
-        for parent in (directory.parent, self.local):
-            if parent.is_symlink():
-                raise ManageError(f"{parent} is a symlink; refusing to write through it.")
+        if category and directory.parent.is_symlink():
+            raise ManageError(f"{directory.parent} is a symlink; refusing to write through it.")
         self._validated_skill_md(content, name, "Invalid SKILL.md")
         self._scan(content, "SKILL.md")
         target = directory / SKILL_FILE
@@ -366,7 +365,7 @@ class SkillManager:
                     f"absorbed_into: skill '{target_name}' does not exist; create or name the "
                     "umbrella skill first."
                 )
-        self._check_skill_dir(skill)
+        self._check_skill_dir(skill, deleting=True)
         archive = self._archive_path(name, "skill")
         result: dict[str, Any] = {"path": str(skill.directory), "archived_to": str(archive)}
         if absorbed:
@@ -412,11 +411,13 @@ class SkillManager:
             {"path": str(target)},
         )
 
-    def _check_skill_dir(self, skill: Skill) -> None:
+    def _check_skill_dir(self, skill: Skill, *, deleting: bool = False) -> None:
+        """The skill directory and every directory between it and its root are real
+        directories strictly inside the root. Deleting also refuses a symlinked root."""
         root = skill.root.path
         real_root = os.path.realpath(root)
-        if root.is_symlink():
-            raise ManageError(f"Skills root {root} is a symlink; refusing to modify skills there.")
+        if deleting and root.is_symlink():
+            raise ManageError(f"Skills root {root} is a symlink; refusing to delete skills there.")
         current = skill.directory
         while True:
             if current.is_symlink():

@@ -219,3 +219,12 @@ class TestCache:
         )
         assert out["success"], out
         assert "fresh-skill: Patched." in service.render_index()
+
+
+def test_skill_md_directly_in_root_is_a_problem(home: Path) -> None:
+    root = home / "skills"
+    (root / "SKILL.md").write_text(skill_md("stray"))
+    write_skill(root, "real")
+    library = load_library([SkillRoot(root)])
+    assert list(library.skills) == ["real"]
+    assert "directly in the skills root" in library.problems[0].error

@@ -571,3 +571,37 @@ class TestApproval:
         assert [r["id"] for r in list_pending(home)] == [c["pending_id"]]  # kept for the user
         with pytest.raises(ManageError, match="not a pending id"):
             reject_pending(home, "../../etc")
+
+
+def test_symlinked_local_root_allows_writes_but_not_deletes(
+    make_service: Callable[..., SkillsService], ctx: ToolContext, home: Path, tmp_path: Path
+) -> None:
+    real = tmp_path / "dotfiles-skills"
+    real.mkdir()
+    (home / "skills").rmdir()
+    os.symlink(real, home / "skills")
+    service = make_service()
+    out = call(service.skill_manage, ctx, action="create", name="mine", content=skill_md("mine"))
+    assert out["success"], out
+    assert (real / "mine" / "SKILL.md").is_file()
+    out = call(
+        service.skill_manage,
+        ctx,
+        action="patch",
+        name="mine",
+        old_string="1. Do",
+        new_string="1. Then do",
+    )
+    assert out["success"], out
+    out = call(service.skill_manage, ctx, action="delete", name="mine")
+    assert out["success"] is False and "symlink" in out["error"]
+
+
+def test_symlinked_category_refused_for_create(
+    manage: Callable[..., dict[str, Any]], home: Path, tmp_path: Path
+) -> None:
+    (tmp_path / "cat-target").mkdir()
+    os.symlink(tmp_path / "cat-target", home / "skills" / "linkcat")
+    out = manage(action="create", name="x", category="linkcat", content=skill_md("x"))
+    assert out["success"] is False and "symlink" in out["error"]
+    assert list((tmp_path / "cat-target").iterdir()) == []
