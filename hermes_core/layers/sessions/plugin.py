@@ -1,10 +1,228 @@
-"""The sessions layer as a plugin (hook implementations only; logic lives in sibling modules)."""
+"""The sessions layer as a plugin (hook implementations only; logic lives in sibling modules).
+
+* ``on_session_start`` creates the session row (source, user_id, model, parent, title).
+* ``on_prompt_frozen`` stores the frozen system prompt snapshot (``sessions.system_prompt``).
+* ``sync`` writes every message of the turn (and its token usage) in one transaction and
+  returns only once it is committed; a turn number already written is skipped.
+* ``on_session_end`` records ``ended_at`` and the reason (``exit``, ``new_session``,
+  ``compression``...).
+* ``register_tools`` offers ``session_search`` (read-only, also for background review).
+* ``health_check`` reports FTS5 availability, file permissions and the schema version.
+
+Messages the compressor archives in place should be flagged with
+:meth:`hermes_core.layers.sessions.db.SessionDB.mark_compacted` (``active=0, compacted=1``)
+through :meth:`SessionsLayer.mark_compacted`; they then stay searchable even from their own
+session.
+"""
 
 from __future__ import annotations
+
+import logging
+import sqlite3
+import threading
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from hermes_core.layers.sessions.db import (
+    DB_FILE,
+    SCHEMA_VERSION,
+    SessionDB,
+    tighten_permissions,
+)
+from hermes_core.layers.sessions.search import SessionSearch, build_tool, llm_summarizer
+from hermes_core.markers import hookimpl
+from hermes_core.types import HealthCheck, SessionInfo, ToolSpec, Turn
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Sequence
+
+    from hermes_core.settings.models import HermesSettings
+    from hermes_core.types import ChatMessage
+
+log = logging.getLogger(__name__)
 
 
 class SessionsLayer:
     """Hook implementations of the sessions layer. One instance per host."""
+
+    def __init__(self) -> None:
+        self._settings: HermesSettings | None = None
+        self._home: Path | None = None
+        self._db: SessionDB | None = None
+        self._lock = threading.Lock()
+        self._last_turn: dict[str, int] = {}
+
+    # -- plumbing ----------------------------------------------------------------------
+
+    @property
+    def enabled(self) -> bool:
+        """False when ``sessions.enabled`` is off (nothing is recorded or searched)."""
+        return self._settings is None or self._settings.sessions.enabled
+
+    def db(self) -> SessionDB | None:
+        """The archive (opened on first use), or None when disabled/unconfigured."""
+        if not self.enabled or self._home is None:
+            return None
+        with self._lock:
+            if self._db is None:
+                cap = self._settings.sessions.index_char_cap if self._settings else 8192
+                self._db = SessionDB.open(self._home, index_char_cap=cap)
+            return self._db
+
+    def searcher(self) -> SessionSearch | None:
+        """A :class:`SessionSearch` bound to the archive and settings."""
+        db = self.db()
+        if db is None:
+            return None
+        settings = self._settings
+        return SessionSearch(
+            db,
+            hidden_sources=settings.sessions.hidden_sources if settings else (),
+            default_limit=settings.sessions.default_limit if settings else 3,
+            profile=self._home.name if self._home else "default",
+            summarizer=llm_summarizer(settings) if settings is not None else None,
+        )
+
+    def mark_compacted(self, session_id: str, message_ids: Iterable[int]) -> int:
+        """Flag archived (summarised-away) messages ``active=0, compacted=1``."""
+        db = self.db()
+        return db.mark_compacted(session_id, message_ids) if db else 0
+
+    def close(self) -> None:
+        """Close the database connections."""
+        with self._lock:
+            if self._db is not None:
+                self._db.close()
+                self._db = None
+
+    # -- hooks -------------------------------------------------------------------------
+
+    @hookimpl
+    def configure(self, settings: HermesSettings, home: Path) -> None:
+        self.close()
+        self._settings = settings
+        self._home = Path(home)
+
+    @hookimpl
+    def on_session_start(self, session: SessionInfo) -> None:
+        db = self.db()
+        if db is None:
+            return
+        db.create_session(
+            session.id,
+            source=session.source,
+            user_id=session.user_id,
+            model=session.model,
+            parent_session_id=session.parent_id,
+            started_at=session.started_at,
+            title=session.title,
+        )
+
+    @hookimpl
+    def on_prompt_frozen(self, session: SessionInfo, system_prompt: str) -> None:
+        db = self.db()
+        if db is not None:
+            db.record_system_prompt(session.id, system_prompt)
+
+    @hookimpl
+    def sync(self, session: SessionInfo, turn: Turn) -> None:
+        db = self.db()
+        if db is None:
+            return
+        if self._last_turn.get(session.id, 0) >= turn.number > 0:
+            return  # already written (a resend)
+        messages: list[ChatMessage] = [dict(m) for m in turn.messages]
+        if not messages:
+            messages = [{"role": "user", "content": turn.user_text}]
+            if turn.reply:
+                messages.append({"role": "assistant", "content": turn.reply})
+        db.ensure_session(
+            session.id,
+            source=session.source,
+            user_id=session.user_id,
+            model=session.model,
+            parent_session_id=session.parent_id,
+        )
+        db.append_messages(session.id, messages, timestamp=turn.started_at, source=session.source)
+        if turn.prompt_tokens or turn.completion_tokens:
+            db.add_token_usage(session.id, turn.prompt_tokens or 0, turn.completion_tokens or 0)
+        self._last_turn[session.id] = turn.number
+
+    @hookimpl
+    def on_session_end(
+        self, session: SessionInfo, messages: Sequence[ChatMessage], reason: str = "exit"
+    ) -> None:
+        db = self.db()
+        if db is not None:
+            db.end_session(session.id, reason or "exit")
+        self._last_turn.pop(session.id, None)
+
+    @hookimpl
+    def register_tools(self, session: SessionInfo) -> list[ToolSpec] | None:
+        if not self.enabled:
+            return None
+        return [build_tool(self.searcher)]
+
+    @hookimpl
+    def health_check(self, home: Path) -> list[HealthCheck]:
+        return health_checks(Path(home))
+
+
+def health_checks(home: Path) -> list[HealthCheck]:
+    """FTS5, permissions and schema checks of ``<home>/state.db`` (opens it read/write)."""
+    path = home / DB_FILE
+    checks: list[HealthCheck] = []
+    loose = []
+    for suffix in ("", "-wal", "-shm"):
+        p = Path(str(path) + suffix)
+        if p.exists() and p.stat().st_mode & 0o077:
+            loose.append(p.name)
+    checks.append(
+        HealthCheck(
+            "sessions: state.db permissions",
+            not loose,
+            "0600" if not loose else f"readable by others: {', '.join(loose)}",
+            ""
+            if not loose
+            else f"chmod 600 {path}*  (or run any hermes command: it tightens them)",
+        )
+    )
+    try:
+        db = SessionDB(path)
+    except (sqlite3.Error, OSError) as exc:
+        checks.append(
+            HealthCheck(
+                "sessions: state.db",
+                False,
+                f"cannot open {path}: {exc}",
+                f"move the damaged file aside (mv {path} {path}.bad) and restart hermes",
+            )
+        )
+        return checks
+    try:
+        tighten_permissions(path)
+        version = db.schema_version()
+        checks.append(
+            HealthCheck(
+                "sessions: schema",
+                version == SCHEMA_VERSION,
+                f"version {version} (expected {SCHEMA_VERSION})",
+                "" if version == SCHEMA_VERSION else "upgrade hermes-core; this file is newer",
+            )
+        )
+        checks.append(
+            HealthCheck(
+                "sessions: full-text search (FTS5)",
+                db.fts_enabled,
+                "porter + CJK-split index available" if db.fts_enabled else str(db.fts_error),
+                ""
+                if db.fts_enabled
+                else "install a Python/SQLite with FTS5, then run `hermes sessions reindex`",
+            )
+        )
+    finally:
+        db.close()
+    return checks
 
 
 def create_plugin() -> SessionsLayer:
