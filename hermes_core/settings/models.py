@@ -73,7 +73,8 @@ class SkillsSettings(_Section):
         default_factory=list, description="Extra read-only skill roots (local names win)."
     )
     disabled: list[str] = Field(
-        default_factory=list, description="Skill names hidden from the index and tools."
+        default_factory=list,
+        description="Skill names hidden from the index and tools ('linux:name': one platform).",
     )
     write_approval: bool = Field(
         False, description="Stage skill writes for approval (`hermes skills pending`)."

@@ -3,7 +3,8 @@
 :func:`render_index` turns a :class:`Library` into the ``## Skills`` block: guidance lines, then
 ``<available_skills>`` with categories sorted (``  <category>: <description>``) and one
 ``    - <name>: <description>`` line per visible skill. Skills are hidden when their
-``platforms`` exclude the current platform, when listed in ``skills.disabled``, when a
+``platforms`` exclude the current platform, when listed in ``skills.disabled`` (as ``name``,
+or ``<platform>:name`` for one platform only), when a
 ``requires_tools``/``requires_toolsets`` entry is NOT available, or when a
 ``fallback_for_tools``/``fallback_for_toolsets`` entry IS available. Tool conditions are only
 evaluated when the caller says which tools exist (``available_tools`` not None).
@@ -67,6 +68,8 @@ def hidden_reason(
         return f"platforms {list(meta.platforms)} exclude {platform}"
     if meta.name in disabled:
         return "listed in skills.disabled"
+    if f"{platform}:{meta.name}" in disabled:
+        return f"listed in skills.disabled for {platform}"
     if available_tools is not None:
         for tool in meta.requires_tools:
             if tool not in available_tools:

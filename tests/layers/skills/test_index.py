@@ -228,3 +228,10 @@ def test_skill_md_directly_in_root_is_a_problem(home: Path) -> None:
     library = load_library([SkillRoot(root)])
     assert list(library.skills) == ["real"]
     assert "directly in the skills root" in library.problems[0].error
+
+
+def test_disabled_per_platform(home: Path) -> None:
+    write_skill(home / "skills", "tool")
+    library = load_library([SkillRoot(home / "skills")])
+    assert render_index(library, platform="linux", disabled=["macos:tool"]) != ""
+    assert render_index(library, platform="macos", disabled=["macos:tool"]) == ""

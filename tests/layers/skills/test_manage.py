@@ -605,3 +605,36 @@ def test_symlinked_category_refused_for_create(
     out = manage(action="create", name="x", category="linkcat", content=skill_md("x"))
     assert out["success"] is False and "symlink" in out["error"]
     assert list((tmp_path / "cat-target").iterdir()) == []
+
+
+def test_concurrent_patches_are_serialised(
+    service: SkillsService, ctx: ToolContext, home: Path
+) -> None:
+    """Eight threads append a line each through patch (read-modify-write); the lock keeps all."""
+    import threading
+
+    write_skill(home / "skills", "shared", body="## Log\nEND\n")
+    errors: list[dict[str, Any]] = []
+
+    def worker(i: int) -> None:
+        out = call(
+            service.skill_manage,
+            ctx,
+            action="patch",
+            name="shared",
+            old_string="END",
+            new_string=f"line {i}\nEND",
+        )
+        if not out["success"]:
+            errors.append(out)
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    text = (home / "skills" / "shared" / "SKILL.md").read_text()
+    assert sorted(line for line in text.splitlines() if line.startswith("line ")) == [
+        f"line {i}" for i in range(8)
+    ]
