@@ -53,7 +53,9 @@ _PREF_EN = re.compile(
     r"use|am|work|live)\b|my\s+[\w\s]{1,30}?\s+(?:is|are)\b)",
     re.IGNORECASE,
 )
-_PREF_ZH = re.compile(r"我(?:很|最|更|也|不|一直|总是|从不|通常)?(?:喜欢|爱|讨厌|习惯|偏好|住在|在.{1,12}工作|是)|我的.{1,10}(?:是|叫)")
+_PREF_ZH = re.compile(
+    r"我(?:很|最|更|也|不|一直|总是|从不|通常)?(?:喜欢|爱|讨厌|习惯|偏好|住在|在.{1,12}工作|是)|我的.{1,10}(?:是|叫)"
+)
 
 
 def _json(payload: Mapping[str, Any]) -> str:
@@ -70,7 +72,9 @@ def _text_of(message: ChatMessage) -> str:
         return content
     if isinstance(content, list):
         return " ".join(
-            str(p.get("text", "")) for p in content if isinstance(p, Mapping) and p.get("type") == "text"
+            str(p.get("text", ""))
+            for p in content
+            if isinstance(p, Mapping) and p.get("type") == "text"
         )
     return ""
 
@@ -83,7 +87,9 @@ def extract_preferences(messages: Sequence[ChatMessage]) -> list[str]:
             continue
         for match in _SENTENCE.finditer(_text_of(message)):
             sentence = match.group(0).strip()
-            if 6 <= len(sentence) <= 300 and (_PREF_EN.search(sentence) or _PREF_ZH.search(sentence)):
+            if 6 <= len(sentence) <= 300 and (
+                _PREF_EN.search(sentence) or _PREF_ZH.search(sentence)
+            ):
                 out.append(sentence)
     return list(dict.fromkeys(out))
 
@@ -305,7 +311,11 @@ class HolographicProvider(MemoryProvider):
 
     def _min_trust(self, args: Mapping[str, Any]) -> float:
         value = args.get("min_trust", self.settings.min_trust_threshold)
-        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int | float)
+            or not math.isfinite(value)
+        ):
             raise FactStoreError("'min_trust' must be a number between 0 and 1")
         if not 0 <= value <= 1:
             raise FactStoreError("'min_trust' must be between 0 and 1")
@@ -357,11 +367,21 @@ class HolographicProvider(MemoryProvider):
                 )
             if action == "probe":
                 return self._facts(
-                    store.probe(uid, self._str(args, "entity") or "", min_trust=self._min_trust(args), limit=limit)
+                    store.probe(
+                        uid,
+                        self._str(args, "entity") or "",
+                        min_trust=self._min_trust(args),
+                        limit=limit,
+                    )
                 )
             if action == "related":
                 return self._facts(
-                    store.related(uid, self._str(args, "entity") or "", min_trust=self._min_trust(args), limit=limit)
+                    store.related(
+                        uid,
+                        self._str(args, "entity") or "",
+                        min_trust=self._min_trust(args),
+                        limit=limit,
+                    )
                 )
             if action == "reason":
                 entities = args.get("entities")
@@ -381,7 +401,9 @@ class HolographicProvider(MemoryProvider):
             if action == "update":
                 fact_id = self._int(args, "fact_id", None, 1, 2**62)
                 delta = args.get("trust_delta")
-                if delta is not None and (isinstance(delta, bool) or not isinstance(delta, int | float)):
+                if delta is not None and (
+                    isinstance(delta, bool) or not isinstance(delta, int | float)
+                ):
                     raise FactStoreError("'trust_delta' must be a number, e.g. 0.1 or -0.2")
                 if all(args.get(k) is None for k in ("content", "trust_delta", "tags", "category")):
                     raise FactStoreError("update needs content, trust_delta, tags or category")
@@ -399,7 +421,9 @@ class HolographicProvider(MemoryProvider):
                 return {"removed": fact.as_json()}
             min_trust = self._min_trust(args) if "min_trust" in args else 0.0
             return self._facts(
-                store.list(uid, category=self._str(args, "category"), min_trust=min_trust, limit=limit)
+                store.list_facts(
+                    uid, category=self._str(args, "category"), min_trust=min_trust, limit=limit
+                )
             )
 
         return self._guard(run)

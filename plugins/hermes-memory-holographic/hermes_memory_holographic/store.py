@@ -243,8 +243,9 @@ class FactStore:
             raise FactStoreError(f"at most {MAX_TAGS} tags")
         return tuple(dict.fromkeys(out))
 
-    def _index(self, fact_id: int, user_id: str, content: str, tags: Sequence[str],
-               entities: Sequence[str]) -> None:
+    def _index(
+        self, fact_id: int, user_id: str, content: str, tags: Sequence[str], entities: Sequence[str]
+    ) -> None:
         """(Re)write the entity links, FTS row and HRR vector of one fact."""
         db = self._db
         db.execute("DELETE FROM fact_entities WHERE fact_id = ?", (fact_id,))
@@ -295,9 +296,9 @@ class FactStore:
         content = self._check_content(content)
         category = self._check_category(category)
         tag_list = self._check_tags(tags)
-        if entities is not None and (isinstance(entities, str) or not all(
-            isinstance(e, str) for e in entities
-        )):
+        if entities is not None and (
+            isinstance(entities, str) or not all(isinstance(e, str) for e in entities)
+        ):
             raise FactStoreError("'entities' must be a list of strings")
         names = list(dict.fromkeys([*(entities or []), *extract_entities(content)]))
         names = [n.strip() for n in names if n and n.strip()]
@@ -342,14 +343,14 @@ class FactStore:
         with self._lock, self._db:
             row = self._row(user_id, fact_id)
             new_content = row["content"] if content is None else self._check_content(content)
-            new_tags = (
-                tuple(json.loads(row["tags"])) if tags is None else self._check_tags(tags)
-            )
+            new_tags = tuple(json.loads(row["tags"])) if tags is None else self._check_tags(tags)
             new_category = row["category"] if category is None else self._check_category(category)
             trust = float(row["trust"])
             if trust_delta is not None:
-                if isinstance(trust_delta, bool) or not isinstance(trust_delta, int | float) or (
-                    not math.isfinite(float(trust_delta))
+                if (
+                    isinstance(trust_delta, bool)
+                    or not isinstance(trust_delta, int | float)
+                    or (not math.isfinite(float(trust_delta)))
                 ):
                     raise FactStoreError("'trust_delta' must be a number, e.g. 0.1 or -0.2")
                 trust = _clamp(trust + float(trust_delta))
@@ -420,7 +421,8 @@ class FactStore:
     def mark_retrieved(self, user_id: str, ids: Iterable[int]) -> None:
         with self._lock, self._db:
             self._db.executemany(
-                "UPDATE facts SET retrieval_count = retrieval_count + 1 WHERE id = ? AND user_id = ?",
+                "UPDATE facts SET retrieval_count = retrieval_count + 1 "
+                "WHERE id = ? AND user_id = ?",
                 [(int(i), user_id) for i in ids],
             )
 
@@ -433,7 +435,7 @@ class FactStore:
             except FactStoreError:
                 return None
 
-    def list(
+    def list_facts(
         self, user_id: str, *, category: str | None = None, min_trust: float = 0.0, limit: int = 10
     ) -> list[Fact]:
         """Facts by trust (highest first), then newest."""
@@ -552,8 +554,9 @@ class FactStore:
             )
         }
 
-    def _by_ids(self, user_id: str, scored: dict[int, float], min_trust: float,
-                limit: int) -> list[Fact]:
+    def _by_ids(
+        self, user_id: str, scored: dict[int, float], min_trust: float, limit: int
+    ) -> list[Fact]:
         out = []
         for fid, score in sorted(scored.items(), key=lambda x: (-x[1], -x[0])):
             row = self._db.execute(
@@ -566,7 +569,9 @@ class FactStore:
                 break
         return out
 
-    def _probe_scores(self, user_id: str, names: Sequence[str], min_trust: float) -> list[dict[int, float]]:
+    def _probe_scores(
+        self, user_id: str, names: Sequence[str], min_trust: float
+    ) -> list[dict[int, float]]:
         """Per entity: fact id → score (HRR cosine on the entity role, or keyword rank)."""
         out: list[dict[int, float]] = []
         ids, matrix = self._vectors(user_id, min_trust) if self.hrr is not None else ([], None)
@@ -580,8 +585,9 @@ class FactStore:
                     if fid in scores:
                         scores[fid] = max(float(c), 0.05)
             # Mentions that were not linked as entities (e.g. lower-case names): keywords.
-            for row, rel in self._keyword(user_id, name, min_trust=min_trust, limit=200,
-                                          mode="AND"):
+            for row, rel in self._keyword(
+                user_id, name, min_trust=min_trust, limit=200, mode="AND"
+            ):
                 scores.setdefault(int(row["id"]), 0.04 * rel)
             out.append(scores)
         return out
@@ -592,7 +598,9 @@ class FactStore:
             raise FactStoreError("'entity' is required: pass a name, e.g. 'PostgreSQL'")
         return entity.strip()
 
-    def probe(self, user_id: str, entity: str, *, min_trust: float = 0.3, limit: int = 10) -> list[Fact]:
+    def probe(
+        self, user_id: str, entity: str, *, min_trust: float = 0.3, limit: int = 10
+    ) -> list[Fact]:
         """All facts about ``entity``: facts linked to it, ranked by HRR match strength when
         numpy is available, then facts that merely mention the name (keyword search)."""
         user_id = self._need_user(user_id)
@@ -601,22 +609,27 @@ class FactStore:
             (scores,) = self._probe_scores(user_id, [entity], min_trust)
             return self._by_ids(user_id, scores, min_trust, limit)
 
-    def related(self, user_id: str, entity: str, *, min_trust: float = 0.3, limit: int = 10) -> list[Fact]:
+    def related(
+        self, user_id: str, entity: str, *, min_trust: float = 0.3, limit: int = 10
+    ) -> list[Fact]:
         """Facts one hop away: about entities that share a fact with ``entity``, excluding
         the facts about ``entity`` itself."""
         user_id = self._need_user(user_id)
         entity = self._need_entity(entity)
         with self._lock:
             own = self._entity_fact_ids(user_id, entity)
-            neighbours = [
-                r["name"]
-                for r in self._db.execute(
-                    "SELECT DISTINCT e.name FROM fact_entities fe JOIN entities e "
-                    "ON e.id = fe.entity_id WHERE fe.user_id = ? AND e.user_id = ? "
-                    "AND e.norm != ? AND fe.fact_id IN (%s)" % ",".join("?" * len(own)),
-                    (user_id, user_id, normalise(entity), *sorted(own)),
-                )
-            ] if own else []
+            neighbours: list[str] = []
+            if own:
+                marks = ",".join("?" * len(own))
+                neighbours = [
+                    r["name"]
+                    for r in self._db.execute(
+                        "SELECT DISTINCT e.name FROM fact_entities fe JOIN entities e "
+                        "ON e.id = fe.entity_id WHERE fe.user_id = ? AND e.user_id = ? "
+                        f"AND e.norm != ? AND fe.fact_id IN ({marks})",
+                        (user_id, user_id, normalise(entity), *sorted(own)),
+                    )
+                ]
             if not own:  # nothing linked: keyword neighbours
                 for row, _ in self._keyword(user_id, entity, min_trust=min_trust, limit=20):
                     own.add(int(row["id"]))
@@ -667,12 +680,17 @@ class FactStore:
             facts = [self._fact(r) for r in rows]
         pairs: list[tuple[Fact, Fact, str]] = []
         info = [
-            (f, set(terms(f.content)), {normalise(e) for e in f.entities}, has_negation(f.content),
-             set(_numbers(f.content)))
+            (
+                f,
+                set(terms(f.content)),
+                {normalise(e) for e in f.entities},
+                has_negation(f.content),
+                set(_numbers(f.content)),
+            )
             for f in facts
         ]
         for i, (a, ta, ea, na, numa) in enumerate(info):
-            for b, tb, eb, nb, numb in info[i + 1:]:
+            for b, tb, eb, nb, numb in info[i + 1 :]:
                 jaccard = len(ta & tb) / max(1, len(ta | tb))
                 if jaccard < 0.5 and not (ea & eb and jaccard >= 0.4):
                     continue

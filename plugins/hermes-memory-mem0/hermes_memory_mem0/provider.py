@@ -137,10 +137,11 @@ class Mem0Provider(MemoryProvider):
             key = s.llm_api_key.get_secret_value() if s.llm_api_key else ""
             return s.llm_base_url, s.llm_model or "default", key
         hermes = session.settings if session is not None else self._hermes
-        if hermes is not None and hermes.llm.base_url:
+        base_url = hermes.llm.base_url if hermes is not None else None
+        if hermes is not None and base_url:
             llm = hermes.llm
             key = llm.api_key.get_secret_value() if llm.api_key else ""
-            return llm.base_url, s.llm_model or llm.model or "default", key
+            return base_url, s.llm_model or llm.model or "default", key
         return None
 
     def sync_infer(self, session: SessionInfo | None = None) -> bool:
@@ -202,7 +203,9 @@ class Mem0Provider(MemoryProvider):
         ctx = contextvars.copy_context()
         return executor.submit(ctx.run, fn)
 
-    def search(self, session: SessionInfo, query: str, top_k: int | None = None) -> list[MemoryItem]:
+    def search(
+        self, session: SessionInfo, query: str, top_k: int | None = None
+    ) -> list[MemoryItem]:
         """Memories of the session's user relevant to ``query`` (best first)."""
         uid = self.user_id(session)
         k = max(1, min(int(top_k or self.settings.top_k), 50))
@@ -317,13 +320,18 @@ class Mem0Provider(MemoryProvider):
         uid = self.user_id(session)
         if write.action in ("replace", "remove") and write.previous_content:
             previous = write.previous_content.strip()
-            for item in self.search(session, previous, top_k=10):
-                if item.memory.strip() == previous and item.user_id == uid:
-                    if write.action == "remove":
-                        self._call(lambda i=item: backend.delete(i.id))
-                    else:
-                        self._call(lambda i=item: backend.update(i.id, write.content))
-                    return
+            matches = [
+                i.id
+                for i in self.search(session, previous, top_k=10)
+                if i.memory.strip() == previous and i.user_id == uid
+            ]
+            if matches:
+                target = matches[0]
+                if write.action == "remove":
+                    self._call(lambda: backend.delete(target))
+                else:
+                    self._call(lambda: backend.update(target, write.content))
+                return
         if write.action == "remove" or not write.content.strip():
             return
         metadata = {"channel": session.source, "source": f"builtin:{write.target}"}
@@ -415,7 +423,7 @@ class Mem0Provider(MemoryProvider):
             HealthCheck(
                 name=f"mem0 ({self.settings.mode})",
                 ok=not reason,
-                detail="configured" if not reason else reason,
+                detail=reason or "configured",
                 fix=reason,
             )
         ]

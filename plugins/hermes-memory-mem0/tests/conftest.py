@@ -20,9 +20,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 os.environ["MEM0_TELEMETRY"] = "False"
 os.environ.setdefault("MEM0_DIR", tempfile.mkdtemp(prefix="mem0dir-"))
 
-from hermes_core import SessionInfo, ToolContext  # noqa: E402
-from hermes_core.settings.models import HermesSettings  # noqa: E402
-from hermes_memory_mem0 import Mem0Provider, Mem0Settings  # noqa: E402
+from hermes_memory_mem0 import Mem0Provider, Mem0Settings
 
 _real_connect = socket.socket.connect
 _real_connect_ex = socket.socket.connect_ex
@@ -66,21 +64,6 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     h.mkdir()
     monkeypatch.setenv("HERMES_HOME", str(h))
     return h
-
-
-def make_session(
-    home: Path, user_id: str | None = None, llm_url: str | None = None, sid: str = "s1"
-) -> SessionInfo:
-    llm: dict[str, Any] = {}
-    if llm_url:
-        llm = {"base_url": llm_url, "model": "fake-model", "api_key": "sk-test"}
-    return SessionInfo(
-        id=sid, home=home, settings=HermesSettings(llm=llm), source="cli", user_id=user_id
-    )
-
-
-def ctx(session: SessionInfo) -> ToolContext:
-    return ToolContext(session=session)
 
 
 @pytest.fixture

@@ -6,12 +6,13 @@ import json
 from pathlib import Path
 
 import pytest
-from hermes_core.errors import ConfigError
-from hermes_core.providers.base import load_provider_settings
 from hermes_memory_mem0 import Mem0Provider, Mem0Settings
 from hermes_memory_mem0.backend import Mem0Error, Mem0Invalid, Mem0NotFound, Mem0Unavailable
 from hermes_memory_mem0.breaker import CircuitBreaker
 from hermes_memory_mem0.text import cap_at_sentence
+
+from hermes_core.errors import ConfigError
+from hermes_core.providers.base import load_provider_settings
 
 # ----------------------------------------------------------------- cap_at_sentence
 
@@ -147,7 +148,7 @@ def test_config_yaml_block_is_read(home: Path) -> None:
 
 
 def test_invalid_setting_names_the_key(home: Path) -> None:
-    with pytest.raises(ConfigError, match="memory.providers.mem0.top_k"):
+    with pytest.raises(ConfigError, match=r"memory\.providers\.mem0\.top_k"):
         load_provider_settings(Mem0Settings, "mem0", home, {"top_k": 500})
 
 

@@ -35,7 +35,8 @@ def test_split_cjk_and_query() -> None:
 
 
 @pytest.mark.parametrize(
-    "hostile", ['"', 'a" OR "b', "NEAR(a b)", "*", "col:value", "AND OR NOT", "(", "'; DROP TABLE facts; --"]
+    "hostile",
+    ['"', 'a" OR "b', "NEAR(a b)", "*", "col:value", "AND OR NOT", "(", "'; DROP TABLE facts; --"],
 )
 def test_hostile_queries_are_safe(store: FactStore, hostile: str) -> None:
     store.add("u", "A harmless fact about parentheses (and quotes).")
@@ -47,7 +48,9 @@ def test_hostile_queries_are_safe(store: FactStore, hostile: str) -> None:
 
 
 def test_entity_extraction() -> None:
-    ents = extract_entities("Alice moved Project Atlas to PostgreSQL; see config.yaml and 《三体》.")
+    ents = extract_entities(
+        "Alice moved Project Atlas to PostgreSQL; see config.yaml and 《三体》."
+    )
     assert {"Alice", "Project Atlas", "PostgreSQL", "config.yaml", "三体"} <= set(ents)
     assert "The" not in extract_entities("The weather is nice.")
 
@@ -116,7 +119,9 @@ def test_trust_feedback_and_threshold(store: FactStore) -> None:
 
 def test_update_reindexes(store: FactStore) -> None:
     fact, _ = store.add("u", "Alice lives in Lisbon.")
-    updated = store.update("u", fact.id, content="Alice lives in Porto.", tags=["moved"], trust_delta=0.2)
+    updated = store.update(
+        "u", fact.id, content="Alice lives in Porto.", tags=["moved"], trust_delta=0.2
+    )
     assert updated.trust == pytest.approx(0.7) and updated.tags == ("moved",)
     assert store.search("u", "Lisbon") == []
     assert contents(store.search("u", "Porto")) == ["Alice lives in Porto."]
@@ -136,8 +141,15 @@ def test_remove_clears_index_rows(store: FactStore, tmp_path: Path) -> None:
     assert store.search("u", "Kafka") == []
     assert store.probe("u", "Kafka") == []
     db = sqlite3.connect(tmp_path / "memory_store.db")
-    for table, col in (("facts_fts", "rowid"), ("hrr_vectors", "fact_id"), ("fact_entities", "fact_id")):
-        assert db.execute(f"SELECT count(*) FROM {table} WHERE {col} = ?", (fact.id,)).fetchone()[0] == 0
+    for table, col in (
+        ("facts_fts", "rowid"),
+        ("hrr_vectors", "fact_id"),
+        ("fact_entities", "fact_id"),
+    ):
+        assert (
+            db.execute(f"SELECT count(*) FROM {table} WHERE {col} = ?", (fact.id,)).fetchone()[0]
+            == 0
+        )
     assert db.execute("SELECT count(*) FROM entities").fetchone()[0] == 0
 
 
@@ -155,7 +167,9 @@ def test_probe_related_reason(store: FactStore) -> None:
     related = contents(store.related("u", "Alice"))
     assert "Project Atlas uses PostgreSQL." in related
     assert "Alice leads Project Atlas." not in related and "Bob enjoys sailing." not in related
-    assert contents(store.reason("u", ["Project Atlas", "PostgreSQL"])) == ["Project Atlas uses PostgreSQL."]
+    assert contents(store.reason("u", ["Project Atlas", "PostgreSQL"])) == [
+        "Project Atlas uses PostgreSQL."
+    ]
     assert contents(store.reason("u", ["Alice", "PostgreSQL"])) == []
     assert contents(store.probe("u", "星图"))  # Chinese entities
     assert "《星图》项目使用 Redis。" in contents(store.related("u", "张伟"))
@@ -172,8 +186,15 @@ def test_contradict_en_zh(store: FactStore) -> None:
     store.add("u", "我不喜欢喝绿茶。")
     store.add("u", "Project Atlas ships on Friday.")
     pairs = {frozenset((a.content, b.content)): why for a, b, why in store.contradict("u")}
-    assert frozenset({"Alice prefers tabs for Python code.", "Alice does not prefer tabs for Python code."}) in pairs
-    assert pairs[frozenset({"The office has 12 desks.", "The office has 15 desks."})].startswith("different")
+    assert (
+        frozenset(
+            {"Alice prefers tabs for Python code.", "Alice does not prefer tabs for Python code."}
+        )
+        in pairs
+    )
+    assert pairs[frozenset({"The office has 12 desks.", "The office has 15 desks."})].startswith(
+        "different"
+    )
     assert frozenset({"我喜欢喝绿茶。", "我不喜欢喝绿茶。"}) in pairs
     assert not any("Project Atlas ships on Friday." in p for p in pairs)
 
@@ -181,7 +202,7 @@ def test_contradict_en_zh(store: FactStore) -> None:
 def test_temporal_decay_prefers_recent(tmp_path: Path) -> None:
     now = [1_000_000.0]
     s = FactStore(tmp_path / "m.db", half_life_days=7, clock=lambda: now[0])
-    old, _ = s.add("u", "The staging server is called alpha.")
+    s.add("u", "The staging server is called alpha.")
     now[0] += 30 * 86400
     s.add("u", "The staging server is called beta.")
     assert contents(s.search("u", "staging server"))[0] == "The staging server is called beta."

@@ -13,13 +13,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import pytest
-from conftest import ctx, make_session
-from hermes_core import MemoryWrite, SessionInfo, Turn
-from hermes_core.testing.fake_llm import FakeLLMServer
 from hermes_memory_mem0 import Mem0Provider
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from mem0_testutil import ctx, make_session
+
+from hermes_core import MemoryWrite, SessionInfo, Turn
+from hermes_core.testing.fake_llm import FakeLLMServer
 
 
 def tool(provider: Mem0Provider, session: SessionInfo, name: str, **args: Any) -> dict[str, Any]:
@@ -47,8 +47,21 @@ def test_sync_without_llm_stores_verbatim_en_zh(
     provider = make_provider()
     s = make_session(home, "alice")
     assert provider.sync_infer(s) is False
-    provider.sync(s, Turn(session_id="s1", number=1, user_text="My favourite drink is black coffee.", reply="Got it."))
-    provider.sync(s, Turn(session_id="s1", number=2, user_text="我的狗叫旺财，它三岁了。", reply="好的，记住了。"))
+    provider.sync(
+        s,
+        Turn(
+            session_id="s1",
+            number=1,
+            user_text="My favourite drink is black coffee.",
+            reply="Got it.",
+        ),
+    )
+    provider.sync(
+        s,
+        Turn(
+            session_id="s1", number=2, user_text="我的狗叫旺财，它三岁了。", reply="好的，记住了。"
+        ),
+    )
     texts = {i.memory for i in provider.backend(s).list(user_id="alice", limit=50)}
     assert {"My favourite drink is black coffee.", "我的狗叫旺财，它三岁了。"} <= texts
     got = provider.prefetch(s, "what coffee do I like?")
@@ -66,7 +79,12 @@ def test_sync_with_llm_extracts_facts_through_fake_server(home: Path) -> None:
             assert provider.sync_infer(s) is True
             provider.sync(
                 s,
-                Turn(session_id="s1", number=1, user_text="I can't eat peanuts, I'm allergic.", reply="Noted."),
+                Turn(
+                    session_id="s1",
+                    number=1,
+                    user_text="I can't eat peanuts, I'm allergic.",
+                    reply="Noted.",
+                ),
             )
             assert len(llm.chat_requests) == 1
             sent = json.dumps(llm.chat_requests[0], ensure_ascii=False)
@@ -87,7 +105,9 @@ def test_tools_round_trip_and_scope(home: Path, make_provider: Callable[..., Mem
     assert [r["memory"] for r in found["results"]] == ["Alice works at the Lisbon office."]
     denied = tool(provider, bob, "mem0_update", memory_id=mem_id, content="moved")
     assert denied["success"] is False and "not found" in denied["error"]
-    assert tool(provider, alice, "mem0_update", memory_id=mem_id, content="Alice works in Porto.")["success"]
+    assert tool(provider, alice, "mem0_update", memory_id=mem_id, content="Alice works in Porto.")[
+        "success"
+    ]
     assert provider.backend(alice).get(mem_id).memory == "Alice works in Porto."  # type: ignore[union-attr]
     assert tool(provider, bob, "mem0_delete", memory_id=mem_id)["success"] is False
     assert tool(provider, alice, "mem0_delete", memory_id=mem_id)["success"] is True
@@ -99,12 +119,16 @@ def test_on_memory_write_mirrors_into_oss(
 ) -> None:
     provider = make_provider()
     s = make_session(home, "alice")
-    provider.on_memory_write(s, MemoryWrite(action="add", target="memory", content="项目使用 PostgreSQL 16。"))
+    provider.on_memory_write(
+        s, MemoryWrite(action="add", target="memory", content="项目使用 PostgreSQL 16。")
+    )
     got = provider.search(s, "数据库版本")
     assert got and got[0].memory == "项目使用 PostgreSQL 16。"
 
 
-def test_bad_tool_input_never_raises(home: Path, make_provider: Callable[..., Mem0Provider]) -> None:
+def test_bad_tool_input_never_raises(
+    home: Path, make_provider: Callable[..., Mem0Provider]
+) -> None:
     provider = make_provider()
     s = make_session(home, "alice")
     for name, args in [
@@ -123,12 +147,16 @@ def test_bad_tool_input_never_raises(home: Path, make_provider: Callable[..., Me
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3)
+    ),
     max_leaves=6,
 )
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(
     name=st.sampled_from(["mem0_search", "mem0_update", "mem0_delete"]),
     args=st.dictionaries(
@@ -163,10 +191,16 @@ ALPHA = ["apple", "anchor", "amber", "arrow", "苹果", "安静", "阿尔卑斯"
 BRAVO = ["banana", "bridge", "bronze", "bucket", "香蕉", "桥梁", "北极熊"]
 
 
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(
     writes=st.lists(
-        st.tuples(st.sampled_from(["A", "B"]), st.integers(0, 6), st.sampled_from(["tool", "sync", "mirror"])),
+        st.tuples(
+            st.sampled_from(["A", "B"]),
+            st.integers(0, 6),
+            st.sampled_from(["tool", "sync", "mirror"]),
+        ),
         min_size=1,
         max_size=8,
     ),
@@ -181,7 +215,10 @@ def test_isolation_property(
     """Random interleavings of writes by A and B: A's recall never contains B's content."""
     provider = _shared(home, make_provider)
     run = uuid.uuid4().hex[:8]
-    users = {"A": make_session(home, f"A-{run}", sid=f"a{run}"), "B": make_session(home, f"B-{run}", sid=f"b{run}")}
+    users = {
+        "A": make_session(home, f"A-{run}", sid=f"a{run}"),
+        "B": make_session(home, f"B-{run}", sid=f"b{run}"),
+    }
     b_texts: set[str] = set()
     for n, (who, idx, how) in enumerate(writes):
         words = ALPHA if who == "A" else BRAVO
@@ -199,7 +236,9 @@ def test_isolation_property(
     recalled = [i.memory for i in provider.search(a, f"{query_word} {run}", top_k=50)]
     ctx_block = provider.prefetch(a, f"{query_word} {run}")
     listed = [i.memory for i in provider.backend(a).list(user_id=a.user_id or "", limit=100)]
-    tool_out = json.dumps(tool(provider, a, "mem0_search", query=f"{query_word} {run}", top_k=50), ensure_ascii=False)
+    tool_out = json.dumps(
+        tool(provider, a, "mem0_search", query=f"{query_word} {run}", top_k=50), ensure_ascii=False
+    )
     for text in b_texts:
         assert text not in recalled
         assert text not in listed

@@ -9,13 +9,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import call, make_session
-from hermes_core import MemoryWrite, ToolContext
-from hermes_core.providers.base import load_provider_settings
 from hermes_memory_holographic import HolographicProvider, HolographicSettings
 from hermes_memory_holographic.provider import extract_preferences
+from holo_testutil import call, make_session
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
+from hermes_core import MemoryWrite, ToolContext
+from hermes_core.providers.base import load_provider_settings
 
 Factory = Callable[..., HolographicProvider]
 
@@ -23,8 +24,15 @@ Factory = Callable[..., HolographicProvider]
 def test_settings_defaults_descriptions_and_lenient_bool(home: Path) -> None:
     s = load_provider_settings(HolographicSettings, "holographic", home, {"auto_extract": "false"})
     assert s.auto_extract is False
-    assert load_provider_settings(HolographicSettings, "holographic", home, {"auto_extract": "True"}).auto_extract
-    assert (s.default_trust, s.min_trust_threshold, s.hrr_dim, s.hrr_weight) == (0.5, 0.3, 1024, 0.3)
+    assert load_provider_settings(
+        HolographicSettings, "holographic", home, {"auto_extract": "True"}
+    ).auto_extract
+    assert (s.default_trust, s.min_trust_threshold, s.hrr_dim, s.hrr_weight) == (
+        0.5,
+        0.3,
+        1024,
+        0.3,
+    )
     assert s.resolved_db_path(home) == home / "memory_store.db"
     for name, info in HolographicSettings.model_fields.items():
         assert info.description, name
@@ -40,13 +48,20 @@ def test_db_path_expands_hermes_home(home: Path, make_provider: Factory) -> None
 def test_prefetch_format_and_threshold(home: Path, make_provider: Factory) -> None:
     p = make_provider()
     s = make_session(home)
-    keep = call(p, s, "fact_store", action="add", content="The user prefers dark mode in every editor.")
-    low = call(p, s, "fact_store", action="add", content="The user once tried light mode editor themes.")
+    keep = call(
+        p, s, "fact_store", action="add", content="The user prefers dark mode in every editor."
+    )
+    low = call(
+        p, s, "fact_store", action="add", content="The user once tried light mode editor themes."
+    )
     for _ in range(3):
         call(p, s, "fact_feedback", action="unhelpful", fact_id=low["fact_id"])  # 0.5 → 0.2
     ctx = p.prefetch(s, "which editor mode?")
     assert ctx is not None and ctx.count == 1
-    assert ctx.text.splitlines() == ["## Holographic Memory", "- [0.50] The user prefers dark mode in every editor."]
+    assert ctx.text.splitlines() == [
+        "## Holographic Memory",
+        "- [0.50] The user prefers dark mode in every editor.",
+    ]
     assert p.store.get("alice", keep["fact_id"]).retrieval_count == 1  # type: ignore[union-attr]
     assert p.prefetch(s, "completely unrelated giraffes") is None
     assert p.prefetch(s, "") is None
@@ -65,10 +80,28 @@ def test_on_memory_write_mirrors_adds_only(home: Path, make_provider: Factory) -
     p = make_provider()
     s = make_session(home)
     p.on_memory_write(s, MemoryWrite(action="add", target="user", content="用户住在杭州。"))
-    p.on_memory_write(s, MemoryWrite(action="add", target="memory", content="Repo uses uv for packaging."))
-    p.on_memory_write(s, MemoryWrite(action="replace", target="user", content="用户住在北京。", previous_content="用户住在杭州。"))
-    p.on_memory_write(s, MemoryWrite(action="remove", target="memory", content="", previous_content="Repo uses uv for packaging."))
-    facts = {f.content: f.category for f in p.store.list("alice", limit=50)}
+    p.on_memory_write(
+        s, MemoryWrite(action="add", target="memory", content="Repo uses uv for packaging.")
+    )
+    p.on_memory_write(
+        s,
+        MemoryWrite(
+            action="replace",
+            target="user",
+            content="用户住在北京。",
+            previous_content="用户住在杭州。",
+        ),
+    )
+    p.on_memory_write(
+        s,
+        MemoryWrite(
+            action="remove",
+            target="memory",
+            content="",
+            previous_content="Repo uses uv for packaging.",
+        ),
+    )
+    facts = {f.content: f.category for f in p.store.list_facts("alice", limit=50)}
     assert facts == {"用户住在杭州。": "user_pref", "Repo uses uv for packaging.": "general"}
 
 
@@ -83,7 +116,10 @@ def test_auto_extract_en_zh(home: Path, make_provider: Factory) -> None:
     p = make_provider(auto_extract=True)
     messages = [
         {"role": "system", "content": "I like being a system prompt."},
-        {"role": "user", "content": "Fix the bug please. I prefer Vim over Emacs. My timezone is UTC+8."},
+        {
+            "role": "user",
+            "content": "Fix the bug please. I prefer Vim over Emacs. My timezone is UTC+8.",
+        },
         {"role": "assistant", "content": "I love helping."},
         {"role": "user", "content": [{"type": "text", "text": "我喜欢喝乌龙茶。今天天气不错。"}]},
     ]
@@ -93,20 +129,40 @@ def test_auto_extract_en_zh(home: Path, make_provider: Factory) -> None:
         "我喜欢喝乌龙茶。",
     ]
     p.on_session_end(make_session(home), messages)
-    facts = p.store.list("alice", limit=10)
-    assert {f.content for f in facts} == {"I prefer Vim over Emacs.", "My timezone is UTC+8.", "我喜欢喝乌龙茶。"}
+    facts = p.store.list_facts("alice", limit=10)
+    assert {f.content for f in facts} == {
+        "I prefer Vim over Emacs.",
+        "My timezone is UTC+8.",
+        "我喜欢喝乌龙茶。",
+    }
     assert all(f.category == "user_pref" and "auto" in f.tags for f in facts)
 
 
 def test_every_fact_store_action(home: Path, make_provider: Factory) -> None:
     p = make_provider()
     s = make_session(home)
-    a = call(p, s, "fact_store", action="add", content="Alice leads Project Atlas.", category="project", tags=["team"])
+    a = call(
+        p,
+        s,
+        "fact_store",
+        action="add",
+        content="Alice leads Project Atlas.",
+        category="project",
+        tags=["team"],
+    )
     assert a["success"] and a["created"] and a["fact"]["category"] == "project"
-    b = call(p, s, "fact_store", action="add", content="Project Atlas uses PostgreSQL.", entities=["db"])
+    b = call(
+        p, s, "fact_store", action="add", content="Project Atlas uses PostgreSQL.", entities=["db"]
+    )
     call(p, s, "fact_store", action="add", content="Project Atlas does not use PostgreSQL.")
-    assert call(p, s, "fact_store", action="add", content="alice leads project atlas.")["created"] is False
-    assert call(p, s, "fact_store", action="search", query="who leads atlas")["facts"][0]["fact_id"] == a["fact_id"]
+    assert (
+        call(p, s, "fact_store", action="add", content="alice leads project atlas.")["created"]
+        is False
+    )
+    assert (
+        call(p, s, "fact_store", action="search", query="who leads atlas")["facts"][0]["fact_id"]
+        == a["fact_id"]
+    )
     assert call(p, s, "fact_store", action="probe", entity="Project Atlas")["count"] == 3
     related = call(p, s, "fact_store", action="related", entity="Alice")
     assert b["fact_id"] in [f["fact_id"] for f in related["facts"]]
@@ -114,7 +170,9 @@ def test_every_fact_store_action(home: Path, make_provider: Factory) -> None:
     assert [f["fact_id"] for f in reason["facts"]] == [a["fact_id"]]
     contra = call(p, s, "fact_store", action="contradict")
     assert contra["count"] >= 1 and "PostgreSQL" in json.dumps(contra["contradictions"][0])
-    up = call(p, s, "fact_store", action="update", fact_id=b["fact_id"], trust_delta=0.3, category="tool")
+    up = call(
+        p, s, "fact_store", action="update", fact_id=b["fact_id"], trust_delta=0.3, category="tool"
+    )
     assert up["fact"]["trust"] == 0.8 and up["fact"]["category"] == "tool"
     listed = call(p, s, "fact_store", action="list", limit=2)
     assert listed["count"] == 2 and listed["facts"][0]["fact_id"] == b["fact_id"]
@@ -145,7 +203,9 @@ def test_every_fact_store_action(home: Path, make_provider: Factory) -> None:
         ("fact_feedback", {"action": "helpful", "fact_id": "abc"}, "fact_id"),
     ],
 )
-def test_bad_input_is_a_clear_error(home: Path, make_provider: Factory, tool: str, args: dict[str, Any], needle: str) -> None:
+def test_bad_input_is_a_clear_error(
+    home: Path, make_provider: Factory, tool: str, args: dict[str, Any], needle: str
+) -> None:
     p = make_provider()
     out = call(p, make_session(home), tool, **args)
     assert out["success"] is False and needle in out["error"], out
@@ -153,19 +213,51 @@ def test_bad_input_is_a_clear_error(home: Path, make_provider: Factory, tool: st
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=15),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3)
+    ),
     max_leaves=6,
 )
-KEYS = ["action", "content", "query", "entity", "entities", "fact_id", "category", "tags", "trust_delta", "min_trust", "limit"]
+KEYS = [
+    "action",
+    "content",
+    "query",
+    "entity",
+    "entities",
+    "fact_id",
+    "category",
+    "tags",
+    "trust_delta",
+    "min_trust",
+    "limit",
+]
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(
     tool=st.sampled_from(["fact_store", "fact_feedback"]),
     args=st.dictionaries(st.sampled_from(KEYS), json_values, max_size=6),
-    action=st.sampled_from(["add", "search", "probe", "related", "reason", "contradict", "update", "remove", "list", "helpful", "unhelpful"]),
+    action=st.sampled_from(
+        [
+            "add",
+            "search",
+            "probe",
+            "related",
+            "reason",
+            "contradict",
+            "update",
+            "remove",
+            "list",
+            "helpful",
+            "unhelpful",
+        ]
+    ),
 )
-def test_handlers_never_raise(home: Path, make_provider: Factory, tool: str, args: dict[str, Any], action: str) -> None:
+def test_handlers_never_raise(
+    home: Path, make_provider: Factory, tool: str, args: dict[str, Any], action: str
+) -> None:
     p = _shared(home, make_provider)
     args = {"action": action, **args} if "action" not in args else args
     session = make_session(home, "fuzz")
@@ -190,16 +282,24 @@ ALPHA = ["apple orchard", "anchor chain", "amber lamp", "安静的湖", "阿尔�
 BRAVO = ["banana boat", "bronze bell", "bucket list", "北极熊", "香蕉船", "桥梁设计"]
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(
     writes=st.lists(
-        st.tuples(st.sampled_from(["A", "B"]), st.integers(0, 5), st.sampled_from(["tool", "mirror", "extract"])),
+        st.tuples(
+            st.sampled_from(["A", "B"]),
+            st.integers(0, 5),
+            st.sampled_from(["tool", "mirror", "extract"]),
+        ),
         min_size=1,
         max_size=10,
     ),
     query=st.sampled_from(ALPHA + BRAVO + ["lamp boat", "湖 熊", "note"]),
 )
-def test_isolation_property(home: Path, make_provider: Factory, writes: list[tuple[str, int, str]], query: str) -> None:
+def test_isolation_property(
+    home: Path, make_provider: Factory, writes: list[tuple[str, int, str]], query: str
+) -> None:
     """Random interleavings of writes by A and B: A's recall never contains B's content."""
     p = _shared(home, make_provider)
     p.settings = p.settings.model_copy(update={"auto_extract": True})

@@ -7,10 +7,11 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from conftest import ctx, make_session
 from fake_mem0 import FakeMem0Server
-from hermes_core import MemoryWrite, Turn
 from hermes_memory_mem0 import Mem0Provider
+from mem0_testutil import ctx, make_session
+
+from hermes_core import MemoryWrite, Turn
 
 
 @pytest.fixture(params=["host", "platform"])
@@ -98,12 +99,14 @@ def test_sync_sends_capped_turn_with_infer(remote, home: Path) -> None:  # type:
 def test_sync_infer_off_by_setting(home: Path, make_provider) -> None:  # type: ignore[no-untyped-def]
     with FakeMem0Server("host") as server:
         provider = make_provider(mode="host", host=server.url, sync_infer=False)
-        provider.sync(make_session(home), Turn(session_id="s1", number=1, user_text="hi there", reply="hello"))
+        provider.sync(
+            make_session(home), Turn(session_id="s1", number=1, user_text="hi there", reply="hello")
+        )
         assert server.requests[-1].body["infer"] is False
 
 
 def test_prefetch_recalls_only_own_memories(remote, home: Path) -> None:  # type: ignore[no-untyped-def]
-    server, provider = remote
+    _server, provider = remote
     alice, bob = make_session(home, "alice"), make_session(home, "bob")
     tool(provider, alice, "mem0_add", content="Alice's cat is called Miso.")
     tool(provider, bob, "mem0_add", content="Bob's cat is called Pepper.")
@@ -145,7 +148,9 @@ def test_not_found_and_validation_do_not_trip(remote, home: Path) -> None:  # ty
 def test_on_memory_write_mirrors(remote, home: Path) -> None:  # type: ignore[no-untyped-def]
     server, provider = remote
     s = make_session(home, "alice")
-    provider.on_memory_write(s, MemoryWrite(action="add", target="user", content="Prefers tabs over spaces."))
+    provider.on_memory_write(
+        s, MemoryWrite(action="add", target="user", content="Prefers tabs over spaces.")
+    )
     (mem,) = server.memories.values()
     assert mem["memory"] == "Prefers tabs over spaces." and mem["infer"] is False
     provider.on_memory_write(
@@ -160,7 +165,9 @@ def test_on_memory_write_mirrors(remote, home: Path) -> None:  # type: ignore[no
     assert [m["memory"] for m in server.memories.values()] == ["Prefers spaces over tabs."]
     provider.on_memory_write(
         s,
-        MemoryWrite(action="remove", target="user", content="", previous_content="Prefers spaces over tabs."),
+        MemoryWrite(
+            action="remove", target="user", content="", previous_content="Prefers spaces over tabs."
+        ),
     )
     assert server.memories == {}
 
