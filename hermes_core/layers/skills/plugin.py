@@ -46,6 +46,7 @@ class SkillsLayer:
         self._available_tools = available_tools
         self._available_toolsets = available_toolsets
         self._blocks: dict[str, PromptBlock | None] = {}
+        self._services: dict[str, SkillsService] = {}
         self._lock = threading.Lock()
 
     @hookimpl
@@ -60,8 +61,25 @@ class SkillsLayer:
             home, settings, self._available_tools, self._available_toolsets
         )
 
-    def _session_service(self, session: SessionInfo) -> SkillsService:
-        return self.service(session.settings.skills, session.home)
+    def _session_service(
+        self, session: SessionInfo, tool_names: frozenset[str] | None = None
+    ) -> SkillsService:
+        """The session's service (one per session id, shared by its tools and its index).
+
+        When ``tool_names`` are given (from ``system_prompt_block``) and
+        ``skills.available_tools`` is unset, they join the available tools, so the reading
+        tools see the same skills as the index.
+        """
+        with self._lock:
+            service = self._services.get(session.id)
+            if service is None:
+                service = self._services[session.id] = self.service(
+                    session.settings.skills, session.home
+                )
+            if tool_names and session.settings.skills.available_tools is None:
+                base = self._available_tools or DEFAULT_AVAILABLE_TOOLS
+                service.available_tools = sorted({*base, *tool_names})
+            return service
 
     @hookimpl
     def system_prompt_block(
@@ -77,14 +95,7 @@ class SkillsLayer:
                 return self._blocks[session.id]
         block: PromptBlock | None = None
         if session.settings.skills.enabled:
-            base = self._available_tools or DEFAULT_AVAILABLE_TOOLS
-            service = SkillsService.from_settings(
-                session.home,
-                session.settings.skills,
-                sorted({*base, *(tool_names or ())}),
-                self._available_toolsets,
-            )
-            text = service.render_index()
+            text = self._session_service(session, tool_names).render_index()
             if text:
                 block = PromptBlock(text=text, order=PromptOrder.SKILLS, source="skills")
         with self._lock:
@@ -102,6 +113,7 @@ class SkillsLayer:
         """Drop the session's frozen block."""
         with self._lock:
             self._blocks.pop(session.id, None)
+            self._services.pop(session.id, None)
 
     @hookimpl
     def health_check(self, home: Path) -> list[HealthCheck]:

@@ -10,7 +10,7 @@ from skillkit import skill_md, write_skill
 from hermes_core.host import MemoryHost
 from hermes_core.layers.skills.plugin import SkillsLayer, create_plugin
 from hermes_core.settings.base import load_settings
-from hermes_core.types import PromptOrder, SessionInfo
+from hermes_core.types import PromptOrder, SessionInfo, ToolContext
 
 
 def test_index_in_system_prompt_frozen_per_session(hermes_home: Path) -> None:
@@ -100,3 +100,21 @@ def test_health_check_reports_broken_skills_and_missing_roots(
     assert "description: required field is missing" in checks["skills.library"].detail
     assert "hermes skills validate" in checks["skills.library"].fix
     assert checks["skills.pending"].ok
+
+
+def test_reading_tools_follow_the_routed_tool_names(hermes_home: Path) -> None:
+    write_skill(
+        hermes_home / "skills",
+        "needs-browser",
+        metadata={"hermes": {"requires_tools": ["browser"]}},
+    )
+    settings = load_settings(hermes_home)
+    layer = SkillsLayer()
+    info = SessionInfo(id="s", home=hermes_home, settings=settings)
+    specs = {spec.name: spec for spec in layer.register_tools(info) or []}
+    ctx = ToolContext(session=info)
+    before = json.loads(specs["skills_list"].handler({}, ctx))
+    assert before["count"] == 0
+    layer.system_prompt_block(info, frozenset({"browser"}))
+    after = json.loads(specs["skills_list"].handler({}, ctx))
+    assert [s["name"] for s in after["skills"]] == ["needs-browser"]
