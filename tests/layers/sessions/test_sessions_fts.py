@@ -132,9 +132,25 @@ def test_stopwords_kept_when_nothing_else() -> None:
 @given(
     st.lists(
         st.sampled_from(
-            list("abcXYZ 019\"'()*-:^+.,!?{}[]~`\\/|<>@#$%&=;_\t\n")
-            + [" AND ", " OR ", " NOT ", "NEAR", "咖", "啡", "数", "é", "\u200b", "\x00", "🙂"]
-            + ["deploy", "chat", " the ", "2023", "June"]
+            [
+                *list("abcXYZ 019\"'()*-:^+.,!?{}[]~`\\/|<>@#$%&=;_\t\n"),
+                " AND ",
+                " OR ",
+                " NOT ",
+                "NEAR",
+                "咖",
+                "啡",
+                "数",
+                "é",
+                "\u200b",
+                "\x00",
+                "🙂",
+                "deploy",
+                "chat",
+                " the ",
+                "2023",
+                "June",
+            ]
         ),
         max_size=25,
     ).map("".join)
