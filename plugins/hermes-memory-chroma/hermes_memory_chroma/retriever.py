@@ -72,13 +72,16 @@ class Retriever:
         gate: bool = False,
         now: float | None = None,
         record: bool = True,
+        boost: Mapping[str, Any] | None = None,
+        boost_factor: float = 1.5,
     ) -> list[Hit]:
         """The best ``top_k`` active memories of ``user_id`` for ``query``.
 
         ``types`` restricts memory types; ``since``/``until`` bound ``created_at`` (epoch
         seconds). ``gate`` drops dense-only hits below ``min_similarity`` (automatic recall
         should say nothing rather than something irrelevant). ``record`` counts the returned
-        memories as recalled.
+        memories as recalled. ``boost`` multiplies by ``boost_factor`` the score of memories
+        whose metadata holds all of its key/value pairs (e.g. ``{"speaker": "Ann"}``).
         """
         p = self.params
         k = top_k or p.top_k
@@ -120,6 +123,8 @@ class Retriever:
             if gate and "bm25_rank" not in evidence and weak:
                 continue
             score = base * p.type_weights.get(found.type, 1.0) * self._recency(found, at)
+            if boost and all(found.extra.get(key) == val for key, val in boost.items()):
+                score *= boost_factor
             hits.append(Hit(found, score, **evidence))
         hits.sort(key=lambda h: (-h.score, -h.memory.created_at, h.memory.id))
         chosen = hits[:k]

@@ -57,13 +57,13 @@ class ChromaSettings(ProviderSettings):
     )
     top_k: int = Field(6, ge=1, le=50, description="Memories recalled before each model call.")
     dense_weight: float = Field(
-        1.0, ge=0, description="Weight of the dense (embedding) ranking in the rank fusion."
+        0.5, ge=0, description="Weight of the dense (embedding) ranking in the rank fusion."
     )
     bm25_weight: float = Field(
         1.0, ge=0, description="Weight of the BM25 (FTS5 keyword) ranking in the rank fusion."
     )
     rrf_k: int = Field(
-        60, ge=1, description="Reciprocal-rank-fusion constant: larger flattens the rankings."
+        10, ge=1, description="Reciprocal-rank-fusion constant: larger flattens the rankings."
     )
     candidates: int = Field(
         50, ge=5, le=1000, description="Candidates taken from each ranking before fusion."

@@ -41,6 +41,20 @@ REEMBED_SUFFIX = "-reembed"
 Progress = Callable[[int, int], None]
 """``progress(done, total)`` during long operations."""
 
+_STANDARD_KEYS = frozenset(
+    {
+        "user_id",
+        "type",
+        "subject",
+        "source",
+        "session_id",
+        "created_at",
+        "updated_at",
+        "superseded_by",
+        "hash",
+    }
+)
+
 SUPERSEDE_BY_SIMILARITY = frozenset(
     {"user_profile", "fact", "project_status", "key_decision", "note"}
 )
@@ -62,6 +76,8 @@ class Memory:
     updated_at: float = 0.0
     superseded_by: str = ""
     hash: str = ""
+    extra: Mapping[str, Any] = field(default_factory=dict)
+    """Metadata beyond the standard fields (``speaker``, ``index_text``...)."""
 
     @property
     def active(self) -> bool:
@@ -81,6 +97,7 @@ class Memory:
             updated_at=float(meta.get("updated_at", 0.0)),
             superseded_by=str(meta.get("superseded_by", "")),
             hash=str(meta.get("hash", "")),
+            extra={k: v for k, v in meta.items() if k not in _STANDARD_KEYS},
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -119,6 +136,9 @@ class NewMemory:
     created_at: float | None = None
     id: str | None = None
     extra: Mapping[str, str | int | float | bool] = field(default_factory=dict)
+    index_text: str | None = None
+    """What is embedded and keyword-indexed when it differs from ``content`` (for example a
+    dialogue turn with its neighbours); kept in the metadata for re-embedding."""
 
 
 def _and(*clauses: Mapping[str, Any]) -> dict[str, Any]:
@@ -169,7 +189,28 @@ class MemoryStore:
         )
         self.fts = FtsIndex(self.root / "fts.db")
         self._collections: dict[str, Any] = {}
+        self._cache: dict[str, dict[str, Memory]] = {}
+        self._counts: dict[str, int] = {}
         self._closed = False
+
+    # ------------------------------------------------------------------ read cache
+
+    def _dirty(self, user_id: str) -> None:
+        """Drop ``user_id``'s cached reads; every write path calls it."""
+        self._cache.pop(user_id, None)
+        self._counts.pop(user_id, None)
+
+    def _total(self, user_id: str, coll: Any) -> int:
+        if user_id not in self._counts:
+            self._counts[user_id] = int(coll.count())
+        return self._counts[user_id]
+
+    def _remember(self, user_id: str, memories: Iterable[Memory]) -> None:
+        cache = self._cache.setdefault(user_id, {})
+        if len(cache) > 20_000:
+            cache.clear()
+        for mem in memories:
+            cache[mem.id] = mem
 
     # ------------------------------------------------------------------ collections
 
@@ -260,7 +301,8 @@ class MemoryStore:
         data = old.get(where={"user_id": user_id}, include=["documents", "metadatas"])
         ids: list[str] = list(data["ids"])
         docs: list[str] = [d or "" for d in (data["documents"] or [])]
-        metas: list[Mapping[str, Any]] = list(data["metadatas"] or [])
+        metas: list[Mapping[str, Any]] = [m or {} for m in (data["metadatas"] or [])]
+        indexed = [str(m.get("index_text") or d) for d, m in zip(docs, metas, strict=True)]
         log.info(
             "re-embedding %d memories of collection %s (%s -> %s)",
             len(ids),
@@ -276,7 +318,7 @@ class MemoryStore:
         batch = 128
         for start in range(0, len(ids), batch):
             chunk = slice(start, start + batch)
-            vectors = self.embedder.embed_documents(docs[chunk])
+            vectors = self.embedder.embed_documents(indexed[chunk])
             tmp.add(
                 ids=ids[chunk], embeddings=vectors, documents=docs[chunk], metadatas=metas[chunk]
             )
@@ -299,6 +341,7 @@ class MemoryStore:
             if coll is None or not (force or self._stale(coll)):
                 return 0
             self._collections.pop(user_id, None)
+            self._dirty(user_id)
             count = int(coll.count())
             fresh = self._reembed_collection(
                 user_id, coll, (lambda _u, _n: progress) if progress else None
@@ -394,23 +437,31 @@ class MemoryStore:
                 if not chunk:
                     continue
                 texts = [i.content.strip() for i in chunk]
-                vectors = self.embedder.embed_documents(texts)
-                chunk_ids = [i.id or new_memory_id() for i in chunk]
-                metas = [
-                    self._meta(
-                        user_id,
-                        i.type,
-                        i.subject,
-                        i.source,
-                        i.session_id,
-                        i.created_at or now,
-                        content_hash(t),
-                        i.extra,
-                    )
-                    for i, t in zip(chunk, texts, strict=True)
+                indexed = [
+                    (i.index_text or "").strip() or t for i, t in zip(chunk, texts, strict=True)
                 ]
+                vectors = self.embedder.embed_documents(indexed)
+                chunk_ids = [i.id or new_memory_id() for i in chunk]
+                metas = []
+                for item, text, index_text in zip(chunk, texts, indexed, strict=True):
+                    extra = dict(item.extra)
+                    if index_text != text:
+                        extra["index_text"] = index_text
+                    metas.append(
+                        self._meta(
+                            user_id,
+                            item.type,
+                            item.subject,
+                            item.source,
+                            item.session_id,
+                            item.created_at or now,
+                            content_hash(text),
+                            extra,
+                        )
+                    )
+                self._dirty(user_id)
                 coll.upsert(ids=chunk_ids, embeddings=vectors, documents=texts, metadatas=metas)
-                self.fts.upsert(user_id, zip(chunk_ids, texts, strict=True))
+                self.fts.upsert(user_id, zip(chunk_ids, indexed, strict=True))
                 ids.extend(chunk_ids)
                 if progress:
                     progress(min(start + 256, len(items)), len(items))
@@ -462,6 +513,7 @@ class MemoryStore:
         meta = self._meta(
             user_id, type, subject, source, session_id, created_at or time.time(), digest
         )
+        self._dirty(user_id)
         op = coll.upsert if upsert else coll.add
         op(ids=[mem_id], embeddings=vector[None, :], documents=[text], metadatas=[meta])
         self.fts.upsert(user_id, [(mem_id, text)])
@@ -529,6 +581,7 @@ class MemoryStore:
             updated["updated_at"] = now
             metas.append(updated)
         if got["ids"]:
+            self._dirty(user_id)
             coll.update(ids=list(got["ids"]), metadatas=metas)
             self.fts.delete(user_id, [str(i) for i in got["ids"]])
 
@@ -543,6 +596,7 @@ class MemoryStore:
         if got["ids"]:
             meta = dict((got["metadatas"] or [{}])[0] or {})
             meta["updated_at"] = time.time()
+            self._dirty(user_id)
             coll.update(ids=[mem_id], metadatas=[meta])
 
     # ------------------------------------------------------------------ deletes
@@ -557,6 +611,7 @@ class MemoryStore:
             got = coll.get(ids=[memory_id], where={"user_id": user_id}, include=[])
             if not got["ids"]:
                 return False
+            self._dirty(user_id)
             coll.delete(ids=[memory_id], where={"user_id": user_id})
             self.fts.delete(user_id, [memory_id])
             return True
@@ -571,6 +626,7 @@ class MemoryStore:
         with self._lock:
             self._check_open()
             self._collections.pop(user_id, None)
+            self._dirty(user_id)
             removed = 0
             name = self.collection_name(user_id)
             for candidate in (name, name + REEMBED_SUFFIX):
@@ -592,18 +648,23 @@ class MemoryStore:
             coll = self._collection(user_id, create=False)
             if coll is None:
                 return []
-            got = coll.get(
-                ids=list(dict.fromkeys(ids)),
-                where={"user_id": user_id},
-                include=["documents", "metadatas"],
-            )
-        found = {
-            str(i): Memory.from_chroma(str(i), d, m or {})
-            for i, d, m in zip(
-                got["ids"], got["documents"] or [], got["metadatas"] or [], strict=False
-            )
-        }
-        return [found[i] for i in ids if i in found]
+            cache = self._cache.get(user_id, {})
+            missing = [i for i in dict.fromkeys(ids) if i not in cache]
+            if missing:
+                got = coll.get(
+                    ids=missing, where={"user_id": user_id}, include=["documents", "metadatas"]
+                )
+                self._remember(
+                    user_id,
+                    (
+                        Memory.from_chroma(str(i), d, m or {})
+                        for i, d, m in zip(
+                            got["ids"], got["documents"] or [], got["metadatas"] or [], strict=False
+                        )
+                    ),
+                )
+            cache = self._cache.get(user_id, {})
+            return [cache[i] for i in ids if i in cache and cache[i].user_id == user_id]
 
     def dense(
         self,
@@ -617,7 +678,7 @@ class MemoryStore:
             coll = self._collection(user_id, create=False)
             if coll is None:
                 return []
-            total = int(coll.count())
+            total = self._total(user_id, coll)
             if total == 0:
                 return []
             res = coll.query(
@@ -626,14 +687,16 @@ class MemoryStore:
                 where=self._active(user_id, *([where] if where else [])),
                 include=["documents", "metadatas", "distances"],
             )
-        ids = res["ids"][0] if res["ids"] else []
-        docs = (res.get("documents") or [[]])[0]
-        metas = (res.get("metadatas") or [[]])[0]
-        dists = (res.get("distances") or [[]])[0]
-        return [
-            (Memory.from_chroma(str(i), d, m or {}), 1.0 - float(dist))
-            for i, d, m, dist in zip(ids, docs, metas, dists, strict=False)
-        ]
+            ids = res["ids"][0] if res["ids"] else []
+            docs = (res.get("documents") or [[]])[0]
+            metas = (res.get("metadatas") or [[]])[0]
+            dists = (res.get("distances") or [[]])[0]
+            out = [
+                (Memory.from_chroma(str(i), d, m or {}), 1.0 - float(dist))
+                for i, d, m, dist in zip(ids, docs, metas, dists, strict=False)
+            ]
+            self._remember(user_id, (mem for mem, _ in out))
+            return out
 
     def list_memories(
         self,
@@ -685,6 +748,17 @@ class MemoryStore:
             nxt = everything[nxt].superseded_by
         return sorted(chain, key=lambda m: m.created_at)
 
+    def rebuild_keyword_index(self, user_id: str) -> int:
+        """Rebuild ``user_id``'s FTS rows from the active memories in chroma; returns the
+        number indexed."""
+        with self._lock:
+            active = self.list_memories(user_id)
+            self.fts.delete_user(user_id)
+            self.fts.upsert(
+                user_id, [(m.id, str(m.extra.get("index_text") or m.content)) for m in active]
+            )
+            return len(active)
+
     def count(self, user_id: str, *, include_superseded: bool = False) -> int:
         with self._lock:
             coll = self._collection(user_id, create=False)
@@ -729,6 +803,7 @@ class MemoryStore:
             recalled = self.fts.recall_counts(user_id, candidates)
             doomed = [i for i in candidates if recalled.get(i, 0) == 0]
             if doomed:
+                self._dirty(user_id)
                 coll.delete(ids=doomed, where={"user_id": user_id})
                 self.fts.delete(user_id, doomed)
             return doomed

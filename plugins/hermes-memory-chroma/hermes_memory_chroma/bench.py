@@ -1,0 +1,158 @@
+"""The provider side of ``hermes bench locomo --retriever provider``.
+
+:class:`ChromaRetriever` satisfies ``hermes_core.bench.retrievers.Retriever``: each
+conversation goes through the provider's real write path (:meth:`MemoryStore.add_many` into a
+private ``$workdir/chroma``, one ``dialogue`` memory per turn, ``created_at`` = session start)
+and every query through the provider's real hybrid :class:`Retriever` — the same code that
+serves ``prefetch`` and ``chroma_search``. The session ranking is derived from the same
+fused turn scores (see :func:`rank_sessions`).
+
+Two choices are specific to turn-level conversation data, and both use only the
+conversation itself (no labels): each turn is embedded and keyword-indexed *with its
+neighbours* (previous and next turn of the same session; the stored content is the turn
+alone), because single utterances such as "Yes, twice last month!" carry their meaning in
+context; and a query naming exactly one of the conversation's speakers boosts that speaker's
+turns (``speaker_boost``), a metadata preference like the provider's type weights.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from collections import defaultdict
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from hermes_memory_chroma.embedders import get_embedder
+from hermes_memory_chroma.retriever import Hit, RecallParams, Retriever
+from hermes_memory_chroma.settings import ChromaSettings
+from hermes_memory_chroma.store import MemoryStore, NewMemory
+
+if TYPE_CHECKING:
+    from hermes_core.bench.retrievers import BenchSession, RetrievalResult
+
+BENCH_USER = "bench"
+SPEAKER_BOOST = 1.5
+
+
+def rank_sessions(hits: Sequence[Hit], k: int, decay: float = 0.5) -> list[str]:
+    """Sessions ordered by a soft-max of their turns' scores: the best turn counts fully,
+    the next ones with geometrically decaying weight (``decay``), so a session with several
+    relevant turns beats one lucky turn without burying a single strong hit."""
+    per: dict[str, list[float]] = defaultdict(list)
+    for hit in hits:
+        per[hit.memory.session_id].append(hit.score)
+    scored = []
+    for session, scores in per.items():
+        scores.sort(reverse=True)
+        scored.append((sum(s * decay**i for i, s in enumerate(scores)), session))
+    scored.sort(key=lambda x: (-x[0], x[1]))
+    return [s for _, s in scored[:k]]
+
+
+class ChromaRetriever:
+    """LoCoMo/LongMemEval retriever over the chroma provider's store and hybrid search."""
+
+    def __init__(self, settings: ChromaSettings, workdir: Path) -> None:
+        self.settings = settings
+        self.workdir = Path(workdir)
+        self.name = f"chroma-hybrid ({settings.embedder})"
+        self._store: MemoryStore | None = None
+        self._retriever: Retriever | None = None
+        self._speakers: list[str] = []
+        self._counter = 0
+
+    def reset(self) -> None:
+        self.close()
+        self._counter += 1
+        root = self.workdir / f"chroma-{self._counter}"
+        if root.exists():
+            shutil.rmtree(root)
+        s = self.settings
+        self._store = MemoryStore(
+            root,
+            get_embedder(s.embedder),
+            prefix=s.collection_prefix,
+            dedup_cosine=s.dedup_cosine,
+            supersede_threshold=s.supersede_threshold,
+        )
+        self._retriever = Retriever(
+            self._store,
+            RecallParams(
+                top_k=s.top_k,
+                dense_weight=s.dense_weight,
+                bm25_weight=s.bm25_weight,
+                rrf_k=s.rrf_k,
+                candidates=s.candidates,
+                min_similarity=s.min_similarity,
+                # a benchmark question has no "now": age must not reorder the evidence
+                recency_half_life_days=s.recency_half_life_days,
+                recency_weight=0.0,
+                type_weights=dict(s.type_weights),
+            ),
+        )
+        self._speakers = []
+
+    def index(self, conversation_id: str, sessions: Sequence[BenchSession]) -> None:
+        if self._store is None:
+            self.reset()
+        assert self._store is not None
+        items: list[NewMemory] = []
+        speakers: set[str] = set()
+        for session in sessions:
+            lines = [f"{t.speaker}: {t.text}" if t.speaker else t.text for t in session.turns]
+            for i, turn in enumerate(session.turns):
+                if turn.speaker:
+                    speakers.add(turn.speaker)
+                items.append(
+                    NewMemory(
+                        content=lines[i],
+                        type="dialogue",
+                        source=f"bench:{conversation_id}",
+                        session_id=session.session_id,
+                        created_at=session.started_at + i,
+                        id=turn.turn_id,
+                        index_text=" ".join(lines[max(0, i - 1) : i + 2]),
+                        extra={"speaker": turn.speaker},
+                    )
+                )
+        self._speakers = sorted(speakers)
+        self._store.add_many(BENCH_USER, items)
+
+    def search(self, query: str, k: int) -> RetrievalResult:
+        from hermes_core.bench.retrievers import RetrievalResult, RetrievedTurn
+
+        assert self._retriever is not None, "index() a conversation first"
+        depth = max(k, self.settings.candidates)
+        named = [
+            s for s in self._speakers if re.search(rf"\b{re.escape(s)}\b", query, re.IGNORECASE)
+        ]
+        boost = {"speaker": named[0]} if len(named) == 1 else None
+        hits = self._retriever.search(
+            BENCH_USER,
+            query,
+            top_k=depth,
+            record=False,
+            boost=boost,
+            boost_factor=SPEAKER_BOOST,
+        )
+        turns = tuple(
+            RetrievedTurn(h.memory.session_id, h.memory.id, score=h.score) for h in hits[:k]
+        )
+        return RetrievalResult(turns, tuple(rank_sessions(hits, k)))
+
+    def close(self) -> None:
+        if self._store is not None:
+            self._store.close()
+            self._store = None
+            self._retriever = None
+
+
+def make_retriever(settings: ChromaSettings, workdir: Path, **overrides: Any) -> ChromaRetriever:
+    """A :class:`ChromaRetriever` with settings fields overridden (parameter sweeps)."""
+    merged = settings.model_copy(update=overrides) if overrides else settings
+    return ChromaRetriever(merged, workdir)
+
+
+__all__ = ["BENCH_USER", "ChromaRetriever", "make_retriever", "rank_sessions"]
