@@ -99,8 +99,13 @@ def assemble(
     head: Sequence[ChatMessage], summary_text: str, tail: Sequence[ChatMessage]
 ) -> list[ChatMessage]:
     """head + summary + tail with the summary's role chosen so no two consecutive messages
-    share a role; when both roles collide the summary is merged into the first tail message
-    (its own content first, inside :data:`MERGE_OPEN`/:data:`MERGE_CLOSE`)."""
+    share a role.
+
+    When both roles collide the summary is merged into the first tail message: into a *user*
+    message it goes first, so the user's own words follow the END marker ("respond to the
+    message below"); into an assistant message the message's own content comes first inside
+    :data:`MERGE_OPEN`/:data:`MERGE_CLOSE`, then the summary. The merged message carries
+    :data:`MERGED_MARKER_KEY`."""
     head, tail = list(head), list(tail)
     last = role(head[-1]) if head else ""
     first = role(tail[0]) if tail else ""
@@ -112,7 +117,12 @@ def assemble(
         return [*head, summary, *tail]
     merged = dict(tail[0])
     own = merged.get("content")
-    if isinstance(own, list):
+    if role(merged) == "user":
+        if isinstance(own, list):
+            merged["content"] = [{"type": "text", "text": summary_text}, *own]
+        else:
+            merged["content"] = f"{summary_text}\n\n{own or ''}".rstrip()
+    elif isinstance(own, list):
         merged["content"] = [
             {"type": "text", "text": MERGE_OPEN},
             *own,

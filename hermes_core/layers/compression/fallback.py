@@ -61,6 +61,16 @@ SPECIFIC_NUMBER = re.compile(
     r"小时|分钟|秒|号|年|月|日)\b|\bv\d+|#\d+|\d+(?:st|nd|rd|th)\b",
     re.IGNORECASE,
 )
+_MONTH = (
+    r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|"
+    r"Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)"
+)
+CASUAL_DATE = re.compile(
+    r"(?i)\b\d{1,2}:\d{2}\s?(?:am|pm)?\b"
+    rf"|\b\d{{1,2}}(?:st|nd|rd|th)?\s+{_MONTH},?\s+\d{{4}}\b"
+    rf"|\b{_MONTH}\s+\d{{1,2}}(?:st|nd|rd|th)?,?\s+\d{{4}}\b"
+)
+"""Clock times and spelled-out dates: context, not identifiers (ISO dates are kept)."""
 ANY_NUMBER = re.compile(r"\d|[零一二三四五六七八九十百千万亿两]{2,}")
 DECISION = re.compile(
     r"(?i)\b(decided|decision|we'll use|we will use|let's use|let's go with|agreed|chose|"
@@ -90,15 +100,20 @@ class _Item:
     order: int
 
 
-def _clip(text: str, limit: int = ITEM_CHARS, around: int | None = None) -> str:
+def _clip(text: str, limit: int = ITEM_CHARS, anchor: str | None = None) -> str:
+    """Whitespace-collapsed ``text`` of at most ``limit`` chars (plus ellipses). With an
+    ``anchor`` (a substring), the window is placed so the anchor and what follows it survive.
+    """
     text = " ".join(text.split())
     if len(text) <= limit:
         return text
-    if around is None:
+    around = text.find(" ".join(anchor.split())) if anchor else -1
+    if around < 0:
         return text[: limit - 1] + "…"
-    start = max(0, min(around - limit // 3, len(text) - limit))
-    piece = text[start : start + limit - 2]
-    return ("…" if start else "") + piece + ("…" if start + limit - 2 < len(text) else "")
+    width = limit - 2
+    start = max(0, min(around - limit // 3, len(text) - width))
+    piece = text[start : start + width]
+    return ("…" if start else "") + piece + ("…" if start + width < len(text) else "")
 
 
 def _sentences(text: str) -> list[str]:
@@ -164,8 +179,8 @@ def _scan_text(c: _Collector, text: str, *, from_user: bool) -> None:
         if cmd:
             c.add("## Relevant Files", f"`{cmd}`", 2)
     for line in text.splitlines():
-        if ERROR_LINE.search(line):
-            c.add("## Critical Context", _clip(line, 240), 1)
+        if err := ERROR_LINE.search(line):
+            c.add("## Critical Context", _clip(line, 240, anchor=line[err.start() :][:60]), 1)
     for sentence in _sentences(text):
         if ERROR_LINE.search(sentence):
             continue
@@ -177,8 +192,8 @@ def _scan_text(c: _Collector, text: str, *, from_user: bool) -> None:
             c.add("## Active State", _clip(sentence), 3)
         elif TODO.search(sentence):
             c.add("## Historical Remaining Work", _clip(sentence), 4)
-        elif num := SPECIFIC_NUMBER.search(sentence):
-            c.add("## Critical Context", _clip(sentence, around=num.start()), 3)
+        elif num := SPECIFIC_NUMBER.search(CASUAL_DATE.sub(" ", sentence)):
+            c.add("## Critical Context", _clip(sentence, anchor=num.group(0)), 3)
         elif ANY_NUMBER.search(sentence):
             c.add("## Critical Context", _clip(sentence), 4)
 
