@@ -157,6 +157,13 @@ class HolographicProvider(MemoryProvider):
         if store is not None:
             store.close()
 
+    def bench_retriever(self, workdir: Path) -> Any:
+        """A ``hermes bench locomo --retriever provider`` retriever over a fresh fact store
+        under ``workdir`` (one fact per turn)."""
+        from hermes_memory_holographic.bench import HolographicBenchRetriever
+
+        return HolographicBenchRetriever(workdir, hrr_dim=self.settings.hrr_dim)
+
     # ------------------------------------------------------------ hooks
 
     @hookimpl

