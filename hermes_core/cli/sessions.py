@@ -1,0 +1,493 @@
+"""``hermes sessions``: list, show, search, export, import, prune, stats, reindex.
+
+Every listing command takes ``--json`` (machine-readable, UTF-8). Export formats: ``jsonl``
+(one ``{"type": "session", ...}`` line, then one ``{"type": "message", ...}`` line per
+message; lossless, re-importable) and ``md`` (readable transcript). ``import`` accepts our
+JSONL export (one or many sessions), an OpenAI-style messages list (a JSON array, or an
+object with ``"messages"``), or JSONL with one OpenAI message per line.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+from rich.table import Table
+
+from hermes_core.cli.output import console, print_json
+from hermes_core.settings.base import resolve_home
+
+_AGE = re.compile(r"^\s*(\d+)\s*([dhwmy])\s*$", re.IGNORECASE)
+_AGE_SECONDS = {"h": 3600, "d": 86400, "w": 7 * 86400, "m": 30 * 86400, "y": 365 * 86400}
+
+
+@contextmanager
+def _open_db() -> Iterator[Any]:
+    from hermes_core.layers.sessions.db import SessionDB, SessionStoreError
+    from hermes_core.settings.base import load_settings
+
+    home = resolve_home()
+    try:
+        cap = load_settings(home).sessions.index_char_cap
+    except Exception:
+        cap = 8192
+    try:
+        db = SessionDB.open(home, index_char_cap=cap)
+    except (OSError, SessionStoreError) as exc:
+        raise click.ClickException(
+            f"cannot open {home / 'state.db'}: {exc} — check the path and its permissions "
+            "(HERMES_HOME)"
+        ) from exc
+    try:
+        yield db
+    finally:
+        db.close()
+
+
+def _when(ts: float | None) -> str:
+    if not ts:
+        return "-"
+    return datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M")
+
+
+def _resolve(db: Any, ref: str) -> str:
+    sid = db.resolve_session(ref)
+    if sid is None:
+        raise click.ClickException(
+            f"no session matches '{ref}' — list ids with `hermes sessions list`"
+        )
+    return str(sid)
+
+
+def _progress() -> Progress:
+    return Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        console=console(stderr=True),
+        transient=True,
+    )
+
+
+def parse_age(text: str) -> float:
+    """Seconds in ``90d`` / ``12h`` / ``2w`` / ``6m`` / ``1y``. Raises ClickException."""
+    match = _AGE.match(text)
+    if not match:
+        raise click.ClickException(
+            f"cannot read age '{text}' — use a number and a unit, e.g. 90d, 12h, 2w, 6m, 1y"
+        )
+    return int(match.group(1)) * _AGE_SECONDS[match.group(2).lower()]
+
+
+@click.group(name="sessions")
+def sessions() -> None:
+    """The session archive ($HERMES_HOME/state.db): browse, search, export, import, prune."""
+
+
+@sessions.command(name="list")
+@click.option("--limit", default=20, show_default=True, help="Sessions to show.")
+@click.option("--source", default=None, help="Only this source (cli, telegram, cron…).")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def list_cmd(limit: int, source: str | None, as_json: bool) -> None:
+    """Recent sessions, newest first."""
+    with _open_db() as db:
+        records = db.list_sessions(limit=limit, source=source)
+    if as_json:
+        print_json([r.to_dict() for r in records])
+        return
+    if not records:
+        console().print("No sessions recorded yet.")
+        return
+    table = Table(title="Sessions (newest first)")
+    for col in ("id", "started", "source", "title", "msgs", "ended"):
+        table.add_column(col, overflow="fold")
+    for r in records:
+        table.add_row(
+            r.id,
+            _when(r.started_at),
+            r.source,
+            r.title or "",
+            str(r.message_count),
+            r.end_reason or ("open" if r.ended_at is None else "ended"),
+        )
+    console().print(table)
+
+
+@sessions.command(name="show")
+@click.argument("session")
+@click.option("--all", "include_inactive", is_flag=True, help="Include compacted/rewound rows.")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def show_cmd(session: str, include_inactive: bool, as_json: bool) -> None:
+    """One session (id, id prefix or title) with its messages."""
+    with _open_db() as db:
+        sid = _resolve(db, session)
+        record = db.get_session(sid)
+        messages = db.get_messages(sid, include_inactive=include_inactive)
+        lineage = db.lineage(sid)
+    assert record is not None
+    if as_json:
+        print_json(
+            {
+                "session": {**record.to_dict(), "system_prompt": record.system_prompt},
+                "lineage": lineage,
+                "messages": [m.to_dict() for m in messages],
+            }
+        )
+        return
+    out = console()
+    out.print(f"[bold]{record.id}[/bold]  {record.title or ''}")
+    out.print(
+        f"source {record.source} · model {record.model or '-'} · started "
+        f"{_when(record.started_at)} · {record.message_count} messages"
+        + (f" · ended ({record.end_reason})" if record.ended_at else "")
+    )
+    if len(lineage) > 1:
+        out.print("lineage: " + " → ".join(lineage))
+    table = Table(show_header=True)
+    for col in ("id", "when", "role", "content"):
+        table.add_column(col, overflow="fold")
+    for m in messages:
+        text = m.content if len(m.content) <= 400 else m.content[:400] + "…"
+        if m.tool_calls:
+            names = [c.get("function", {}).get("name", "?") for c in m.tool_calls]
+            text = (text + " " if text else "") + f"[called: {', '.join(names)}]"
+        role = m.role + (f" ({m.tool_name})" if m.tool_name else "")
+        role += " [compacted]" if m.compacted else ""
+        table.add_row(str(m.id), _when(m.timestamp), role, text)
+    out.print(table)
+
+
+@sessions.command(name="search")
+@click.argument("query")
+@click.option("--limit", default=5, show_default=True, help="Sessions to return (max 10).")
+@click.option("--after", default=None, help="ISO date or age like 7d.")
+@click.option("--before", default=None, help="ISO date or age like 30d.")
+@click.option("--tool", default=None, help="Only messages that used this tool.")
+@click.option("--role", "role_filter", default=None, help="Comma list, e.g. user,assistant.")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def search_cmd(
+    query: str,
+    limit: int,
+    after: str | None,
+    before: str | None,
+    tool: str | None,
+    role_filter: str | None,
+    as_json: bool,
+) -> None:
+    """Full-text search across every session (the session_search discover mode)."""
+    from hermes_core.layers.sessions.search import SessionSearch
+
+    args: dict[str, Any] = {"query": query, "limit": limit, "detail": "full"}
+    for key, value in (
+        ("after", after),
+        ("before", before),
+        ("tool", tool),
+        ("role_filter", role_filter),
+    ):
+        if value:
+            args[key] = value
+    with _open_db() as db:
+        result = SessionSearch(db, hidden_sources=()).run(args)
+    if as_json:
+        print_json(result)
+        return
+    if not result.get("success"):
+        raise click.ClickException(str(result.get("error")))
+    if not result["results"]:
+        console().print(result.get("hint", "No matching sessions found."))
+        return
+    table = Table(title=f"Sessions matching {query!r}")
+    for col in ("session", "when", "source", "title", "match"):
+        table.add_column(col, overflow="fold")
+    for item in result["results"]:
+        table.add_row(
+            item["session_id"],
+            str(item.get("when") or "")[:16].replace("T", " "),
+            item.get("source") or "",
+            item.get("title") or "",
+            item.get("snippet", "").replace(">>>", "[bold]").replace("<<<", "[/bold]"),
+        )
+    console().print(table)
+
+
+def _markdown(record: Any, messages: list[Any]) -> str:
+    lines = [f"# {record.title or record.id}", ""]
+    lines.append(f"- id: `{record.id}`")
+    lines.append(f"- source: {record.source}")
+    lines.append(f"- started: {_when(record.started_at)}")
+    if record.model:
+        lines.append(f"- model: {record.model}")
+    if record.parent_session_id:
+        lines.append(f"- parent: `{record.parent_session_id}`")
+    lines.append("")
+    for m in messages:
+        who = m.role + (f" ({m.tool_name})" if m.tool_name else "")
+        who += f" — {m.name}" if m.name else ""
+        lines.append(f"## {who} · {_when(m.timestamp)}")
+        lines.append("")
+        if m.content:
+            lines.append(m.content)
+        if m.tool_calls:
+            for call in m.tool_calls:
+                fn = call.get("function", {})
+                lines.append(f"\n> called `{fn.get('name')}` with `{fn.get('arguments')}`")
+        lines.append("")
+    return "\n".join(lines)
+
+
+@sessions.command(name="export")
+@click.argument("session")
+@click.option(
+    "--format", "fmt", type=click.Choice(["jsonl", "md"]), default="jsonl", show_default=True
+)
+@click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path), default=None)
+def export_cmd(session: str, fmt: str, output: Path | None) -> None:
+    """Export one session (all rows, compacted included) as JSONL or Markdown."""
+    with _open_db() as db:
+        sid = _resolve(db, session)
+        record = db.get_session(sid)
+        messages = db.get_messages(sid, include_inactive=True)
+    assert record is not None
+    if fmt == "md":
+        text = _markdown(record, [m for m in messages if m.active or m.compacted])
+    else:
+        head = {"type": "session", **record.to_dict(), "system_prompt": record.system_prompt}
+        rows = [json.dumps(head, ensure_ascii=False)]
+        rows += [
+            json.dumps({"type": "message", **m.to_dict()}, ensure_ascii=False) for m in messages
+        ]
+        text = "\n".join(rows) + "\n"
+    if output is None:
+        click.echo(text, nl=False)
+    else:
+        from hermes_core.fsutil import atomic_write_text
+
+        atomic_write_text(output, text)
+        console(stderr=True).print(f"wrote {len(messages)} messages to {output}")
+
+
+# --------------------------------------------------------------------------- import
+
+
+def _read_import(path: Path) -> list[tuple[dict[str, Any], list[dict[str, Any]]]]:
+    """``[(session fields, messages)]`` from any accepted format. Raises ClickException."""
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise click.ClickException(f"cannot read {path}: {exc}") from exc
+    stripped = text.strip()
+    if not stripped:
+        raise click.ClickException(f"{path} is empty — nothing to import")
+    data: Any
+    try:
+        data = json.loads(stripped)
+    except ValueError:
+        data = None
+    if isinstance(data, dict) and isinstance(data.get("messages"), list):
+        return [({}, _check_messages(data["messages"], path))]
+    if isinstance(data, list):
+        return [({}, _check_messages(data, path))]
+    # JSONL
+    groups: list[tuple[dict[str, Any], list[dict[str, Any]]]] = []
+    loose: list[dict[str, Any]] = []
+    for lineno, line in enumerate(stripped.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except ValueError as exc:
+            raise click.ClickException(
+                f"{path}:{lineno} is not valid JSON ({exc.msg}) — expected our JSONL export, "
+                "a JSON list of OpenAI messages, or one message per line"
+            ) from exc
+        if not isinstance(row, dict):
+            raise click.ClickException(f"{path}:{lineno}: expected a JSON object")
+        kind = row.get("type")
+        if kind == "session":
+            groups.append((row, []))
+        elif kind == "message":
+            if not groups:
+                raise click.ClickException(
+                    f"{path}:{lineno}: message before any session line — was the file cut?"
+                )
+            groups[-1][1].append(row)
+        else:
+            loose.append(row)
+    if loose:
+        groups.append(({}, _check_messages(loose, path)))
+    return groups
+
+
+def _check_messages(items: list[Any], path: Path) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for i, item in enumerate(items):
+        if not isinstance(item, dict) or not isinstance(item.get("role"), str):
+            raise click.ClickException(
+                f"{path}: message {i} has no 'role' — each item must be an OpenAI message "
+                '({"role": "user", "content": "..."})'
+            )
+        out.append(item)
+    return out
+
+
+def _to_append(msg: dict[str, Any]) -> dict[str, Any]:
+    out = {k: v for k, v in msg.items() if k not in ("type", "id", "session_id")}
+    if "active" in msg:
+        out["_active"] = bool(msg["active"])
+    if "compacted" in msg:
+        out["_compacted"] = bool(msg["compacted"])
+    return out
+
+
+@sessions.command(name="import")
+@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--source", default="import", show_default=True, help="Source for new sessions.")
+@click.option("--title", default=None, help="Title for an imported OpenAI message list.")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable summary.")
+def import_cmd(file: Path, source: str, title: str | None, as_json: bool) -> None:
+    """Bring history in: our JSONL export or an OpenAI-style messages list."""
+    groups = _read_import(file)
+    report: list[dict[str, Any]] = []
+    total = sum(len(msgs) for _, msgs in groups)
+    with _open_db() as db, _progress() as progress:
+        task = progress.add_task("importing", total=total)
+        for fields, messages in groups:
+            sid = str(fields.get("id") or f"import-{uuid.uuid4().hex[:12]}")
+            renamed = None
+            if db.get_session(sid) is not None:
+                renamed, sid = sid, f"{sid}-import-{uuid.uuid4().hex[:6]}"
+            started = fields.get("started_at")
+            if not isinstance(started, int | float):
+                stamps = [m.get("timestamp") for m in messages]
+                numeric = [s for s in stamps if isinstance(s, int | float)]
+                started = min(numeric) if numeric else time.time()
+            db.create_session(
+                sid,
+                source=str(fields.get("source") or source),
+                user_id=fields.get("user_id"),
+                model=fields.get("model"),
+                parent_session_id=fields.get("parent_session_id"),
+                started_at=float(started),
+                title=fields.get("title") or title,
+                system_prompt=fields.get("system_prompt"),
+            )
+            for start in range(0, len(messages), 200):
+                chunk = [_to_append(m) for m in messages[start : start + 200]]
+                db.append_messages(sid, chunk, timestamp=float(started))
+                progress.advance(task, len(chunk))
+            if fields.get("ended_at"):
+                db.end_session(sid, str(fields.get("end_reason") or "imported"))
+            report.append({"session_id": sid, "messages": len(messages), "renamed_from": renamed})
+    if as_json:
+        print_json(report)
+        return
+    for row in report:
+        note = (
+            f" (id {row['renamed_from']} existed; stored as new id)" if row["renamed_from"] else ""
+        )
+        console().print(f"imported {row['messages']} messages into {row['session_id']}{note}")
+
+
+@sessions.command(name="prune")
+@click.option("--older-than", "older_than", required=True, help="Age like 90d, 6m, 1y.")
+@click.option("--dry-run", is_flag=True, help="Only show what would be deleted.")
+@click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable summary.")
+def prune_cmd(older_than: str, dry_run: bool, yes: bool, as_json: bool) -> None:
+    """Delete sessions whose last activity is older than the given age."""
+    cutoff = time.time() - parse_age(older_than)
+    with _open_db() as db:
+        ids = db.sessions_older_than(cutoff)
+        removed = 0
+        if ids and not dry_run:
+            if not yes and not as_json:
+                click.confirm(
+                    f"Delete {len(ids)} session(s) last active before {_when(cutoff)}?",
+                    abort=True,
+                )
+            with _progress() as progress:
+                task = progress.add_task("pruning", total=len(ids))
+                for start in range(0, len(ids), 50):
+                    chunk = ids[start : start + 50]
+                    removed += db.delete_sessions(chunk)
+                    progress.advance(task, len(chunk))
+    summary = {
+        "cutoff": cutoff,
+        "sessions": len(ids),
+        "messages_deleted": removed,
+        "dry_run": dry_run,
+        "session_ids": ids,
+    }
+    if as_json:
+        print_json(summary)
+        return
+    verb = "would delete" if dry_run else "deleted"
+    console().print(
+        f"{verb} {len(ids)} session(s)"
+        + ("" if dry_run else f" and {removed} message(s)")
+        + f" last active before {_when(cutoff)}"
+    )
+
+
+@sessions.command(name="stats")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def stats_cmd(as_json: bool) -> None:
+    """Counts, sizes, token totals and compression figures."""
+    with _open_db() as db:
+        stats = db.stats()
+    if as_json:
+        print_json(stats)
+        return
+    table = Table(title="Session archive", show_header=False)
+    table.add_column("what")
+    table.add_column("value", justify="right")
+    table.add_row("file", stats["path"])
+    table.add_row("schema version", str(stats["schema_version"]))
+    table.add_row("full-text search", "yes" if stats["fts"] else "NO")
+    table.add_row("sessions", str(stats["sessions"]))
+    table.add_row("messages", str(stats["messages"]))
+    table.add_row("compacted messages", str(stats["compacted_messages"]))
+    table.add_row("tool calls", str(stats["tool_calls"]))
+    table.add_row("input / output tokens", f"{stats['input_tokens']} / {stats['output_tokens']}")
+    table.add_row("size", f"{stats['size_bytes'] / 1e6:.2f} MB")
+    for src, n in sorted(stats["by_source"].items()):
+        table.add_row(f"  source {src}", str(n))
+    comp = stats.get("compression")
+    if comp and "events" in comp:
+        table.add_row("compressions", str(comp["events"]))
+        table.add_row(
+            "  tokens before → after", f"{comp['tokens_before']} → {comp['tokens_after']}"
+        )
+        table.add_row("  fallback summaries used", str(comp["fallback_used"]))
+        table.add_row("  aborted", str(comp["aborted"]))
+    console().print(table)
+
+
+@sessions.command(name="reindex")
+def reindex_cmd() -> None:
+    """Rebuild the full-text index from the stored messages."""
+    from hermes_core.layers.sessions.db import SessionStoreError
+
+    with _open_db() as db:
+        try:
+            count = db.reindex()
+        except SessionStoreError as exc:
+            raise click.ClickException(str(exc)) from exc
+    console().print(f"indexed {count} messages")
+
+
+def register(cli: click.Group) -> None:
+    """Add ``hermes sessions`` to the root group."""
+    cli.add_command(sessions)
+
+
+__all__ = ["parse_age", "register", "sessions"]

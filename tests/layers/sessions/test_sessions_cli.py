@@ -1,0 +1,210 @@
+"""``hermes sessions ...`` through click's CliRunner on a tiny group calling register()."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import click
+import pytest
+from click.testing import CliRunner
+
+from hermes_core.cli.sessions import register
+from hermes_core.layers.sessions.db import SessionDB
+
+
+@pytest.fixture
+def cli() -> click.Group:
+    @click.group()
+    def root() -> None:
+        pass
+
+    register(root)
+    return root
+
+
+@pytest.fixture
+def filled(home: Path, add_session: Any) -> Path:
+    db = SessionDB.open(home)
+    add_session(
+        db,
+        "s-old",
+        [("user", "archive the invoices"), ("assistant", "done, 12 invoices archived")],
+        started_at=time.time() - 200 * 86400,
+        title="Invoices",
+    )
+    call = {"id": "c1", "type": "function", "function": {"name": "terminal", "arguments": "{}"}}
+    db.create_session("s-new", source="telegram", title="部署 服务")
+    db.append_messages(
+        "s-new",
+        [
+            {"role": "user", "content": "部署新的服务到生产环境"},
+            {"role": "assistant", "content": "", "tool_calls": [call]},
+            {"role": "tool", "tool_call_id": "c1", "name": "terminal", "content": "deployed"},
+            {"role": "assistant", "content": "已部署 deployed", "finish_reason": "stop"},
+        ],
+    )
+    db.record_system_prompt("s-new", "You are Hermes.")
+    db.close()
+    return home
+
+
+def run(cli: click.Group, *args: str, input: str | None = None) -> Any:
+    result = CliRunner().invoke(cli, list(args), input=input, catch_exceptions=False)
+    return result
+
+
+def test_list_table_and_json(cli: click.Group, filled: Path) -> None:
+    out = run(cli, "sessions", "list")
+    assert out.exit_code == 0 and "s-new" in out.output and "Invoices" in out.output
+    rows = json.loads(run(cli, "sessions", "list", "--json").output)
+    assert [r["id"] for r in rows] == ["s-new", "s-old"]
+    only = json.loads(run(cli, "sessions", "list", "--json", "--source", "telegram").output)
+    assert [r["id"] for r in only] == ["s-new"]
+
+
+def test_show(cli: click.Group, filled: Path) -> None:
+    out = run(cli, "sessions", "show", "部署 服务")
+    assert out.exit_code == 0 and "部署新的服务" in out.output and "terminal" in out.output
+    data = json.loads(run(cli, "sessions", "show", "s-new", "--json").output)
+    assert data["session"]["system_prompt"] == "You are Hermes."
+    assert len(data["messages"]) == 4
+    missing = CliRunner().invoke(cli, ["sessions", "show", "nope"])
+    assert missing.exit_code != 0 and "hermes sessions list" in missing.output
+
+
+def test_search(cli: click.Group, filled: Path) -> None:
+    out = run(cli, "sessions", "search", "部署")
+    assert out.exit_code == 0 and "s-new" in out.output
+    data = json.loads(run(cli, "sessions", "search", "invoice", "--json").output)
+    assert [r["session_id"] for r in data["results"]] == ["s-old"]
+    none = run(cli, "sessions", "search", "zebra")
+    assert "No matching sessions" in none.output
+    data = json.loads(
+        run(cli, "sessions", "search", "deployed", "--tool", "terminal", "--json").output
+    )
+    assert [r["session_id"] for r in data["results"]] == ["s-new"]
+
+
+def test_export_import_round_trip(
+    cli: click.Group, filled: Path, tmp_path: Path, monkeypatch: Any
+) -> None:
+    dump = tmp_path / "s.jsonl"
+    assert (
+        run(cli, "sessions", "export", "s-new", "--format", "jsonl", "-o", str(dump)).exit_code == 0
+    )
+    md = run(cli, "sessions", "export", "s-new", "--format", "md").output
+    assert md.startswith("# 部署 服务") and "called `terminal`" in md
+    original = SessionDB.open(filled)
+    before = original.get_messages_as_conversation("s-new")
+    rec = original.get_session("s-new")
+    original.close()
+
+    other = tmp_path / "other-home"
+    other.mkdir()
+    monkeypatch.setenv("HERMES_HOME", str(other))
+    report = json.loads(run(cli, "sessions", "import", str(dump), "--json").output)
+    assert report == [{"session_id": "s-new", "messages": 4, "renamed_from": None}]
+    copy = SessionDB.open(other)
+    assert copy.get_messages_as_conversation("s-new") == before
+    new_rec = copy.get_session("s-new")
+    assert new_rec is not None and rec is not None
+    assert (new_rec.title, new_rec.source, new_rec.system_prompt, new_rec.started_at) == (
+        rec.title,
+        rec.source,
+        rec.system_prompt,
+        rec.started_at,
+    )
+    assert [m.timestamp for m in copy.get_messages("s-new")] == [
+        m.timestamp for m in SessionDB.open(filled).get_messages("s-new")
+    ]
+    copy.close()
+    # importing again does not clobber: a new id is used
+    again = json.loads(run(cli, "sessions", "import", str(dump), "--json").output)
+    assert again[0]["renamed_from"] == "s-new" and again[0]["session_id"] != "s-new"
+
+
+def test_import_openai_messages(cli: click.Group, home: Path, tmp_path: Path) -> None:
+    path = tmp_path / "chat.json"
+    path.write_text(
+        json.dumps(
+            {
+                "messages": [
+                    {"role": "system", "content": "sys"},
+                    {"role": "user", "content": "What is the capital of France?"},
+                    {"role": "assistant", "content": "Paris."},
+                ]
+            }
+        ),
+        encoding="utf-8",
+    )
+    out = run(cli, "sessions", "import", str(path), "--title", "Geography", "--json")
+    sid = json.loads(out.output)[0]["session_id"]
+    db = SessionDB.open(home)
+    assert [m["content"] for m in db.get_messages_as_conversation(sid)][1:] == [
+        "What is the capital of France?",
+        "Paris.",
+    ]
+    assert db.get_session(sid).title == "Geography"  # type: ignore[union-attr]
+    db.close()
+    data = json.loads(run(cli, "sessions", "search", "capital France", "--json").output)
+    assert data["results"][0]["session_id"] == sid
+
+
+def test_import_rejects_bad_files(cli: click.Group, home: Path, tmp_path: Path) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"role": "user", "content": "ok"}\nnot json\n', encoding="utf-8")
+    out = CliRunner().invoke(cli, ["sessions", "import", str(bad)])
+    assert out.exit_code != 0 and "bad.jsonl:2" in out.output
+    norole = tmp_path / "norole.json"
+    norole.write_text('[{"content": "x"}]', encoding="utf-8")
+    out = CliRunner().invoke(cli, ["sessions", "import", str(norole)])
+    assert out.exit_code != 0 and "role" in out.output
+    db = SessionDB.open(home)
+    assert db.count_sessions() == 0  # nothing half-imported
+    db.close()
+
+
+def test_prune(cli: click.Group, filled: Path) -> None:
+    dry = json.loads(
+        run(cli, "sessions", "prune", "--older-than", "90d", "--dry-run", "--json").output
+    )
+    assert dry["session_ids"] == ["s-old"] and dry["messages_deleted"] == 0
+    out = run(cli, "sessions", "prune", "--older-than", "90d", "--yes")
+    assert out.exit_code == 0 and "deleted 1 session" in out.output
+    rows = json.loads(run(cli, "sessions", "list", "--json").output)
+    assert [r["id"] for r in rows] == ["s-new"]
+    bad = CliRunner().invoke(cli, ["sessions", "prune", "--older-than", "soon"])
+    assert bad.exit_code != 0 and "90d" in bad.output
+
+
+def test_stats(cli: click.Group, filled: Path) -> None:
+    db = SessionDB.open(filled)
+    db.write(
+        lambda c: c.execute(
+            "CREATE TABLE compression_events (id INTEGER PRIMARY KEY, session_id TEXT, "
+            "created_at REAL, tokens_before INT, tokens_after INT, summary_tokens INT, "
+            "fallback_used INT, aborted INT, error TEXT)"
+        )
+    )
+    db.write(
+        lambda c: c.execute(
+            "INSERT INTO compression_events(session_id, created_at, tokens_before, tokens_after,"
+            " summary_tokens, fallback_used, aborted) VALUES ('s-new', 1, 5000, 1200, 300, 1, 0)"
+        )
+    )
+    db.close()
+    data = json.loads(run(cli, "sessions", "stats", "--json").output)
+    assert data["sessions"] == 2 and data["messages"] == 6 and data["tool_calls"] == 1
+    assert data["compression"]["events"] == 1 and data["compression"]["fallback_used"] == 1
+    text = run(cli, "sessions", "stats").output
+    assert "compressions" in text and "5000 → 1200" in text
+
+
+def test_reindex(cli: click.Group, filled: Path) -> None:
+    out = run(cli, "sessions", "reindex")
+    assert out.exit_code == 0 and "indexed 6 messages" in out.output
+    data = json.loads(run(cli, "sessions", "search", "invoices", "--json").output)
+    assert data["count"] == 1
