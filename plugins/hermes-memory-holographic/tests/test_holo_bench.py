@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from hermes_memory_holographic import HolographicProvider, HolographicSettings
+
 from hermes_core.bench.locomo import BenchConversation, BenchQuestion, run_benchmark
 from hermes_core.bench.retrievers import BenchSession, BenchTurn, Retriever
-from hermes_memory_holographic import HolographicProvider, HolographicSettings
 
 SESSIONS = (
     BenchSession(

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from hermes_memory_mem0 import Mem0Provider, Mem0Settings
+
 from hermes_core.bench.locomo import BenchConversation, BenchQuestion, run_benchmark
 from hermes_core.bench.retrievers import BenchSession, BenchTurn, Retriever
-from hermes_memory_mem0 import Mem0Provider, Mem0Settings
 
 SESSIONS = (
     BenchSession(
