@@ -306,7 +306,7 @@ def _read_import(path: Path) -> list[tuple[dict[str, Any], list[dict[str, Any]]]
             row = json.loads(line)
         except ValueError as exc:
             raise click.ClickException(
-                f"{path}:{lineno} is not valid JSON ({exc.msg}) — expected our JSONL export, "
+                f"{path}:{lineno} is not valid JSON ({exc}) — expected our JSONL export, "
                 "a JSON list of OpenAI messages, or one message per line"
             ) from exc
         if not isinstance(row, dict):
