@@ -297,3 +297,16 @@ def test_none_content_does_not_crash(home: Path, chinese: bool) -> None:
     result = _layer().compress(session(home, _settings(None)), msgs, _budget(), "")
     assert not result.aborted
     assert_valid_openai(result.messages)
+
+
+def test_rate_limit_then_success_honours_retry_after(llm_server: FakeLLMServer, home: Path) -> None:
+    llm_server.script_error(429, retry_after=2)
+    llm_server.script_error(503, retry_after="0.5")
+    llm_server.script_chat(SUMMARY)
+    sleep = SleepRecorder()
+    result = _layer(sleep).compress(
+        session(home, _settings(llm_server)), transcript(30), _budget(), ""
+    )
+    assert not result.fallback_used and result.summary == SUMMARY
+    assert sleep.delays == [2.0, 0.5]
+    assert len(llm_server.chat_requests) == 3
