@@ -1,0 +1,446 @@
+"""``hermes memory show|edit|pending|approve|reject|restore|archive`` (the memory layer's CLI).
+
+Added to the lead's ``hermes memory`` group by :func:`register_memory_commands`. Every listing
+command has ``--json``; every error says what happened and how to fix it.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+import tempfile
+import time
+from datetime import datetime
+from pathlib import Path
+from typing import Any, cast
+
+import click
+from rich.markup import escape
+from rich.table import Table
+
+from hermes_core.cli.output import console, print_json
+from hermes_core.errors import HermesError
+from hermes_core.fsutil import atomic_write_text, ensure_private_dir, file_lock
+from hermes_core.layers.memory.approval import PendingStore, approve, reject
+from hermes_core.layers.memory.archive import MemoryArchive
+from hermes_core.layers.memory.engine import MemoryEngine, Outcome, limit_for
+from hermes_core.layers.memory.ops import Operation
+from hermes_core.layers.memory.store import (
+    FILENAMES,
+    MemoryStore,
+    char_count,
+    parse_entries,
+    percent,
+    serialize,
+)
+from hermes_core.security.scan import find_threats
+from hermes_core.settings.base import load_settings, resolve_home
+from hermes_core.settings.models import MemorySettings
+from hermes_core.types import MemoryTarget
+
+TARGETS: tuple[MemoryTarget, ...] = ("memory", "user")
+BAR_WIDTH = 30
+
+
+def _home() -> Path:
+    return resolve_home()
+
+
+def _settings(home: Path) -> MemorySettings:
+    try:
+        return load_settings(home).memory
+    except HermesError as exc:
+        raise click.ClickException(f"{exc} — fix {home / 'config.yaml'} and retry") from exc
+
+
+def _targets(target: str | None) -> tuple[MemoryTarget, ...]:
+    return TARGETS if target is None else (cast(MemoryTarget, target),)
+
+
+def usage_bar(current: int, limit: int) -> str:
+    """``[███████░░░] 67% — 1,474/2,200 chars`` (rich markup, red when over budget)."""
+    pct = percent(current, limit)
+    filled = round(BAR_WIDTH * min(pct, 100) / 100)
+    colour = "red" if current > limit else "yellow" if pct >= 90 else "green"
+    bar = f"[{colour}]{'█' * filled}[/{colour}]{'░' * (BAR_WIDTH - filled)}"
+    over = " [red]⚠ OVER BUDGET[/red]" if current > limit else ""
+    return f"{bar} {pct}% — {current:,}/{limit:,} chars{over}"
+
+
+# ----------------------------------------------------------------------------- show
+
+
+def _store_info(home: Path, settings: MemorySettings, target: MemoryTarget) -> dict[str, Any]:
+    store = MemoryStore(home, target, limit_for(settings, target))
+    state = store.read()
+    current = char_count(state.entries)
+    return {
+        "target": target,
+        "file": str(store.path),
+        "exists": state.raw is not None,
+        "error": state.error,
+        "entries": state.entries,
+        "chars": current,
+        "limit": store.limit,
+        "percent": percent(current, store.limit),
+        "over_budget": current > store.limit,
+        "enabled": settings.memory_enabled if target == "memory" else settings.user_profile_enabled,
+    }
+
+
+def show(target: str | None, as_json: bool) -> None:
+    """Entries of MEMORY.md / USER.md, numbered, with a usage bar."""
+    home = _home()
+    settings = _settings(home)
+    infos = [_store_info(home, settings, t) for t in _targets(target)]
+    if as_json:
+        print_json({info["target"]: info for info in infos})
+        return
+    out = console()
+    for info in infos:
+        title = f"{FILENAMES[info['target']]} ({info['target']})"
+        if not info["enabled"]:
+            title += " [dim]— disabled in config[/dim]"
+        out.print(f"[bold]{title}[/bold]  {escape(info['file'])}")
+        if info["error"]:
+            out.print(
+                f"[red]✗ could not be read: {escape(info['error'])}[/red] — fix the file "
+                "(it must be UTF-8) or move it aside"
+            )
+            continue
+        out.print(usage_bar(info["chars"], info["limit"]))
+        if not info["entries"]:
+            out.print("[dim](no entries)[/dim]\n")
+            continue
+        table = Table(show_header=True, header_style="bold", expand=False)
+        table.add_column("#", justify="right")
+        table.add_column("entry", overflow="fold")
+        table.add_column("chars", justify="right")
+        for number, entry in enumerate(info["entries"], start=1):
+            table.add_row(str(number), escape(entry), f"{len(entry):,}")
+        out.print(table)
+        out.print()
+
+
+# ----------------------------------------------------------------------------- edit
+
+
+def _recovery(home: Path, target: MemoryTarget, text: str) -> Path:
+    directory = ensure_private_dir(home / "memories" / "recovery")
+    stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
+    path = directory / f"{FILENAMES[target]}.{stamp}.txt"
+    counter = 1
+    while path.exists():
+        counter += 1
+        path = directory / f"{FILENAMES[target]}.{stamp}-{counter}.txt"
+    atomic_write_text(path, text)
+    return path
+
+
+def _run_editor(path: Path) -> None:
+    editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
+    try:
+        completed = subprocess.run([*shlex.split(editor), str(path)], check=False)
+    except OSError as exc:
+        raise click.ClickException(
+            f"could not start the editor '{editor}': {exc} — set $EDITOR to an installed editor"
+        ) from exc
+    if completed.returncode != 0:
+        raise click.ClickException(
+            f"the editor exited with status {completed.returncode}; nothing was saved"
+        )
+
+
+def validate_edit(text: str, target: MemoryTarget, limit: int) -> tuple[list[str], list[str]]:
+    """(entries, problems) of an edited file's text; problems empty = safe to save."""
+    entries = parse_entries(text)
+    problems: list[str] = []
+    size = char_count(entries)
+    if size > limit:
+        problems.append(
+            f"{FILENAMES[target]} would be {size:,}/{limit:,} chars — over budget; shorten or "
+            "remove entries"
+        )
+    for number, entry in enumerate(entries, start=1):
+        if len(entry) > limit:
+            problems.append(f"entry {number} alone is longer than the {limit:,}-char budget")
+        ids = find_threats(entry, "strict")
+        if ids:
+            problems.append(f"entry {number} matches blocked pattern(s): {', '.join(ids)}")
+    return entries, problems
+
+
+def edit(target: str) -> None:
+    """Open a copy of the file in $EDITOR; save it only if it validates and scans clean."""
+    home = _home()
+    settings = _settings(home)
+    mem_target = cast(MemoryTarget, target)
+    store = MemoryStore(home, mem_target, limit_for(settings, mem_target))
+    try:
+        original = store.path.read_bytes() if store.path.exists() else b""
+        original_text = original.decode("utf-8-sig")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise click.ClickException(
+            f"{store.path} could not be read ({exc}) — fix or move the file by hand first"
+        ) from exc
+    with tempfile.TemporaryDirectory(prefix="hermes-memory-edit-") as tmp:
+        copy = Path(tmp) / FILENAMES[mem_target]
+        copy.write_text(original_text, encoding="utf-8")
+        copy.chmod(0o600)
+        _run_editor(copy)
+        try:
+            edited = copy.read_bytes().decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            path = _recovery(home, mem_target, copy.read_bytes().decode("utf-8", "replace"))
+            raise click.ClickException(
+                f"the edited file is not valid UTF-8 ({exc.reason}); nothing was saved. Your "
+                f"text is in {path}"
+            ) from exc
+    entries, problems = validate_edit(edited, mem_target, store.limit)
+    if problems:
+        path = _recovery(home, mem_target, edited)
+        raise click.ClickException(
+            f"not saved: {'; '.join(problems)}. Your text is kept in {path} — fix it and run "
+            f"`hermes memory edit --target {target}` again"
+        )
+    new_text = serialize(entries)
+    if new_text == original_text:
+        console().print("No changes.")
+        return
+    ensure_private_dir(store.path.parent)
+    with file_lock(store.path):
+        current = store.path.read_bytes() if store.path.exists() else b""
+        if current != original:
+            path = _recovery(home, mem_target, edited)
+            raise click.ClickException(
+                f"{store.path.name} changed on disk while you were editing; nothing was saved. "
+                f"Your text is kept in {path} — run the edit again"
+            )
+        atomic_write_text(store.path, new_text)
+    console().print(
+        f"✓ Saved {store.path} — {len(entries)} entries, "
+        + usage_bar(char_count(entries), store.limit)
+    )
+
+
+# ----------------------------------------------------------------------------- pending
+
+
+def _age(ts: float) -> str:
+    seconds = max(0, int(time.time() - ts))
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{seconds // size}{unit} ago"
+    return f"{seconds}s ago"
+
+
+def pending_cmd(as_json: bool) -> None:
+    """Staged memory writes waiting for approval ([auto] = from a background review)."""
+    records = PendingStore(_home()).list()
+    if as_json:
+        print_json([r.to_dict() | {"auto": r.auto} for r in records])
+        return
+    out = console()
+    if not records:
+        out.print("No pending memory writes.")
+        return
+    table = Table(show_header=True, header_style="bold")
+    for column in ("id", "age", "target", "origin", "change"):
+        table.add_column(column, overflow="fold")
+    for record in records:
+        origin = "[auto] background review" if record.auto else record.origin
+        table.add_row(
+            record.id, _age(record.created_at), record.target, origin, escape(record.summary())
+        )
+    out.print(table)
+    out.print(
+        "Approve with `hermes memory approve ID|all`, discard with `hermes memory reject ID|all`."
+    )
+
+
+def _selected(ids: tuple[str, ...]) -> list[str]:
+    store = PendingStore(_home())
+    if ids == ("all",):
+        return [r.id for r in store.list()]
+    return list(ids)
+
+
+def _print_outcome(record_id: str, outcome: Outcome) -> None:
+    out = console()
+    payload = outcome.payload
+    if not outcome.success:
+        out.print(f"[red]✗ {record_id}: {escape(str(payload.get('error', 'failed')))}[/red]")
+        return
+    out.print(f"[green]✓ {record_id}: {escape(str(payload.get('message', 'applied')))}[/green]")
+    for key in ("replaced_entry", "removed_entry"):
+        if key in payload:
+            out.print(f"  {key.split('_')[0]}: {escape(str(payload[key]))}")
+    for key in ("replaced_entries", "removed_entries"):
+        for index, text in (payload.get(key) or {}).items():
+            out.print(f"  op {index} {key.split('_')[0]}: {escape(str(text))}")
+
+
+def approve_cmd(ids: tuple[str, ...]) -> None:
+    """Apply staged writes (stale ones are refused and kept)."""
+    home = _home()
+    engine = MemoryEngine(home, _settings(home))
+    pending = PendingStore(home)
+    selected = _selected(ids)
+    if not selected:
+        console().print("No pending memory writes.")
+        return
+    failed = 0
+    for pending_id in selected:
+        outcome = approve(engine, pending, pending_id)
+        _print_outcome(pending_id, outcome)
+        failed += not outcome.success
+    if failed:
+        raise click.ClickException(
+            f"{failed} of {len(selected)} write(s) not applied — see above; "
+            "`hermes memory reject ID` discards a stale one"
+        )
+
+
+def reject_cmd(ids: tuple[str, ...]) -> None:
+    """Discard staged writes."""
+    pending = PendingStore(_home())
+    selected = _selected(ids)
+    if not selected:
+        console().print("No pending memory writes.")
+        return
+    missing = [i for i in selected if not reject(pending, i)]
+    for pending_id in selected:
+        if pending_id not in missing:
+            console().print(f"✓ rejected {pending_id}")
+    if missing:
+        raise click.ClickException(
+            f"no pending write with id {', '.join(missing)} — list them with "
+            "`hermes memory pending`"
+        )
+
+
+# ----------------------------------------------------------------------------- archive
+
+
+def archive_cmd(as_json: bool, query: str | None, target: str | None, show_all: bool) -> None:
+    """Entries moved out by `memory.overflow: archive` (restorable)."""
+    rows = MemoryArchive(_home()).list(
+        target=target, query=query, include_restored=show_all, limit=500
+    )
+    if as_json:
+        print_json([row.to_dict() for row in rows])
+        return
+    out = console()
+    if not rows:
+        out.print("The memory archive is empty." if not query else "No archived entry matches.")
+        return
+    table = Table(show_header=True, header_style="bold")
+    for column in ("id", "target", "archived", "entry", "status"):
+        table.add_column(column, overflow="fold")
+    for row in rows:
+        status = (
+            "restored" if row.restored_at else ("low priority" if row.priority == "low" else "")
+        )
+        table.add_row(
+            str(row.id),
+            row.target,
+            datetime.fromtimestamp(row.archived_at).strftime("%Y-%m-%d %H:%M"),
+            escape(row.content),
+            status,
+        )
+    out.print(table)
+    out.print("Restore one with `hermes memory restore ID`.")
+
+
+def restore_cmd(entry_id: int) -> None:
+    """Put an archived entry back into its file (must fit the budget and scan clean)."""
+    home = _home()
+    archive = MemoryArchive(home)
+    row = archive.get(entry_id)
+    if row is None:
+        raise click.ClickException(
+            f"no archived entry with id {entry_id} — list them with `hermes memory archive`"
+        )
+    if row.restored_at is not None:
+        raise click.ClickException(f"archived entry {entry_id} was already restored")
+    settings = _settings(home).model_copy(update={"overflow": "error"})
+    ids = find_threats(row.content, "strict")
+    if ids:
+        raise click.ClickException(
+            f"archived entry {entry_id} matches blocked pattern(s) {', '.join(ids)}; "
+            "it cannot go back into the system prompt"
+        )
+    target = cast(MemoryTarget, row.target)
+    outcome = MemoryEngine(home, settings).run_single(
+        target, Operation(action="add", content=row.content)
+    )
+    if not outcome.success:
+        raise click.ClickException(
+            f"could not restore entry {entry_id}: {outcome.payload.get('error')} — free room "
+            f"with `hermes memory edit --target {target}` and retry"
+        )
+    archive.mark_restored(entry_id)
+    console().print(
+        f"✓ Restored archived entry {entry_id} to {FILENAMES[target]} "
+        f"({outcome.payload.get('usage')})"
+    )
+
+
+# ----------------------------------------------------------------------------- wiring
+
+
+def register_memory_commands(group: click.Group) -> None:
+    """Add the memory layer's commands to the ``hermes memory`` group (fresh command objects
+    per call, so several groups can carry them)."""
+
+    @group.command("show")
+    @click.option("--target", type=click.Choice(TARGETS), default=None, help="Default: both.")
+    @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+    def show_command(target: str | None, as_json: bool) -> None:
+        """Entries of MEMORY.md / USER.md, numbered, with a usage bar."""
+        show(target, as_json)
+
+    @group.command("edit")
+    @click.option("--target", type=click.Choice(TARGETS), default="memory", show_default=True)
+    def edit_command(target: str) -> None:
+        """Edit a memory file in $EDITOR (validated, scanned, written atomically)."""
+        edit(target)
+
+    @group.command("pending")
+    @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+    def pending_command(as_json: bool) -> None:
+        """Staged memory writes waiting for approval ([auto] = background review)."""
+        pending_cmd(as_json)
+
+    @group.command("approve")
+    @click.argument("ids", nargs=-1, required=True)
+    def approve_command(ids: tuple[str, ...]) -> None:
+        """Apply staged writes: IDs or `all` (stale ones are refused and kept)."""
+        approve_cmd(ids)
+
+    @group.command("reject")
+    @click.argument("ids", nargs=-1, required=True)
+    def reject_command(ids: tuple[str, ...]) -> None:
+        """Discard staged writes: IDs or `all`."""
+        reject_cmd(ids)
+
+    @group.command("restore")
+    @click.argument("entry_id", type=int)
+    def restore_command(entry_id: int) -> None:
+        """Put an archived entry back into its file."""
+        restore_cmd(entry_id)
+
+    @group.command("archive")
+    @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+    @click.option("--query", default=None, help="Words that must all occur.")
+    @click.option("--target", type=click.Choice(TARGETS), default=None)
+    @click.option("--all", "show_all", is_flag=True, help="Include restored entries.")
+    def archive_command(
+        as_json: bool, query: str | None, target: str | None, show_all: bool
+    ) -> None:
+        """Entries moved out by `memory.overflow: archive` (restorable)."""
+        archive_cmd(as_json, query, target, show_all)
+
+
+__all__ = ["register_memory_commands", "usage_bar", "validate_edit"]
