@@ -249,7 +249,7 @@ def pending_cmd(as_json: bool) -> None:
     for column in ("id", "age", "target", "origin", "change"):
         table.add_column(column, overflow="fold")
     for record in records:
-        origin = "[auto] background review" if record.auto else record.origin
+        origin = escape("[auto] background review") if record.auto else record.origin
         table.add_row(
             record.id, _age(record.created_at), record.target, origin, escape(record.summary())
         )
