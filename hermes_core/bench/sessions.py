@@ -1,0 +1,238 @@
+"""Performance of the session archive on synthetic mixed English + Chinese history.
+
+For each size N the benchmark builds a fresh ``state.db`` through
+:meth:`~hermes_core.layers.sessions.db.SessionDB.append_messages` (bulk: one transaction
+per 40-message session; plus a sample of single-turn appends, each committed durably, which is what
+``sync`` does once per turn), then times
+
+* discovery (``session_search`` discover mode, the whole tool call: ranking + hydration of
+  the top result) for *selective* queries (≈0.5–2 % of messages match) and *broad* ones
+  (12–33 %), p50 and p95 over repeated runs;
+* the ranking alone for the same queries;
+* scroll (``session_id`` + ``around_message_id``) and browse;
+* the database size (db + WAL).
+
+Messages are 2/3 English (8-40 words, Zipf-like vocabulary) and 1/3 Chinese (3-15 common
+words), in sessions of 40 messages alternating user/assistant. The generator is seeded, so
+runs are comparable.
+"""
+
+from __future__ import annotations
+
+import random
+import statistics
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from hermes_core.layers.sessions.db import SessionDB
+from hermes_core.layers.sessions.ranking import rank
+from hermes_core.layers.sessions.search import SessionSearch
+
+_EN_TEXT = (
+    "the a to and of in is it you that for on with this we can be have will not are do "
+    "build test deploy server client config error file update change code run data user "
+    "model memory search index query cache token prompt session tool result review plan "
+    "branch commit merge release version install package module function class method "
+    "python rust docker image container network request response latency metric log "
+    "plugin embedding vector store database schema table column migration backup restore"
+)
+_ZH_TEXT = (
+    "我们 今天 讨论 向量 设计 用户 喜欢 明天 系统 记忆 检索 模型 配置 服务 部署 测试 代码 "
+    "文件 错误 更新 问题 方案 需要 已经 完成 可以 这个 一下 性能 缓存"
+)
+_EN_WORDS = _EN_TEXT.split()
+_ZH_WORDS = _ZH_TEXT.split()
+SELECTIVE_QUERIES = ("dark mode", "开会讨论", "kubernetes helm", "flaky integration")
+BROAD_QUERIES = ("coffee", "数据库", "plugin embedding", "deploy server error")
+
+
+def _zipf_word(rng: random.Random) -> str:
+    idx = min(int(rng.paretovariate(1.1)) - 1, len(_EN_WORDS) - 1)
+    return _EN_WORDS[idx] if rng.random() < 0.6 else rng.choice(_EN_WORDS)
+
+
+def synthetic_message(rng: random.Random, i: int) -> str:
+    """One message; planted terms give known selectivities (see module docstring)."""
+    if i % 3 == 2:
+        words = [rng.choice(_ZH_WORDS) for _ in range(rng.randint(3, 15))]
+        if rng.random() < 0.36:
+            words.insert(rng.randrange(len(words)), "数据库")
+        if rng.random() < 0.02:
+            words.append("下午开会讨论")
+        return "".join(words)
+    words = [_zipf_word(rng) for _ in range(rng.randint(8, 40))]
+    if rng.random() < 0.33:
+        words.insert(rng.randrange(len(words)), "coffee")
+    if rng.random() < 0.015:
+        words += ["dark", "mode"]
+    if rng.random() < 0.01:
+        words += ["kubernetes", "helm", "chart"]
+    if rng.random() < 0.01:
+        words += ["flaky", "integration", "test"]
+    return " ".join(words)
+
+
+@dataclass(slots=True)
+class Timing:
+    """Latency samples in milliseconds."""
+
+    samples: list[float] = field(default_factory=list)
+
+    def add(self, seconds: float) -> None:
+        self.samples.append(seconds * 1000)
+
+    @property
+    def p50(self) -> float:
+        return statistics.median(self.samples) if self.samples else 0.0
+
+    @property
+    def p95(self) -> float:
+        if not self.samples:
+            return 0.0
+        ordered = sorted(self.samples)
+        return ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
+
+    def to_dict(self) -> dict[str, float]:
+        return {"p50_ms": round(self.p50, 2), "p95_ms": round(self.p95, 2), "n": len(self.samples)}
+
+
+def _time(fn: Callable[[], Any], repeat: int) -> Timing:
+    timing = Timing()
+    fn()  # warm the page cache and statement cache
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        timing.add(time.perf_counter() - start)
+    return timing
+
+
+def run_size(
+    n_messages: int,
+    workdir: Path,
+    *,
+    repeat: int = 20,
+    seed: int = 7,
+    progress: Callable[[int], None] | None = None,
+) -> dict[str, Any]:
+    """Build an archive of ``n_messages`` and measure it. Returns a JSON-ready dict."""
+    rng = random.Random(seed)
+    home = workdir / f"n{n_messages}"
+    home.mkdir(parents=True, exist_ok=True)
+    db = SessionDB.open(home)
+    per_session = 40
+    base = time.time() - 365 * 86400
+    start = time.perf_counter()
+    written = 0
+    batch: list[dict[str, Any]] = []
+    sid_index = 0
+    while written < n_messages:
+        sid = f"s{sid_index:06d}"
+        count = min(per_session, n_messages - written)
+        started = base + sid_index * 600
+        db.create_session(sid, source="cron" if sid_index % 10 == 0 else "cli", started_at=started)
+        batch = [
+            {
+                "role": "user" if j % 2 == 0 else "assistant",
+                "content": synthetic_message(rng, written + j),
+                "timestamp": started + j,
+            }
+            for j in range(count)
+        ]
+        db.append_messages(sid, batch)
+        written += count
+        sid_index += 1
+        if progress:
+            progress(count)
+    bulk_s = time.perf_counter() - start
+
+    turn_timing = Timing()
+    for t in range(200):
+        msgs = [
+            {"role": "user", "content": synthetic_message(rng, t * 3)},
+            {"role": "assistant", "content": synthetic_message(rng, t * 3 + 1)},
+        ]
+        t0 = time.perf_counter()
+        db.append_messages("live-session", msgs)
+        turn_timing.add(time.perf_counter() - t0)
+
+    searcher = SessionSearch(db, hidden_sources=("kanban", "subagent", "tool"))
+    results: dict[str, Any] = {
+        "messages": n_messages,
+        "sessions": sid_index,
+        "bulk_insert_s": round(bulk_s, 2),
+        "bulk_insert_msgs_per_s": round(n_messages / bulk_s),
+        "turn_append": turn_timing.to_dict(),
+    }
+
+    def measure(queries: Sequence[str]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for q in queries:
+            matches = db.read(
+                "SELECT COUNT(*) FROM messages_fts WHERE messages_fts MATCH ?",
+                (_match_any(q),),
+            )[0][0]
+            tool = _time(partial(searcher.run, {"query": q}, "live-session"), repeat)
+            ranking = _time(partial(rank, db, q), repeat)
+            out[q] = {
+                "hit_rate": round(matches / max(1, n_messages), 4),
+                "discover": tool.to_dict(),
+                "rank_only": ranking.to_dict(),
+            }
+        return out
+
+    results["selective"] = measure(SELECTIVE_QUERIES)
+    results["broad"] = measure(BROAD_QUERIES)
+    anchor_rows = db.read(
+        "SELECT id, session_id FROM messages ORDER BY id LIMIT 1 OFFSET ?", (n_messages // 2,)
+    )
+    mid, msid = anchor_rows[0]
+    results["scroll"] = _time(
+        lambda: searcher.run({"session_id": msid, "around_message_id": mid}), repeat
+    ).to_dict()
+    results["browse"] = _time(lambda: searcher.run({}, "live-session"), repeat).to_dict()
+    results["read"] = _time(lambda: searcher.run({"session_id": msid}), repeat).to_dict()
+    db.read("PRAGMA wal_checkpoint(TRUNCATE)")
+    results["db_mb"] = round(
+        sum(
+            p.stat().st_size
+            for p in home.iterdir()
+            if p.name.startswith("state.db") and p.is_file()
+        )
+        / 1e6,
+        1,
+    )
+    results["selective_p50_ms"] = round(
+        statistics.median(v["discover"]["p50_ms"] for v in results["selective"].values()), 2
+    )
+    results["broad_p50_ms"] = round(
+        statistics.median(v["discover"]["p50_ms"] for v in results["broad"].values()), 2
+    )
+    db.close()
+    return results
+
+
+def _match_any(query: str) -> str:
+    from hermes_core.layers.sessions.fts import build_match
+
+    return build_match(query) or '""'
+
+
+def run_perf(
+    sizes: Sequence[int] = (10_000, 100_000),
+    *,
+    repeat: int = 20,
+    workdir: Path | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> list[dict[str, Any]]:
+    """Run :func:`run_size` for every size in a temporary directory (or ``workdir``)."""
+    with tempfile.TemporaryDirectory(prefix="hermes-sessions-bench-") as tmp:
+        root = Path(workdir) if workdir is not None else Path(tmp)
+        return [run_size(n, root, repeat=repeat, progress=progress) for n in sizes]
+
+
+__all__ = ["BROAD_QUERIES", "SELECTIVE_QUERIES", "Timing", "run_perf", "run_size"]

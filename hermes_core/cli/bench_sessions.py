@@ -1,0 +1,88 @@
+"""``hermes bench sessions``: insert throughput and search latency of the session archive."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from hermes_core.cli.output import console
+
+
+def _sizes(text: str) -> tuple[int, ...]:
+    out: list[int] = []
+    for part in text.split(","):
+        part = part.strip().lower()
+        if not part:
+            continue
+        mult = 1000 if part.endswith("k") else 1
+        try:
+            out.append(int(part.rstrip("k")) * mult)
+        except ValueError:
+            raise click.BadParameter("use sizes like 10k,100k") from None
+    if not out or min(out) < 100:
+        raise click.BadParameter("use sizes of at least 100 messages, e.g. 10k,100k")
+    return tuple(out)
+
+
+def render(results: list[dict[str, Any]]) -> Table:
+    """One column per size."""
+    table = Table(title="Session archive performance (ms unless noted; p50 / p95)")
+    table.add_column("measure", no_wrap=True)
+    for r in results:
+        table.add_column(f"{r['messages']:,} msgs", justify="right")
+
+    def row(label: str, fn: Any) -> None:
+        table.add_row(label, *[fn(r) for r in results])
+
+    row("bulk insert (msgs/s)", lambda r: f"{r['bulk_insert_msgs_per_s']:,}")
+    row("one turn append (2 msgs)", lambda r: _pp(r["turn_append"]))
+    for kind in ("selective", "broad"):
+        for q in results[0][kind]:
+            row(
+                f"{kind} discover {q!r} ({results[-1][kind][q]['hit_rate']:.1%})",
+                lambda r, q=q, kind=kind: _pp(r[kind][q]["discover"]),
+            )
+    row("selective discover p50 (median)", lambda r: f"{r['selective_p50_ms']:.1f}")
+    row("broad discover p50 (median)", lambda r: f"{r['broad_p50_ms']:.1f}")
+    row("scroll", lambda r: _pp(r["scroll"]))
+    row("browse", lambda r: _pp(r["browse"]))
+    row("read", lambda r: _pp(r["read"]))
+    row("db size (MB)", lambda r: f"{r['db_mb']:.1f}")
+    return table
+
+
+def _pp(t: dict[str, Any]) -> str:
+    return f"{t['p50_ms']:.1f} / {t['p95_ms']:.1f}"
+
+
+@click.command(name="sessions")
+@click.option("--sizes", default="10k,100k", show_default=True, help="Message counts.")
+@click.option("--repeat", default=20, show_default=True, help="Timed runs per query.")
+@click.option("--json", "json_out", type=click.Path(dir_okay=False, path_type=Path), default=None)
+def command(sizes: str, repeat: int, json_out: Path | None) -> None:
+    """Synthetic EN+ZH archives: insert throughput, discovery/scroll latency, DB size."""
+    from hermes_core.bench.sessions import run_perf
+
+    counts = _sizes(sizes)
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console(stderr=True),
+        transient=True,
+    ) as progress:
+        task = progress.add_task("writing messages", total=sum(counts))
+        results = run_perf(counts, repeat=repeat, progress=lambda n: progress.advance(task, n))
+    console().print(render(results))
+    if json_out is not None:
+        json_out.write_text(json.dumps(results, ensure_ascii=False, indent=2), encoding="utf-8")
+        console().print(f"wrote {json_out}")
+
+
+__all__ = ["command", "render"]
