@@ -12,6 +12,9 @@ Failure policy:
   the setting to fix — retrying cannot help and a silent drop would lose turns;
 * any other model failure (unreachable, 5xx after retries, malformed or empty output) →
   fallback sheet, unless ``compression.abort_on_summary_failure`` keeps the transcript;
+* after such a failure the summary model *cools down* (60 s, then 300 s, then 900 s for
+  repeated failures; reset by a success): automatic compactions in that window go straight to
+  the fallback instead of waiting on a dead endpoint's retries; manual ones still try it;
 * anti-thrash: a compaction saving < 10 % (or leaving the transcript over the threshold) is
   *ineffective*; after two in a row automatic compaction stops for the session with a
   warning (manual compaction still works and resets the streak when effective).
@@ -20,6 +23,7 @@ Failure policy:
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -52,6 +56,8 @@ from hermes_core.types import ChatMessage, CompressionBudget, CompressionResult
 
 log = logging.getLogger(__name__)
 
+COOLDOWNS = (60.0, 300.0, 900.0)
+"""Seconds the summary model is skipped after the 1st, 2nd, 3rd+ consecutive failure."""
 INEFFECTIVE_SAVING = 0.10
 INEFFECTIVE_LIMIT = 2
 MERGED_MARKER_KEY = "_compressed_summary_merged"
@@ -71,6 +77,8 @@ class CompressionState:
     auto_disabled: bool = False
     compressions: int = 0
     summarizations: int = 0
+    llm_failures: int = 0
+    cooldown_until: float = 0.0
 
 
 ClientFactory = Callable[[], LLMClient | None]
@@ -153,12 +161,14 @@ def compress_messages(
     client_factory: ClientFactory,
     notes: str = "",
     fallback_client_factory: ClientFactory | None = None,
+    now: Callable[[], float] = time.monotonic,
 ) -> CompressionResult:
     """Compact ``messages``; see the module docstring for the policy.
 
     ``client_factory`` returns the summariser client (``None`` → fallback sheet);
     ``fallback_client_factory`` (optional) is tried once when the first client fails with a
-    non-auth error (spec: "retry once on the main model").
+    non-auth error (spec: "retry once on the main model"). ``now`` is the clock of the
+    failure cooldown (injectable for tests).
     """
     tokens_before = estimate_messages_tokens(messages)
     if state.auto_disabled and not budget.manual:
@@ -200,6 +210,19 @@ def compress_messages(
     error: str | None = None
     fallback_used = False
     client = client_factory()
+    if client is not None and now() < state.cooldown_until and not budget.manual:
+        client.close()
+        client = None
+        wait = int(state.cooldown_until - now())
+        error = (
+            f"summary model skipped for {wait}s after {state.llm_failures} failed call(s); "
+            "used the extractive handoff sheet"
+        )
+        body = None
+        if settings.abort_on_summary_failure:
+            return _aborted(
+                messages, tokens_before, f"compaction skipped, transcript kept: {error}"
+            )
     if client is not None:
         try:
             body = _summarize_with(
@@ -234,8 +257,17 @@ def compress_messages(
                     error = f"{error}; main model also failed: {exc2}"
                 finally:
                     retry.close()
+            elif retry is not None:
+                retry.close()
         finally:
             client.close()
+        if body is None:
+            state.llm_failures += 1
+            pause = COOLDOWNS[min(state.llm_failures, len(COOLDOWNS)) - 1]
+            state.cooldown_until = now() + pause
+        else:
+            state.llm_failures = 0
+            state.cooldown_until = 0.0
         if body is None and settings.abort_on_summary_failure:
             return _aborted(
                 messages,
@@ -311,6 +343,7 @@ def _summarize_with(
 
 __all__ = [
     "ANTI_THRASH_WARNING",
+    "COOLDOWNS",
     "INEFFECTIVE_LIMIT",
     "INEFFECTIVE_SAVING",
     "MERGED_MARKER_KEY",

@@ -198,8 +198,12 @@ def build_prompt(
     previous_summary: str | None = None,
     focus: str | None = None,
     notes: str = "",
+    has_user_turns: bool = True,
 ) -> list[dict[str, str]]:
-    """The two chat messages (system preamble, user task) of one summariser call."""
+    """The two chat messages (system preamble, user task) of one summariser call.
+
+    ``has_user_turns=False`` (e.g. a scheduled job's session) adds a rule never to invent a
+    user request."""
     system = PREAMBLE.format(language=f" ({language})" if language else "")
     sections: list[str] = []
     if previous_summary:
@@ -228,6 +232,12 @@ def build_prompt(
         f"Target ~{budget} tokens. Be CONCRETE: exact paths, commands, numbers, error lines "
         "and decisions, not vague descriptions. Rewrite finished actions as past-tense facts."
     )
+    if not has_user_turns:
+        sections.append(
+            "These turns contain no user-authored messages (an automated or scheduled "
+            "session). Never invent a user request: write '(none)' under the task snapshot, "
+            "goal and pending asks unless the turns state them."
+        )
     if focus:
         sections.append(
             f"FOCUS TOPIC: {focus}\nKeep full detail for content related to the focus topic "
@@ -266,6 +276,7 @@ def summarize(
         previous_summary=previous_summary,
         focus=focus,
         notes=notes,
+        has_user_turns=any(role(m) == "user" and not is_summary(m) for m in middle),
     )
     for _ in range(max(1, attempts)):
         result = client.chat(messages, temperature=0.2)

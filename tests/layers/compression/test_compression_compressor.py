@@ -310,3 +310,43 @@ def test_rate_limit_then_success_honours_retry_after(llm_server: FakeLLMServer, 
     assert not result.fallback_used and result.summary == SUMMARY
     assert sleep.delays == [2.0, 0.5]
     assert len(llm_server.chat_requests) == 3
+
+
+def test_failed_summariser_cools_down(llm_server: FakeLLMServer, home: Path) -> None:
+    from hermes_core.layers.compression.compressor import (
+        COOLDOWNS,
+        CompressionState,
+        compress_messages,
+    )
+
+    clock = [1000.0]
+    state = CompressionState()
+    s = _settings(llm_server)
+
+    def run(**kw: object) -> CompressionResult:
+        return compress_messages(
+            transcript(30),
+            settings=s.compression,
+            budget=_budget(**kw),
+            state=state,
+            client_factory=lambda: LLMClient.from_settings(s, sleep=SleepRecorder()),
+            now=lambda: clock[0],
+        )
+
+    for _ in range(4):
+        llm_server.script_error(503)
+    first = run()
+    assert first.fallback_used and len(llm_server.chat_requests) == 4  # 1 + 3 retries
+    assert state.cooldown_until == 1000.0 + COOLDOWNS[0]
+    second = run()  # inside the cooldown: no request, straight to the sheet
+    assert second.fallback_used and "skipped for 60s" in (second.error or "")
+    assert len(llm_server.chat_requests) == 4
+    llm_server.script_chat(SUMMARY)
+    manual = run(manual=True)  # the user asked: try the model anyway
+    assert not manual.fallback_used and state.llm_failures == 0 and state.cooldown_until == 0
+    for _ in range(8):
+        llm_server.script_error(500)
+    run()
+    clock[0] += 10
+    run(manual=True)
+    assert state.llm_failures == 2 and state.cooldown_until == clock[0] + COOLDOWNS[1]

@@ -124,3 +124,12 @@ def test_detect_language() -> None:
         == "English"
     )
     assert detect_language([{"role": "user", "content": None}]) == "English"
+
+
+def test_no_user_turns_variant_never_invents_a_request() -> None:
+    with_users = build_prompt("[ASSISTANT]\ncron ran", budget=2000, language="English")
+    without = build_prompt(
+        "[ASSISTANT]\ncron ran", budget=2000, language="English", has_user_turns=False
+    )
+    assert "Never invent a user request" not in with_users[1]["content"]
+    assert "Never invent a user request" in without[1]["content"]
