@@ -1,0 +1,72 @@
+"""``hermes bench memory``: add/replace/remove p50/p99 latency through the memory tool."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+from rich.progress import Progress
+from rich.table import Table
+
+from hermes_core.bench.memory import run_bench, total_ticks
+from hermes_core.cli.output import console
+
+
+@click.command(name="memory")
+@click.option(
+    "--ops",
+    default=200,
+    show_default=True,
+    type=click.IntRange(5, 100_000),
+    help="Calls per operation kind.",
+)
+@click.option(
+    "--prefill",
+    default=20,
+    show_default=True,
+    type=click.IntRange(0, 10_000),
+    help="Entries in MEMORY.md before timing starts.",
+)
+@click.option(
+    "--json",
+    "json_out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Also write the figures to this JSON file.",
+)
+def command(ops: int, prefill: int, json_out: Path | None) -> None:
+    """Latency of memory writes (validation + scan + lock + re-read + atomic fsync write).
+
+    Runs in a throw-away home: your own MEMORY.md / USER.md are never touched.
+    """
+    out = console()
+    with Progress(console=out, transient=True) as progress:
+        bar = progress.add_task("memory writes", total=total_ticks(ops))
+        result = run_bench(
+            ops=ops,
+            prefill=prefill,
+            progress=lambda name: progress.update(bar, advance=1, description=name),
+        )
+    table = Table(title=f"hermes bench memory ({ops} calls each, {prefill} entries prefilled)")
+    for column in ("operation", "n", "p50 ms", "p99 ms", "mean ms", "max ms"):
+        table.add_column(column, justify="left" if column == "operation" else "right")
+    for op in result.ops:
+        s = op.summary()
+        table.add_row(
+            str(s["op"]),
+            str(s["n"]),
+            str(s.get("p50_ms", "")),
+            str(s.get("p99_ms", "")),
+            str(s.get("mean_ms", "")),
+            str(s.get("max_ms", "")),
+        )
+    out.print(table)
+    if json_out is not None:
+        json_out.write_text(
+            json.dumps(result.to_dict(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
+        )
+        out.print(f"Figures written to {json_out}")
+
+
+__all__ = ["command"]
