@@ -98,6 +98,33 @@ def _previous_summary(state: CompressionState, messages: Sequence[Mapping[str, A
     return None
 
 
+OVERSIZE_FACTOR = 2.0
+"""A model summary longer than this × its budget is cut (models ignore the target)."""
+TRUNCATION_NOTE = "[summary truncated to its token budget]"
+
+
+def cap_summary(body: str, limit_tokens: int) -> str:
+    """``body`` cut at a line boundary to about ``limit_tokens`` estimated tokens (unchanged
+    when it fits), with :data:`TRUNCATION_NOTE` appended when cut."""
+    if estimate_tokens(body) <= limit_tokens:
+        return body
+    kept: list[str] = []
+    used = estimate_tokens(TRUNCATION_NOTE) + 1
+    for line in body.splitlines():
+        cost = estimate_tokens(line) + 1
+        if used + cost > limit_tokens:
+            room = limit_tokens - used - 1
+            piece = line[: max(0, len(line) * room // cost)]
+            while piece and estimate_tokens(piece) > room:
+                piece = piece[: len(piece) * 9 // 10]
+            if piece:
+                kept.append(piece + "…")
+            break
+        kept.append(line)
+        used += cost
+    return "\n".join([*kept, TRUNCATION_NOTE])
+
+
 def summary_message_text(body: str) -> str:
     """The full text of a summary message: REFERENCE-ONLY prefix, body, END marker."""
     return f"{SUMMARY_PREFIX}\n\n{body.strip()}\n\n{SUMMARY_END_MARKER}"
@@ -261,6 +288,8 @@ def compress_messages(
                 retry.close()
         finally:
             client.close()
+        if body is not None:
+            body = cap_summary(body, int(sheet_budget * OVERSIZE_FACTOR))
         if body is None:
             state.llm_failures += 1
             pause = COOLDOWNS[min(state.llm_failures, len(COOLDOWNS)) - 1]
@@ -350,6 +379,7 @@ __all__ = [
     "ClientFactory",
     "CompressionState",
     "assemble",
+    "cap_summary",
     "compress_messages",
     "summary_message_text",
     "tail_budget_tokens",

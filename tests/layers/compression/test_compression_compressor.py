@@ -350,3 +350,17 @@ def test_failed_summariser_cools_down(llm_server: FakeLLMServer, home: Path) -> 
     clock[0] += 10
     run(manual=True)
     assert state.llm_failures == 2 and state.cooldown_until == clock[0] + COOLDOWNS[1]
+
+
+def test_oversized_model_summary_is_capped(llm_server: FakeLLMServer, home: Path) -> None:
+    from hermes_core.layers.compression.compressor import TRUNCATION_NOTE, cap_summary
+    from hermes_core.llm.tokens import estimate_tokens
+
+    llm_server.script_chat("## Goal\n" + "- 很长的总结内容\n" * 6000)
+    result = _layer().compress(session(home, _settings(llm_server)), transcript(60), _budget(), "")
+    assert not result.fallback_used
+    assert result.summary.endswith(TRUNCATION_NOTE)
+    assert result.summary_tokens <= 2 * 2000 + 1
+    one_line = cap_summary("x" * 40_000, 100)
+    assert estimate_tokens(one_line) <= 100 and one_line.endswith(TRUNCATION_NOTE)
+    assert cap_summary("short", 100) == "short"

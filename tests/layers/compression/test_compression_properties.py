@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 from hermes_core.layers.compression.boundaries import sanitize_tool_pairs
 from hermes_core.layers.compression.plugin import CompressionLayer, compression_threshold
 from hermes_core.llm.tokens import estimate_messages_tokens
+from hermes_core.testing.fake_llm import FakeLLMServer
 from hermes_core.types import CompressionBudget
 
 EN = [
@@ -170,3 +171,43 @@ def test_tool_pair_repair_after_arbitrary_deletions(seed: int, drop: list[int]) 
     assert not pending
     # nothing but tool messages is ever removed
     assert [m for m in out if m["role"] != "tool"] == [m for m in keep if m["role"] != "tool"]
+
+
+@hsettings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    seed=st.integers(0, 10**6),
+    turns=st.integers(30, 80),
+    summary_lines=st.integers(0, 3000),
+    protect_last_n=st.integers(1, 20),
+    ratio=st.floats(1.3, 4.0),
+)
+def test_llm_summary_path_is_valid_and_fits(
+    tmp_path: Path,
+    llm_server: FakeLLMServer,
+    seed: int,
+    turns: int,
+    summary_lines: int,
+    protect_last_n: int,
+    ratio: float,
+) -> None:
+    msgs = build(seed, turns, 0.5, max_words=80)
+    before = estimate_messages_tokens(msgs)
+    threshold = int(before / ratio)
+    assume(threshold >= 6_000)
+    # a model that may ignore the budget entirely (or answer almost nothing)
+    llm_server.responder = lambda _body: "## Goal\n" + "- 事实 fact 42\n" * summary_lines
+    s = settings(
+        llm={"base_url": llm_server.base_url, "model": llm_server.model},
+        compression={"protect_last_n": protect_last_n},
+    )
+    budget = CompressionBudget(
+        context_length=threshold * 2, threshold_tokens=threshold, prompt_tokens=before
+    )
+    result = CompressionLayer().compress(session(tmp_path, s, f"s{seed}"), msgs, budget, "")
+    assert not result.aborted and not result.fallback_used, result.error
+    out = list(result.messages)
+    assert_valid_openai(out)
+    assert out[0] == msgs[0]
+    assert estimate_messages_tokens(out) < threshold
