@@ -18,12 +18,14 @@ Pipeline (each step measured on LoCoMo in docs/benchmarks.md):
 from __future__ import annotations
 
 import math
+import re
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from hermes_core.layers.sessions.fts import (
+    CJK_CHAR,
     FTS_WEIGHTS,
     Term,
     build_match,
@@ -36,6 +38,10 @@ if TYPE_CHECKING:
     from hermes_core.layers.sessions.db import SessionDB
 
 CANDIDATES = 300
+OVERFETCH = 3
+"""Rows ranked by FTS5 alone per candidate needed, before the join applies the filters."""
+EXACT_POSTINGS_MAX = 5000
+"""Terms in more messages than this get approximate (regex) coverage instead of postings."""
 COVERAGE_POWER = 1.0
 NEIGHBOUR_SHARE = 0.5
 SESSION_DECAY = (1.0, 0.3, 0.1)
@@ -152,35 +158,95 @@ def _filter_sql(filters: SearchFilters) -> tuple[str, list[Any]]:
 def _candidates(
     db: SessionDB, match: str, where: str, params: list[Any], limit: int
 ) -> list[TurnHit]:
+    """The best ``limit`` rows for ``match`` passing the filters.
+
+    Two phases: FTS5 ranks on its own (cheap: no join per match), then the top
+    ``limit * OVERFETCH`` rows are joined and filtered. Only when the filters removed so
+    many that fewer than ``limit`` remain while more matches exist does the slower
+    join-everything query run."""
     w_body, w_meta = FTS_WEIGHTS
+    inner = int(limit) * OVERFETCH
     rows = db.read(
-        f"SELECT f.rowid, m.session_id, bm25(messages_fts, {w_body}, {w_meta}) AS r, "
-        "m.timestamp "
-        "FROM messages_fts f JOIN messages m ON m.id = f.rowid "
-        "JOIN sessions s ON s.id = m.session_id "
-        f"WHERE messages_fts MATCH ? AND {where} ORDER BY r LIMIT ?",
-        [match, *params, int(limit)],
+        "WITH top AS (SELECT rowid AS id, "
+        f"bm25(messages_fts, {w_body}, {w_meta}) AS r FROM messages_fts "
+        "WHERE messages_fts MATCH ? ORDER BY r LIMIT ?) "
+        "SELECT top.id, m.session_id, top.r, m.timestamp FROM top "
+        "JOIN messages m ON m.id = top.id JOIN sessions s ON s.id = m.session_id "
+        f"WHERE {where} ORDER BY top.r LIMIT ?",
+        [match, inner, *params, int(limit)],
     )
+    if len(rows) < limit:
+        total = db.read("SELECT COUNT(*) FROM messages_fts WHERE messages_fts MATCH ?", (match,))[
+            0
+        ][0]
+        if total > inner:
+            rows = db.read(
+                f"SELECT f.rowid, m.session_id, bm25(messages_fts, {w_body}, {w_meta}) AS r, "
+                "m.timestamp FROM messages_fts f JOIN messages m ON m.id = f.rowid "
+                "JOIN sessions s ON s.id = m.session_id "
+                f"WHERE messages_fts MATCH ? AND {where} ORDER BY r LIMIT ?",
+                [match, *params, int(limit)],
+            )
     return [TurnHit(int(r[0]), str(r[1]), -float(r[2]), float(r[3])) for r in rows]
+
+
+def _term_regex(term: Term) -> re.Pattern[str]:
+    """Approximate matcher of a term in indexed text (used only for very common terms)."""
+    parts: list[str] = []
+    for word in term.words:
+        if CJK_CHAR.match(word):
+            parts.append(re.escape(word))
+        else:
+            stem = word[: max(3, len(word) - 3)] if len(word) > 4 else word
+            parts.append(rf"\b{re.escape(stem)}\w*")
+    return re.compile(r"\W+".join(parts), re.IGNORECASE)
 
 
 def _term_postings(
     db: SessionDB, terms: Sequence[Term], rowids: Sequence[int], total: int
 ) -> tuple[dict[str, float], dict[int, set[str]]]:
-    """IDF of every term in the archive and which candidate rows contain it. One plain
-    MATCH per term (``rowid IN (...)`` would re-run the MATCH once per value)."""
+    """IDF of every term in the archive and which candidate rows contain it.
+
+    Rare terms: their exact FTS postings (one plain MATCH; ``rowid IN (...)`` would re-run
+    the MATCH once per value). Terms in more than :data:`EXACT_POSTINGS_MAX` messages: a
+    stem-prefix regex over the candidates' indexed text, which avoids pulling tens of
+    thousands of rowids into Python."""
     wanted = set(rowids)
     idf: dict[str, float] = {}
     found: dict[int, set[str]] = defaultdict(set)
+    texts: dict[int, str] | None = None
     for term in terms:
         expr = term.to_match()
-        rows = db.read("SELECT rowid FROM messages_fts WHERE messages_fts MATCH ?", (expr,))
-        n = len(rows)
+        n = int(
+            db.read("SELECT COUNT(*) FROM messages_fts WHERE messages_fts MATCH ?", (expr,))[0][0]
+        )
         idf[expr] = math.log(1 + (total - n + 0.5) / (n + 0.5))
-        for (rowid,) in rows:
-            if rowid in wanted:
-                found[int(rowid)].add(expr)
+        if n <= EXACT_POSTINGS_MAX:
+            rows = db.read("SELECT rowid FROM messages_fts WHERE messages_fts MATCH ?", (expr,))
+            for (rowid,) in rows:
+                if rowid in wanted:
+                    found[int(rowid)].add(expr)
+            continue
+        if texts is None:
+            texts = _index_texts(db, list(wanted))
+        pattern = _term_regex(term)
+        for rowid, text in texts.items():
+            if pattern.search(text):
+                found[rowid].add(expr)
     return idf, found
+
+
+def _index_texts(db: SessionDB, rowids: Sequence[int]) -> dict[int, str]:
+    out: dict[int, str] = {}
+    for start in range(0, len(rowids), 500):
+        chunk = rowids[start : start + 500]
+        rows = db.read(
+            f"SELECT rowid, body || ' ' || meta FROM messages_fts WHERE rowid IN "
+            f"({','.join('?' * len(chunk))})",
+            chunk,
+        )
+        out.update({int(r[0]): str(r[1]) for r in rows})
+    return out
 
 
 def _speaker_names(db: SessionDB) -> frozenset[str]:
