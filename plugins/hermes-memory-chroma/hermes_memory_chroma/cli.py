@@ -81,7 +81,7 @@ def build_group(provider: ChromaProvider) -> click.Group:
         for user in users:
             if not (force or store.needs_reembed(user)):
                 continue
-            count = store.count(user, include_superseded=True)
+            count = store.size(user)
             bar = reembed_bar(f"re-embedding {user}", count, Console(stderr=True))
             total += store.reembed(user, bar, force=force)
             if force:  # also rebuild the keyword index from chroma

@@ -360,6 +360,7 @@ class ChromaProvider(MemoryProvider):
                 source=source,
                 session_id=session.id,
                 supersede=not compaction.fallback,
+                dedup_skip_types=("dialogue",),
             )
             ids.append(result.id)
         if compaction.fallback and ids and dialogue_ids:

@@ -280,6 +280,13 @@ class MemoryStore:
             coll = self._existing(self.collection_name(user_id))
             return coll is not None and self._stale(coll)
 
+    def size(self, user_id: str) -> int:
+        """Memories (including superseded) in ``user_id``'s collection, read as stored:
+        unlike the other reads this never starts a re-embed."""
+        with self._lock:
+            coll = self._existing(self.collection_name(user_id))
+            return 0 if coll is None else int(coll.count())
+
     def users(self) -> list[str]:
         """User ids that have a collection under this prefix."""
         with self._lock:
@@ -364,10 +371,12 @@ class MemoryStore:
         created_at: float | None = None,
         dedup: bool = True,
         supersede: bool = True,
+        dedup_skip_types: Sequence[str] = (),
     ) -> AddResult:
         """Store one memory for ``user_id`` with dedup and supersede (see module doc).
 
         ``memory_id`` makes the write idempotent (a resent turn overwrites itself).
+        ``dedup_skip_types`` are memory types a new memory is never a duplicate of.
         Raises ValueError on empty content.
         """
         text = content.strip()
@@ -397,7 +406,7 @@ class MemoryStore:
                     )
                     return AddResult(memory_id, "added")
             if dedup:
-                dup = self._find_duplicate(coll, user_id, digest, vector)
+                dup = self._find_duplicate(coll, user_id, digest, vector, dedup_skip_types)
                 if dup is not None:
                     self._touch(coll, user_id, dup)
                     return AddResult(dup, "duplicate")
@@ -521,11 +530,17 @@ class MemoryStore:
     def _active(self, user_id: str, *more: Mapping[str, Any]) -> dict[str, Any]:
         return _and({"user_id": user_id}, {"superseded_by": ""}, *more)
 
-    def _find_duplicate(self, coll: Any, user_id: str, digest: str, vector: Vectors) -> str | None:
-        same = coll.get(where=self._active(user_id, {"hash": digest}), limit=1, include=[])
+    def _find_duplicate(
+        self, coll: Any, user_id: str, digest: str, vector: Vectors, skip: Sequence[str] = ()
+    ) -> str | None:
+        not_skipped: list[dict[str, Any]] = [{"type": {"$nin": list(skip)}}] if skip else []
+        same = coll.get(
+            where=self._active(user_id, {"hash": digest}, *not_skipped), limit=1, include=[]
+        )
         if same["ids"]:
             return str(same["ids"][0])
-        for mem_id, sim, _meta in self._nearest(coll, user_id, vector, 1):
+        extra = not_skipped[0] if not_skipped else None
+        for mem_id, sim, _meta in self._nearest(coll, user_id, vector, 1, extra):
             if sim >= self.dedup_cosine:
                 return mem_id
         return None
@@ -572,6 +587,8 @@ class MemoryStore:
     def _mark_superseded(
         self, coll: Any, user_id: str, old_ids: Sequence[str], new_id: str
     ) -> None:
+        if not old_ids:
+            return
         got = coll.get(ids=list(old_ids), where={"user_id": user_id}, include=["metadatas"])
         now = time.time()
         metas = []
@@ -813,16 +830,22 @@ class MemoryStore:
     def stats(self) -> dict[str, Any]:
         """Per-user counts, the embedder, and whether a re-embed is pending."""
         users = []
-        for user in self.users():
-            users.append(
-                {
-                    "user_id": user,
-                    "active": self.count(user),
-                    "total": self.count(user, include_superseded=True),
-                    "indexed": self.fts.count(user),
-                    "needs_reembed": self.needs_reembed(user),
-                }
-            )
+        with self._lock:
+            for user in self.users():
+                # read the collection as it is: a stats call must not start a re-embed
+                coll = self._existing(self.collection_name(user))
+                if coll is None:
+                    continue
+                active = coll.get(where=self._active(user), include=[])
+                users.append(
+                    {
+                        "user_id": user,
+                        "active": len(active["ids"]),
+                        "total": int(coll.count()),
+                        "indexed": self.fts.count(user),
+                        "needs_reembed": self._stale(coll),
+                    }
+                )
         return {
             "path": str(self.root),
             "embedder": self.embedder.name,

