@@ -342,7 +342,7 @@ class HookFacade:
         if self._configured:
             for impl in self._impls("configure"):
                 if impl.plugin is plugin:
-                    self._invoke(impl, {"settings": self.settings, "home": self.home})
+                    self._safe("configure", impl, {"settings": self.settings, "home": self.home})
 
     # -- one method per hook
 

