@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 from hermes_core.layers.sessions.fts import (
     CJK_CHAR,
     FTS_WEIGHTS,
+    STOPWORDS,
     Term,
     build_match,
     parse_query,
@@ -46,12 +47,20 @@ COVERAGE_POWER = 1.0
 NEIGHBOUR_SHARE = 0.5
 SESSION_DECAY = (1.0, 0.3, 0.1)
 NEIGHBOUR_COMBINE = max
+PRF_WEIGHT = 0.0
+"""Weight of pseudo-relevance feedback (expansion words from the best hits)."""
+PRF_DOCS = 3
+PRF_TERMS = 5
 SESSION_COVERAGE = 0.0
 """Bonus share for a session covering (across its messages) more of the query's IDF mass."""
 RELAX_MIN_SESSIONS = 10
 """Below this many matching sessions the dropped names/question words are searched too."""
 TIME_BOOST = 3.0
 """Multiplier bonus for messages inside a date the query mentions ("on 3 June, 2023")."""
+WINDOW_PRIOR = 0.2
+"""Score (share of the best hit) of sessions inside a named date that no keyword matched."""
+BIGRAMS = False
+"""Add adjacent-word phrases of the query as extra terms."""
 SPEAKER_BOOST = 0.2
 """Multiplier bonus for messages spoken by a participant the query names."""
 QUESTION_FILLERS = frozenset(
@@ -249,6 +258,103 @@ def _index_texts(db: SessionDB, rowids: Sequence[int]) -> dict[int, str]:
     return out
 
 
+_FEEDBACK_WORD = re.compile(r"[a-z][a-z'-]{3,}")
+
+
+def _feedback(
+    db: SessionDB,
+    hits: list[TurnHit],
+    terms: Sequence[Term],
+    named: set[str],
+    where: str,
+    params: list[Any],
+    limit: int,
+    total: int,
+) -> list[TurnHit]:
+    """Pseudo-relevance feedback: the most distinctive words of the best few hits form a
+    second query whose (normalised) scores are added with weight :data:`PRF_WEIGHT`."""
+    top = sorted(hits, key=lambda h: -h.score)[:PRF_DOCS]
+    texts = _index_texts(db, [h.message_id for h in top])
+    query_words = {w for t in terms for w in t.words}
+    counts: dict[str, int] = defaultdict(int)
+    for text in texts.values():
+        for word in set(_FEEDBACK_WORD.findall(text.lower())):
+            if word in STOPWORDS or word in named or word in query_words:
+                continue
+            if any(word.startswith(q[:5]) or q.startswith(word[:5]) for q in query_words):
+                continue
+            counts[word] += 1
+    if not counts:
+        return hits
+    pool = sorted(counts, key=lambda w: (-counts[w], w))[: PRF_TERMS * 3]
+    weighted: list[tuple[float, str]] = []
+    for word in pool:
+        expr = f'"{word}"'
+        n = int(
+            db.read("SELECT COUNT(*) FROM messages_fts WHERE messages_fts MATCH ?", (expr,))[0][0]
+        )
+        if n == 0:
+            continue
+        weighted.append((counts[word] * math.log(1 + (total - n + 0.5) / (n + 0.5)), expr))
+    weighted.sort(reverse=True)
+    chosen = [expr for _, expr in weighted[:PRF_TERMS]]
+    if not chosen:
+        return hits
+    extra = _candidates(db, " OR ".join(chosen), where, params, limit)
+    if not extra:
+        return hits
+    scale = max(h.score for h in hits) / (max(h.bm25 for h in extra) or 1.0)
+    by_id = {h.message_id: h for h in hits}
+    for hit in extra:
+        bonus = PRF_WEIGHT * hit.bm25 * scale
+        if hit.message_id in by_id:
+            by_id[hit.message_id].score += bonus
+        else:
+            hit.score = bonus
+            by_id[hit.message_id] = hit
+    return list(by_id.values())
+
+
+def _window_hits(
+    db: SessionDB,
+    start: float,
+    end: float,
+    hits: list[TurnHit],
+    where: str,
+    params: list[Any],
+) -> list[TurnHit]:
+    """Sessions active inside a date the query names but without a keyword hit get one
+    pseudo-hit (their first message in the window) scored :data:`WINDOW_PRIOR` of the best
+    hit: the date alone is evidence that the conversation is relevant."""
+    have = {h.session_id for h in hits}
+    best = max(h.score for h in hits)
+    rows = db.read(
+        "SELECT MIN(m.id), m.session_id, MIN(m.timestamp) FROM messages m "
+        "JOIN sessions s ON s.id = m.session_id "
+        f"WHERE m.timestamp >= ? AND m.timestamp < ? AND {where} "
+        "GROUP BY m.session_id LIMIT 50",
+        [start, end, *params],
+    )
+    out: list[TurnHit] = []
+    for mid, sid, ts in rows:
+        if sid in have:
+            continue
+        out.append(TurnHit(int(mid), str(sid), 0.0, float(ts), score=WINDOW_PRIOR * best))
+    return out
+
+
+def _bigrams(parsed: Sequence[Term], chosen: set[Term]) -> list[Term]:
+    """Phrases of adjacent content words of the query ("ice cream", "dance studio"):
+    a message containing the exact pair is a much stronger match than one with either."""
+    out: list[Term] = []
+    for left, right in zip(parsed, parsed[1:], strict=False):
+        if left in chosen and right in chosen and len(left.words) == len(right.words) == 1:
+            if CJK_CHAR.match(left.words[0]) or left.prefix or right.op is not None:
+                continue
+            out.append(Term((left.words[0], right.words[0])))
+    return out
+
+
 def _speaker_names(db: SessionDB) -> frozenset[str]:
     """Lower-cased participant names (``messages.name``) known to the archive, cached on
     the db object and refreshed when the message count changes."""
@@ -321,6 +427,8 @@ def rank(
     if content:
         terms = content
     explicit = any(t.op is not None for t in parsed)
+    if BIGRAMS and not explicit:
+        terms = terms + _bigrams(parsed, set(terms))
     match = build_match(query) if explicit else " OR ".join(t.to_match() for t in terms)
     if not match:
         return Ranking([], [], terms, None)
@@ -343,8 +451,8 @@ def rank(
 
     idf: dict[str, float] = {}
     idf_sum = 0.0
+    total = int(db.read("SELECT MAX(id) FROM messages")[0][0] or 0) or 1
     if COVERAGE_POWER and len(terms) > 1:
-        total = int(db.read("SELECT COUNT(*) FROM messages")[0][0]) or 1
         idf, cover = _term_postings(db, terms, [h.message_id for h in hits], total)
         idf_sum = sum(idf.values()) or 1.0
         for hit in hits:
@@ -356,10 +464,16 @@ def rank(
         for hit in hits:
             hit.score = hit.bm25
 
+    if PRF_WEIGHT and hits and not explicit:
+        hits = _feedback(db, hits, terms, named, where, params, candidates, total)
+
     if window is not None:
         for hit in hits:
-            if window.start <= hit.timestamp < window.end:
+            if window.contains(hit.timestamp):
                 hit.score *= 1.0 + TIME_BOOST
+
+    if window is not None and WINDOW_PRIOR and math.isfinite(window.start) and hits:
+        hits.extend(_window_hits(db, window.start, window.end, hits, where, params))
 
     if SPEAKER_BOOST and named:
         speaker_of = _speakers_of(db, [h.message_id for h in hits])

@@ -44,6 +44,9 @@ _MONTH_DAY_YEAR = re.compile(
     rf"\b({_MONTH_RE})\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?,?\s+(\d{{4}})\b", re.I
 )
 _MONTH_YEAR = re.compile(rf"\b({_MONTH_RE})\.?,?\s+(?:of\s+)?(\d{{4}})\b", re.I)
+_FULL_MONTHS = "|".join(calendar.month_name[i] for i in range(1, 13))
+_MONTH_ONLY = re.compile(rf"\b(?:in|during|since|of)\s+({_FULL_MONTHS})\b", re.I)
+_CUTOFF = re.compile(r"\b(?:as of|by|before|until|till|up to)\s*$", re.I)
 _ISO_DAY = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
 _ISO_MONTH = re.compile(r"\b(\d{4})-(\d{2})\b")
 _YEAR = re.compile(r"\b(?:in|during|of|since)\s+((?:19|20)\d{2})\b", re.I)
@@ -86,6 +89,20 @@ class TimeWindow:
     end: float
     matched: str
     rest: str
+    month: int | None = None
+    """Set for a month named without a year ("in June"): any year's June matches."""
+
+    def contains(self, ts: float) -> bool:
+        """Whether epoch ``ts`` falls in the window (month windows: that month or the first
+        week after it, in any year)."""
+        if self.month is None:
+            return self.start <= ts < self.end
+        try:
+            day = datetime.fromtimestamp(ts)
+        except (OverflowError, OSError, ValueError):
+            return False
+        shifted = day - timedelta(seconds=MONTH_SLACK_S)
+        return self.month in (day.month, shifted.month)
 
 
 def _window(year: int, month: int, day: int | None) -> tuple[float, float] | None:
@@ -136,9 +153,17 @@ def query_time_window(query: str) -> TimeWindow | None:
             candidates.append(
                 (m, (datetime(year, 1, 1).timestamp(), datetime(year + 1, 1, 1).timestamp()))
             )
+    if not candidates:
+        for m in _MONTH_ONLY.finditer(query):
+            month = _MONTHS[m.group(1).lower()]
+            rest = (query[: m.start()] + " " + query[m.end() :]).strip()
+            return TimeWindow(float("-inf"), float("inf"), m.group(0), rest, month)
     for m, window in sorted(candidates, key=lambda c: c[0].start()):
         if window is None:
             continue
+        if _CUTOFF.search(query[: m.start()]):
+            # "as of May 2023", "before June 2023": a cut-off, not the time of the topic
+            window = (float("-inf"), window[1])
         rest = (query[: m.start()] + " " + query[m.end() :]).strip()
         return TimeWindow(window[0], window[1], m.group(0), rest)
     return None
