@@ -22,6 +22,7 @@ import re
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from itertools import pairwise
 from typing import TYPE_CHECKING, Any
 
 from hermes_core.layers.sessions.fts import (
@@ -347,7 +348,7 @@ def _bigrams(parsed: Sequence[Term], chosen: set[Term]) -> list[Term]:
     """Phrases of adjacent content words of the query ("ice cream", "dance studio"):
     a message containing the exact pair is a much stronger match than one with either."""
     out: list[Term] = []
-    for left, right in zip(parsed, parsed[1:], strict=False):
+    for left, right in pairwise(parsed):
         if left in chosen and right in chosen and len(left.words) == len(right.words) == 1:
             if CJK_CHAR.match(left.words[0]) or left.prefix or right.op is not None:
                 continue
