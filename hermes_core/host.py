@@ -78,20 +78,9 @@ class CompressionStats:
 def compression_threshold(
     settings: CompressionSettings, context_length: int, model: str | None = None
 ) -> int:
-    """Tokens at which a transcript is compressed.
-
-    ``threshold`` × window, with a per-model override (``model_thresholds``: substring of the
-    model name, longest key wins), capped by ``threshold_tokens`` when set.
-    """
-    ratio = settings.threshold
-    if model and settings.model_thresholds:
-        matches = [key for key in settings.model_thresholds if key.lower() in model.lower()]
-        if matches:
-            ratio = settings.model_thresholds[max(matches, key=len)]
-    trigger = int(context_length * ratio)
-    if settings.threshold_tokens is not None:
-        trigger = min(trigger, settings.threshold_tokens)
-    return max(trigger, 1)
+    """Tokens at which a transcript is compressed; see
+    :meth:`CompressionSettings.trigger_tokens`."""
+    return settings.trigger_tokens(context_length, model)
 
 
 def _tool_names(messages: Sequence[ChatMessage]) -> tuple[str, ...]:

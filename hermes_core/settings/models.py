@@ -12,6 +12,9 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
 from hermes_core.settings.base import HermesBaseSettings
 
+USABLE_WINDOW_SHARE = 0.85
+"""Share of the window a compression trigger may reach at most."""
+
 
 class _Section(BaseModel):
     model_config = ConfigDict(extra="ignore", validate_default=True)
@@ -128,6 +131,26 @@ class CompressionSettings(_Section):
         False, description="Keep the transcript unchanged when the summary fails."
     )
     max_attempts: int = Field(3, ge=1, le=10, description="Summary attempts per compaction.")
+
+    def trigger_tokens(self, context_length: int, model: str | None = None) -> int:
+        """Tokens at which a transcript of a ``context_length`` window is compressed.
+
+        ``threshold`` × window, where ``model_thresholds`` overrides the ratio for models whose
+        name contains the key (case-insensitive, longest key wins), capped by
+        ``threshold_tokens`` when set. A trigger at or above the whole window moves to 85 % of
+        it, so there is always room left to compress in.
+        """
+        ratio = self.threshold
+        if model and self.model_thresholds:
+            matches = [key for key in self.model_thresholds if key and key.lower() in model.lower()]
+            if matches:
+                ratio = self.model_thresholds[max(matches, key=len)]
+        trigger = int(context_length * ratio)
+        if self.threshold_tokens is not None:
+            trigger = min(trigger, self.threshold_tokens)
+        if trigger >= context_length:
+            trigger = int(context_length * USABLE_WINDOW_SHARE)
+        return max(trigger, 1)
 
 
 class ReviewSettings(_Section):

@@ -32,31 +32,13 @@ from hermes_core.types import (
 
 log = logging.getLogger(__name__)
 
-USABLE_WINDOW_SHARE = 0.85
-
 
 def compression_threshold(
     settings: HermesSettings, context_length: int, model: str | None = None
 ) -> int:
-    """Tokens at which a transcript of a ``context_length`` window is compressed.
-
-    ``compression.threshold`` × window, where ``compression.model_thresholds`` overrides the
-    ratio for models whose name contains the key (case-insensitive, longest key wins), capped
-    by ``compression.threshold_tokens`` when set. A trigger at or above the whole window is
-    moved to 85 % of it.
-    """
-    comp = settings.compression
-    ratio = comp.threshold
-    if model and comp.model_thresholds:
-        matches = [k for k in comp.model_thresholds if k and k.lower() in model.lower()]
-        if matches:
-            ratio = comp.model_thresholds[max(matches, key=len)]
-    trigger = int(context_length * ratio)
-    if comp.threshold_tokens is not None:
-        trigger = min(trigger, comp.threshold_tokens)
-    if trigger >= context_length:
-        trigger = int(context_length * USABLE_WINDOW_SHARE)
-    return max(trigger, 1)
+    """Tokens at which a transcript of a ``context_length`` window is compressed (the rule
+    lives in :meth:`CompressionSettings.trigger_tokens`, shared with the Session)."""
+    return settings.compression.trigger_tokens(context_length, model)
 
 
 def should_compress(
