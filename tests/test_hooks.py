@@ -273,7 +273,9 @@ def test_tool_routing_errors_are_json(host_with: Any) -> None:
     host = host_with(Recorder())
     session = host.session()
     unknown = json.loads(session.call_tool("nope", {}))
-    assert unknown["success"] is False and "No memory provider handles tool 'nope'" in unknown["error"]
+    assert (
+        unknown["success"] is False and "No memory provider handles tool 'nope'" in unknown["error"]
+    )
     bad_json = json.loads(session.call_tool("recorder_tool", "{not json"))
     assert "not valid JSON" in bad_json["error"]
     not_object = json.loads(session.call_tool("recorder_tool", "[1, 2]"))
@@ -402,7 +404,9 @@ def test_stuck_provider_prefetch_is_bounded_and_skipped_while_stuck(hermes_home:
         assert provider.calls == 1  # skipped while the first call is stuck
         provider.release.set()
         deadline = time.monotonic() + 5
-        while host.facade._bounded.is_stuck("memory-provider:sleepy") and time.monotonic() < deadline:
+        while (
+            host.facade._bounded.is_stuck("memory-provider:sleepy") and time.monotonic() < deadline
+        ):
             time.sleep(0.01)
         block = session.before_turn("tell me about the roadmap please")
         assert provider.calls == 2 and "late recall for tell me about the roadmap" in block

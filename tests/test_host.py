@@ -24,7 +24,9 @@ class DiskNotes:
         return PromptBlock("NOTES: " + self.path.read_text(encoding="utf-8"), order=35)
 
 
-def test_system_prompt_is_byte_identical_across_50_turns_with_writes(memory_host: MemoryHost) -> None:
+def test_system_prompt_is_byte_identical_across_50_turns_with_writes(
+    memory_host: MemoryHost,
+) -> None:
     notes = memory_host.home / "notes.txt"
     notes.write_text("v0", encoding="utf-8")
     memory_host.facade.register(DiskNotes(notes), name="disk-notes")
@@ -58,7 +60,9 @@ def test_provider_round_trip_through_the_session(hermes_home: Path) -> None:
             session.after_turn("I deploy with Ansible every Friday", "Noted.")
             assert host.flush(5)
             block = session.before_turn("how do I deploy?")
-            assert "Ansible" in block and session.recall_line() == "🧠 recording — recalled 1 memory"
+            assert (
+                "Ansible" in block and session.recall_line() == "🧠 recording — recalled 1 memory"
+            )
         assert ("on_session_end", "exit") in provider.calls
 
 
@@ -69,7 +73,9 @@ def test_memory_write_mirrored_to_provider(hermes_home: Path) -> None:
         session = host.session()
         if "memory" not in session.tool_names:  # the memory layer registers it
             return
-        session.call_tool("memory", {"action": "add", "target": "user", "content": "User drinks oolong."})
+        session.call_tool(
+            "memory", {"action": "add", "target": "user", "content": "User drinks oolong."}
+        )
         assert host.flush(5)
         assert [(w.action, w.target, w.content) for w in provider.writes] == [
             ("add", "user", "User drinks oolong.")

@@ -55,9 +55,13 @@ def test_smuggled_provider_counts_as_active(registry: ProviderRegistry, hermes_h
         registry.activate_class(SleepyProvider)
 
 
-def test_unknown_provider_lists_installed(fake_distribution: Any, registry: ProviderRegistry) -> None:
+def test_unknown_provider_lists_installed(
+    fake_distribution: Any, registry: ProviderRegistry
+) -> None:
     fake_distribution(
-        "hermes-memory-recording", "2.1", providers={"recording": "providers_for_tests:RecordingProvider"}
+        "hermes-memory-recording",
+        "2.1",
+        providers={"recording": "providers_for_tests:RecordingProvider"},
     )
     with pytest.raises(UnknownProviderError) as info:
         registry.activate("mem1")
@@ -68,7 +72,9 @@ def test_unknown_provider_lists_installed(fake_distribution: Any, registry: Prov
 
 
 def test_activate_by_entry_point(fake_distribution: Any, registry: ProviderRegistry) -> None:
-    fake_distribution("hermes-memory-recording", providers={"recording": "providers_for_tests:RecordingProvider"})
+    fake_distribution(
+        "hermes-memory-recording", providers={"recording": "providers_for_tests:RecordingProvider"}
+    )
     assert "recording" in installed_names()
     provider = registry.activate("recording")
     assert isinstance(provider, RecordingProvider)
@@ -76,7 +82,9 @@ def test_activate_by_entry_point(fake_distribution: Any, registry: ProviderRegis
 
 
 def test_entry_point_to_non_provider(fake_distribution: Any) -> None:
-    fake_distribution("hermes-memory-broken", providers={"broken": "providers_for_tests:NotAProvider"})
+    fake_distribution(
+        "hermes-memory-broken", providers={"broken": "providers_for_tests:NotAProvider"}
+    )
     with pytest.raises(ProviderLoadError) as info:
         load_provider_class("broken")
     assert "expected a MemoryProvider subclass" in str(info.value)
@@ -96,7 +104,9 @@ def test_entry_point_import_error_is_chained(fake_distribution: Any) -> None:
 
 
 def test_entry_point_name_must_match_provider_name(fake_distribution: Any) -> None:
-    fake_distribution("hermes-memory-alias", providers={"alias": "providers_for_tests:RecordingProvider"})
+    fake_distribution(
+        "hermes-memory-alias", providers={"alias": "providers_for_tests:RecordingProvider"}
+    )
     with pytest.raises(ProviderLoadError) as info:
         load_provider_class("alias")
     assert "'recording'" in str(info.value) and "'alias'" in str(info.value)
@@ -112,7 +122,9 @@ def test_same_name_from_two_distributions(fake_distribution: Any) -> None:
     ]
     with pytest.raises(DuplicateProviderError) as info:
         load_provider_class("recording")
-    assert "hermes-memory-recording 1.0" in str(info.value) and "recording-fork 0.9" in str(info.value)
+    assert "hermes-memory-recording 1.0" in str(info.value) and "recording-fork 0.9" in str(
+        info.value
+    )
 
 
 def test_inactive_providers_are_never_imported(fake_distribution: Any, hermes_home: Path) -> None:
@@ -142,12 +154,16 @@ def test_host_survives_a_misconfigured_provider(hermes_home: Path) -> None:
 def test_provider_settings_from_config_and_env(
     fake_distribution: Any, hermes_home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    fake_distribution("hermes-memory-recording", providers={"recording": "providers_for_tests:RecordingProvider"})
+    fake_distribution(
+        "hermes-memory-recording", providers={"recording": "providers_for_tests:RecordingProvider"}
+    )
     (hermes_home / "config.yaml").write_text(
         "memory:\n  provider: recording\n  providers:\n    recording:\n      top_k: 3\n      mode: cloud\n"
     )
     monkeypatch.setenv("HERMES_MEMORY__PROVIDERS__RECORDING__TOP_K", "7")
-    (hermes_home / ".env").write_text("HERMES_MEMORY__PROVIDERS__RECORDING__API_KEY=sk-test-abcdefgh1234\n")
+    (hermes_home / ".env").write_text(
+        "HERMES_MEMORY__PROVIDERS__RECORDING__API_KEY=sk-test-abcdefgh1234\n"
+    )
     with MemoryHost.open(hermes_home) as host:
         provider = host.provider
         assert isinstance(provider, RecordingProvider)
@@ -159,7 +175,9 @@ def test_provider_settings_from_config_and_env(
 
 
 def test_invalid_provider_settings_name_the_key(fake_distribution: Any, hermes_home: Path) -> None:
-    fake_distribution("hermes-memory-recording", providers={"recording": "providers_for_tests:RecordingProvider"})
+    fake_distribution(
+        "hermes-memory-recording", providers={"recording": "providers_for_tests:RecordingProvider"}
+    )
     (hermes_home / "config.yaml").write_text(
         "memory:\n  provider: recording\n  providers:\n    recording:\n      top_k: lots\n"
     )

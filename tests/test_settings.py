@@ -23,12 +23,16 @@ def test_defaults(hermes_home: Path) -> None:
     assert settings.compression.threshold == 0.5
 
 
-def test_precedence_init_env_dotenv_yaml(hermes_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_precedence_init_env_dotenv_yaml(
+    hermes_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     (hermes_home / "config.yaml").write_text(
         "memory:\n  memory_char_limit: '3000'\n  user_char_limit: 100\n  nudge_interval: 4\n"
         "  provider: fromyaml\n"
     )
-    (hermes_home / ".env").write_text("HERMES_MEMORY__USER_CHAR_LIMIT=200\nHERMES_MEMORY__PROVIDER=fromdotenv\n")
+    (hermes_home / ".env").write_text(
+        "HERMES_MEMORY__USER_CHAR_LIMIT=200\nHERMES_MEMORY__PROVIDER=fromdotenv\n"
+    )
     monkeypatch.setenv("HERMES_MEMORY__PROVIDER", "fromenv")
     settings = load_settings(hermes_home, compression={"threshold": 0.7})
     assert settings.memory.memory_char_limit == 3000  # string coerced from YAML
@@ -94,12 +98,18 @@ def test_env_keys_validated_before_writing(hermes_home: Path, key: str) -> None:
 
 
 def test_set_config_value_keeps_the_rest(hermes_home: Path) -> None:
-    (hermes_home / "config.yaml").write_text("memory:\n  nudge_interval: 3\nskills:\n  disabled: [x]\n")
+    (hermes_home / "config.yaml").write_text(
+        "memory:\n  nudge_interval: 3\nskills:\n  disabled: [x]\n"
+    )
     set_config_value(hermes_home, "memory.provider", "chroma")
     set_config_value(hermes_home, "memory.providers.chroma", {"top_k": 4})
     data = yaml.safe_load((hermes_home / "config.yaml").read_text())
     assert data == {
-        "memory": {"nudge_interval": 3, "provider": "chroma", "providers": {"chroma": {"top_k": 4}}},
+        "memory": {
+            "nudge_interval": 3,
+            "provider": "chroma",
+            "providers": {"chroma": {"top_k": 4}},
+        },
         "skills": {"disabled": ["x"]},
     }
     assert stat.S_IMODE(os.stat(hermes_home / "config.yaml").st_mode) == 0o600
