@@ -158,7 +158,8 @@ def test_provider_settings_from_config_and_env(
         "hermes-memory-recording", providers={"recording": "providers_for_tests:RecordingProvider"}
     )
     (hermes_home / "config.yaml").write_text(
-        "memory:\n  provider: recording\n  providers:\n    recording:\n      top_k: 3\n      mode: cloud\n"
+        "memory:\n  provider: recording\n  providers:\n"
+        "    recording:\n      top_k: 3\n      mode: cloud\n"
     )
     monkeypatch.setenv("HERMES_MEMORY__PROVIDERS__RECORDING__TOP_K", "7")
     (hermes_home / ".env").write_text(
