@@ -1,0 +1,274 @@
+"""Slash commands of the reference agent loop.
+
+:func:`run_command` takes the :class:`~hermes_core.agent.loop.Agent` and the typed line and
+returns a :class:`CommandResult` of plain-text lines (the UI decides how to print them) and
+whether to exit. Unknown commands answer with a hint to ``/help``; nothing here raises for
+bad input.
+
+=====================  ==============================================================
+/new                   end this session (reason ``new_session``), open a new one linked
+                       to it by ``parent_id``
+/reset                 end this session (reason ``reset``), open an unlinked one
+/compress [focus]      compress the conversation now, optionally focused on a topic
+/memory [show]         MEMORY.md and USER.md entries with usage
+/memory pending        staged writes (``[auto]`` = proposed by a background review)
+/memory approve ID|all apply staged writes; /memory reject ID|all discards them
+/skills                the skills the model can load
+/search QUERY          search past sessions (session_search)
+/refine                run a memory + skill review of this conversation now (attended)
+/exit, /quit           leave
+/help                  this list
+=====================  ==============================================================
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from hermes_core.layers.memory.approval import PendingStore, approve, reject
+from hermes_core.layers.memory.engine import MemoryEngine, limit_for
+from hermes_core.layers.memory.store import FILENAMES, MemoryStore, char_count, percent
+
+if TYPE_CHECKING:
+    from .loop import Agent
+
+HELP = [
+    "/new                    start a new session (linked to this one)",
+    "/reset                  start a fresh, unlinked session",
+    "/compress [focus]       compress the conversation now",
+    "/memory [show]          show MEMORY.md and USER.md",
+    "/memory pending         staged memory writes",
+    "/memory approve ID|all  apply staged writes",
+    "/memory reject ID|all   discard staged writes",
+    "/skills                 list skills",
+    "/search QUERY           search past sessions",
+    "/refine                 review this conversation for memory and skills now",
+    "/exit                   leave",
+]
+
+
+@dataclass
+class CommandResult:
+    """Lines to show and whether the UI should exit."""
+
+    lines: list[str] = field(default_factory=list)
+    exit: bool = False
+
+
+def is_command(line: str) -> bool:
+    """True for ``/word ...`` lines."""
+    stripped = line.strip()
+    return stripped.startswith("/") and len(stripped) > 1 and not stripped.startswith("//")
+
+
+def _json(text: str) -> dict[str, Any]:
+    try:
+        value = json.loads(text)
+    except (json.JSONDecodeError, ValueError):
+        return {"success": False, "error": text}
+    return value if isinstance(value, dict) else {"success": False, "error": text}
+
+
+# -- /memory
+
+
+def memory_show(agent: Agent) -> list[str]:
+    """Numbered entries of both stores with their usage."""
+    settings = agent.settings.memory
+    lines: list[str] = []
+    for target in ("memory", "user"):
+        store = MemoryStore(agent.host.home, target, limit_for(settings, target))
+        state = store.read()
+        if not state.readable:
+            lines.append(f"{FILENAMES[target]}: could not be read ({state.error})")
+            continue
+        used = char_count(state.entries)
+        lines.append(
+            f"{FILENAMES[target]} — {percent(used, store.limit)}% "
+            f"({used:,}/{store.limit:,} chars), {len(state.entries)} entries"
+        )
+        lines.extend(f"  {n}. {entry}" for n, entry in enumerate(state.entries, start=1))
+        if not state.entries:
+            lines.append("  (no entries)")
+    lines.append("Changes made in this session show in the system prompt of the next one.")
+    return lines
+
+
+def memory_pending(agent: Agent) -> list[str]:
+    records = PendingStore(agent.host.home).list()
+    if not records:
+        return ["No pending memory writes."]
+    lines = [f"{r.id}  {r.target:<6} {'[auto] ' if r.auto else ''}{r.summary()}" for r in records]
+    lines.append("Apply with /memory approve ID|all, discard with /memory reject ID|all.")
+    return lines
+
+
+def _selected(agent: Agent, ids: list[str]) -> list[str]:
+    if ids == ["all"]:
+        return [r.id for r in PendingStore(agent.host.home).list()]
+    return ids
+
+
+def memory_approve(agent: Agent, ids: list[str]) -> list[str]:
+    if not ids:
+        return ["Usage: /memory approve ID|all (list them with /memory pending)."]
+    home = agent.host.home
+    engine = MemoryEngine(home, agent.settings.memory)
+    pending = PendingStore(home)
+    selected = _selected(agent, ids)
+    if not selected:
+        return ["No pending memory writes."]
+    lines = []
+    for pending_id in selected:
+        outcome = approve(engine, pending, pending_id)
+        payload = outcome.payload
+        if outcome.success:
+            lines.append(f"✓ {pending_id}: {payload.get('message', 'applied')}")
+        else:
+            lines.append(f"✗ {pending_id}: {payload.get('error', 'not applied')}")
+    return lines
+
+
+def memory_reject(agent: Agent, ids: list[str]) -> list[str]:
+    if not ids:
+        return ["Usage: /memory reject ID|all (list them with /memory pending)."]
+    pending = PendingStore(agent.host.home)
+    selected = _selected(agent, ids)
+    if not selected:
+        return ["No pending memory writes."]
+    return [
+        f"✓ rejected {i}"
+        if reject(pending, i)
+        else f"✗ no pending write with id {i} — see /memory pending"
+        for i in selected
+    ]
+
+
+def cmd_memory(agent: Agent, args: list[str]) -> CommandResult:
+    sub = args[0].lower() if args else "show"
+    rest = args[1:]
+    if sub == "show":
+        return CommandResult(memory_show(agent))
+    if sub == "pending":
+        return CommandResult(memory_pending(agent))
+    if sub == "approve":
+        return CommandResult(memory_approve(agent, rest))
+    if sub == "reject":
+        return CommandResult(memory_reject(agent, rest))
+    return CommandResult(
+        [f"Unknown /memory subcommand '{sub}'. Use show, pending, approve, reject."]
+    )
+
+
+# -- the others
+
+
+def cmd_skills(agent: Agent, args: list[str]) -> CommandResult:
+    if "skills_list" not in agent.session.tool_names:
+        return CommandResult(["Skills are disabled (skills.enabled: false)."])
+    payload = _json(agent.session.call_tool("skills_list", {}))
+    if not payload.get("success"):
+        return CommandResult([f"skills_list failed: {payload.get('error')}"])
+    skills = payload.get("skills") or []
+    if not skills:
+        return CommandResult(["No skills yet. The agent creates them with skill_manage."])
+    lines = [
+        f"{s.get('name')}  — {s.get('description', '')}"
+        + (f"  [{s['category']}]" if s.get("category") else "")
+        for s in skills
+        if isinstance(s, Mapping)
+    ]
+    return CommandResult(lines)
+
+
+def cmd_search(agent: Agent, args: list[str]) -> CommandResult:
+    query = " ".join(args).strip()
+    if not query:
+        return CommandResult(["Usage: /search QUERY"])
+    if "session_search" not in agent.session.tool_names:
+        return CommandResult(["The session archive is disabled (sessions.enabled: false)."])
+    payload = _json(agent.session.call_tool("session_search", {"query": query}))
+    if not payload.get("success"):
+        return CommandResult([f"Search failed: {payload.get('error')}"])
+    results = payload.get("results") or []
+    if not results:
+        return CommandResult([str(payload.get("hint") or f"No past session matches '{query}'.")])
+    lines = []
+    for item in results:
+        if not isinstance(item, Mapping):
+            continue
+        title = item.get("title") or "(untitled)"
+        lines.append(f"{item.get('session_id')}  {item.get('when', '')}  {title}")
+        summary = item.get("summary") or item.get("snippet")
+        if summary:
+            lines.append(f"    {' '.join(str(summary).split())[:200]}")
+    return CommandResult(lines)
+
+
+def cmd_new(agent: Agent, args: list[str]) -> CommandResult:
+    old = agent.session.id
+    agent.new_session(reason="new_session", keep_lineage=True)
+    return CommandResult([f"New session {agent.session.id} (continues {old})."])
+
+
+def cmd_reset(agent: Agent, args: list[str]) -> CommandResult:
+    agent.new_session(reason="reset", keep_lineage=False)
+    return CommandResult([f"Fresh session {agent.session.id}."])
+
+
+def cmd_compress(agent: Agent, args: list[str]) -> CommandResult:
+    focus = " ".join(args).strip() or None
+    if len(agent.history) < 2:
+        return CommandResult(["Nothing to compress yet."])
+    changed = agent.compress(force=True, focus=focus)
+    stats = agent.session.compression
+    if not changed:
+        reason = stats.last_error or "the conversation is already short"
+        return CommandResult([f"Not compressed: {reason}."])
+    return CommandResult(
+        [
+            f"Compressed: {stats.tokens_before:,} → {stats.tokens_after:,} tokens"
+            + (" (extractive fallback summary)" if stats.fallbacks else "")
+        ]
+    )
+
+
+def cmd_refine(agent: Agent, args: list[str]) -> CommandResult:
+    return CommandResult(agent.refine_lines(agent.refine()))
+
+
+def cmd_exit(agent: Agent, args: list[str]) -> CommandResult:
+    return CommandResult(["Bye."], exit=True)
+
+
+def cmd_help(agent: Agent, args: list[str]) -> CommandResult:
+    return CommandResult(list(HELP))
+
+
+COMMANDS: dict[str, Callable[[Agent, list[str]], CommandResult]] = {
+    "new": cmd_new,
+    "reset": cmd_reset,
+    "compress": cmd_compress,
+    "memory": cmd_memory,
+    "skills": cmd_skills,
+    "search": cmd_search,
+    "refine": cmd_refine,
+    "exit": cmd_exit,
+    "quit": cmd_exit,
+    "help": cmd_help,
+}
+
+
+def run_command(agent: Agent, line: str) -> CommandResult:
+    """Run one ``/command`` line."""
+    name, _, rest = line.strip()[1:].partition(" ")
+    handler = COMMANDS.get(name.lower())
+    if handler is None:
+        return CommandResult([f"Unknown command /{name}. Type /help for the list."])
+    return handler(agent, rest.split())
+
+
+__all__ = ["COMMANDS", "HELP", "CommandResult", "is_command", "run_command"]

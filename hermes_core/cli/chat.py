@@ -1,0 +1,358 @@
+"""``hermes chat`` — the reference agent in a terminal (rich output, prompt_toolkit input).
+
+``hermes chat`` opens an interactive conversation; ``hermes chat -q "…"`` runs one turn,
+prints the reply and exits 0. The endpoint comes from ``--base-url/--model/--api-key`` or the
+settings (``llm.*`` in config.yaml, ``HERMES_LLM__*``); with none configured or reachable a
+first-run message says how to point at Ollama, vLLM, LM Studio or a hosted API.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+import httpx
+from pydantic import SecretStr
+from rich.console import Console
+from rich.markup import escape
+
+from hermes_core.errors import HermesError
+from hermes_core.settings.base import load_settings, resolve_home
+from hermes_core.settings.models import HermesSettings
+
+if TYPE_CHECKING:
+    from prompt_toolkit.input import Input
+    from prompt_toolkit.output import Output
+
+    from hermes_core.agent.loop import Agent, AgentEvent
+
+PROBE_TIMEOUT = 3.0
+
+SETUP_HELP = """hermes chat talks to any OpenAI-compatible endpoint. Point it at one:
+  Ollama     hermes chat --base-url http://127.0.0.1:11434/v1 --model llama3.1
+  vLLM       hermes chat --base-url http://127.0.0.1:8000/v1 --model <served model>
+  LM Studio  hermes chat --base-url http://127.0.0.1:1234/v1 --model <loaded model>
+  hosted     hermes chat --base-url https://api.openai.com/v1 --model gpt-4o-mini --api-key …
+or set it once: HERMES_LLM__BASE_URL, HERMES_LLM__MODEL (and HERMES_LLM__API_KEY), or in
+{config}:
+  llm:
+    base_url: http://127.0.0.1:11434/v1
+    model: llama3.1"""
+
+
+def setup_help(home: Path) -> str:
+    return SETUP_HELP.format(config=home / "config.yaml")
+
+
+# --------------------------------------------------------------------------- settings, probe
+
+
+def apply_overrides(
+    settings: HermesSettings,
+    *,
+    base_url: str | None = None,
+    model: str | None = None,
+    api_key: str | None = None,
+) -> HermesSettings:
+    """``settings`` with the command-line endpoint applied to ``llm`` (so compression
+    summaries and reviews use it too)."""
+    update: dict[str, Any] = {}
+    if base_url:
+        update["base_url"] = base_url
+    if model:
+        update["model"] = model
+    if api_key:
+        update["api_key"] = SecretStr(api_key)
+    if not update:
+        return settings
+    return settings.model_copy(update={"llm": settings.llm.model_copy(update=update)})
+
+
+@dataclass
+class Probe:
+    """What ``GET {base_url}/models`` told us."""
+
+    reachable: bool
+    models: list[str] = field(default_factory=list)
+    error: str = ""
+    status: int | None = None
+
+
+def probe_endpoint(
+    base_url: str, api_key: SecretStr | None, timeout: float = PROBE_TIMEOUT
+) -> Probe:
+    """Is the endpoint up? Any HTTP answer counts as reachable; only transport errors do not."""
+    headers = {}
+    secret = api_key.get_secret_value() if api_key is not None else ""
+    if secret:
+        headers["Authorization"] = f"Bearer {secret}"
+    try:
+        response = httpx.get(base_url.rstrip("/") + "/models", headers=headers, timeout=timeout)
+    except httpx.TimeoutException:
+        return Probe(False, error=f"no answer within {timeout:g}s")
+    except httpx.HTTPError as exc:
+        return Probe(False, error=f"{type(exc).__name__}: {exc}")
+    models: list[str] = []
+    if response.status_code == 200:
+        try:
+            data = response.json().get("data") or []
+            models = [str(m.get("id")) for m in data if isinstance(m, dict) and m.get("id")]
+        except (ValueError, AttributeError):
+            models = []
+    return Probe(True, models=models, status=response.status_code)
+
+
+def resolve_endpoint(settings: HermesSettings, home: Path) -> tuple[HermesSettings, str]:
+    """Check the endpoint is configured and reachable; fill ``llm.model`` from the server
+    when unset. Returns (settings, note for the user). Raises ClickException with the
+    first-run help otherwise."""
+    llm = settings.llm
+    if not llm.base_url:
+        raise click.ClickException("no model endpoint is configured.\n" + setup_help(home))
+    probe = probe_endpoint(llm.base_url, llm.api_key)
+    if not probe.reachable:
+        raise click.ClickException(
+            f"the model endpoint {llm.base_url} is not reachable ({probe.error}).\n"
+            + setup_help(home)
+        )
+    if probe.status in (401, 403):
+        raise click.ClickException(
+            f"{llm.base_url} refused the API key ({probe.status}) — pass --api-key or set "
+            "HERMES_LLM__API_KEY / llm.api_key"
+        )
+    note = ""
+    if not llm.model:
+        if not probe.models:
+            raise click.ClickException(
+                f"no model chosen and {llm.base_url} lists none — pass --model or set "
+                "llm.model (HERMES_LLM__MODEL)"
+            )
+        chosen = probe.models[0]
+        settings = apply_overrides(settings, model=chosen)
+        note = f"using model {chosen} (the first the server lists; choose with --model)"
+    elif probe.models and llm.model not in probe.models:
+        note = f"note: {llm.base_url} does not list model '{llm.model}'"
+    return settings, note
+
+
+# --------------------------------------------------------------------------- rendering
+
+
+class EventPrinter:
+    """Prints agent events: streamed text as it comes, tool and recall lines dimmed."""
+
+    def __init__(self, console: Console, *, show_usage: bool = True) -> None:
+        self.console = console
+        self.show_usage = show_usage
+        self.mid_line = False
+
+    def _line(self, markup: str) -> None:
+        if self.mid_line:
+            self.console.print()
+            self.mid_line = False
+        self.console.print(markup)
+
+    def __call__(self, event: AgentEvent) -> None:
+        if event.kind == "text":
+            self.console.print(event.text, end="", markup=False, highlight=False)
+            self.console.file.flush()
+            self.mid_line = not event.text.endswith("\n")
+        elif event.kind == "recall":
+            self._line(f"[dim]{escape(event.text)}[/dim]")
+        elif event.kind == "tool_call":
+            self._line(f"[cyan]⚙ {escape(event.text)}[/cyan]")
+        elif event.kind == "tool_result":
+            mark = "[green]✓[/green]" if event.data.get("ok") else "[red]✗[/red]"
+            self._line(f"  {mark} [dim]{escape(event.text)}[/dim]")
+        elif event.kind == "usage" and self.show_usage:
+            self._line(f"[dim]↳ {escape(event.text)}[/dim]")
+        elif event.kind == "compressed":
+            self._line(f"[yellow]🗜 {escape(event.text)}[/yellow]")
+        elif event.kind == "notice":
+            self._line(f"[magenta]{escape(event.text)}[/magenta]")
+
+    def end_turn(self) -> None:
+        if self.mid_line:
+            self.console.print()
+            self.mid_line = False
+
+
+class ChatUI:
+    """The interactive loop. ``input``/``output`` are prompt_toolkit objects (tests pass a
+    pipe input and a dummy output); ``console`` receives everything the UI prints."""
+
+    def __init__(
+        self,
+        agent: Agent,
+        console: Console,
+        printer: EventPrinter,
+        *,
+        input: Input | None = None,
+        output: Output | None = None,
+        banner: str = "",
+    ) -> None:
+        from prompt_toolkit import PromptSession
+
+        self.agent = agent
+        self.console = console
+        self.printer = printer
+        self.banner = banner
+        self._notices: list[str] = []
+        self.prompt: PromptSession[str] = PromptSession(
+            input=input,
+            output=output,
+            bottom_toolbar=self._toolbar,
+            refresh_interval=1.0,
+        )
+
+    def _collect(self) -> None:
+        self._notices.extend(self.agent.drain_notifications())
+
+    def _toolbar(self) -> str:
+        self._collect()
+        last = self._notices[-1] if self._notices else ""
+        return f" {last}  ·  /help for commands " if last else " /help for commands "
+
+    def _print_notices(self) -> None:
+        self._collect()
+        for line in self._notices:
+            self.console.print(f"[magenta]{escape(line)}[/magenta]")
+        self._notices.clear()
+
+    def run(self) -> None:
+        """Read lines until /exit or EOF; the session is closed on the way out."""
+        from hermes_core.agent.commands import is_command, run_command
+        from hermes_core.llm.errors import LLMError
+
+        if self.banner:
+            self.console.print(self.banner)
+        try:
+            while True:
+                self._print_notices()
+                try:
+                    text = self.prompt.prompt("› ")
+                except KeyboardInterrupt:
+                    continue
+                except EOFError:
+                    break
+                if not text.strip():
+                    continue
+                if is_command(text):
+                    result = run_command(self.agent, text)
+                    for line in result.lines:
+                        self.console.print(escape(line))
+                    if result.exit:
+                        break
+                    continue
+                try:
+                    outcome = self.agent.run_turn(text)
+                except LLMError as exc:
+                    self.printer.end_turn()
+                    self.console.print(f"[red]✗ {escape(str(exc))}[/red]")
+                    continue
+                self.printer.end_turn()
+                if outcome.interrupted:
+                    self.console.print("[yellow](interrupted)[/yellow]")
+        finally:
+            self.agent.close()
+
+
+# --------------------------------------------------------------------------- the command
+
+
+def open_agent(
+    settings: HermesSettings, home: Path, on_event: Callable[[AgentEvent], None]
+) -> Agent:
+    from hermes_core.agent.loop import Agent
+    from hermes_core.host import MemoryHost
+
+    host = MemoryHost.open(home, settings=settings)
+    if host.provider_status is not None and not host.provider_status.active:
+        Console(file=sys.stderr).print(
+            f"[yellow]memory provider {escape(host.provider_status.name)} is not active: "
+            f"{escape(host.provider_status.reason)} — built-in memory only[/yellow]"
+        )
+    return Agent(host, on_event=on_event)
+
+
+def one_shot(agent: Agent, query: str, console: Console) -> None:
+    """Run one turn; the reply goes to stdout, everything else to stderr."""
+    from hermes_core.llm.errors import LLMError
+
+    try:
+        result = agent.run_turn(query)
+    except LLMError as exc:
+        raise click.ClickException(str(exc)) from exc
+    finally:
+        agent.close()
+    if not result.completed and not result.reply:
+        raise click.ClickException("the turn did not complete; see the lines above")
+    console.print()
+
+
+def register(cli: click.Group) -> None:
+    """Add ``hermes chat`` to the root group."""
+
+    @cli.command("chat")
+    @click.option("-q", "--query", default=None, help="Run one turn, print the reply, exit.")
+    @click.option("--model", default=None, help="Model name (default: llm.model).")
+    @click.option("--base-url", default=None, help="OpenAI-compatible base URL, e.g. …/v1.")
+    @click.option("--api-key", default=None, help="API key (default: llm.api_key).")
+    @click.option("--no-usage", is_flag=True, help="Hide the token usage line after replies.")
+    def chat(
+        query: str | None,
+        model: str | None,
+        base_url: str | None,
+        api_key: str | None,
+        no_usage: bool,
+    ) -> None:
+        """Chat with the reference agent: memory, session search, skills, compression and
+        background review, with slash commands (/help)."""
+        home = resolve_home()
+        try:
+            settings = load_settings(home)
+        except HermesError as exc:
+            raise click.ClickException(f"{exc} — fix {home / 'config.yaml'} and retry") from exc
+        settings = apply_overrides(settings, base_url=base_url, model=model, api_key=api_key)
+        settings, note = resolve_endpoint(settings, home)
+        err = Console(file=sys.stderr, highlight=False)
+        if note:
+            err.print(f"[dim]{escape(note)}[/dim]")
+        if query is not None:
+            out = Console(file=sys.stdout, highlight=False, soft_wrap=True)
+            side = EventPrinter(err, show_usage=False)
+
+            def route(event: AgentEvent) -> None:
+                if event.kind == "text":
+                    out.print(event.text, end="", markup=False, highlight=False)
+                    out.file.flush()
+                else:
+                    side(event)
+
+            one_shot(open_agent(settings, home, route), query, out)
+            return
+        console = Console(highlight=False, soft_wrap=True)
+        printer = EventPrinter(console, show_usage=not no_usage)
+        agent = open_agent(settings, home, printer)
+        banner = (
+            f"[bold]hermes chat[/bold] — model {escape(agent.model or '?')} at "
+            f"{escape(settings.llm.base_url or '?')} · session {agent.session.id} · "
+            "/help for commands, /exit to leave"
+        )
+        ChatUI(agent, console, printer, banner=banner).run()
+
+
+__all__ = [
+    "ChatUI",
+    "EventPrinter",
+    "Probe",
+    "apply_overrides",
+    "probe_endpoint",
+    "register",
+    "resolve_endpoint",
+    "setup_help",
+]
