@@ -253,6 +253,7 @@ class Term:
         return re.sub(f"(?<=[{_CJK_RANGES}]) (?=[{_CJK_RANGES}])", "", joined)
 
 
+_POSSESSIVE = re.compile(r"(\w)['’][sS]\b")
 _TOKEN = re.compile(r'"[^"]*"?|\S+')
 
 
@@ -300,6 +301,7 @@ def parse_query(query: object) -> list[Term]:
     """
     if not isinstance(query, str):
         query = "" if query is None else str(query)
+    query = _POSSESSIVE.sub(r"\1", query)  # "John's" -> "John" (not the phrase "john s")
     terms: list[Term] = []
     pending_op: str | None = None
     for raw in _TOKEN.findall(query):

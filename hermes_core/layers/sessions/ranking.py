@@ -34,7 +34,7 @@ from hermes_core.layers.sessions.fts import (
     parse_query,
     ranked_terms,
 )
-from hermes_core.layers.sessions.timeparse import query_time_window
+from hermes_core.layers.sessions.timeparse import TimeWindow, query_time_window
 
 if TYPE_CHECKING:
     from hermes_core.layers.sessions.db import SessionDB
@@ -56,16 +56,29 @@ SESSION_COVERAGE = 0.0
 """Bonus share for a session covering (across its messages) more of the query's IDF mass."""
 RELAX_MIN_SESSIONS = 10
 """Below this many matching sessions the dropped names/question words are searched too."""
-TIME_BOOST = 3.0
+TIME_BOOST = 5.0
 """Multiplier bonus for messages inside a date the query mentions ("on 3 June, 2023")."""
 WINDOW_PRIOR = 0.2
 """Score (share of the best hit) of sessions inside a named date that no keyword matched."""
 BIGRAMS = False
 """Add adjacent-word phrases of the query as extra terms."""
+SHORT_TOKENS = 15
+"""Messages shorter than this many tokens ("Take care!") get a damped score."""
 SPEAKER_BOOST = 0.2
 """Multiplier bonus for messages spoken by a participant the query names."""
 QUESTION_FILLERS = frozenset(
     [
+        "say",
+        "said",
+        "says",
+        "mention",
+        "mentioned",
+        "describe",
+        "described",
+        "talk",
+        "talked",
+        "tell",
+        "told",
         "kind",
         "type",
         "sort",
@@ -80,7 +93,8 @@ QUESTION_FILLERS = frozenset(
         "often",
     ]
 )
-"""Question scaffolding ("what kind of", "in what ways") dropped like stopwords."""
+"""Question scaffolding ("what kind of", "in what ways", "what did X say about") dropped
+like stopwords."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,7 +194,7 @@ def _candidates(
         "WITH top AS (SELECT rowid AS id, "
         f"bm25(messages_fts, {w_body}, {w_meta}) AS r FROM messages_fts "
         "WHERE messages_fts MATCH ? ORDER BY r LIMIT ?) "
-        "SELECT top.id, m.session_id, top.r, m.timestamp FROM top "
+        "SELECT top.id, m.session_id, top.r, m.timestamp, m.token_count FROM top "
         "JOIN messages m ON m.id = top.id JOIN sessions s ON s.id = m.session_id "
         f"WHERE {where} ORDER BY top.r LIMIT ?",
         [match, inner, *params, int(limit)],
@@ -192,12 +206,17 @@ def _candidates(
         if total > inner:
             rows = db.read(
                 f"SELECT f.rowid, m.session_id, bm25(messages_fts, {w_body}, {w_meta}) AS r, "
-                "m.timestamp FROM messages_fts f JOIN messages m ON m.id = f.rowid "
+                "m.timestamp, m.token_count FROM messages_fts f JOIN messages m ON m.id = f.rowid "
                 "JOIN sessions s ON s.id = m.session_id "
                 f"WHERE messages_fts MATCH ? AND {where} ORDER BY r LIMIT ?",
                 [match, *params, int(limit)],
             )
-    return [TurnHit(int(r[0]), str(r[1]), -float(r[2]), float(r[3])) for r in rows]
+    out = [TurnHit(int(r[0]), str(r[1]), -float(r[2]), float(r[3])) for r in rows]
+    if SHORT_TOKENS:
+        for hit, row in zip(out, rows, strict=True):
+            tokens = row[4] if isinstance(row[4], int) else SHORT_TOKENS
+            hit.bm25 *= min(1.0, max(tokens, 1) / SHORT_TOKENS) ** 0.5
+    return out
 
 
 def _term_regex(term: Term) -> re.Pattern[str]:
@@ -318,8 +337,7 @@ def _feedback(
 
 def _window_hits(
     db: SessionDB,
-    start: float,
-    end: float,
+    window: TimeWindow,
     hits: list[TurnHit],
     where: str,
     params: list[Any],
@@ -329,12 +347,17 @@ def _window_hits(
     hit: the date alone is evidence that the conversation is relevant."""
     have = {h.session_id for h in hits}
     best = max(h.score for h in hits)
+    if window.month is not None:
+        when = "CAST(strftime('%m', m.timestamp, 'unixepoch', 'localtime') AS INTEGER) = ?"
+        bounds: list[Any] = [window.month]
+    else:
+        when = "m.timestamp >= ? AND m.timestamp < ?"
+        bounds = [window.start, window.end]
     rows = db.read(
         "SELECT MIN(m.id), m.session_id, MIN(m.timestamp) FROM messages m "
         "JOIN sessions s ON s.id = m.session_id "
-        f"WHERE m.timestamp >= ? AND m.timestamp < ? AND {where} "
-        "GROUP BY m.session_id LIMIT 50",
-        [start, end, *params],
+        f"WHERE {when} AND {where} GROUP BY m.session_id LIMIT 50",
+        [*bounds, *params],
     )
     out: list[TurnHit] = []
     for mid, sid, ts in rows:
@@ -404,11 +427,12 @@ def rank(
     query: str,
     filters: SearchFilters | None = None,
     *,
-    candidates: int = CANDIDATES,
+    candidates: int | None = None,
 ) -> Ranking:
     """Rank messages and sessions for ``query``. Never raises for odd query text; returns an
     empty ranking when nothing is searchable or FTS5 is unavailable."""
     filters = filters or SearchFilters()
+    candidates = CANDIDATES if candidates is None else candidates
     window = query_time_window(query) if TIME_BOOST else None
     if window is not None and parse_query(window.rest):
         query = window.rest
@@ -473,8 +497,13 @@ def rank(
             if window.contains(hit.timestamp):
                 hit.score *= 1.0 + TIME_BOOST
 
-    if window is not None and WINDOW_PRIOR and math.isfinite(window.start) and hits:
-        hits.extend(_window_hits(db, window.start, window.end, hits, where, params))
+    if (
+        window is not None
+        and WINDOW_PRIOR
+        and hits
+        and (window.month is not None or math.isfinite(window.start))
+    ):
+        hits.extend(_window_hits(db, window, hits, where, params))
 
     if SPEAKER_BOOST and named:
         speaker_of = _speakers_of(db, [h.message_id for h in hits])
