@@ -1,0 +1,78 @@
+"""``hermes chat`` as a command: one-shot use, endpoint options, first-run help."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from scripted import ScriptedModel
+
+from hermes_core.cli.main import cli
+from hermes_core.testing.fake_llm import FakeLLMServer
+
+
+def test_one_shot_prints_the_reply_and_exits_zero(
+    hermes_home: Path, fake_llm: FakeLLMServer, model: ScriptedModel
+) -> None:
+    model.when("capital", "北京 is the capital.")
+    result = CliRunner().invoke(
+        cli,
+        [
+            "chat",
+            "-q",
+            "What is the capital of China?",
+            "--base-url",
+            fake_llm.base_url,
+            "--model",
+            fake_llm.model,
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    assert result.stdout.strip() == "北京 is the capital."
+    assert (hermes_home / "state.db").exists()
+
+
+def test_settings_from_env_and_model_picked_from_the_server(
+    hermes_home: Path,
+    fake_llm: FakeLLMServer,
+    model: ScriptedModel,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("HERMES_LLM__BASE_URL", fake_llm.base_url)
+    result = CliRunner().invoke(cli, ["chat", "-q", "hello there"])
+    assert result.exit_code == 0, result.output
+    assert "using model fake-model" in result.stderr
+    assert fake_llm.chat_requests[-1]["model"] == "fake-model"
+
+
+def test_first_run_without_an_endpoint_says_how_to_configure(hermes_home: Path) -> None:
+    result = CliRunner().invoke(cli, ["chat", "-q", "hi"])
+    assert result.exit_code == 1
+    for hint in (
+        "no model endpoint is configured",
+        "http://127.0.0.1:11434/v1",
+        "http://127.0.0.1:8000/v1",
+        "http://127.0.0.1:1234/v1",
+        "HERMES_LLM__BASE_URL",
+        "--base-url",
+        "llm:",
+    ):
+        assert hint in result.output
+
+
+def test_unreachable_endpoint_names_the_url_and_the_fix(hermes_home: Path) -> None:
+    with FakeLLMServer() as server:
+        dead = server.base_url  # the port is free again once the server stops
+    result = CliRunner().invoke(cli, ["chat", "-q", "hi", "--base-url", dead, "--model", "m"])
+    assert result.exit_code == 1
+    assert f"{dead} is not reachable" in result.output and "Ollama" in result.output
+
+
+def test_wrong_api_key_is_reported(hermes_home: Path) -> None:
+    with FakeLLMServer(api_key="right") as server:
+        result = CliRunner().invoke(
+            cli,
+            ["chat", "-q", "hi", "--base-url", server.base_url, "--model", "m", "--api-key", "x"],
+        )
+    assert result.exit_code == 1 and "--api-key" in result.output
