@@ -25,6 +25,10 @@ class Mem0Invalid(Mem0Error):
     """The request was rejected as invalid (HTTP 400/422, validation). Not a service failure."""
 
 
+class Mem0LLMError(Mem0Error):
+    """The extraction LLM failed (``infer=True``); the oss backend then stores verbatim."""
+
+
 class Mem0Unavailable(Mem0Error):
     """The circuit breaker is open: calls are paused."""
 
@@ -119,6 +123,7 @@ __all__ = [
     "Backend",
     "Mem0Error",
     "Mem0Invalid",
+    "Mem0LLMError",
     "Mem0NotFound",
     "Mem0Unavailable",
     "MemoryItem",

@@ -26,6 +26,7 @@ from typing import Any
 from hermes_memory_mem0.backend import (
     Mem0Error,
     Mem0Invalid,
+    Mem0LLMError,
     Mem0NotFound,
     MemoryItem,
     item_from,
@@ -159,6 +160,8 @@ def _translate(exc: Exception) -> Mem0Error:
     if isinstance(exc, ValueError) and "not found" in text.lower():
         return Mem0NotFound(text)
     name = type(exc).__name__
+    if name == "LLMError":
+        return Mem0LLMError(f"{name}: {text}")
     if isinstance(exc, ValueError | TypeError) or "Validation" in name:
         return Mem0Invalid(f"{name}: {text}")
     return Mem0Error(f"{name}: {text}")
@@ -201,14 +204,26 @@ class OssBackend:
         metadata: Mapping[str, Any],
         infer: bool,
     ) -> list[MemoryItem]:
-        result = self._call(
-            self.memory.add,
-            [dict(m) for m in messages],
-            user_id=user_id,
-            agent_id=agent_id,
-            metadata=dict(metadata),
-            infer=infer,
-        )
+        """Store ``messages``. When LLM extraction fails (``infer=True``), the messages are
+        stored verbatim instead, so a broken LLM never loses a turn."""
+
+        def add(with_infer: bool) -> Any:
+            return self._call(
+                self.memory.add,
+                [dict(m) for m in messages],
+                user_id=user_id,
+                agent_id=agent_id,
+                metadata=dict(metadata),
+                infer=with_infer,
+            )
+
+        try:
+            result = add(infer)
+        except Mem0LLMError as exc:
+            if not infer:
+                raise
+            log.warning("mem0 extraction LLM failed (%s); storing the turn verbatim", exc)
+            result = add(False)
         return items_from(result)
 
     def search(self, query: str, *, user_id: str, top_k: int) -> list[MemoryItem]:

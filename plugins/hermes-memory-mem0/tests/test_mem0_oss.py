@@ -95,6 +95,23 @@ def test_sync_with_llm_extracts_facts_through_fake_server(home: Path) -> None:
             provider.shutdown()
 
 
+def test_llm_failure_falls_back_to_verbatim(home: Path) -> None:
+    with FakeLLMServer() as llm:
+        for _ in range(3):
+            llm.script_error(401, "bad key")  # not retried by the OpenAI client
+        provider = Mem0Provider(Mem0Provider.Settings(), home)
+        try:
+            s = make_session(home, "alice", llm_url=llm.base_url)
+            turn = Turn(session_id="s1", number=1, user_text="我对花生过敏。", reply="记住了。")
+            provider.sync(s, turn)
+            assert llm.chat_requests  # extraction was attempted
+            memories = {i.memory for i in provider.backend(s).list(user_id="alice", limit=10)}
+            assert memories == {"我对花生过敏。", "记住了。"}
+            assert provider.breaker.failures == 0
+        finally:
+            provider.shutdown()
+
+
 def test_tools_round_trip_and_scope(home: Path, make_provider: Callable[..., Mem0Provider]) -> None:
     provider = make_provider()
     alice, bob = make_session(home, "alice"), make_session(home, "bob")
