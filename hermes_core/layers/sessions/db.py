@@ -209,7 +209,7 @@ def tool_call_parts(tool_calls: Any) -> tuple[list[str], list[str]]:
 
 
 def _create_private(path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     fd = os.open(path, os.O_RDWR | os.O_CREAT, PRIVATE_MODE)
     os.close(fd)
 
