@@ -20,7 +20,7 @@ import socket
 import typing
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 import pytest
 from pydantic import SecretStr
@@ -29,7 +29,7 @@ from hermes_core.llm.tokens import estimate_tokens
 from hermes_core.providers.base import MemoryProvider
 from hermes_core.providers.discovery import list_installed
 from hermes_core.testing.harness import ProviderHarness
-from hermes_core.types import MemoryContext
+from hermes_core.types import MemoryContext, MemoryWrite
 
 _SECRETISH = ("key", "token", "secret", "password", "passwd", "credential")
 
@@ -51,6 +51,10 @@ class ProviderContract:
     settings: ClassVar[dict[str, Any]] = {}
     prefetch_token_budget: ClassVar[int] = 4000
     """A prefetch result larger than this (estimated tokens) fails the contract."""
+
+    remember_via: ClassVar[Literal["sync", "memory_write"]] = "sync"
+    """How the round-trip tests store a fact: a synced turn, or — for curated stores whose
+    ``sync`` deliberately does nothing — a mirrored built-in memory write."""
 
     roundtrip_user: ClassVar[str] = (
         "Please remember that my favourite editor is Helix and I deploy with Ansible."
@@ -136,6 +140,15 @@ class ProviderContract:
 
     # -- behaviour
 
+    def remember(self, harness: ProviderHarness, text: str, reply: str = "Got it.") -> None:
+        """Store ``text`` the way this provider learns (see :attr:`remember_via`)."""
+        if self.remember_via == "memory_write":
+            write = MemoryWrite(action="add", target="user", content=text)
+            harness.call("on_memory_write", write=write)
+        else:
+            harness.sync(text, reply)
+        harness.host.flush(10)
+
     def test_prefetch_returns_none_or_context_within_budget(self, harness: ProviderHarness) -> None:
         result = harness.prefetch("What do you remember about me?")
         if result is not None:
@@ -144,24 +157,21 @@ class ProviderContract:
             assert "<memory-context>" not in result.text, "the host adds the fence, not you"
 
     def test_sync_then_prefetch_round_trips(self, harness: ProviderHarness) -> None:
-        harness.sync(self.roundtrip_user, "Got it.")
-        harness.host.flush(10)
+        self.remember(harness, self.roundtrip_user)
         result = harness.prefetch(self.roundtrip_query)
         assert result is not None, "prefetch recalled nothing after sync"
         assert self.roundtrip_expect in result.text
         assert estimate_tokens(result.text) <= self.prefetch_token_budget
 
     def test_sync_then_prefetch_round_trips_in_chinese(self, harness: ProviderHarness) -> None:
-        harness.sync(self.roundtrip_user_zh, "好的，记住了。")
-        harness.host.flush(10)
+        self.remember(harness, self.roundtrip_user_zh, "好的，记住了。")
         result = harness.prefetch(self.roundtrip_query_zh)
         assert result is not None, "prefetch recalled nothing after a Chinese sync"
         assert self.roundtrip_expect_zh in result.text
 
     def test_repeated_sync_is_harmless(self, harness: ProviderHarness) -> None:
-        turn = harness.sync(self.roundtrip_user, "Got it.")
-        harness.call("sync", turn=turn)
-        harness.call("sync", turn=turn)
+        for _ in range(3):
+            self.remember(harness, self.roundtrip_user)
         result = harness.prefetch(self.roundtrip_query)
         assert result is not None and self.roundtrip_expect in result.text
         assert result.text.count(self.roundtrip_expect) <= 3, "repeated sync duplicated memories"
