@@ -9,10 +9,11 @@ fused turn scores (see :func:`rank_sessions`).
 
 Two choices are specific to turn-level conversation data, and both use only the
 conversation itself (no labels): each turn is embedded and keyword-indexed *with its
-neighbours* (previous and next turn of the same session; the stored content is the turn
-alone), because single utterances such as "Yes, twice last month!" carry their meaning in
-context; and a query naming exactly one of the conversation's speakers boosts that speaker's
-turns (``speaker_boost``), a metadata preference like the provider's type weights.
+neighbours* (up to two turns before and after it in the same session, the turn itself
+counted twice; the stored content is the turn alone), because single utterances such as
+"Yes, twice last month!" carry their meaning in context; and a query naming exactly one of
+the conversation's speakers boosts that speaker's turns (``SPEAKER_BOOST``), a metadata
+preference like the provider's type weights.
 """
 
 from __future__ import annotations
@@ -34,6 +35,15 @@ if TYPE_CHECKING:
 
 BENCH_USER = "bench"
 SPEAKER_BOOST = 1.5
+CONTEXT_TURNS = 2
+
+
+def context_text(lines: Sequence[str], i: int, window: int = CONTEXT_TURNS) -> str:
+    """What turn ``i`` is embedded and keyword-indexed as: up to ``window`` turns before and
+    after it in the same session, with the turn itself twice so it outweighs its context."""
+    before = lines[max(0, i - window) : i]
+    after = lines[i + 1 : i + 1 + window]
+    return " ".join([*before, lines[i], lines[i], *after])
 
 
 def rank_sessions(hits: Sequence[Hit], k: int, decay: float = 0.5) -> list[str]:
@@ -113,7 +123,7 @@ class ChromaRetriever:
                         session_id=session.session_id,
                         created_at=session.started_at + i,
                         id=turn.turn_id,
-                        index_text=" ".join(lines[max(0, i - 1) : i + 2]),
+                        index_text=context_text(lines, i),
                         extra={"speaker": turn.speaker},
                     )
                 )
@@ -155,4 +165,4 @@ def make_retriever(settings: ChromaSettings, workdir: Path, **overrides: Any) ->
     return ChromaRetriever(merged, workdir)
 
 
-__all__ = ["BENCH_USER", "ChromaRetriever", "make_retriever", "rank_sessions"]
+__all__ = ["BENCH_USER", "ChromaRetriever", "context_text", "make_retriever", "rank_sessions"]

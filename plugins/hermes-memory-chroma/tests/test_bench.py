@@ -58,7 +58,7 @@ def test_reset_starts_a_fresh_store(tmp_path: Path) -> None:
         conv = _conversation()
         retriever.reset()
         retriever.index(conv.conversation_id, conv.sessions)
-        assert retriever.search("pottery", 3).turns[0].turn_id == "D2:1"
+        assert {t.session_id for t in retriever.search("pottery", 2).turns} == {"D2"}
         retriever.reset()
         assert retriever.search("pottery", 3).turns == ()
     finally:
@@ -74,3 +74,12 @@ def test_rank_sessions_rewards_several_good_turns() -> None:
     hits = [hit("D1", 1.0), hit("D2", 0.8), hit("D2", 0.7), hit("D3", 0.1)]
     assert rank_sessions(hits, 2) == ["D2", "D1"]
     assert rank_sessions(hits, 5, decay=0.0) == ["D1", "D2", "D3"]
+
+
+def test_context_text_weights_the_turn_over_its_neighbours() -> None:
+    from hermes_memory_chroma.bench import context_text
+
+    lines = ["a", "b", "c", "d", "e", "f"]
+    assert context_text(lines, 0) == "a a b c"
+    assert context_text(lines, 3) == "b c d d e f"
+    assert context_text(lines, 5, window=1) == "e f f"
