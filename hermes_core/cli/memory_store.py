@@ -25,7 +25,6 @@ from hermes_core.fsutil import atomic_write_text, ensure_private_dir, file_lock
 from hermes_core.layers.memory.approval import PendingStore, approve, reject
 from hermes_core.layers.memory.archive import MemoryArchive
 from hermes_core.layers.memory.engine import MemoryEngine, Outcome, limit_for
-from hermes_core.layers.memory.ops import Operation
 from hermes_core.layers.memory.store import (
     FILENAMES,
     MemoryStore,
@@ -356,31 +355,17 @@ def archive_cmd(as_json: bool, query: str | None, target: str | None, show_all: 
 def restore_cmd(entry_id: int) -> None:
     """Put an archived entry back into its file (must fit the budget and scan clean)."""
     home = _home()
-    archive = MemoryArchive(home)
-    row = archive.get(entry_id)
-    if row is None:
-        raise click.ClickException(
-            f"no archived entry with id {entry_id} — list them with `hermes memory archive`"
-        )
-    if row.restored_at is not None:
-        raise click.ClickException(f"archived entry {entry_id} was already restored")
-    settings = _settings(home).model_copy(update={"overflow": "error"})
-    ids = find_threats(row.content, "strict")
-    if ids:
-        raise click.ClickException(
-            f"archived entry {entry_id} matches blocked pattern(s) {', '.join(ids)}; "
-            "it cannot go back into the system prompt"
-        )
-    target = cast(MemoryTarget, row.target)
-    outcome = MemoryEngine(home, settings).run_single(
-        target, Operation(action="add", content=row.content)
-    )
+    outcome = MemoryEngine(home, _settings(home)).restore_archived(entry_id)
     if not outcome.success:
-        raise click.ClickException(
-            f"could not restore entry {entry_id}: {outcome.payload.get('error')} — free room "
-            f"with `hermes memory edit --target {target}` and retry"
-        )
-    archive.mark_restored(entry_id)
+        error = str(outcome.payload.get("error", "failed"))
+        if "No archived entry" in error:
+            hint = "list them with `hermes memory archive`"
+        elif "already restored" in error or "blocked pattern" in error:
+            hint = "nothing to do"
+        else:
+            hint = "free room with `hermes memory edit` and retry"
+        raise click.ClickException(f"could not restore entry {entry_id}: {error} — {hint}")
+    target = cast(MemoryTarget, outcome.payload.get("target", "memory"))
     console().print(
         f"✓ Restored archived entry {entry_id} to {FILENAMES[target]} "
         f"({outcome.payload.get('usage')})"

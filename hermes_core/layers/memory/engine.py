@@ -11,8 +11,9 @@ import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
+from hermes_core.security.scan import find_threats
 from hermes_core.settings.models import MemorySettings
 from hermes_core.types import MemoryTarget, MemoryWrite, WriteOrigin
 
@@ -330,6 +331,36 @@ class MemoryEngine:
         return Change(new, Outcome(self.success(target, new, message, **extra)))
 
     # -- overflow archive
+
+    def restore_archived(self, entry_id: int) -> Outcome:
+        """Put archived entry ``entry_id`` back into its file and mark it restored.
+
+        Never archives anything else to make room: the entry must fit the budget (and scan
+        clean) or the restore is refused with the reason.
+        """
+        row = self.archive.get(entry_id)
+        if row is None:
+            return Outcome({"success": False, "error": f"No archived entry with id {entry_id}."})
+        if row.restored_at is not None:
+            return Outcome(
+                {"success": False, "error": f"Archived entry {entry_id} was already restored."}
+            )
+        ids = find_threats(row.content, "strict")
+        if ids:
+            return Outcome(
+                {
+                    "success": False,
+                    "error": f"Archived entry {entry_id} matches blocked pattern(s) "
+                    f"{', '.join(ids)}; it cannot go back into the system prompt.",
+                }
+            )
+        strict = MemoryEngine(self.home, self.settings.model_copy(update={"overflow": "error"}))
+        target = cast(MemoryTarget, row.target)
+        outcome = strict.run_single(target, Operation(action="add", content=row.content))
+        if outcome.success:
+            self.archive.mark_restored(entry_id)
+            outcome.payload["restored_id"] = entry_id
+        return outcome
 
     def _make_room(
         self,

@@ -566,3 +566,18 @@ def test_string_limits_from_config_yaml(hermes_home: Path) -> None:
     kit = MemoryKit(hermes_home)
     assert kit.add("a" * 40, target="user")["usage"] == "88% — 40/45 chars"
     assert kit.add("b" * 100)["usage"] == "81% — 100/123 chars"
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        {"action": "remove", "old_text": "one"},
+        {"operations": [{"action": "add", "content": "x"}]},
+    ],
+)
+def test_drift_guard_covers_remove_and_batch(kit: MemoryKit, args: dict[str, object]) -> None:
+    drifted = f"fact one{DELIMITER}{DELIMITER}fact two"
+    kit.write_raw(drifted)
+    result = kit.call(args)
+    assert result["success"] is False and "drift_backup" in result
+    assert kit.file().read_text(encoding="utf-8") == drifted
