@@ -64,6 +64,7 @@ BIGRAMS = False
 """Add adjacent-word phrases of the query as extra terms."""
 SHORT_TOKENS = 15
 """Messages shorter than this many tokens ("Take care!") get a damped score."""
+DEMOTION = 0.5
 SPEAKER_BOOST = 0.2
 """Multiplier bonus for messages spoken by a participant the query names."""
 QUESTION_FILLERS = frozenset(
@@ -114,6 +115,9 @@ class SearchFilters:
     before: float | None = None
     tool: str | None = None
     only_sessions: tuple[str, ...] = ()
+    demoted_sources: tuple[str, ...] = ()
+    """Sessions from these sources (``cron``) rank below interactive ones of similar score:
+    their score is multiplied by :data:`DEMOTION`."""
 
 
 @dataclass(slots=True)
@@ -535,6 +539,20 @@ def rank(
             frac = sum(idf.get(t, 0.0) for t in union) / idf_sum
             score *= 1.0 + SESSION_COVERAGE * frac
         sessions.append(SessionHit(sid, score, shits[0].message_id, shits))
+    if filters.demoted_sources and sessions:
+        ids = [s.session_id for s in sessions]
+        marks = ",".join("?" * len(ids))
+        demoted = {
+            row[0]
+            for row in db.read(
+                f"SELECT id FROM sessions WHERE id IN ({marks}) AND source IN "
+                f"({','.join('?' * len(filters.demoted_sources))})",
+                [*ids, *filters.demoted_sources],
+            )
+        }
+        for session_hit in sessions:
+            if session_hit.session_id in demoted:
+                session_hit.score *= DEMOTION
     sessions.sort(key=lambda s: (-s.score, s.anchor_message_id))
     return Ranking(hits, sessions, terms, match)
 

@@ -14,7 +14,8 @@ scroll     ``session_id`` + ``around_message_id``   ``window`` messages each sid
 read       ``session_id``                           whole session, or first 20 + last 10
 =========  =======================================  ==========================================
 
-Rules: the current session and its lineage are never returned by discover/browse, except
+Rules: interactive sessions rank above ``cron`` ones of similar relevance (demoted ×0.5).
+The current session and its lineage are never returned by discover/browse, except
 rows the compressor archived (``compacted``), whose content is no longer in the live context.
 Hidden sources (``sessions.hidden_sources``: kanban, subagent, tool) are never returned.
 ``role_filter`` defaults to ``user,assistant`` for discover. ``after``/``before`` accept ISO
@@ -358,8 +359,10 @@ class SessionSearch:
         default_limit: int = 3,
         profile: str = "default",
         summarizer: Callable[[dict[str, Any], str, str], str | None] | None = None,
+        demoted_sources: Sequence[str] = ("cron",),
     ) -> None:
         self.db = db
+        self.demoted_sources = tuple(demoted_sources)
         self.hidden_sources = tuple(hidden_sources)
         self.default_limit = default_limit
         self.profile = profile
@@ -437,6 +440,7 @@ class SessionSearch:
             after=opts.after,
             before=opts.before,
             tool=opts.tool,
+            demoted_sources=self.demoted_sources,
         )
         ranking = rank(self.db, opts.query, filters)
         words = [w for t in ranking.terms for w in t.words]

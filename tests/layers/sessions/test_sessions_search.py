@@ -324,3 +324,12 @@ def test_tool_handler_never_raises(archive: SessionDB, home: Path, args: dict[st
     assert isinstance(out["success"], bool)
     if not out["success"]:
         assert out["error"]
+
+
+def test_cron_sessions_are_demoted(db: SessionDB, add_session: Any) -> None:
+    add_session(db, "cron-1", [("user", "nightly backup report: backup ok")], source="cron")
+    add_session(db, "chat-1", [("user", "where do the backup files go?")])
+    ids = [r["session_id"] for r in SessionSearch(db).run({"query": "backup"})["results"]]
+    assert ids == ["chat-1", "cron-1"]
+    plain = SessionSearch(db, demoted_sources=()).run({"query": "backup"})["results"]
+    assert [r["session_id"] for r in plain] == ["cron-1", "chat-1"]
