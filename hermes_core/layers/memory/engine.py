@@ -28,6 +28,7 @@ from .store import (
     StoreRefusal,
     char_count,
     coerce_limit,
+    percent,
     usage_long,
     usage_short,
 )
@@ -37,6 +38,9 @@ log = logging.getLogger(__name__)
 DONE_NOTE = "Write saved. This update is complete — do not repeat it."
 BATCH_SUFFIX = " No operations were applied (batch is all-or-nothing)."
 LABELS: dict[MemoryTarget, str] = {"memory": "Memory", "user": "User profile"}
+
+SOFT_WARNING = 0.9
+"""Fraction of the budget from which successful writes carry a consolidation ``warning``."""
 
 FailureKind = Literal["budget", "no_match", "batch"]
 
@@ -103,6 +107,13 @@ class MemoryEngine:
             "note": DONE_NOTE,
         }
         payload.update(extra)
+        current = char_count(entries)
+        if limit > 0 and current >= SOFT_WARNING * limit:
+            payload["warning"] = (
+                f"{LABELS[target]} is {percent(current, limit)}% full. When convenient (not "
+                "now, if this turn's task is unrelated), merge related entries with replace and "
+                "remove stale ones so new facts fit."
+            )
         return payload
 
     # -- single operations

@@ -581,3 +581,11 @@ def test_drift_guard_covers_remove_and_batch(kit: MemoryKit, args: dict[str, obj
     result = kit.call(args)
     assert result["success"] is False and "drift_backup" in result
     assert kit.file().read_text(encoding="utf-8") == drifted
+
+
+def test_soft_warning_from_ninety_percent(kit_factory) -> None:  # type: ignore[no-untyped-def]
+    kit = kit_factory(memory_char_limit=100)
+    assert "warning" not in kit.add("a" * 80)
+    near = kit.add("b" * 10)
+    assert near["success"] is True and near["usage"] == "93% — 93/100 chars"
+    assert "93% full" in near["warning"]
