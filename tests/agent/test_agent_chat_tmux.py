@@ -75,8 +75,8 @@ def test_chat_in_a_real_terminal(
     screen = tmux.wait_for("Done (memory: success=True).")
     assert "⚙ memory(" in screen and "prompt +" in tmux.wait_for("prompt +")
     tmux.type("/memory")
-    screen = tmux.wait_for("User's name is 王芳.")
-    assert "USER.md" in screen
+    screen = tmux.wait_for("1. User's name is 王芳.")
+    assert "USER.md — " in screen
     tmux.type("/exit")
     tmux.wait_for("CHAT-EXITED-0")
     assert "User's name is 王芳." in (hermes_home / "memories" / "USER.md").read_text("utf-8")
