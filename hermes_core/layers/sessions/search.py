@@ -443,7 +443,9 @@ class SessionSearch:
             demoted_sources=self.demoted_sources,
         )
         ranking = rank(self.db, opts.query, filters)
-        words = [w for t in ranking.terms for w in t.words]
+        words = [
+            w for t in ranking.terms for w in ((t.text,) if CJK_CHAR.search(t.text) else t.words)
+        ]
         chosen: list[tuple[str, int, float]] = []  # (root, anchor message id, score)
         roots_seen: set[str] = set()
         for hit in ranking.sessions:

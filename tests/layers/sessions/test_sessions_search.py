@@ -333,3 +333,8 @@ def test_cron_sessions_are_demoted(db: SessionDB, add_session: Any) -> None:
     assert ids == ["chat-1", "cron-1"]
     plain = SessionSearch(db, demoted_sources=()).run({"query": "backup"})["results"]
     assert [r["session_id"] for r in plain] == ["cron-1", "chat-1"]
+
+
+def test_snippet_marks_chinese_phrase(archive: SessionDB) -> None:
+    out = _search(archive, query="缓存问题")
+    assert ">>>缓存问题<<<" in out["results"][0]["snippet"]
