@@ -253,15 +253,20 @@ PATTERNS: Final[tuple[ThreatPattern, ...]] = (
         "all",
         (
             ("do", "must"),
-            rf"\s+not\s+{F}(?:tell|inform|notify|alert|warn|show)\s+(?:this\s+|it\s+)?(?:to\s+)?"
+            rf"\s+not\s+{F}(?:tell|inform|notify|alert)\s+(?:this\s+|it\s+)?(?:to\s+)?"
             r"(?:the\s+)?user\b",
         ),
         (
             ("don't", "dont", "don\u2019t", "never"),
-            rf"\s+{F}(?:tell|inform|notify|alert|warn|show)\s+(?:this\s+|it\s+)?(?:to\s+)?"
+            rf"\s+{F}(?:tell|inform|notify|alert)\s+(?:this\s+|it\s+)?(?:to\s+)?"
             r"(?:the\s+)?user\b",
         ),
-        (("hide", "conceal", "keep"), rf"\s+{F}(?:from|secret\s+from)\s+the\s+user\b"),
+        (
+            ("hide", "conceal"),
+            r"\s+(?:this|it|that|these|everything|the\s+(?:change|changes|action|actions|fact"
+            r"|truth|instructions?|request))\s+from\s+the\s+user\b",
+        ),
+        (("keep",), rf"\s+{F}secret\s+from\s+the\s+user\b"),
         (
             ("不要", "别", "切勿", "不得", "不能", "千万别"),
             rf"{Zs}(?:告诉|告知|通知|透露给|提醒){Zs}用户",
@@ -394,7 +399,7 @@ PATTERNS: Final[tuple[ThreatPattern, ...]] = (
             ("pull", "fetch", "poll", "get", "retrieve", "download", "receive"),
             rf"\s+{F}(?:new\s+|next\s+|pending\s+)?(?:tasks?|commands?|instructions|orders"
             rf"|payloads?)\s+from\s+(?:the\s+)?(?:c2|c&c|controller|command\s+server|master"
-            rf"|mothership|{URL}|{IPV4})",
+            rf"|mothership|{IPV4})",
         ),
         (
             ("commands", "instructions", "tasks"),
