@@ -13,6 +13,8 @@ priority marks live in ``memory_priority``.
 
 from __future__ import annotations
 
+import contextlib
+import os
 import sqlite3
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -75,6 +77,14 @@ def db_path(home: Path) -> Path:
     return home / "state.db"
 
 
+def _make_private(path: Path) -> None:
+    """``state.db`` and its WAL sidecars are 0600 (it holds conversations)."""
+    for candidate in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
+        with contextlib.suppress(OSError):
+            if candidate.exists() and candidate.stat().st_mode & 0o077:
+                os.chmod(candidate, 0o600)
+
+
 class MemoryArchive:
     """The archive tables of ``state.db``. Every call opens and closes its own connection."""
 
@@ -88,9 +98,11 @@ class MemoryArchive:
         ensure_private_dir(self.home)
         with closing(sqlite3.connect(db_path(self.home), timeout=30.0)) as conn:
             conn.execute("PRAGMA busy_timeout = 30000")
+            conn.execute("PRAGMA synchronous = FULL")
             if not self._ready:
                 conn.execute("PRAGMA journal_mode = WAL")
                 conn.executescript(SCHEMA)
+                _make_private(db_path(self.home))
                 self._ready = True
             conn.row_factory = sqlite3.Row
             with conn:

@@ -159,3 +159,15 @@ def test_restore_refuses_poisoned_missing_and_repeated(hermes_home: Path) -> Non
     assert restored.success and restored.payload["restored_id"] == fine
     assert kit.entries("user") == ["User prefers tea"]
     assert "already restored" in engine.restore_archived(fine).payload["error"]
+
+
+def test_state_db_is_private(hermes_home: Path) -> None:
+    import os
+    import stat
+
+    old = os.umask(0o022)
+    try:
+        MemoryArchive(hermes_home).add("memory", ["x"], reason="test")
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE((hermes_home / "state.db").stat().st_mode) == 0o600
