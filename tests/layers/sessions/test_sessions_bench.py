@@ -283,3 +283,93 @@ def test_cli_sessions_perf_small(tmp_path: Path) -> None:
     assert data["messages"] == 400 and data["db_mb"] > 0
     assert set(data["selective"]) and set(data["broad"])
     assert data["broad"]["coffee"]["hit_rate"] > 0.1
+
+
+PROVIDER_SOURCE = '''
+from pathlib import Path
+from hermes_core.bench.retrievers import RetrievalResult, RetrievedTurn
+from hermes_core.providers.base import MemoryProvider
+
+
+class LastTurnRetriever:
+    """Always answers with the last indexed turn; records what it was given."""
+
+    name = "fakeprov-last"
+
+    def __init__(self, workdir: Path) -> None:
+        self.workdir = workdir
+        self.turns = []
+        (workdir / "used").write_text("yes")
+
+    def reset(self) -> None:
+        self.turns = []
+
+    def index(self, conversation_id, sessions) -> None:
+        self.turns = [RetrievedTurn(s.session_id, t.turn_id) for s in sessions for t in s.turns]
+
+    def search(self, query, k):
+        return RetrievalResult(tuple(reversed(self.turns[-k:])))
+
+    def close(self) -> None:
+        pass
+
+
+class FakeProvider(MemoryProvider):
+    name = "fakeprov"
+
+    def bench_retriever(self, workdir: Path) -> LastTurnRetriever:
+        return LastTurnRetriever(workdir)
+
+
+class NoBench(MemoryProvider):
+    name = "nobench"
+'''
+
+
+def test_cli_locomo_provider_mode(
+    locomo_file: Path,
+    tmp_path: Path,
+    home: Path,
+    fake_distribution: Any,
+) -> None:
+    fake_distribution(
+        "hermes-memory-fakeprov",
+        providers={
+            "fakeprov": "fakeprov_mod:FakeProvider",
+            "nobench": "fakeprov_mod:NoBench",
+        },
+        modules={"fakeprov_mod": PROVIDER_SOURCE},
+    )
+    root = click.Group()
+    root.add_command(locomo_command)
+    out_file = tmp_path / "prov.json"
+    result = CliRunner().invoke(
+        root,
+        [
+            "locomo",
+            str(locomo_file),
+            "--retriever",
+            "provider",
+            "--provider",
+            "fakeprov",
+            "--k",
+            "1",
+            "--json",
+            str(out_file),
+        ],
+        catch_exceptions=False,
+    )
+    assert result.exit_code == 0, result.output
+    data = json.loads(out_file.read_text(encoding="utf-8"))
+    assert data["retriever"] == "fakeprov-last"
+    # the last turn of the fixture is D2:2, the gold turn of the open-domain question only
+    assert data["scores"]["3 open-domain"]["turn"]["recall_all@1"] == 1.0
+    assert data["scores"]["4 single-hop"]["turn"]["recall_any@1"] == 0.0
+    missing = CliRunner().invoke(
+        root, ["locomo", str(locomo_file), "--retriever", "provider", "--provider", "nobench"]
+    )
+    assert missing.exit_code != 0 and "bench_retriever" in missing.output
+    # the active provider from config is used when --provider is absent
+    (home / "config.yaml").write_text("memory:\n  provider: fakeprov\n", encoding="utf-8")
+    active = CliRunner().invoke(root, ["locomo", str(locomo_file), "--retriever", "provider"])
+    assert active.exit_code == 0, active.output
