@@ -33,6 +33,7 @@ from hermes_core.errors import HermesError
 from hermes_core.layers.review import ReviewReport, ReviewRunner, attach_review
 from hermes_core.layers.review.review import format_notices
 from hermes_core.llm.client import LLMClient
+from hermes_core.llm.errors import LLMError
 from hermes_core.types import ChatMessage, ToolSpec
 
 from .prompt import assemble
@@ -187,8 +188,9 @@ class Agent:
         """Run one user turn to its final reply (see the module docstring).
 
         Raises :class:`LLMNotConfiguredError` without a model and
-        :class:`~hermes_core.llm.errors.LLMError` when the model call fails (the turn is then
-        not recorded). Ctrl-C during the turn records it as interrupted and returns.
+        :class:`~hermes_core.llm.errors.LLMError` when a model call fails: a turn that already
+        ran tools is recorded as not completed first, otherwise nothing is recorded. Ctrl-C
+        during the turn records it as interrupted and returns.
         """
         if self.llm is None:
             raise LLMNotConfiguredError(
@@ -239,6 +241,16 @@ class Agent:
             result.interrupted = True
             result.completed = False
             turn = _drop_dangling_calls(turn)
+        except LLMError:
+            if len(turn) > 1:  # tools already ran: keep what happened, marked not completed
+                self._finish(text, _drop_dangling_calls(turn), result)
+            raise
+        self._finish(text, turn, result)
+        return result
+
+    def _finish(self, text: str, turn: list[ChatMessage], result: TurnResult) -> None:
+        """Record the turn (history, ``after_turn``), report usage, compress if needed."""
+        session = self.session
         self.history.extend(turn)
         session.after_turn(
             text,
@@ -260,7 +272,6 @@ class Agent:
         if result.prompt_tokens is not None:
             tokens = result.prompt_tokens + result.completion_tokens
         result.compressed = self.compress(prompt_tokens=tokens)
-        return result
 
     def _run_tool(
         self, call: Mapping[str, Any], offered: set[str], result: TurnResult

@@ -333,7 +333,11 @@ def register(cli: click.Group) -> None:
                 else:
                     side(event)
 
-            one_shot(open_agent(settings, home, route), query, out)
+            agent = open_agent(settings, home, route)
+            try:
+                one_shot(agent, query, out)
+            finally:
+                agent.host.close()
             return
         console = Console(highlight=False, soft_wrap=True)
         printer = EventPrinter(console, show_usage=not no_usage)
@@ -343,7 +347,10 @@ def register(cli: click.Group) -> None:
             f"{escape(settings.llm.base_url or '?')} · session {agent.session.id} · "
             "/help for commands, /exit to leave"
         )
-        ChatUI(agent, console, printer, banner=banner).run()
+        try:
+            ChatUI(agent, console, printer, banner=banner).run()
+        finally:
+            agent.host.close()
 
 
 __all__ = [

@@ -192,3 +192,17 @@ def test_session_end_reason_reaches_the_archive(
     finally:
         db.close()
     assert reasons == ["new_session", "reset"]
+
+
+def test_model_failure_after_tools_records_the_turn_as_not_completed(
+    make_agent: Any, fake_llm: FakeLLMServer, hermes_home: Path
+) -> None:
+    agent: Agent = make_agent()
+    fake_llm.script_chat(tool_calls=[{"name": "skills_list", "arguments": {}}])
+    fake_llm.script_error(403, "no access")
+    with pytest.raises(LLMError):
+        agent.run_turn("list my skills")
+    assert [m["role"] for m in agent.history] == ["user", "assistant", "tool"]
+    agent.close()
+    stored = stored_messages(hermes_home, agent.session.id)
+    assert [m["role"] for m in stored] == ["user", "assistant", "tool"]
