@@ -201,7 +201,8 @@ class ReviewRunner:
     ``system_prompt`` is the parent's full frozen prompt (default: the session's);
     ``conversation`` returns the messages to review (default: ``target.transcript``);
     ``read_only_tools`` are extra tool names the review may call; ``client_factory`` builds
-    the review model client (default: ``llm.auxiliary.review`` → ``llm``); ``notify`` receives
+    a *new* review model client per review, closed when the review ends (default:
+    ``llm.auxiliary.review`` → ``llm``); ``notify`` receives
     each notification line (they are also queued for :meth:`drain_notifications`).
     """
 
@@ -360,12 +361,18 @@ class ReviewRunner:
         return report
 
     def _loop(self, job: _Job, report: ReviewReport) -> None:
+        allowed = self.allowed_tools(job.kind)
+        tools = self._schemas(allowed)
+        offered = {schema.get("function", {}).get("name") for schema in tools}
+        if not offered & {"memory", "skill_manage"}:
+            report.error = (
+                f"nothing to write with: no memory or skill_manage tool for a {job.kind} review"
+            )
+            return
         client = self._client_factory()
         if client is None:
             report.error = "no review model configured (set llm.base_url and llm.model)"
             return
-        allowed = self.allowed_tools(job.kind)
-        tools = self._schemas(allowed)
         messages = list(job.messages)
         try:
             for _ in range(self.settings.review.max_iterations):

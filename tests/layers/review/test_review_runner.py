@@ -258,3 +258,15 @@ def test_layer_registry_and_notification_levels(
 def test_health_check_names_the_fix_without_a_model(memory_host: MemoryHost) -> None:
     checks = [c for c in memory_host.facade.health_check() if c.name.startswith("review")]
     assert len(checks) == 1 and not checks[0].ok and "llm.base_url" in checks[0].fix
+
+
+def test_a_review_without_write_tools_does_not_call_the_model(
+    review_host: Callable[..., MemoryHost], fake_llm: FakeLLMServer
+) -> None:
+    host = review_host(memory={"nudge_interval": 1}, agent={"disabled_toolsets": ["memory"]})
+    session = host.session()
+    runner = attach_review(session)
+    assert runner is not None and "memory" not in session.tool_names
+    report = runner.run_attended("memory")
+    assert report.error is not None and "no memory or skill_manage tool" in report.error
+    assert fake_llm.chat_requests == []
