@@ -1,18 +1,23 @@
 """Ranking of archived messages and sessions for a free-text query (no LLM, no embeddings).
 
-Pipeline (each step measured on LoCoMo in docs/benchmarks.md):
+Pipeline (every step measured on LoCoMo in docs/benchmarks.md):
 
-1. FTS5 candidate retrieval: the query's content terms joined with ``OR`` (stopwords
-   dropped), porter-stemmed, ``bm25()`` with the text column weighted above speaker/tool
-   metadata; the best :data:`CANDIDATES` rows pass the filters (hidden sources, excluded
-   sessions, roles, time range, tool).
-2. Term coverage: which query terms each candidate contains (one indexed lookup per term
-   restricted to the candidates) weighted by the term's IDF in the archive, so a turn
-   covering the rare terms of the question beats one repeating a common term.
-3. Neighbour context: a turn's score gets a share of its immediate neighbours' scores
-   (answers are often split across a question and its reply).
-4. Session aggregation: a session scores its best turn plus a decaying share of its next
-   best turns, so sessions where the topic recurs rank above a single lucky hit.
+1. Query terms: content words joined with ``OR`` (English stopwords, question scaffolding
+   such as "what kind of" / "what did X say", and names of conversation participants
+   dropped), porter-stemmed by FTS5.
+2. Candidates: FTS5 ``bm25()`` (text column weighted above speaker/tool metadata) ranks on
+   its own, then the best rows are joined and filtered (hidden sources, excluded sessions,
+   roles, time range, tool) down to :data:`CANDIDATES`.
+3. Term coverage: a candidate's BM25 is scaled by the IDF-weighted share of the query terms
+   it contains. Very short messages are damped.
+4. Dates named in the query ("on 3 June, 2023", "in August 2023", "in June") boost messages
+   from that time; sessions active then without any keyword hit get a small prior.
+5. Messages spoken by a participant the query names get a small boost.
+6. Neighbour context: a message gains a share of its best adjacent message's score.
+7. Session aggregation: best message plus decaying shares of the next best; ``cron``-like
+   sources are demoted.
+8. Query relaxation: when few sessions matched, the dropped names/question words are
+   searched too and ranked after every primary result.
 """
 
 from __future__ import annotations
@@ -22,7 +27,6 @@ import re
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from itertools import pairwise
 from typing import TYPE_CHECKING, Any
 
 from hermes_core.layers.sessions.fts import (
@@ -47,24 +51,20 @@ EXACT_POSTINGS_MAX = 5000
 COVERAGE_POWER = 1.0
 NEIGHBOUR_SHARE = 0.5
 SESSION_DECAY = (1.0, 0.3, 0.1)
-NEIGHBOUR_COMBINE = max
 PRF_WEIGHT = 0.0
 """Weight of pseudo-relevance feedback (expansion words from the best hits)."""
 PRF_DOCS = 3
 PRF_TERMS = 5
-SESSION_COVERAGE = 0.0
-"""Bonus share for a session covering (across its messages) more of the query's IDF mass."""
 RELAX_MIN_SESSIONS = 10
 """Below this many matching sessions the dropped names/question words are searched too."""
 TIME_BOOST = 5.0
 """Multiplier bonus for messages inside a date the query mentions ("on 3 June, 2023")."""
 WINDOW_PRIOR = 0.2
 """Score (share of the best hit) of sessions inside a named date that no keyword matched."""
-BIGRAMS = False
-"""Add adjacent-word phrases of the query as extra terms."""
 SHORT_TOKENS = 15
 """Messages shorter than this many tokens ("Take care!") get a damped score."""
 DEMOTION = 0.5
+"""Score multiplier of sessions from ``SearchFilters.demoted_sources``."""
 SPEAKER_BOOST = 0.2
 """Multiplier bonus for messages spoken by a participant the query names."""
 QUESTION_FILLERS = frozenset(
@@ -371,18 +371,6 @@ def _window_hits(
     return out
 
 
-def _bigrams(parsed: Sequence[Term], chosen: set[Term]) -> list[Term]:
-    """Phrases of adjacent content words of the query ("ice cream", "dance studio"):
-    a message containing the exact pair is a much stronger match than one with either."""
-    out: list[Term] = []
-    for left, right in pairwise(parsed):
-        if left in chosen and right in chosen and len(left.words) == len(right.words) == 1:
-            if CJK_CHAR.match(left.words[0]) or left.prefix or right.op is not None:
-                continue
-            out.append(Term((left.words[0], right.words[0])))
-    return out
-
-
 def _speaker_names(db: SessionDB) -> frozenset[str]:
     """Lower-cased participant names (``messages.name``) known to the archive, cached on
     the db object and refreshed when the message count changes."""
@@ -456,8 +444,6 @@ def rank(
     if content:
         terms = content
     explicit = any(t.op is not None for t in parsed)
-    if BIGRAMS and not explicit:
-        terms = terms + _bigrams(parsed, set(terms))
     match = build_match(query) if explicit else " OR ".join(t.to_match() for t in terms)
     if not match:
         return Ranking([], [], terms, None)
@@ -519,14 +505,15 @@ def rank(
         base = {(h.session_id, h.message_id): h.score for h in hits}
         for hit in hits:
             sid, mid = hit.session_id, hit.message_id
-            bonus = NEIGHBOUR_COMBINE(base.get((sid, mid - 1), 0.0), base.get((sid, mid + 1), 0.0))
+            bonus = max(base.get((sid, mid - 1), 0.0), base.get((sid, mid + 1), 0.0))
             hit.score += NEIGHBOUR_SHARE * bonus
 
     hits.sort(key=lambda h: (-h.score, h.message_id))
-    floor = min((h.score for h in hits), default=0.0)
+    # relaxed hits: positive, below every (positive) primary hit, in their own bm25 order
+    ceiling = 0.5 * min((h.score for h in hits if h.score > 0), default=2.0)
     top_relaxed = max((h.bm25 for h in relaxed), default=1.0) or 1.0
-    for hit in relaxed:  # strictly below every primary hit, in their own bm25 order
-        hit.score = min(floor, 0.0) - 1.0 + hit.bm25 / top_relaxed / 2
+    for hit in relaxed:
+        hit.score = ceiling * max(hit.bm25, 0.0) / top_relaxed
     hits.extend(sorted(relaxed, key=lambda h: (-h.score, h.message_id)))
     by_session: dict[str, list[TurnHit]] = defaultdict(list)
     for hit in hits:
@@ -534,10 +521,6 @@ def rank(
     sessions: list[SessionHit] = []
     for sid, shits in by_session.items():
         score = sum(w * h.score for w, h in zip(SESSION_DECAY, shits, strict=False))
-        if SESSION_COVERAGE and idf_sum:
-            union: set[str] = set().union(*(h.matched for h in shits))
-            frac = sum(idf.get(t, 0.0) for t in union) / idf_sum
-            score *= 1.0 + SESSION_COVERAGE * frac
         sessions.append(SessionHit(sid, score, shits[0].message_id, shits))
     if filters.demoted_sources and sessions:
         ids = [s.session_id for s in sessions]
