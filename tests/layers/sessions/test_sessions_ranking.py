@@ -1,0 +1,83 @@
+"""Ranking behaviour: names, dates, relaxation, neighbours, short messages."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from hermes_core.layers.sessions.db import SessionDB
+from hermes_core.layers.sessions.ranking import SearchFilters, rank
+
+
+def _add(db: SessionDB, sid: str, when: datetime, turns: list[tuple[str, str]]) -> list[int]:
+    ts = when.timestamp()
+    db.create_session(sid, started_at=ts)
+    return db.append_messages(
+        sid,
+        [
+            {"role": "user", "name": name, "content": text, "timestamp": ts + i}
+            for i, (name, text) in enumerate(turns)
+        ],
+    )
+
+
+def test_participant_names_do_not_swamp_content(db: SessionDB) -> None:
+    _add(
+        db, "greetings", datetime(2023, 1, 1), [("Bob", "Hi Alice! Alice, Alice, great to see you")]
+    )
+    _add(db, "kayak", datetime(2023, 2, 1), [("Alice", "I bought a red kayak last weekend")])
+    ranking = rank(db, "What did Alice's kayak look like?")
+    assert ranking.sessions[0].session_id == "kayak"
+    assert "alice" not in {w for t in ranking.terms for w in t.words}
+
+
+def test_relaxation_ranks_name_matches_after_content_matches(db: SessionDB) -> None:
+    _add(db, "content", datetime(2023, 1, 1), [("Bob", "the garden needs watering")])
+    _add(db, "name-only", datetime(2023, 1, 2), [("Alice", "Hello there")])
+    sessions = [s.session_id for s in rank(db, "Alice garden").sessions]
+    assert sessions == ["content", "name-only"]
+    scores = [s.score for s in rank(db, "Alice garden").sessions]
+    assert all(score > 0 for score in scores)
+
+
+def test_date_in_query_prefers_that_time(db: SessionDB) -> None:
+    _add(db, "may", datetime(2022, 5, 2, 12), [("Jo", "we watched a movie at the cinema")])
+    _add(db, "june", datetime(2022, 6, 20, 12), [("Jo", "we watched a great movie, what a movie")])
+    assert rank(db, "what movie did Jo watch").sessions[0].session_id == "june"
+    assert rank(db, "what movie did Jo watch on 1 May, 2022").sessions[0].session_id == "may"
+    assert rank(db, "what movie did Jo watch in May 2022").sessions[0].session_id == "may"
+
+
+def test_neighbour_context_lifts_the_answer_turn(db: SessionDB) -> None:
+    # written first, so it would win a tie on message id
+    other = _add(db, "other", datetime(2023, 3, 2), [("C", "magenta is my favourite")])
+    ids = _add(
+        db,
+        "s",
+        datetime(2023, 3, 1),
+        [
+            ("A", "what is your favourite pasta recipe?"),
+            ("B", "risotto is my favourite"),
+        ],
+    )
+    order = [h.message_id for h in rank(db, "favourite pasta recipe").turns]
+    assert order[0] == ids[0]
+    # both replies match only "favourite"; the one next to the strong match wins
+    assert order.index(ids[1]) < order.index(other[0])
+
+
+def test_filters_only_sessions_and_roles(db: SessionDB) -> None:
+    _add(db, "a", datetime(2023, 1, 1), [("X", "solar panels on the roof")])
+    _add(db, "b", datetime(2023, 1, 2), [("Y", "solar panels again")])
+    only = rank(db, "solar panels", SearchFilters(only_sessions=("b",)))
+    assert [s.session_id for s in only.sessions] == ["b"]
+    none = rank(db, "solar panels", SearchFilters(roles=("assistant",)))
+    assert none.sessions == []
+
+
+def test_empty_and_operator_queries(db: SessionDB) -> None:
+    _add(db, "a", datetime(2023, 1, 1), [("X", "alpha beta")])
+    _add(db, "b", datetime(2023, 1, 2), [("X", "alpha gamma")])
+    assert rank(db, "").sessions == []
+    assert rank(db, "!!! ???").sessions == []
+    assert [s.session_id for s in rank(db, "alpha NOT gamma").sessions] == ["a"]
+    assert {s.session_id for s in rank(db, "beta OR gamma").sessions} == {"a", "b"}
