@@ -1,4 +1,4 @@
-"""``hermes sessions``: list, show, search, export, import, prune, stats, reindex.
+"""``hermes sessions``: list, show, search, export, import, prune, stats, title, reindex.
 
 Every listing command takes ``--json`` (machine-readable, UTF-8). Export formats: ``jsonl``
 (one ``{"type": "session", ...}`` line, then one ``{"type": "message", ...}`` line per
@@ -470,6 +470,19 @@ def stats_cmd(as_json: bool) -> None:
         table.add_row("  fallback summaries used", str(comp["fallback_used"]))
         table.add_row("  aborted", str(comp["aborted"]))
     console().print(table)
+
+
+@sessions.command(name="title")
+@click.argument("session")
+@click.argument("title")
+def title_cmd(session: str, title: str) -> None:
+    """Set a session's title (sanitised; a clash gets " #2", " #3"…)."""
+    with _open_db() as db:
+        sid = _resolve(db, session)
+        stored = db.set_title(sid, title)
+    if stored is None:
+        raise click.ClickException("the title has no printable characters — pick another")
+    console().print(f"{sid}: {stored}")
 
 
 @sessions.command(name="reindex")

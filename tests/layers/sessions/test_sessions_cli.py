@@ -208,3 +208,10 @@ def test_reindex(cli: click.Group, filled: Path) -> None:
     assert out.exit_code == 0 and "indexed 6 messages" in out.output
     data = json.loads(run(cli, "sessions", "search", "invoices", "--json").output)
     assert data["count"] == 1
+
+
+def test_title(cli: click.Group, filled: Path) -> None:
+    out = run(cli, "sessions", "title", "s-new", "  Invoices\u200b ")
+    assert out.exit_code == 0 and "Invoices #2" in out.output  # s-old already has it
+    bad = CliRunner().invoke(cli, ["sessions", "title", "s-new", "\u200b"])
+    assert bad.exit_code != 0 and "printable" in bad.output
