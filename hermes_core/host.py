@@ -46,6 +46,7 @@ from hermes_core.types import (
     MemoryWrite,
     SessionInfo,
     ToolContext,
+    ToolSpec,
     Turn,
     WriteOrigin,
 )
@@ -128,6 +129,10 @@ class Session:
     def tool_schemas(self) -> list[dict[str, Any]]:
         """OpenAI function schemas of every routed tool, in routing order."""
         return self._router.schemas()
+
+    def tool_specs(self) -> list[ToolSpec]:
+        """The routed tools themselves (with ``toolset`` and ``read_only``), in routing order."""
+        return self._router.specs()
 
     @property
     def tool_names(self) -> frozenset[str]:

@@ -76,12 +76,8 @@ class TurnResult:
 
 
 def tool_specs(session: Session) -> list[ToolSpec]:
-    """The session's routed tool specs (``Session.tool_specs()`` when the host offers it)."""
-    specs_fn = getattr(session, "tool_specs", None)
-    if callable(specs_fn):
-        return list(specs_fn())
-    router = getattr(session, "_router", None)
-    return list(router.specs()) if router is not None else []
+    """The session's routed tool specs."""
+    return session.tool_specs()
 
 
 def preview(value: Any, limit: int = 120) -> str:

@@ -185,13 +185,7 @@ def find_review_layer(pm: pluggy.PluginManager) -> ReviewLayer | None:
 
 def read_only_tool_names(session: Any) -> frozenset[str]:
     """Names of the session's routed tools registered with ``read_only=True``."""
-    specs_fn = getattr(session, "tool_specs", None)
-    if callable(specs_fn):
-        specs = specs_fn()
-    else:
-        router = getattr(session, "_router", None)
-        specs = router.specs() if router is not None else []
-    return frozenset(spec.name for spec in specs if getattr(spec, "read_only", False))
+    return frozenset(spec.name for spec in session.tool_specs() if spec.read_only)
 
 
 def attach_review(
