@@ -450,6 +450,9 @@ class HookFacade:
                 return result
         return None
 
+    def on_compressed(self, session: SessionInfo, result: CompressionResult) -> None:
+        self._fan_out("on_compressed", {"session": session, "result": result}, "result")
+
     def on_session_end(
         self, session: SessionInfo, messages: Sequence[ChatMessage], reason: str
     ) -> None:
@@ -525,15 +528,15 @@ class HookFacade:
 
 
 def _plain(value: Any) -> Any:
-    """Dataclasses (Turn, MemoryWrite) as dicts so redaction can walk them."""
-    if isinstance(value, Turn | MemoryWrite):
+    """Dataclasses (Turn, MemoryWrite, CompressionResult) as dicts so redaction can walk them."""
+    if isinstance(value, Turn | MemoryWrite | CompressionResult):
         return {name: getattr(value, name) for name in value.__dataclass_fields__}
     return value
 
 
 def _restore(original: Any, redacted: Any) -> Any:
     """Rebuild a dataclass from its redacted dict form."""
-    if isinstance(original, Turn | MemoryWrite) and isinstance(redacted, dict):
+    if isinstance(original, Turn | MemoryWrite | CompressionResult) and isinstance(redacted, dict):
         if "messages" in redacted:
             redacted["messages"] = tuple(redacted["messages"])
         return replace(original, **redacted)

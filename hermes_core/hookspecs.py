@@ -11,7 +11,7 @@ Order of a session::
     configure ─▶ on_session_start ─▶ system_prompt_block, register_tools (once, frozen)
       └─ per turn: on_turn_start ─▶ prefetch ─▶ (model + tools; on_memory_write)
                    ─▶ sync ─▶ on_turn_end
-      └─ when the context is too long: on_pre_compress ─▶ compress
+      └─ when the context is too long: on_pre_compress ─▶ compress ─▶ on_compressed
     ─▶ on_session_end
 """
 
@@ -142,6 +142,16 @@ def compress(
     ``notes`` joins the ``on_pre_compress`` texts. The built-in handoff compressor is
     ``trylast``, so a plugin can replace it. The result must be valid for the OpenAI API
     (tool results follow their calls) and keep the system message and newest user message.
+    """
+
+
+@hookspec
+def on_compressed(session: SessionInfo, result: CompressionResult) -> None:
+    """A compression was applied: ``result.messages`` is the live transcript from now on.
+
+    Messages of this session that are no longer in it were summarised away; the session
+    archive marks them compacted (still searchable, even from this session). Not called when
+    the compressor kept the transcript (``result.aborted``).
     """
 
 

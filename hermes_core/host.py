@@ -277,6 +277,7 @@ class Session:
         stats.summary_tokens += result.summary_tokens
         stats.fallbacks += int(result.fallback_used)
         stats.last_error = result.error
+        self.host.facade.on_compressed(self.info, result)
         return [dict(m) for m in result.messages]
 
     # -- end

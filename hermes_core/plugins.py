@@ -88,8 +88,30 @@ def create_plugin_manager(
         factory = cast(Callable[[], Any], module.create_plugin)
         pm.register(factory(), name=module_path)
     pm.check_pending()
+    for problem in defaulted_hook_arguments(pm):
+        log.warning("hook argument with a default is never passed by pluggy: %s", problem)
     pm.hermes_report = report  # type: ignore[attr-defined]
     return pm
+
+
+def defaulted_hook_arguments(pm: pluggy.PluginManager, plugin: object | None = None) -> list[str]:
+    """Hook arguments an implementation gave a default value, e.g. ``reason: str = "exit"``.
+
+    pluggy passes only arguments *without* defaults, so such an argument silently keeps its
+    default forever. Returns ``"<plugin>.<hook>(<arg>)"`` descriptions (empty when clean).
+    """
+    problems: list[str] = []
+    for caller in pm.hook.__dict__.values():
+        if not isinstance(caller, pluggy.HookCaller) or caller.spec is None:
+            continue
+        spec_args = set(caller.spec.argnames)
+        for impl in caller.get_hookimpls():
+            if plugin is not None and impl.plugin is not plugin:
+                continue
+            for name in impl.kwargnames:
+                if name in spec_args:
+                    problems.append(f"{impl.plugin_name}.{caller.name}({name})")
+    return sorted(problems)
 
 
 def plugin_report(pm: pluggy.PluginManager) -> PluginLoadReport:
@@ -103,5 +125,6 @@ __all__ = [
     "ESSENTIAL_PLUGINS",
     "PluginLoadReport",
     "create_plugin_manager",
+    "defaulted_hook_arguments",
     "plugin_report",
 ]

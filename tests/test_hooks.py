@@ -475,3 +475,33 @@ def test_provider_shutdown_called_once_per_close(hermes_home: Path) -> None:
     host.close()
     host.close()
     assert provider.shutdowns == 1
+
+
+def test_defaulted_hook_arguments_are_reported(plugin_manager: Any) -> None:
+    from hermes_core.plugins import defaulted_hook_arguments
+
+    class Defaulted:
+        @hookimpl
+        def on_session_end(self, messages: list[Any], reason: str = "exit") -> None:
+            pass
+
+    plugin = Defaulted()
+    plugin_manager.register(plugin, name="defaulted")
+    assert defaulted_hook_arguments(plugin_manager, plugin) == ["defaulted.on_session_end(reason)"]
+
+
+def test_hook_on_compressed(host_with: Any) -> None:
+    seen: list[CompressionResult] = []
+
+    class Watcher:
+        @hookimpl
+        def on_compressed(self, result: CompressionResult) -> None:
+            seen.append(result)
+
+    host = host_with(Watcher(), Recorder())
+    session = host.session()
+    messages = [{"role": "user", "content": f"m{i}"} for i in range(4)]
+    session.maybe_compress(messages)  # below threshold: nothing happens
+    assert seen == []
+    session.maybe_compress(messages, force=True)
+    assert [m["content"] for m in seen[0].messages] == ["m2", "m3"]

@@ -110,6 +110,12 @@ class ProviderContract:
     def test_check_pending_passes(self, harness: ProviderHarness) -> None:
         harness.host.pm.check_pending()  # raises on a misspelled hook name
 
+    def test_hook_arguments_have_no_defaults(self, harness: ProviderHarness) -> None:
+        from hermes_core.plugins import defaulted_hook_arguments
+
+        problems = defaulted_hook_arguments(harness.host.pm, harness.provider)
+        assert not problems, f"pluggy never passes arguments with defaults: {problems}"
+
     def test_is_available_makes_no_network_call(
         self, harness: ProviderHarness, no_network: list[str]
     ) -> None:

@@ -27,11 +27,12 @@ from hermes_core.layers.sessions.db import (
     DB_FILE,
     SCHEMA_VERSION,
     SessionDB,
+    content_text,
     tighten_permissions,
 )
 from hermes_core.layers.sessions.search import SessionSearch, build_tool, llm_summarizer
 from hermes_core.markers import hookimpl
-from hermes_core.types import HealthCheck, SessionInfo, ToolSpec, Turn
+from hermes_core.types import CompressionResult, HealthCheck, SessionInfo, ToolSpec, Turn
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
@@ -149,8 +150,20 @@ class SessionsLayer:
         self._last_turn[session.id] = turn.number
 
     @hookimpl
+    def on_compressed(self, session: SessionInfo, result: CompressionResult) -> None:
+        """Mark this session's rows that left the live transcript as compacted."""
+        db = self.db()
+        if db is None:
+            return
+        live = {(m.get("role"), content_text(m.get("content"))) for m in result.messages}
+        gone = [
+            row.id for row in db.get_messages(session.id) if (row.role, row.content) not in live
+        ]
+        db.mark_compacted(session.id, gone)
+
+    @hookimpl
     def on_session_end(
-        self, session: SessionInfo, messages: Sequence[ChatMessage], reason: str = "exit"
+        self, session: SessionInfo, messages: Sequence[ChatMessage], reason: str
     ) -> None:
         db = self.db()
         if db is not None:
