@@ -106,9 +106,13 @@ def run_checks(home: Path) -> list[HealthCheck]:
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def doctor(as_json: bool) -> None:
     """Check the Hermes home, config, SQLite, every memory layer and the provider."""
+    from hermes_core.fsutil import ensure_private_dir
     from hermes_core.settings.base import resolve_home
 
     home = resolve_home()
+    if not home.exists():
+        ensure_private_dir(home)
+        console(stderr=True).print(f"Created {home} (mode 700).")
     checks = run_checks(home)
     failed = [check for check in checks if not check.ok]
     if as_json:

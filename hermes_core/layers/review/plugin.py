@@ -157,10 +157,9 @@ class ReviewLayer:
             return [
                 HealthCheck(
                     "review: background review",
-                    False,
-                    "enabled, but no model is configured, so reviews never run",
-                    "set llm.base_url and llm.model (or llm.auxiliary.review.*), or "
-                    "review.enabled: false",
+                    True,
+                    "idle: no model configured (set llm.base_url and llm.model, or "
+                    "llm.auxiliary.review.*, to review turns in the background)",
                 )
             ]
         client.close()
