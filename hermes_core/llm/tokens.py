@@ -14,6 +14,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from hermes_core.text import content_text
+
 _WIDE = re.compile(
     r"[\u1100-\u11ff\u2e80-\u2fdf\u3040-\u30ff\u3100-\u31ff\u3400-\u4dbf"
     r"\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef]"
@@ -31,28 +33,15 @@ def estimate_tokens(text: str | None) -> int:
     return wide + (rest + 3) // 4
 
 
-def _content_text(content: Any) -> str:
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        parts: list[str] = []
-        for part in content:
-            if isinstance(part, Mapping):
-                if part.get("type") == "text":
-                    parts.append(str(part.get("text", "")))
-                elif part.get("type") in {"image_url", "input_image", "image"}:
-                    parts.append("x" * 3000)  # images cost ~765+ tokens; be conservative
-            else:
-                parts.append(str(part))
-        return "\n".join(parts)
-    return str(content)
+_IMAGE_AS_TEXT = "x" * 3000
+"""An image part costs roughly 765+ tokens; counted as 3,000 characters to stay conservative."""
 
 
 def estimate_message_tokens(message: Mapping[str, Any]) -> int:
     """Estimated tokens of one OpenAI-style message, including tool-call envelopes."""
-    total = MESSAGE_OVERHEAD_TOKENS + estimate_tokens(_content_text(message.get("content")))
+    total = MESSAGE_OVERHEAD_TOKENS + estimate_tokens(
+        content_text(message.get("content"), image_placeholder=_IMAGE_AS_TEXT)
+    )
     tool_calls = message.get("tool_calls")
     if tool_calls:
         total += estimate_tokens(json.dumps(tool_calls, ensure_ascii=False))

@@ -49,6 +49,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Literal, NamedTuple
 
 from hermes_core.llm.tokens import estimate_messages_tokens, estimate_tokens
+from hermes_core.text import CJK_CHAR
 
 Endpoint = Literal["chat", "embeddings", "models"]
 """Which queue a scripted reply goes to."""
@@ -66,7 +67,6 @@ _ERROR_TYPES: dict[int, tuple[str, str]] = {
     503: ("server_error", "overloaded"),
 }
 _WORD = re.compile(r"\w+", re.UNICODE)
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
 
 
 class RecordedRequest(NamedTuple):
@@ -132,7 +132,7 @@ def hashed_embedding(text: str, dim: int) -> list[float]:
     words have a positive cosine. An empty text gives a unit vector on bucket 0.
     """
     vec = [0.0] * dim
-    tokens = _WORD.findall(text.lower()) + _CJK.findall(text)
+    tokens = _WORD.findall(text.lower()) + CJK_CHAR.findall(text)
     for token in tokens:
         digest = hashlib.sha256(token.encode("utf-8")).digest()
         bucket = int.from_bytes(digest[:4], "big") % dim

@@ -6,6 +6,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from hermes_core.text import content_text
 from hermes_core.types import ChatMessage
 
 SUMMARY_MARKER_KEY = "_compressed_summary"
@@ -45,24 +46,6 @@ def has_summary_prefix(text: str) -> bool:
     """True when ``text`` starts like a compaction summary (current or legacy prefix)."""
     head = text.lstrip()[:80]
     return any(head.startswith(p) for p in LEGACY_PREFIXES)
-
-
-def content_text(content: Any) -> str:
-    """The text of a message ``content`` (string, list of parts, or None)."""
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        parts: list[str] = []
-        for part in content:
-            if isinstance(part, Mapping):
-                if part.get("type") == "text":
-                    parts.append(str(part.get("text", "")))
-            elif isinstance(part, str):
-                parts.append(part)
-        return "\n".join(parts)
-    return str(content)
 
 
 def role(message: Mapping[str, Any]) -> str:

@@ -27,6 +27,7 @@ from hermes_core.layers.compression.messages import (
 from hermes_core.llm.client import LLMClient
 from hermes_core.llm.errors import LLMResponseError
 from hermes_core.llm.tokens import estimate_messages_tokens
+from hermes_core.text import CJK_CHAR
 
 REDACTED = "[REDACTED]"
 
@@ -84,7 +85,6 @@ PREAMBLE = (
 
 _THINK = re.compile(r"<think(?:ing)?>.*?</think(?:ing)?>", re.DOTALL | re.IGNORECASE)
 _MEDIA = re.compile(r"^MEDIA:.*$", re.MULTILINE)
-_WIDE = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
 _LETTER = re.compile(r"[A-Za-z]")
 
 
@@ -103,7 +103,7 @@ def detect_language(messages: Sequence[Mapping[str, Any]]) -> str:
     text = "".join(
         content_text(m.get("content")) for m in messages if role(m) == "user" and not is_summary(m)
     )
-    wide = len(_WIDE.findall(text))
+    wide = len(CJK_CHAR.findall(text))
     latin = len(_LETTER.findall(text))
     # a CJK char carries ~one word; latin letters ~5 per word
     return "Chinese" if wide > 0 and wide >= latin / 5 else "English"

@@ -37,6 +37,7 @@ from typing import Any, TypeVar
 
 from hermes_core.layers.sessions.fts import FTS_TOKENIZER, index_fields, probe_fts5
 from hermes_core.llm.tokens import estimate_message_tokens
+from hermes_core.text import content_text as shared_content_text
 
 DB_FILE = "state.db"
 SCHEMA_VERSION = 5
@@ -168,23 +169,8 @@ def sanitize_title(title: object) -> str | None:
 
 
 def content_text(content: Any) -> str:
-    """Plain text of an OpenAI ``content`` (string, ``None`` or a list of parts)."""
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        parts: list[str] = []
-        for part in content:
-            if isinstance(part, Mapping):
-                if isinstance(part.get("text"), str):
-                    parts.append(part["text"])
-                elif part.get("type") == "image_url":
-                    parts.append("[image]")
-            elif isinstance(part, str):
-                parts.append(part)
-        return "\n".join(parts)
-    return json.dumps(content, ensure_ascii=False, default=str)
+    """Plain text of an OpenAI ``content``; image parts become ``[image]``."""
+    return shared_content_text(content, image_placeholder="[image]")
 
 
 def tool_call_parts(tool_calls: Any) -> tuple[list[str], list[str]]:

@@ -25,21 +25,13 @@ import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from hermes_core.text import CJK_CHAR, CJK_RANGES
+
 FTS_TOKENIZER = "porter unicode61 remove_diacritics 2"
 FTS_COLUMNS = ("body", "meta")
 FTS_WEIGHTS = (1.0, 0.6)
 """bm25() column weights: the message text counts more than speaker/tool metadata."""
 
-_CJK_RANGES = (
-    "\u3040-\u30ff"  # hiragana, katakana
-    "\u3400-\u4dbf"  # CJK extension A
-    "\u4e00-\u9fff"  # CJK unified ideographs
-    "\uac00-\ud7af"  # hangul syllables
-    "\uf900-\ufaff"  # CJK compatibility ideographs
-    "\U00020000-\U0002ffff"  # extensions B..
-)
-CJK_CHAR = re.compile(f"[{_CJK_RANGES}]")
-_CJK_RUN = re.compile(f"[{_CJK_RANGES}]+")
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 
 STOPWORDS = frozenset(
@@ -250,7 +242,7 @@ class Term:
     def text(self) -> str:
         """Human-readable form (CJK without the indexing spaces)."""
         joined = " ".join(self.words)
-        return re.sub(f"(?<=[{_CJK_RANGES}]) (?=[{_CJK_RANGES}])", "", joined)
+        return re.sub(f"(?<=[{CJK_RANGES}]) (?=[{CJK_RANGES}])", "", joined)
 
 
 _POSSESSIVE = re.compile(r"(\w)['’][sS]\b")

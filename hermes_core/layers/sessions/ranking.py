@@ -30,7 +30,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from hermes_core.layers.sessions.fts import (
-    CJK_CHAR,
     FTS_WEIGHTS,
     STOPWORDS,
     Term,
@@ -39,6 +38,7 @@ from hermes_core.layers.sessions.fts import (
     ranked_terms,
 )
 from hermes_core.layers.sessions.timeparse import TimeWindow, query_time_window
+from hermes_core.text import CJK_CHAR
 
 if TYPE_CHECKING:
     from hermes_core.layers.sessions.db import SessionDB

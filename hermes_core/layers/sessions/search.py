@@ -37,9 +37,9 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from hermes_core.layers.sessions.db import MESSAGE_COLUMNS, StoredMessage, message_from_row
-from hermes_core.layers.sessions.fts import CJK_CHAR
 from hermes_core.layers.sessions.ranking import SearchFilters, rank
 from hermes_core.layers.sessions.timeparse import parse_bound
+from hermes_core.text import CJK_CHAR
 from hermes_core.types import ToolContext, ToolSpec
 
 if TYPE_CHECKING:

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hermes_core.layers.skills.library import Skill
+from hermes_core.text import CJK_RUN, space_cjk
 
 STATE_DB = "state.db"
 RELEVANCE_WEIGHT = 0.8
@@ -33,9 +34,6 @@ TRACK_RECORD_WEIGHT = 0.2
 NOTE_MAX_CHARS = 2000
 BM25_WEIGHTS = (6.0, 4.0, 4.0, 1.0)
 
-_CJK = r"\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
-_CJK_CHAR = re.compile(f"([{_CJK}])")
-_CJK_RUN = re.compile(f"[{_CJK}]+")
 _WORD = re.compile(r"[a-z0-9]+")
 
 
@@ -58,7 +56,7 @@ _CJK_STOP_BIGRAMS = _words(
 
 def split_cjk(text: str) -> str:
     """``text`` with every CJK character surrounded by spaces (for unicode61 indexing)."""
-    return _CJK_CHAR.sub(r" \1 ", text)
+    return space_cjk(text)
 
 
 def build_match_query(task: str) -> str:
@@ -73,7 +71,7 @@ def build_match_query(task: str) -> str:
             seen.add(term)
             terms.append(term)
 
-    for run in _CJK_RUN.findall(text):
+    for run in CJK_RUN.findall(text):
         if len(run) == 1:
             add(f'"{run}"')
             continue
@@ -81,7 +79,7 @@ def build_match_query(task: str) -> str:
             bigram = run[i : i + 2]
             if bigram not in _CJK_STOP_BIGRAMS:
                 add(f'"{bigram[0]} {bigram[1]}"')
-    for word in _WORD.findall(_CJK_RUN.sub(" ", text)):
+    for word in _WORD.findall(CJK_RUN.sub(" ", text)):
         if len(word) > 1 and word not in _STOPWORDS:
             add(f'"{word}"')
     return " OR ".join(terms[:64])

@@ -60,7 +60,7 @@ def test_query_building() -> None:
     )
     assert build_match_query("怎么") == ""
     assert build_match_query('"; DROP TABLE x; --') == '"drop" OR "table"'
-    assert split_cjk("ab中文") == "ab 中  文 "
+    assert split_cjk("ab中文") == "ab 中 文"
 
 
 def test_short_chinese_query_matches(

@@ -1,0 +1,81 @@
+"""Text helpers every layer and provider share: CJK handling and message text.
+
+SQLite's ``unicode61`` tokenizer turns a run of Chinese characters into ONE token, so
+``MATCH '咖啡'`` finds nothing in "用户喜欢喝咖啡". Indexing with a space around every CJK
+character (and querying the same way, as phrases of adjacent characters) makes 1-, 2- and
+3+-character queries match; :func:`space_cjk` is that transform, used by the session archive,
+the skills index and the bundled providers.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from typing import Any
+
+CJK_RANGES = (
+    "\u3040-\u30ff"  # hiragana, katakana
+    "\u3400-\u4dbf"  # CJK extension A
+    "\u4e00-\u9fff"  # CJK unified ideographs
+    "\uac00-\ud7af"  # hangul syllables
+    "\uf900-\ufaff"  # CJK compatibility ideographs
+    "\U00020000-\U0002ffff"  # CJK extensions B and later
+)
+"""Character ranges (for a regex class) of scripts written without spaces between words."""
+
+CJK_CHAR = re.compile(f"[{CJK_RANGES}]")
+CJK_RUN = re.compile(f"[{CJK_RANGES}]+")
+_CJK_CAPTURE = re.compile(f"([{CJK_RANGES}])")
+_SPACES = re.compile(r"\s+")
+
+
+def has_cjk(text: str) -> bool:
+    """True when ``text`` contains at least one CJK character."""
+    return CJK_CHAR.search(text) is not None
+
+
+def space_cjk(text: str) -> str:
+    """``text`` with a space around every CJK character and whitespace collapsed.
+
+    ``space_cjk("我喜欢 coffee")`` → ``"我 喜 欢 coffee"``. Apply it to what you index and to
+    what you query.
+    """
+    return _SPACES.sub(" ", _CJK_CAPTURE.sub(r" \1 ", text)).strip()
+
+
+def content_text(content: Any, *, image_placeholder: str = "") -> str:
+    """The plain text of an OpenAI message ``content``.
+
+    ``None`` → ``""``; a string as is; a list of parts → their texts joined by newlines, each
+    image part replaced by ``image_placeholder`` (dropped when empty); anything else → JSON.
+    """
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts: list[str] = []
+        for part in content:
+            if isinstance(part, str):
+                parts.append(part)
+            elif isinstance(part, Mapping):
+                if isinstance(part.get("text"), str):
+                    parts.append(part["text"])
+                elif image_placeholder and part.get("type") in IMAGE_PART_TYPES:
+                    parts.append(image_placeholder)
+        return "\n".join(parts)
+    return json.dumps(content, ensure_ascii=False, default=str)
+
+
+IMAGE_PART_TYPES = frozenset({"image_url", "input_image", "image"})
+
+__all__ = [
+    "CJK_CHAR",
+    "CJK_RANGES",
+    "CJK_RUN",
+    "IMAGE_PART_TYPES",
+    "content_text",
+    "has_cjk",
+    "space_cjk",
+]
