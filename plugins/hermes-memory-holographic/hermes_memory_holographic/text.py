@@ -13,9 +13,9 @@ import itertools
 import re
 import unicodedata
 
-CJK = r"\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
-_CJK_CHAR = re.compile(f"[{CJK}]")
-_TOKEN = re.compile(f"[{CJK}]+|[^\\W_]+(?:['’][^\\W_]+)?", re.UNICODE)
+from hermes_core.text import CJK_CHAR, CJK_RANGES, space_cjk
+
+_TOKEN = re.compile(f"[{CJK_RANGES}]+|[^\\W_]+(?:['’][^\\W_]+)?", re.UNICODE)
 
 STOPWORDS = frozenset(
     [
@@ -134,12 +134,12 @@ def content_hash(text: str) -> str:
 
 
 def is_cjk(text: str) -> bool:
-    return bool(_CJK_CHAR.match(text))
+    return bool(CJK_CHAR.match(text))
 
 
 def split_cjk(text: str) -> str:
     """Text with every CJK character surrounded by spaces (what the FTS index stores)."""
-    return _CJK_CHAR.sub(lambda m: f" {m.group(0)} ", unicodedata.normalize("NFKC", text))
+    return space_cjk(unicodedata.normalize("NFKC", text))
 
 
 def terms(text: str) -> list[str]:
