@@ -173,6 +173,15 @@ def content_text(content: Any) -> str:
     return shared_content_text(content, image_placeholder="[image]")
 
 
+def _readable_json(raw: str) -> str:
+    """Arguments as the model wrote them, but with ``\\uXXXX`` escapes decoded so Chinese
+    (or any non-ASCII) argument text is searchable; invalid JSON is kept as is."""
+    try:
+        return json.dumps(json.loads(raw), ensure_ascii=False)
+    except ValueError:
+        return raw
+
+
 def tool_call_parts(tool_calls: Any) -> tuple[list[str], list[str]]:
     """``(names, argument strings)`` of an OpenAI ``tool_calls`` list (tolerant of junk)."""
     names: list[str] = []
@@ -188,7 +197,7 @@ def tool_call_parts(tool_calls: Any) -> tuple[list[str], list[str]]:
                 names.append(fn["name"])
             raw = fn.get("arguments")
             if isinstance(raw, str):
-                args.append(raw)
+                args.append(_readable_json(raw))
             elif raw is not None:
                 args.append(json.dumps(raw, ensure_ascii=False, default=str))
     return names, args

@@ -35,3 +35,29 @@ def test_compressed_rows_are_marked_and_found_from_the_same_session(hermes_home:
         after = json.loads(session.call_tool("session_search", {"query": "blue-green deploy"}))
         assert after["count"] >= 1, after
         assert after["results"][0]["session_id"] == session.id
+
+
+def test_escaped_unicode_in_tool_arguments_is_searchable(hermes_home: Path) -> None:
+    """Models often send tool arguments with \\uXXXX escapes; Chinese in them must be found."""
+    arguments = json.dumps({"action": "add", "content": "用户喜欢喝茶"})  # ensure_ascii escapes
+    assert "\\u" in arguments
+    with MemoryHost.open(hermes_home, load_entrypoints=False) as host:
+        first = host.session()
+        call = {
+            "id": "c1",
+            "type": "function",
+            "function": {"name": "memory", "arguments": arguments},
+        }
+        first.after_turn(
+            "remember my drink",
+            "Saved.",
+            [
+                {"role": "user", "content": "remember my drink"},
+                {"role": "assistant", "content": None, "tool_calls": [call]},
+                {"role": "tool", "tool_call_id": "c1", "content": '{"success": true}'},
+                {"role": "assistant", "content": "Saved."},
+            ],
+        )
+        first.close()
+        found = json.loads(host.session().call_tool("session_search", {"query": "茶"}))
+        assert found["count"] == 1 and found["results"][0]["session_id"] == first.id
