@@ -81,7 +81,12 @@ def tool_specs(session: Session) -> list[ToolSpec]:
 
 
 def preview(value: Any, limit: int = 120) -> str:
-    """One line, at most ``limit`` chars."""
+    """One line, at most ``limit`` chars; JSON is shown with ``\\uXXXX`` escapes decoded."""
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            pass
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
