@@ -100,6 +100,7 @@ class ChromaRetriever:
                 recency_half_life_days=s.recency_half_life_days,
                 recency_weight=0.0,
                 type_weights=dict(s.type_weights),
+                date_boost=s.date_boost,
             ),
         )
         self._speakers = []

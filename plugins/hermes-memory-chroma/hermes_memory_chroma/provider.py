@@ -135,6 +135,7 @@ class ChromaProvider(MemoryProvider):
                         recency_half_life_days=s.recency_half_life_days,
                         recency_weight=s.recency_weight,
                         type_weights=dict(s.type_weights),
+                        date_boost=s.date_boost,
                     ),
                 )
             return self._retriever

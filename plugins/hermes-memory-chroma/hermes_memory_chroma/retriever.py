@@ -3,6 +3,10 @@ then scaled by memory-type weight and a recency decay; formatted as a prompt blo
 
 ``score = (Σ_r w_r / (rrf_k + rank_r)) × type_weight × ((1 - rw) + rw × 0.5^(age/half_life))``
 
+A query naming an explicit date ("on 3 June, 2023", "2023年8月") multiplies by ``date_boost``
+the memories created in that window (:mod:`dates`), and the date is left out of the keyword
+query so its numbers do not match unrelated text.
+
 Filters (type, time window) apply to both rankings. Only the store is used; this module never
 writes except the recall counters that protect recalled memories from TTL expiry.
 """
@@ -16,6 +20,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from hermes_memory_chroma.dates import date_windows, strip_dates
 from hermes_memory_chroma.store import Memory, MemoryStore
 from hermes_memory_chroma.text import excerpt
 
@@ -51,6 +56,7 @@ class RecallParams:
     recency_half_life_days: float = 30.0
     recency_weight: float = 0.2
     type_weights: Mapping[str, float] = field(default_factory=dict)
+    date_boost: float = 4.0
 
 
 class Retriever:
@@ -88,13 +94,15 @@ class Retriever:
         if not query.strip():
             return []
         where = _filters(types, since, until)
+        windows = date_windows(query) if p.date_boost != 1.0 else []
         dense: list[tuple[Memory, float]] = []
         if p.dense_weight > 0:
             vector = self.store.embedder.embed_query(query)
             dense = self.store.dense(user_id, vector, p.candidates, where)
         bm25: list[tuple[str, float]] = []
         if p.bm25_weight > 0:
-            bm25 = self.store.fts.search(user_id, query, p.candidates)
+            keywords = strip_dates(query) if windows else query
+            bm25 = self.store.fts.search(user_id, keywords, p.candidates)
 
         fused: dict[str, float] = {}
         info: dict[str, dict[str, Any]] = {}
@@ -125,6 +133,8 @@ class Retriever:
             score = base * p.type_weights.get(found.type, 1.0) * self._recency(found, at)
             if boost and all(found.extra.get(key) == val for key, val in boost.items()):
                 score *= boost_factor
+            if windows and any(lo <= found.created_at < hi for lo, hi in windows):
+                score *= p.date_boost
             hits.append(Hit(found, score, **evidence))
         hits.sort(key=lambda h: (-h.score, -h.memory.created_at, h.memory.id))
         chosen = hits[:k]

@@ -83,6 +83,12 @@ class ChromaSettings(ProviderSettings):
         le=1,
         description="Share of the score that depends on recency (0 = ignore age).",
     )
+    date_boost: float = Field(
+        4.0,
+        ge=1,
+        description="Score multiplier for memories created at a date the message names "
+        "(e.g. 'on 3 June, 2023', '2023年8月'); 1 disables.",
+    )
     type_weights: dict[str, float] = Field(
         default_factory=lambda: dict(DEFAULT_TYPE_WEIGHTS),
         description="Score multiplier per memory type (user_profile, key_decision, fact, "

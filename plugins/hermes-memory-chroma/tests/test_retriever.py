@@ -175,3 +175,23 @@ def test_empty_query_and_unknown_user(store: MemoryStore) -> None:
     r = Retriever(store)
     assert r.search("alice", "   ") == []
     assert r.search("nobody", "something") == []
+
+
+def test_a_date_in_the_query_prefers_memories_from_then(store: MemoryStore) -> None:
+    from datetime import datetime
+
+    june = datetime(2023, 6, 3, 15, 0).timestamp()
+    march = datetime(2023, 3, 10, 15, 0).timestamp()
+    early = store.add("alice", "Maria joined a new gym near work.", created_at=march)
+    late = store.add("alice", "Maria joined a pottery class downtown.", created_at=june)
+    plain = Retriever(store, RecallParams(dense_weight=0, recency_weight=0, date_boost=1.0))
+    dated = Retriever(store, RecallParams(dense_weight=0, recency_weight=0, date_boost=4.0))
+    for query, expected in (
+        ("What did Maria join on 3 June, 2023?", late.id),
+        ("What did Maria join in March 2023?", early.id),
+        ("2023年6月3日 Maria joined", late.id),
+    ):
+        assert dated.search("alice", query)[0].memory.id == expected
+    # without the prior the two tie on keywords; with it the dated one wins clearly
+    hits = plain.search("alice", "What did Maria join on 3 June, 2023?")
+    assert abs(hits[0].score - hits[1].score) < 1e-9 or hits[0].score / hits[1].score < 1.5
