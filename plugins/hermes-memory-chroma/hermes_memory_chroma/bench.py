@@ -35,6 +35,7 @@ if TYPE_CHECKING:
 
 BENCH_USER = "bench"
 SPEAKER_BOOST = 1.5
+BENCH_CANDIDATES = 100
 CONTEXT_TURNS = 2
 
 
@@ -94,7 +95,8 @@ class ChromaRetriever:
                 dense_weight=s.dense_weight,
                 bm25_weight=s.bm25_weight,
                 rrf_k=s.rrf_k,
-                candidates=s.candidates,
+                # ranking a whole conversation's sessions needs a deeper candidate pool
+                candidates=max(s.candidates, BENCH_CANDIDATES),
                 min_similarity=s.min_similarity,
                 # a benchmark question has no "now": age must not reorder the evidence
                 recency_half_life_days=s.recency_half_life_days,
@@ -135,7 +137,7 @@ class ChromaRetriever:
         from hermes_core.bench.retrievers import RetrievalResult, RetrievedTurn
 
         assert self._retriever is not None, "index() a conversation first"
-        depth = max(k, self.settings.candidates)
+        depth = max(k, self.settings.candidates, BENCH_CANDIDATES)
         named = [
             s for s in self._speakers if re.search(rf"\b{re.escape(s)}\b", query, re.IGNORECASE)
         ]

@@ -240,6 +240,17 @@ class Compactor:
         if client is None:
             return Compaction(tuple(raw_items(dialogue)), True, "no LLM configured")
         try:
+            return self._ask(client, dialogue)
+        finally:
+            close = getattr(client, "close", None)
+            if callable(close):
+                try:
+                    close()
+                except Exception:  # closing a pool must never lose the compaction
+                    pass
+
+    def _ask(self, client: ChatClient, dialogue: str) -> Compaction:
+        try:
             reply = client.chat(
                 [
                     {"role": "system", "content": SYSTEM_PROMPT},

@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from hermes_core import ToolContext, ToolSpec
+from hermes_core.security.scan import scan
 
 from hermes_memory_chroma.settings import MEMORY_TYPES
 
@@ -116,6 +117,9 @@ def build_tools(provider: ChromaProvider) -> list[ToolSpec]:
 
     def remember(args: Mapping[str, Any], ctx: ToolContext) -> str:
         content = _text(args, "content", required=True, limit=MAX_CONTENT_CHARS)
+        verdict = scan(content, "strict")  # recalled later into prompts, like MEMORY.md
+        if verdict.blocked:
+            return _error(verdict.message)
         mem_type = _type(args, "type", "fact", WRITABLE_TYPES)
         subject = _text(args, "subject", required=False, limit=200)
         user = provider.user_for(ctx.session)

@@ -149,6 +149,20 @@ def test_unparseable_llm_answer_falls_back_to_raw(fake_llm: FakeLLMServer) -> No
     assert result.fallback and "no JSON object" in (result.error or "")
 
 
+def test_the_client_is_closed_after_use() -> None:
+    class Client:
+        closed = False
+
+        def chat(self, messages: Any, **kwargs: Any) -> Any:
+            return json.dumps({"todos": ["water the plants"]})
+
+        def close(self) -> None:
+            Client.closed = True
+
+    result = Compactor(lambda: Client()).compact(DIALOGUE)
+    assert [i.content for i in result.items] == ["water the plants"] and Client.closed
+
+
 def test_failing_client_factory_falls_back() -> None:
     def broken() -> Any:
         raise RuntimeError("bad route")
