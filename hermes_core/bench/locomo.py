@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -271,6 +272,16 @@ class BenchReport:
     skipped_evidence: int
     unscored_questions: int
     per_question: list[dict[str, Any]] = field(default_factory=list)
+    search_ms: list[float] = field(default_factory=list)
+    index_seconds: float = 0.0
+
+    def latency(self, quantile: float) -> float:
+        """Search latency in milliseconds at ``quantile`` (0.5 = p50), nearest rank."""
+        if not self.search_ms:
+            return 0.0
+        ordered = sorted(self.search_ms)
+        rank = min(len(ordered) - 1, max(0, round(quantile * (len(ordered) - 1))))
+        return ordered[rank]
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form (``per_question`` included)."""
@@ -282,6 +293,9 @@ class BenchReport:
             "scores": self.scores,
             "skipped_evidence": self.skipped_evidence,
             "unscored_questions": self.unscored_questions,
+            "search_ms_p50": round(self.latency(0.5), 3),
+            "search_ms_p95": round(self.latency(0.95), 3),
+            "index_seconds": round(self.index_seconds, 3),
             "per_question": self.per_question,
         }
 
@@ -313,11 +327,17 @@ def run_benchmark(
     )
     counts: dict[str, int] = defaultdict(int)
     per_question: list[dict[str, Any]] = []
+    search_ms: list[float] = []
+    index_seconds = 0.0
     for conv in conversations:
+        started = time.perf_counter()
         retriever.reset()
         retriever.index(conv.conversation_id, conv.sessions)
+        index_seconds += time.perf_counter() - started
         for q in conv.questions:
+            started = time.perf_counter()
             result = retriever.search(q.question, kmax)
+            search_ms.append((time.perf_counter() - started) * 1000)
             turn_ids = [t.turn_id for t in result.turns]
             sessions = session_ranking(result, kmax)
             groups = group_of(q.category)
@@ -355,6 +375,8 @@ def run_benchmark(
         skipped_evidence=sum(len(c.skipped_evidence) for c in conversations),
         unscored_questions=sum(c.unscored_questions for c in conversations),
         per_question=per_question,
+        search_ms=search_ms,
+        index_seconds=index_seconds,
     )
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import tempfile
 from pathlib import Path
@@ -46,16 +47,60 @@ def render_report(report: Any, level: str) -> Table:
     return table
 
 
+def render_comparison(reports: list[Any], group: str = "1-4") -> Table:
+    """One row per retriever: recall_all@k at both levels, search latency and index time."""
+    ks = reports[0].ks
+    table = Table(title=f"Side by side on {reports[0].dataset}, categories {group}")
+    table.add_column("retriever", no_wrap=True)
+    for level in ("session", "turn"):
+        for k in ks:
+            table.add_column(f"{level} all@{k}", justify="right")
+    for column in ("search p50 ms", "p95 ms", "index s"):
+        table.add_column(column, justify="right")
+    for report in reports:
+        levels = report.scores.get(group, {})
+        row = [report.retriever]
+        for level in ("session", "turn"):
+            row += [f"{levels.get(level, {}).get(f'recall_all@{k}', 0):.3f}" for k in ks]
+        row += [
+            f"{report.latency(0.5):.1f}",
+            f"{report.latency(0.95):.1f}",
+            f"{report.index_seconds:.1f}",
+        ]
+        table.add_row(*row)
+    return table
+
+
+def _build_retriever(spec: str, workdir: Path, default_provider: str | None) -> Any:
+    """``builtin``, ``provider`` (the active one, or --provider) or ``provider:NAME``."""
+    from hermes_core.bench.retrievers import BuiltinRetriever, load_provider_retriever
+    from hermes_core.settings.base import resolve_home
+
+    if spec == "builtin":
+        return BuiltinRetriever(workdir)
+    kind, _, name = spec.partition(":")
+    if kind != "provider":
+        raise click.BadParameter(
+            f"{spec!r}: use builtin, provider or provider:NAME", param_hint="--retriever"
+        )
+    try:
+        return load_provider_retriever(resolve_home(), workdir, name or default_provider)
+    except Exception as exc:
+        raise click.ClickException(f"cannot build the retriever {spec!r}: {exc}") from exc
+
+
 @click.command(name="locomo")
 @click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option(
     "--retriever",
-    type=click.Choice(["builtin", "provider"]),
-    default="builtin",
+    "retrievers",
+    multiple=True,
+    default=("builtin",),
     show_default=True,
-    help="builtin = state.db + session_search ranking; provider = the active memory provider.",
+    help="builtin (state.db + session_search ranking), provider (the active provider) or "
+    "provider:NAME; repeat to compare several side by side in one run.",
 )
-@click.option("--provider", "provider_name", default=None, help="Provider name (provider mode).")
+@click.option("--provider", "provider_name", default=None, help="Provider for bare `provider`.")
 @click.option("--k", "ks", default="5,10", show_default=True, help="Cut-offs, e.g. 5,10,25.")
 @click.option(
     "--format",
@@ -67,7 +112,7 @@ def render_report(report: Any, level: str) -> Table:
 @click.option("--json", "json_out", type=click.Path(dir_okay=False, path_type=Path), default=None)
 def command(
     path: Path,
-    retriever: str,
+    retrievers: tuple[str, ...],
     provider_name: str | None,
     ks: str,
     fmt: str,
@@ -75,8 +120,6 @@ def command(
 ) -> None:
     """Index each conversation as sessions and score every question's evidence retrieval."""
     from hermes_core.bench.locomo import BenchDataError, load_any, run_benchmark
-    from hermes_core.bench.retrievers import BuiltinRetriever, load_provider_retriever
-    from hermes_core.settings.base import resolve_home
 
     cutoffs = _parse_ks(ks)
     try:
@@ -84,44 +127,44 @@ def command(
     except BenchDataError as exc:
         raise click.ClickException(f"{exc} — pass a LoCoMo or LongMemEval JSON file") from exc
     total = sum(len(c.questions) for c in conversations)
-    with tempfile.TemporaryDirectory(prefix="hermes-bench-") as tmp:
-        if retriever == "builtin":
-            impl: Any = BuiltinRetriever(Path(tmp))
-        else:
+    reports = []
+    for spec in retrievers:
+        with tempfile.TemporaryDirectory(prefix="hermes-bench-") as tmp:
+            impl = _build_retriever(spec, Path(tmp), provider_name)
             try:
-                impl = load_provider_retriever(resolve_home(), Path(tmp), provider_name)
-            except Exception as exc:
-                raise click.ClickException(f"cannot build the provider retriever: {exc}") from exc
-        try:
-            with Progress(
-                TextColumn("{task.description}"),
-                BarColumn(),
-                MofNCompleteColumn(),
-                TimeElapsedColumn(),
-                console=console(stderr=True),
-                transient=True,
-            ) as progress:
-                task = progress.add_task("questions", total=total)
-                report = run_benchmark(
-                    conversations,
-                    impl,
-                    ks=cutoffs,
-                    dataset=path.name,
-                    progress=lambda n: progress.advance(task, n),
-                )
-        finally:
-            impl.close()
-    console().print(render_report(report, "session"))
-    console().print(render_report(report, "turn"))
-    console().print(
-        f"skipped evidence ids: {report.skipped_evidence}; questions without valid evidence: "
-        f"{report.unscored_questions}"
-    )
-    if json_out is not None:
-        json_out.write_text(
-            json.dumps(report.to_dict(), ensure_ascii=False, indent=2), encoding="utf-8"
+                with Progress(
+                    TextColumn("{task.description}"),
+                    BarColumn(),
+                    MofNCompleteColumn(),
+                    TimeElapsedColumn(),
+                    console=console(stderr=True),
+                    transient=True,
+                ) as progress:
+                    task = progress.add_task(f"{spec}: questions", total=total)
+                    report = run_benchmark(
+                        conversations,
+                        impl,
+                        ks=cutoffs,
+                        dataset=path.name,
+                        progress=functools.partial(progress.advance, task),
+                    )
+            finally:
+                impl.close()
+        reports.append(report)
+        console().print(render_report(report, "session"))
+        console().print(render_report(report, "turn"))
+        console().print(
+            f"{report.retriever}: search p50 {report.latency(0.5):.1f} ms, "
+            f"p95 {report.latency(0.95):.1f} ms, indexing {report.index_seconds:.1f} s; "
+            f"skipped evidence ids: {report.skipped_evidence}; questions without valid "
+            f"evidence: {report.unscored_questions}"
         )
+    if len(reports) > 1:
+        console().print(render_comparison(reports))
+    if json_out is not None:
+        payload: Any = reports[0].to_dict() if len(reports) == 1 else [r.to_dict() for r in reports]
+        json_out.write_text(json.dumps(payload, ensure_ascii=False, indent=2), encoding="utf-8")
         console().print(f"wrote {json_out}")
 
 
-__all__ = ["command", "render_report"]
+__all__ = ["command", "render_comparison", "render_report"]

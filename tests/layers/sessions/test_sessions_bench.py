@@ -373,3 +373,42 @@ def test_cli_locomo_provider_mode(
     (home / "config.yaml").write_text("memory:\n  provider: fakeprov\n", encoding="utf-8")
     active = CliRunner().invoke(root, ["locomo", str(locomo_file), "--retriever", "provider"])
     assert active.exit_code == 0, active.output
+
+
+def test_cli_locomo_side_by_side(
+    locomo_file: Path, tmp_path: Path, home: Path, fake_distribution: Any
+) -> None:
+    """Several retrievers in one run: one report each plus a comparison table with latency."""
+    fake_distribution(
+        "hermes-memory-fakeprov",
+        providers={"fakeprov": "fakeprov_mod:FakeProvider"},
+        modules={"fakeprov_mod": PROVIDER_SOURCE},
+    )
+    root = click.Group()
+    root.add_command(locomo_command)
+    out_file = tmp_path / "both.json"
+    result = CliRunner(env={"COLUMNS": "250"}).invoke(
+        root,
+        [
+            "locomo",
+            str(locomo_file),
+            "--retriever",
+            "builtin",
+            "--retriever",
+            "provider:fakeprov",
+            "--k",
+            "1,5",
+            "--json",
+            str(out_file),
+        ],
+        catch_exceptions=False,
+    )
+    assert result.exit_code == 0, result.output
+    assert "Side by side" in result.output and "search p50 ms" in result.output
+    builtin, provider = json.loads(out_file.read_text(encoding="utf-8"))
+    assert builtin["retriever"] == "builtin" and provider["retriever"] == "fakeprov-last"
+    assert builtin["search_ms_p50"] > 0 and builtin["index_seconds"] > 0
+    assert builtin["search_ms_p95"] >= builtin["search_ms_p50"]
+    assert builtin["scores"] != provider["scores"]
+    bad = CliRunner().invoke(root, ["locomo", str(locomo_file), "--retriever", "vector"])
+    assert bad.exit_code != 0 and "provider:NAME" in bad.output
