@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import click
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
 
@@ -112,12 +113,12 @@ def list_cmd(limit: int, source: str | None, as_json: bool) -> None:
         table.add_column(col, overflow="fold")
     for r in records:
         table.add_row(
-            r.id,
+            escape(r.id),
             _when(r.started_at),
-            r.source,
-            r.title or "",
+            escape(r.source),
+            escape(r.title or ""),
             str(r.message_count),
-            r.end_reason or ("open" if r.ended_at is None else "ended"),
+            escape(r.end_reason or ("open" if r.ended_at is None else "ended")),
         )
     console().print(table)
 
@@ -144,14 +145,16 @@ def show_cmd(session: str, include_inactive: bool, as_json: bool) -> None:
         )
         return
     out = console()
-    out.print(f"[bold]{record.id}[/bold]  {record.title or ''}")
+    # Stored text is data, never rich markup: "[/INST]" would raise, "[bold]" would vanish.
+    out.print(f"[bold]{escape(record.id)}[/bold]  {escape(record.title or '')}")
     out.print(
         f"source {record.source} · model {record.model or '-'} · started "
         f"{_when(record.started_at)} · {record.message_count} messages"
-        + (f" · ended ({record.end_reason})" if record.ended_at else "")
+        + (f" · ended ({record.end_reason})" if record.ended_at else ""),
+        markup=False,
     )
     if len(lineage) > 1:
-        out.print("lineage: " + " → ".join(lineage))
+        out.print("lineage: " + " → ".join(lineage), markup=False)
     table = Table(show_header=True)
     for col in ("id", "when", "role", "content"):
         table.add_column(col, overflow="fold")
@@ -162,7 +165,7 @@ def show_cmd(session: str, include_inactive: bool, as_json: bool) -> None:
             text = (text + " " if text else "") + f"[called: {', '.join(names)}]"
         role = m.role + (f" ({m.tool_name})" if m.tool_name else "")
         role += " [compacted]" if m.compacted else ""
-        table.add_row(str(m.id), _when(m.timestamp), role, text)
+        table.add_row(str(m.id), _when(m.timestamp), escape(role), escape(text))
     out.print(table)
 
 
@@ -205,16 +208,16 @@ def search_cmd(
     if not result["results"]:
         console().print(result.get("hint", "No matching sessions found."))
         return
-    table = Table(title=f"Sessions matching {query!r}")
+    table = Table(title=escape(f"Sessions matching {query!r}"))
     for col in ("session", "when", "source", "title", "match"):
         table.add_column(col, overflow="fold")
     for item in result["results"]:
         table.add_row(
-            item["session_id"],
+            escape(item["session_id"]),
             str(item.get("when") or "")[:16].replace("T", " "),
-            item.get("source") or "",
-            item.get("title") or "",
-            item.get("snippet", "").replace(">>>", "[bold]").replace("<<<", "[/bold]"),
+            escape(item.get("source") or ""),
+            escape(item.get("title") or ""),
+            escape(item.get("snippet", "")).replace(">>>", "[bold]").replace("<<<", "[/bold]"),
         )
     console().print(table)
 
@@ -319,6 +322,7 @@ def _read_import(path: Path) -> list[tuple[dict[str, Any], list[dict[str, Any]]]
                 raise click.ClickException(
                     f"{path}:{lineno}: message before any session line — was the file cut?"
                 )
+            _check_messages([row], path)
             groups[-1][1].append(row)
         else:
             loose.append(row)
@@ -327,13 +331,27 @@ def _read_import(path: Path) -> list[tuple[dict[str, Any], list[dict[str, Any]]]
     return groups
 
 
+_ROLES = ("system", "developer", "user", "assistant", "tool", "function")
+"""OpenAI chat roles accepted on import; anything else is refused before a row is written."""
+
+
 def _check_messages(items: list[Any], path: Path) -> list[dict[str, Any]]:
+    if not items:
+        raise click.ClickException(
+            f"{path} holds an empty message list — nothing to import (expected at least one "
+            '{"role": "user", "content": "..."} message)'
+        )
     out: list[dict[str, Any]] = []
     for i, item in enumerate(items):
         if not isinstance(item, dict) or not isinstance(item.get("role"), str):
             raise click.ClickException(
                 f"{path}: message {i} has no 'role' — each item must be an OpenAI message "
                 '({"role": "user", "content": "..."})'
+            )
+        if item["role"] not in _ROLES:
+            raise click.ClickException(
+                f"{path}: message {i} has role {item['role']!r} — use one of "
+                f"{', '.join(_ROLES)}; nothing was imported"
             )
         out.append(item)
     return out
@@ -394,7 +412,9 @@ def import_cmd(file: Path, source: str, title: str | None, as_json: bool) -> Non
         note = (
             f" (id {row['renamed_from']} existed; stored as new id)" if row["renamed_from"] else ""
         )
-        console().print(f"imported {row['messages']} messages into {row['session_id']}{note}")
+        console().print(
+            f"imported {row['messages']} messages into {row['session_id']}{note}", markup=False
+        )
 
 
 @sessions.command(name="prune")
@@ -409,7 +429,12 @@ def prune_cmd(older_than: str, dry_run: bool, yes: bool, as_json: bool) -> None:
         ids = db.sessions_older_than(cutoff)
         removed = 0
         if ids and not dry_run:
-            if not yes and not as_json:
+            if not yes and as_json:
+                raise click.ClickException(
+                    f"{len(ids)} session(s) would be deleted and --json cannot ask for "
+                    "confirmation — add --yes to delete them, or --dry-run to only list them"
+                )
+            if not yes:
                 click.confirm(
                     f"Delete {len(ids)} session(s) last active before {_when(cutoff)}?",
                     abort=True,
@@ -482,7 +507,7 @@ def title_cmd(session: str, title: str) -> None:
         stored = db.set_title(sid, title)
     if stored is None:
         raise click.ClickException("the title has no printable characters — pick another")
-    console().print(f"{sid}: {stored}")
+    console().print(f"{sid}: {stored}", markup=False)
 
 
 @sessions.command(name="reindex")

@@ -215,3 +215,58 @@ def test_title(cli: click.Group, filled: Path) -> None:
     assert out.exit_code == 0 and "Invoices #2" in out.output  # s-old already has it
     bad = CliRunner().invoke(cli, ["sessions", "title", "s-new", "\u200b"])
     assert bad.exit_code != 0 and "printable" in bad.output
+
+
+def test_show_and_search_print_stored_text_not_rich_markup(
+    cli: click.Group, home: Path, add_session: Any
+) -> None:
+    """Transcripts are full of brackets ("[/INST]", "[bold]"); rich must not parse them."""
+    db = SessionDB.open(home)
+    call = {"id": "c1", "type": "function", "function": {"name": "terminal", "arguments": "{}"}}
+    db.create_session("s-mark", source="cli", title="[red]标题")
+    db.append_messages(
+        "s-mark",
+        [
+            {"role": "user", "content": "[INST] 你好 [/INST] keep [bold]this[/bold] literal"},
+            {"role": "assistant", "content": "", "tool_calls": [call]},
+        ],
+    )
+    db.close()
+    out = run(cli, "sessions", "show", "s-mark")
+    assert out.exit_code == 0, out.output
+    assert "[/INST]" in out.output and "[bold]this[/bold]" in out.output
+    assert "[called: terminal]" in out.output and "[red]标题" in out.output
+    found = run(cli, "sessions", "search", "literal")
+    assert found.exit_code == 0 and "[/INST]" in found.output
+    listed = run(cli, "sessions", "list")
+    assert "[red]标题" in listed.output
+
+
+def test_import_refuses_empty_lists_and_unknown_roles(
+    cli: click.Group, home: Path, tmp_path: Path
+) -> None:
+    empty = tmp_path / "empty.json"
+    empty.write_text("[]", encoding="utf-8")
+    out = CliRunner().invoke(cli, ["sessions", "import", str(empty)])
+    assert out.exit_code != 0 and "nothing to import" in out.output
+    wizard = tmp_path / "wizard.json"
+    wizard.write_text(
+        json.dumps([{"role": "user", "content": "你好"}, {"role": "wizard", "content": "x"}]),
+        encoding="utf-8",
+    )
+    out = CliRunner().invoke(cli, ["sessions", "import", str(wizard)])
+    assert out.exit_code != 0 and "'wizard'" in out.output and "assistant" in out.output
+    db = SessionDB.open(home)
+    assert db.count_sessions() == 0  # no empty or half-valid session left behind
+    db.close()
+
+
+def test_prune_json_without_yes_deletes_nothing(cli: click.Group, filled: Path) -> None:
+    out = CliRunner().invoke(cli, ["sessions", "prune", "--older-than", "90d", "--json"])
+    assert out.exit_code != 0 and "--yes" in out.output and "--dry-run" in out.output
+    rows = json.loads(run(cli, "sessions", "list", "--json").output)
+    assert sorted(r["id"] for r in rows) == ["s-new", "s-old"]
+    done = json.loads(
+        run(cli, "sessions", "prune", "--older-than", "90d", "--json", "--yes").output
+    )
+    assert done["session_ids"] == ["s-old"] and done["messages_deleted"] == 2
