@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import click
+from rich.markup import escape
 from rich.table import Table
 
 from hermes_core.cli.output import console, mark, print_json
@@ -91,7 +92,8 @@ def list_cmd(category: str | None, as_json: bool) -> None:
     out = console()
     if not rows:
         out.print(
-            f"No skills in {service.roots[0].path}. Add one with `hermes skills install PATH`."
+            f"No skills in {service.roots[0].path}. Add one with `hermes skills install PATH`.",
+            markup=False,
         )
     else:
         table = Table(title=f"Skills ({len(rows)})")
@@ -100,17 +102,17 @@ def list_cmd(category: str | None, as_json: bool) -> None:
         for row in rows:
             description = row["description"]
             table.add_row(
-                row["name"],
-                row["category"],
-                description if len(description) <= 60 else description[:57] + "...",
-                row["source"],
-                row["status"],
+                escape(row["name"]),
+                escape(row["category"]),
+                escape(description if len(description) <= 60 else description[:57] + "..."),
+                escape(row["source"]),
+                escape(row["status"]),
                 str(row["views"]),
                 f"{row['successes']}/{row['failures']}",
             )
         out.print(table)
     for problem in library.problems:
-        out.print(f"{mark(False)} {problem.path}: {problem.error}")
+        out.print(f"{mark(False)} {escape(f'{problem.path}: {problem.error}')}")
 
 
 @skills.command("show")
@@ -123,9 +125,10 @@ def show_cmd(name: str) -> None:
         raise click.ClickException(f"no skill named '{name}' — see `hermes skills list`.")
     out = console()
     out.print(
-        f"[bold]{skill.name}[/bold] ({skill.category}, {skill.root.label}) — {skill.directory}"
+        f"[bold]{escape(skill.name)}[/bold] "
+        + escape(f"({skill.category}, {skill.root.label}) — {skill.directory}")
     )
-    out.print(f"status: {_status(service, skill)}")
+    out.print(f"status: {_status(service, skill)}", markup=False)
     out.print(skill.skill_md.read_text(encoding="utf-8"), markup=False)
     for sub, files in linked_files(skill.directory).items():
         out.print(f"{sub}/: " + ", ".join(files), markup=False)
@@ -157,17 +160,17 @@ def search_cmd(query: str, limit: int, as_json: bool) -> None:
     if not rows:
         console().print("No matching skill.")
         return
-    table = Table(title=f"Skills for: {query}")
+    table = Table(title=escape(f"Skills for: {query}"))
     for column in ("#", "name", "category", "score", "success rate", "description"):
         table.add_column(column, overflow="fold")
     for i, row in enumerate(rows, 1):
         table.add_row(
             str(i),
-            row["name"],
-            row["category"],
+            escape(row["name"]),
+            escape(row["category"]),
             f"{row['score']:.3f}",
             f"{row['success_rate']:.2f}",
-            row["description"],
+            escape(row["description"]),
         )
     console().print(table)
 
@@ -183,8 +186,8 @@ def install_cmd(source: Path, category: str | None) -> None:
     except InstallError as exc:
         raise click.ClickException(f"cannot install {source}: {exc}") from exc
     console().print(
-        f"{mark(True)} installed '{installed.name}' ({installed.files} files) "
-        f"at {installed.directory}"
+        f"{mark(True)} "
+        + escape(f"installed '{installed.name}' ({installed.files} files) at {installed.directory}")
     )
 
 
@@ -205,7 +208,7 @@ def remove_cmd(name: str, yes: bool) -> None:
         result = manager.run({"action": "delete", "name": name}, bypass_approval=True)
     except ManageError as exc:
         raise click.ClickException(exc.message) from exc
-    console().print(f"{mark(True)} {result['message']}")
+    console().print(f"{mark(True)} {escape(str(result['message']))}")
 
 
 def _validate_targets(
@@ -244,9 +247,9 @@ def validate_cmd(path: Path | None, as_json: bool) -> None:
     else:
         out = console()
         for skill in skills_found:
-            out.print(f"{mark(True)} {skill.name}  {skill.skill_md}", markup=True)
+            out.print(f"{mark(True)} {escape(f'{skill.name}  {skill.skill_md}')}")
         for problem in problems:
-            out.print(f"{mark(False)} {problem.path}: {problem.error}")
+            out.print(f"{mark(False)} {escape(f'{problem.path}: {problem.error}')}")
         out.print(f"{len(skills_found)} valid, {len(problems)} invalid")
     if problems:
         raise SystemExit(1)
@@ -273,11 +276,11 @@ def pending_cmd(as_json: bool) -> None:
         detail = args.get("content") or args.get("new_string") or args.get("file_path") or ""
         detail = str(detail).replace("\n", " ")
         table.add_row(
-            str(record["id"]),
-            str(args.get("action")),
-            str(args.get("name")),
-            str(record.get("origin", "")),
-            detail[:80],
+            escape(str(record["id"])),
+            escape(str(args.get("action"))),
+            escape(str(args.get("name"))),
+            escape(str(record.get("origin", ""))),
+            escape(detail[:80]),
         )
     console().print(table)
 
@@ -300,9 +303,10 @@ def approve_cmd(target: str) -> None:
             result = approve_pending(manager, pending_id)
         except ManageError as exc:
             failures += 1
-            console().print(f"{mark(False)} {pending_id}: {exc.message}", markup=False)
+            console().print(f"{mark(False)} {escape(f'{pending_id}: {exc.message}')}")
             continue
-        console().print(f"{mark(True)} {pending_id}: {result['message']}")
+        message = f"{pending_id}: {result['message']}"
+        console().print(f"{mark(True)} {escape(message)}")
     if failures:
         raise click.ClickException(
             f"{failures} pending write(s) could not be applied — "
@@ -320,7 +324,7 @@ def reject_cmd(target: str) -> None:
             reject_pending(service.home, pending_id)
         except ManageError as exc:
             raise click.ClickException(exc.message) from exc
-        console().print(f"{mark(True)} rejected {pending_id}")
+        console().print(f"{mark(True)} {escape(f'rejected {pending_id}')}")
 
 
 def register(cli: click.Group) -> None:

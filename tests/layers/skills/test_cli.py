@@ -183,3 +183,24 @@ def test_bench_skills(home: Path, tmp_path: Path) -> None:
     assert data["skills"] >= 20 and data["tasks"] == 20
     assert data["index_chars"] > 0 and data["index_tokens"] > 0
     assert "tier-0 index chars" in result.output
+
+
+def test_brackets_in_skill_text_print_literally(home: Path, tmp_path: Path) -> None:
+    """Descriptions, staged content and error texts are data, never rich markup."""
+    write_skill(
+        home / "skills", "md-links", description="Fix [link] targets and [/INST] tags 修复链接"
+    )
+    listed = run("skills", "list")
+    assert listed.exit_code == 0 and "[link]" in listed.output
+    found = run("skills", "search", "link targets")
+    assert found.exit_code == 0 and "[/INST]" in found.output
+    stage_pending(
+        home, {"action": "create", "name": "zz", "content": skill_md("zz", body="see [/etc/x]")}
+    )
+    pending = run("skills", "pending")
+    assert pending.exit_code == 0 and "[/etc/x]" in pending.output
+    bad = tmp_path / "lib" / "中文技能"
+    bad.mkdir(parents=True)
+    (bad / "SKILL.md").write_text("---\nname: 中文技能\ndescription: 写周报\n---\n每周五写周报。\n")
+    result = run("skills", "validate", str(bad))
+    assert result.exit_code == 1 and "^[a-z0-9][a-z0-9._-]*$" in result.output
