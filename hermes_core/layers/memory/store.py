@@ -65,9 +65,25 @@ def coerce_limit(value: Any, default: int) -> int:
     return default
 
 
+def normalize_newlines(text: str) -> str:
+    """``text`` with CRLF and lone CR line ends turned into LF.
+
+    A file saved by an editor that writes CRLF would otherwise not split on the delimiter
+    and parse as ONE entry, so removing or replacing any fact in it would drop them all.
+    """
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def has_separator_line(entry: str) -> bool:
+    """True when ``entry`` has a line that is exactly ``§``: written to the file, such an
+    entry would split into several (or merge with its neighbour) on the next read."""
+    return any(line == "§" for line in normalize_newlines(entry).split("\n"))
+
+
 def split_pieces(text: str) -> list[str]:
-    """Stripped, non-empty pieces of ``text`` split on the delimiter (duplicates kept)."""
-    return [piece.strip() for piece in text.split(DELIMITER) if piece.strip()]
+    """Stripped, non-empty pieces of ``text`` split on the delimiter (duplicates kept);
+    CRLF/CR line ends count as LF."""
+    return [piece.strip() for piece in normalize_newlines(text).split(DELIMITER) if piece.strip()]
 
 
 def dedupe(entries: Iterable[str]) -> list[str]:
@@ -117,9 +133,9 @@ def usage_long(current: int, limit: int) -> str:
 class DiskState:
     """One read of a memory file.
 
-    ``raw`` is the decoded text (BOM removed), ``None`` when the file does not exist;
-    ``error`` is set when the file exists but could not be read (``entries`` is then empty
-    and must not be written back).
+    ``raw`` is the decoded text (BOM removed, line ends normalised to LF), ``None`` when the
+    file does not exist; ``error`` is set when the file exists but could not be read
+    (``entries`` is then empty and must not be written back).
     """
 
     entries: list[str] = field(default_factory=list)
@@ -143,6 +159,7 @@ def read_state(path: Path) -> DiskState:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         return DiskState(error=f"not valid UTF-8 ({exc.reason} at byte {exc.start})")
+    text = normalize_newlines(text)
     return DiskState(entries=parse_entries(text), raw=text)
 
 
@@ -287,7 +304,9 @@ __all__ = [
     "coerce_limit",
     "dedupe",
     "has_drift",
+    "has_separator_line",
     "memories_dir",
+    "normalize_newlines",
     "parse_entries",
     "percent",
     "read_state",

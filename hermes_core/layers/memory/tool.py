@@ -32,7 +32,7 @@ from hermes_core.types import MemoryTarget, ToolContext, ToolSpec
 from .approval import PendingStore
 from .engine import MemoryEngine, Outcome
 from .ops import ACTIONS, Operation, OpError, locate
-from .store import char_count, usage_short
+from .store import char_count, has_separator_line, normalize_newlines, usage_short
 
 log = logging.getLogger(__name__)
 
@@ -43,6 +43,11 @@ NOT_AVAILABLE = "Memory is not available. It may be disabled in config or this e
 MISSING = (
     "Missing required parameter: give 'action' (add, replace or remove) for one change, or "
     "'operations' (a list of {action, content, old_text}) for several."
+)
+SEPARATOR_LINE = (
+    "Content has a line containing only '§', the entry separator of the memory file: it "
+    "would be stored as several entries or merge with its neighbour. Remove that line, or "
+    "save separate facts as separate add operations in one `operations` call."
 )
 
 DESCRIPTION = (
@@ -232,8 +237,8 @@ class MemoryTool:
         priority = args.get("priority", "normal") or "normal"
         if priority not in ("normal", "low"):
             return {"success": False, "error": "priority must be 'normal' or 'low'."}
-        content = content.strip() if content is not None else None
-        old_text = old_text.strip() if old_text is not None else None
+        content = normalize_newlines(content).strip() if content is not None else None
+        old_text = normalize_newlines(old_text).strip() if old_text is not None else None
         if action == "add" and not content:
             return {"success": False, "error": "Content cannot be empty."}
         if action in ("replace", "remove") and not old_text:
@@ -243,6 +248,8 @@ class MemoryTool:
                 "success": False,
                 "error": "new_content cannot be empty. Use 'remove' to delete entries.",
             }
+        if content is not None and action != "remove" and has_separator_line(content):
+            return {"success": False, "error": SEPARATOR_LINE}
         if content is not None and action != "remove":
             result = scan(content, "strict")
             if result.blocked:
@@ -398,14 +405,16 @@ def _parse_op(index: int, raw: Any) -> Operation | str:
     priority = raw.get("priority", "normal") or "normal"
     if priority not in ("normal", "low"):
         return f"{prefix}priority must be 'normal' or 'low'.{suffix}"
-    content = content.strip() if content is not None else None
-    old_text = old_text.strip() if old_text is not None else None
+    content = normalize_newlines(content).strip() if content is not None else None
+    old_text = normalize_newlines(old_text).strip() if old_text is not None else None
     if action == "add" and not content:
         return f"{prefix}Content cannot be empty.{suffix}"
     if action in ("replace", "remove") and not old_text:
         return f"{prefix}old_text cannot be empty.{suffix}"
     if action == "replace" and not content:
         return f"{prefix}new_content cannot be empty. Use 'remove' to delete entries.{suffix}"
+    if action != "remove" and content and has_separator_line(content):
+        return f"{prefix}{SEPARATOR_LINE}{suffix}"
     return Operation(
         action=action,
         content=content if action != "remove" else None,

@@ -506,6 +506,55 @@ def test_invalid_utf8_refuses_every_mutation(kit: MemoryKit) -> None:
     assert path.read_bytes() == raw
 
 
+def test_crlf_file_parses_into_its_entries_and_a_remove_keeps_the_others(
+    kit: MemoryKit,
+) -> None:
+    # A MEMORY.md saved by an editor that writes CRLF: it must not parse as one big entry,
+    # or removing one fact would drop every other one with it.
+    kit.write_raw(
+        "User prefers tabs\r\n§\r\nUser lives in Hangzhou\r\n§\r\n用户喜欢龙井茶\r\n".encode()
+    )
+    assert kit.entries() == ["User prefers tabs", "User lives in Hangzhou", "用户喜欢龙井茶"]
+    result = kit.call(action="remove", old_text="tabs")
+    assert result["success"] is True
+    assert result["removed_entry"] == "User prefers tabs"
+    assert kit.entries() == ["User lives in Hangzhou", "用户喜欢龙井茶"]
+    assert not list(kit.file().parent.glob("*.bak.*"))
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        "fact a\n§\nfact b",
+        "§",
+        "ends with a separator\n§",
+        "§\n以分隔符开头",
+        "用户\r\n§\r\n喜欢茶",
+    ],
+)
+def test_content_with_a_separator_line_is_refused_and_neighbours_survive(
+    kit: MemoryKit, content: str
+) -> None:
+    # Written as-is, such content splits into several entries or glues itself to the next
+    # entry on the following read (silent corruption of a neighbour).
+    assert kit.add("User prefers tabs")["success"] is True
+    for result in (
+        kit.add(content),
+        kit.call(action="replace", old_text="tabs", content=content),
+        kit.call(operations=[{"action": "add", "content": content}]),
+    ):
+        assert result["success"] is False
+        assert "only '§'" in result["error"]
+    assert kit.add("用户喜欢龙井茶")["success"] is True
+    assert kit.entries() == ["User prefers tabs", "用户喜欢龙井茶"]
+
+
+def test_a_section_sign_inside_a_line_is_ordinary_text(kit: MemoryKit) -> None:
+    assert kit.add("See § 4.2 of the style guide\n§ notes are fine")["success"] is True
+    assert kit.add("second")["success"] is True
+    assert kit.entries() == ["See § 4.2 of the style guide\n§ notes are fine", "second"]
+
+
 def test_bom_is_stripped_not_glued_to_the_first_entry(kit: MemoryKit) -> None:
     kit.write_raw("\ufefffirst entry" + DELIMITER + "second")
     assert kit.entries() == ["first entry", "second"]
