@@ -720,10 +720,22 @@ class SessionDB:
         oldest_first: bool = False,
         after: float | None = None,
         before: float | None = None,
+        tool: str | None = None,
     ) -> list[SessionRecord]:
-        """Sessions newest first (or oldest first), each with ``last_active``."""
+        """Sessions newest first (or oldest first), each with ``last_active``.
+
+        ``tool`` keeps sessions with a message that called or came from that tool, counting
+        the messages of the session's descendants too (a root is listed when a compressed or
+        /new continuation of it used the tool)."""
         where: list[str] = []
         params: list[Any] = []
+        if tool:
+            where.append(
+                "EXISTS (WITH RECURSIVE fam(id) AS (SELECT s.id UNION SELECT c.id FROM "
+                "sessions c JOIN fam ON c.parent_session_id = fam.id) SELECT 1 FROM messages m "
+                "WHERE m.session_id IN fam AND (m.tool_name = ? OR instr(m.tool_calls, ?) > 0))"
+            )
+            params.extend([tool, f'"{tool}"'])
         if source:
             where.append("s.source = ?")
             params.append(source)

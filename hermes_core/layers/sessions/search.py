@@ -3,7 +3,7 @@
 =========  =======================================  ==========================================
 mode       arguments                                behaviour
 =========  =======================================  ==========================================
-browse     nothing (or only after/before/limit)     recent sessions, newest first (lineage
+browse     nothing (or after/before/tool/limit)     recent sessions, newest first (lineage
                                                     collapsed to roots), title + preview
 discover   ``query``                                ranked sessions; ``detail="adaptive"``: the
                                                     top hit hydrated (±5 messages around the
@@ -407,6 +407,7 @@ class SessionSearch:
             oldest_first=opts.sort == "oldest",
             after=opts.after,
             before=opts.before,
+            tool=opts.tool,
         )
         results = []
         for record in records:

@@ -338,3 +338,26 @@ def test_cron_sessions_are_demoted(db: SessionDB, add_session: Any) -> None:
 def test_snippet_marks_chinese_phrase(archive: SessionDB) -> None:
     out = _search(archive, query="缓存问题")
     assert ">>>缓存问题<<<" in out["results"][0]["snippet"]
+
+
+def test_browse_honours_the_tool_filter_across_lineage(db: SessionDB, add_session: Any) -> None:
+    """session_search(tool="terminal") with no query lists only sessions that used the tool;
+    a root is listed when its continuation (compression / /new child) used it."""
+    call = {"id": "c1", "type": "function", "function": {"name": "terminal", "arguments": "{}"}}
+    add_session(db, "chat-only", [("user", "聊聊天气"), ("assistant", "今天晴天")])
+    db.create_session("root", source="cli", started_at=NOW - DAY)
+    db.append_messages("root", [{"role": "user", "content": "部署服务"}])
+    db.create_session("child", source="cli", parent_session_id="root")
+    db.append_messages(
+        "child",
+        [
+            {"role": "assistant", "content": "", "tool_calls": [call]},
+            {"role": "tool", "tool_call_id": "c1", "name": "terminal", "content": "ok"},
+        ],
+    )
+    out = _search(db, current=None, tool="terminal", limit=10)
+    assert out["mode"] == "browse"
+    assert [r["session_id"] for r in out["results"]] == ["root"]
+    assert _search(db, current=None, tool="web_search", limit=10)["results"] == []
+    everything = _search(db, current=None, limit=10)
+    assert {r["session_id"] for r in everything["results"]} == {"chat-only", "root"}
