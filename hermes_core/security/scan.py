@@ -16,7 +16,7 @@ Contract:
 * Invisible characters (:data:`INVISIBLE_CHARS`) are checked on the raw text and reported as
   ``invisible_unicode_U+XXXX``; they are reported before pattern ids.
 * Injection families have Chinese phrasings under the same ids (``忽略之前的所有指令`` is
-  ``prompt_injection``).
+  ``prompt_injection``); whitespace between CJK characters is ignored.
 """
 
 from __future__ import annotations
@@ -26,6 +26,8 @@ import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final, Literal
+
+from hermes_core.text import CJK_RANGES
 
 Scope = Literal["all", "context", "strict"]
 """Which pattern set to apply; cumulative: ``all`` ⊂ ``context`` ⊂ ``strict``."""
@@ -616,9 +618,15 @@ class ScanResult:
     message: str
 
 
+_SPACE_BETWEEN_CJK: Final = re.compile(f"(?<=[{CJK_RANGES}])\\s+(?=[{CJK_RANGES}])")
+
+
 def normalize(text: str) -> str:
-    """The text patterns are matched against: the scanned prefix, NFKC-folded, lower-cased."""
-    return unicodedata.normalize("NFKC", text[:MAX_SCAN_CHARS]).lower()
+    """The text patterns are matched against: the scanned prefix, NFKC-folded, lower-cased,
+    with whitespace between two CJK characters removed (Chinese needs no spaces, so
+    ``忽 略 之 前 的 指 令`` is the same instruction as ``忽略之前的指令``)."""
+    folded = unicodedata.normalize("NFKC", text[:MAX_SCAN_CHARS]).lower()
+    return _SPACE_BETWEEN_CJK.sub("", folded)
 
 
 def invisible_ids(text: str) -> list[str]:
