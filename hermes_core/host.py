@@ -178,6 +178,16 @@ class Session:
     def _notify(self, write: MemoryWrite) -> None:
         self.host.facade.on_memory_write(self.info, replace(write, session_id=self.info.id))
 
+    def notify_memory_write(self, write: MemoryWrite) -> None:
+        """Tell the provider about a built-in memory write committed outside a tool call of
+        this session (e.g. a staged write approved with ``/memory approve``), so its mirror
+        does not miss it. ``write.session_id`` is kept when set (the session that proposed it).
+        """
+        self._check_open()
+        self.host.facade.on_memory_write(
+            self.info, replace(write, session_id=write.session_id or self.info.id)
+        )
+
     def after_turn(
         self,
         user_text: str,

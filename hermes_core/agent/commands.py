@@ -125,6 +125,8 @@ def memory_approve(agent: Agent, ids: list[str]) -> list[str]:
     for pending_id in selected:
         outcome = approve(engine, pending, pending_id)
         payload = outcome.payload
+        for write in outcome.writes:  # the provider mirrors approved writes too
+            agent.session.notify_memory_write(write)
         if outcome.success:
             lines.append(f"✓ {pending_id}: {payload.get('message', 'applied')}")
         else:

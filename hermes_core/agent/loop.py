@@ -352,10 +352,21 @@ class Agent:
         return True
 
     def refine(self) -> ReviewReport | None:
-        """Run an attended review now (``/refine``); None when the review layer is off."""
+        """Run an attended review now (``/refine``); None when the review layer is off.
+
+        Its writes are reported through the returned report (:meth:`refine_lines`), not
+        queued again for :meth:`drain_notifications`; notices of earlier background reviews
+        stay queued."""
         if self.review is None:
             return None
-        return self.review.run_attended("combined")
+        self.review.cancel()
+        earlier = self.review.drain_notifications()
+        try:
+            return self.review.run_attended("combined")
+        finally:
+            self.review.drain_notifications()  # the attended run's own lines: shown by /refine
+            for line in earlier:
+                self.review.notifications.put(line)
 
     def drain_notifications(self) -> list[str]:
         """Review notification lines ("💾 Memory updated") queued since the last call."""

@@ -36,7 +36,7 @@ from hermes_core.layers.memory.store import (
 from hermes_core.security.scan import find_threats
 from hermes_core.settings.base import load_settings, resolve_home
 from hermes_core.settings.models import MemorySettings
-from hermes_core.types import MemoryTarget
+from hermes_core.types import MemoryTarget, MemoryWrite, SessionInfo
 
 TARGETS: tuple[MemoryTarget, ...] = ("memory", "user")
 BAR_WIDTH = 30
@@ -280,6 +280,39 @@ def _print_outcome(record_id: str, outcome: Outcome) -> None:
             out.print(f"  op {index} {key.split('_')[0]}: {escape(str(text))}")
 
 
+def _mirror_to_provider(home: Path, writes: list[MemoryWrite]) -> None:
+    """Send writes committed here (approve, restore) to the active provider's
+    ``on_memory_write``, as a tool call would have, so its mirror misses nothing. Without a
+    configured provider nothing is opened."""
+    if not writes:
+        return
+    from hermes_core.host import MemoryHost, new_session_id
+
+    try:
+        settings = load_settings(home)
+        if not settings.memory.provider:
+            return
+        with MemoryHost.open(home, settings=settings) as host:
+            if host.provider is None:
+                status = host.provider_status
+                reason = status.reason if status is not None else "not active"
+                console().print(
+                    f"[yellow]⚠ provider {escape(settings.memory.provider)} is not active "
+                    f"({escape(reason)}); it was not told about this change[/]"
+                )
+            for write in writes:
+                info = SessionInfo(
+                    id=write.session_id or new_session_id(),
+                    home=home,
+                    settings=settings,
+                    source="cli",
+                )
+                host.facade.on_memory_write(info, write)
+            host.flush(host.flush_timeout)
+    except HermesError as exc:
+        console().print(f"[yellow]⚠ the memory provider was not told about this change: {exc}[/]")
+
+
 def approve_cmd(ids: tuple[str, ...]) -> None:
     """Apply staged writes (stale ones are refused and kept)."""
     home = _home()
@@ -293,6 +326,7 @@ def approve_cmd(ids: tuple[str, ...]) -> None:
     for pending_id in selected:
         outcome = approve(engine, pending, pending_id)
         _print_outcome(pending_id, outcome)
+        _mirror_to_provider(home, outcome.writes)
         failed += not outcome.success
     if failed:
         raise click.ClickException(
@@ -365,6 +399,7 @@ def restore_cmd(entry_id: int) -> None:
         else:
             hint = "free room with `hermes memory edit` and retry"
         raise click.ClickException(f"could not restore entry {entry_id}: {error} — {hint}")
+    _mirror_to_provider(home, outcome.writes)
     target = cast(MemoryTarget, outcome.payload.get("target", "memory"))
     console().print(
         f"✓ Restored archived entry {entry_id} to {FILENAMES[target]} "

@@ -56,7 +56,11 @@ def test_skills_search_new_compress_refine_help_exit(
         if body["messages"][-1]["role"] == "user"
         else "Saved."
     )
+    assert agent.review is not None
+    agent.review.notifications.put("💾 Skill updated")  # from an earlier background review
     assert lines(agent, "/refine") == "💾 Memory ➕ User is a night owl."
+    # /refine printed its writes; the UI must not announce them a second time
+    assert agent.drain_notifications() == ["💾 Skill updated"]
     assert "/refine" in lines(agent, "/help")
     assert run_command(agent, "/exit").exit and run_command(agent, "/quit").exit
     assert "Unknown command /nope" in lines(agent, "/nope")
@@ -74,3 +78,24 @@ def test_compress_command_with_a_focus(make_agent: Any, model: ScriptedModel) ->
     assert out.startswith("Compressed: ") and "→" in out
     assert len(agent.history) < before and agent.session.compression.count == 1
     assert agent.run_turn("still there?").completed
+
+
+def test_memory_approve_tells_the_provider(make_agent: Any, model: ScriptedModel) -> None:
+    from hermes_core.markers import hookimpl
+    from hermes_core.types import MemoryWrite, SessionInfo
+
+    seen: list[MemoryWrite] = []
+
+    class Recorder:
+        @hookimpl
+        def on_memory_write(self, session: SessionInfo, write: MemoryWrite) -> None:
+            seen.append(write)
+
+    agent: Agent = make_agent(memory={"write_approval": True})
+    agent.host.pm.register(Recorder(), name="recorder")
+    agent.session.call_tool("memory", {"action": "add", "target": "user", "content": "用户喜欢茶"})
+    assert seen == []  # staged, not committed
+    (record,) = PendingStore(agent.host.home).list()
+    assert lines(agent, f"/memory approve {record.id}").startswith(f"✓ {record.id}")
+    agent.host.flush(5)
+    assert [(w.action, w.target, w.content) for w in seen] == [("add", "user", "用户喜欢茶")]

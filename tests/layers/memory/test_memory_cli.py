@@ -176,3 +176,42 @@ def test_archive_listing_and_restore(hermes_home: Path) -> None:
     assert run("restore", "999").exit_code != 0
     assert "empty" in run("archive").output
     assert "restored" in run("archive", "--all").output
+
+
+def test_approve_and_restore_tell_the_provider(
+    hermes_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A write applied by `hermes memory approve` / `restore` is committed like a tool call's,
+    # so the provider's on_memory_write must see it (else its mirror silently diverges).
+    from hermes_core.host import MemoryHost
+    from hermes_core.markers import hookimpl
+    from hermes_core.types import MemoryWrite, SessionInfo
+
+    seen: list[tuple[str, MemoryWrite]] = []
+
+    class Recorder:
+        @hookimpl
+        def on_memory_write(self, session: SessionInfo, write: MemoryWrite) -> None:
+            seen.append((session.id, write))
+
+    real_open = MemoryHost.open.__func__  # type: ignore[attr-defined]
+
+    def open_with_recorder(cls, home=None, **kw):  # type: ignore[no-untyped-def]
+        kw.update(load_entrypoints=False, activate_provider=False)
+        host = real_open(cls, home, **kw)
+        host.pm.register(Recorder(), name="recorder")
+        return host
+
+    monkeypatch.setattr(MemoryHost, "open", classmethod(open_with_recorder))
+    (hermes_home / "config.yaml").write_text(
+        "memory:\n  provider: recorder\n  write_approval: true\n", encoding="utf-8"
+    )
+    kit = MemoryKit(hermes_home, write_approval=True)
+    staged = kit.add("用户喜欢龙井茶")
+    assert staged["staged"] is True
+    assert run("approve", staged["pending_id"]).exit_code == 0
+    assert [(sid, w.action, w.content) for sid, w in seen] == [("s1", "add", "用户喜欢龙井茶")]
+
+    (row,) = MemoryArchive(hermes_home).add("memory", ["User prefers tabs"], reason="overflow")
+    assert run("restore", str(row)).exit_code == 0
+    assert [(w.action, w.content) for _, w in seen[1:]] == [("add", "User prefers tabs")]
