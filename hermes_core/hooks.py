@@ -497,6 +497,8 @@ class HookFacade:
                 args = json.loads(args) if args.strip() else {}
             except json.JSONDecodeError as exc:
                 return tool_error(f"Arguments for '{name}' are not valid JSON: {exc}")
+            except RecursionError:
+                return tool_error(f"Arguments for '{name}' are nested too deeply to parse.")
         if not isinstance(args, Mapping):
             return tool_error(f"Arguments for '{name}' must be a JSON object.")
         is_provider = isinstance(self.pm.get_plugin(routed.plugin_name), MemoryProvider)

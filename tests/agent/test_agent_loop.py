@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -130,6 +131,20 @@ def test_unknown_tool_is_answered_with_an_error(
     agent.run_turn("run terminal ls")
     tool_message = fake_llm.chat_requests[-1]["messages"][-1]
     assert tool_message["role"] == "tool" and "not available" in tool_message["content"]
+
+
+def test_pathologically_nested_tool_arguments_are_a_json_error_not_a_crash(
+    make_agent: Any, model: ScriptedModel, fake_llm: FakeLLMServer
+) -> None:
+    # json.loads raises RecursionError (not a ValueError) on deep nesting: it must not escape
+    # the tool path and take the turn down.
+    model.when("nest", {"tool_calls": [{"name": "memory", "arguments": "[" * 100_000}]})
+    agent: Agent = make_agent()
+    result = agent.run_turn("nest deeply 深层嵌套")
+    assert result.completed
+    tool_message = fake_llm.chat_requests[-1]["messages"][-1]
+    assert tool_message["role"] == "tool"
+    assert json.loads(tool_message["content"])["success"] is False
 
 
 def test_model_failure_raises_and_records_nothing(

@@ -411,7 +411,7 @@ class ReviewRunner:
     ) -> tuple[str, Mapping[str, Any]]:
         try:
             parsed = json.loads(raw_args) if raw_args.strip() else {}
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):
             parsed = None
         args: Mapping[str, Any] = parsed if isinstance(parsed, Mapping) else {}
         if name not in allowed:

@@ -110,6 +110,23 @@ def test_attended_refine_applies_a_removal_directly(
     assert runner.drain_notifications() == ["💾 Memory ➖ vim"]
 
 
+def test_deeply_nested_tool_arguments_do_not_abort_the_review(
+    review_host: Callable[..., MemoryHost], fake_llm: FakeLLMServer, hermes_home: Path
+) -> None:
+    host = review_host(memory={"nudge_interval": 0})
+    session = host.session()
+    chat_turn(session, "我叫小明，喜欢龙井茶")
+    fake_llm.responder = review_steps(
+        {"tool_calls": [{"name": "memory", "arguments": "[" * 100_000}]},
+        call("memory", action="add", target="user", content="用户喜欢龙井茶"),
+    )
+    runner = attach_review(session)
+    assert runner is not None
+    report = runner.run_attended("memory")
+    assert report.error is None
+    assert "用户喜欢龙井茶" in user_md(hermes_home)
+
+
 def test_disabled_review_and_a_fresh_memory_write_start_nothing(
     review_host: Callable[..., MemoryHost], fake_llm: FakeLLMServer
 ) -> None:
