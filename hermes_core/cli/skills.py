@@ -16,7 +16,7 @@ from hermes_core.cli.output import console, mark, print_json
 from hermes_core.errors import HermesError
 from hermes_core.layers.skills.find import SkillStatsStore, rank_skills
 from hermes_core.layers.skills.index import hidden_reason
-from hermes_core.layers.skills.install import InstallError, install_skill
+from hermes_core.layers.skills.install import InstallError, check_installable, install_skill
 from hermes_core.layers.skills.library import SkillRoot, linked_files, load_library
 from hermes_core.layers.skills.manage import (
     ManageError,
@@ -197,6 +197,8 @@ def install_cmd(source: Path, category: str | None) -> None:
 def remove_cmd(name: str, yes: bool) -> None:
     """Delete a local skill (kept under skills/.archive for rollback)."""
     service = _service()
+    if service.library().get(name) is None:
+        raise click.ClickException(f"skill '{name}' not found — see `hermes skills list`.")
     manager = service.manager()
     try:
         plan = manager.plan({"action": "delete", "name": name})
@@ -237,11 +239,20 @@ def validate_cmd(path: Path | None, as_json: bool) -> None:
     if single is not None:
         skills_found = [s for s in skills_found if s.directory == single]
         problems = [p for p in problems if p.path.parent == single]
+    # A well-formed skill can still be refused by `install` (symlinks, size, threat scan):
+    # validate reports that too, so a ✓ here means the skill would install.
+    refused: list[dict[str, str]] = []
+    for skill in list(skills_found):
+        try:
+            check_installable(skill.directory)
+        except InstallError as exc:
+            skills_found.remove(skill)
+            refused.append({"path": str(skill.skill_md), "error": str(exc)})
     if as_json:
         print_json(
             {
                 "valid": [{"name": s.name, "path": str(s.skill_md)} for s in skills_found],
-                "invalid": [{"path": str(p.path), "error": p.error} for p in problems],
+                "invalid": [{"path": str(p.path), "error": p.error} for p in problems] + refused,
             }
         )
     else:
@@ -250,10 +261,12 @@ def validate_cmd(path: Path | None, as_json: bool) -> None:
             out.print(f"{mark(True)} {escape(f'{skill.name}  {skill.skill_md}')}")
         for problem in problems:
             out.print(f"{mark(False)} {escape(f'{problem.path}: {problem.error}')}")
-        out.print(f"{len(skills_found)} valid, {len(problems)} invalid")
-    if problems:
+        for item in refused:
+            out.print(f"{mark(False)} {escape(item['path'] + ': ' + item['error'])}")
+        out.print(f"{len(skills_found)} valid, {len(problems) + len(refused)} invalid")
+    if problems or refused:
         raise SystemExit(1)
-    if not skills_found and not problems:
+    if not skills_found and not problems and not refused:
         raise click.ClickException("no SKILL.md found — pass a skill directory or a skills root.")
 
 

@@ -98,6 +98,18 @@ def _validate_and_scan(skill_dir: Path, scanner: Scanner) -> SkillDocument:
         raise InstallError(f"{SKILL_FILE} is not valid UTF-8.") from None
     except SkillValidationError as exc:
         raise InstallError(f"invalid {SKILL_FILE}: {exc}") from None
+    _scan_files(skill_dir, files, scanner)
+    return doc
+
+
+def check_installable(skill_dir: Path, scanner: Scanner = context_scan) -> None:
+    """The file checks and threat scan ``install_skill`` applies to an already valid skill
+    (regular files only, size limits, every text file scanned with scope ``context``), so
+    ``hermes skills validate`` answers "would this install?". Raises :class:`InstallError`."""
+    _scan_files(skill_dir, _check_tree(skill_dir), scanner)
+
+
+def _scan_files(skill_dir: Path, files: list[Path], scanner: Scanner) -> None:
     for path in files:
         try:
             content = path.read_bytes().decode("utf-8")
@@ -109,7 +121,6 @@ def _validate_and_scan(skill_dir: Path, scanner: Scanner) -> SkillDocument:
                 f"{path.relative_to(skill_dir)} blocked by the threat scanner "
                 f"({', '.join(result.pattern_ids)}): {result.message}"
             )
-    return doc
 
 
 def _extract_zip(archive: Path, into: Path) -> None:
@@ -198,4 +209,4 @@ def install_skill(
     return Installed(name=name, directory=destination, files=count)
 
 
-__all__ = ["InstallError", "Installed", "install_skill"]
+__all__ = ["InstallError", "Installed", "check_installable", "install_skill"]
