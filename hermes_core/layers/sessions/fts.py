@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import re
 import sqlite3
+import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -203,6 +204,13 @@ def cap_text(text: str, cap: int) -> str:
     return text if len(text) <= cap else text[:cap]
 
 
+def normalize(text: str) -> str:
+    """NFKC form: full-width Latin letters and digits typed with a CJK input method
+    (``ｎｇｉｎｘ``, ``２０２４``) become ASCII, compatibility ideographs their unified form.
+    Applied to indexed text and to queries alike, so either spelling finds the other."""
+    return unicodedata.normalize("NFKC", text)
+
+
 def index_fields(
     content: str,
     *,
@@ -211,10 +219,11 @@ def index_fields(
     tool_args: Iterable[str] = (),
     cap: int = 8192,
 ) -> tuple[str, str]:
-    """The ``(body, meta)`` strings stored in ``messages_fts`` for one message."""
-    body = split_cjk(cap_text(content, cap))
+    """The ``(body, meta)`` strings stored in ``messages_fts`` for one message (NFKC
+    normalised, CJK split, capped at ``cap`` characters)."""
+    body = split_cjk(normalize(cap_text(content, cap)))
     meta_parts = [part for part in (name, tool_name, *tool_args) if part]
-    meta = split_cjk(cap_text(" ".join(meta_parts), cap))
+    meta = split_cjk(normalize(cap_text(" ".join(meta_parts), cap)))
     return body, meta
 
 
@@ -289,11 +298,11 @@ def parse_query(query: object) -> list[Term]:
     Supported syntax: ``"exact phrase"``, ``OR`` / ``AND`` / ``NOT`` between terms, trailing
     ``*`` for prefix search. Everything else (parentheses, colons, carets, unbalanced quotes,
     dangling operators) is treated as plain text. Hyphenated words (``chat-send``) become
-    phrases. CJK text is split into single characters.
+    phrases. CJK text is split into single characters; full-width forms are NFKC-folded.
     """
     if not isinstance(query, str):
         query = "" if query is None else str(query)
-    query = _POSSESSIVE.sub(r"\1", query)  # "John's" -> "John" (not the phrase "john s")
+    query = _POSSESSIVE.sub(r"\1", normalize(query))  # "John's" -> "John" (not the phrase "john s")
     terms: list[Term] = []
     pending_op: str | None = None
     for raw in _TOKEN.findall(query):
@@ -400,6 +409,7 @@ __all__ = [
     "cap_text",
     "contains_cjk",
     "index_fields",
+    "normalize",
     "parse_query",
     "probe_fts5",
     "ranked_terms",

@@ -34,6 +34,7 @@ from hermes_core.layers.sessions.fts import (
     STOPWORDS,
     Term,
     build_match,
+    normalize,
     parse_query,
     ranked_terms,
 )
@@ -425,6 +426,7 @@ def rank(
     empty ranking when nothing is searchable or FTS5 is unavailable."""
     filters = filters or SearchFilters()
     candidates = CANDIDATES if candidates is None else candidates
+    query = normalize(query) if isinstance(query, str) else query
     window = query_time_window(query) if TIME_BOOST else None
     if window is not None and parse_query(window.rest):
         query = window.rest

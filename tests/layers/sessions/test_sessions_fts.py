@@ -197,3 +197,15 @@ def test_without_fts5_storage_works_and_search_explains(
     browse = SessionSearch(store).run({})
     assert browse["success"] is True and browse["count"] == 1
     store.close()
+
+
+def test_full_width_forms_match_ascii_both_ways(db: SessionDB, add_session: Any) -> None:
+    """A CJK input method in full-width mode types ｎｇｉｎｘ / ２０２４; those find the ASCII
+    text, and full-width text in the archive is found by an ASCII query."""
+    add_session(db, "ascii", [("user", "重启 nginx 之后 port 8080 可以访问了")])
+    add_session(db, "wide", [("user", "ＤＯＣＫＥＲ 镜像 构建失败")])
+    add_session(db, "other", [("user", "今天天气不错 sunny day")])
+    assert _sessions(db, "ｎｇｉｎｘ") == ["ascii"]
+    assert _sessions(db, "８０８０") == ["ascii"]
+    assert _sessions(db, "docker") == ["wide"]
+    assert _sessions(db, "Ｄｏｃｋｅｒ 镜像") == ["wide"]
