@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from compkit import assert_valid_openai, newest_user, session, settings
-from hypothesis import HealthCheck, assume, given
+from hypothesis import HealthCheck, assume, example, given
 from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 
@@ -109,6 +109,16 @@ def build(seed: int, turns: int, chinese_share: float, max_words: int) -> list[d
     protect_first_n=st.integers(1, 4),
     ratio=st.floats(1.3, 4.0),
 )
+# found by hypothesis: all-Chinese transcript whose newest user message is text + image
+@example(
+    seed=2057,
+    turns=42,
+    chinese_share=1.0,
+    protect_last_n=1,
+    target_ratio=0.1,
+    protect_first_n=3,
+    ratio=2.0,
+)
 def test_compressed_transcript_is_valid_and_fits(
     tmp_path: Path,
     seed: int,
@@ -143,10 +153,18 @@ def test_compressed_transcript_is_valid_and_fits(
     assert_valid_openai(out)
     assert out[0] == msgs[0]
     newest = newest_user(msgs)
+    last_content = next(x["content"] for x in reversed(msgs) if x["role"] == "user")
     assert any(
         newest == m.get("content")
         or (isinstance(m.get("content"), str) and newest in m["content"])
-        or m.get("content") == next(x["content"] for x in reversed(msgs) if x["role"] == "user")
+        or m.get("content") == last_content
+        # the summary merged into a multimodal newest user message: every original part
+        # (text and image) kept, in order, after the summary part
+        or (
+            isinstance(m.get("content"), list)
+            and isinstance(last_content, list)
+            and m["content"][-len(last_content) :] == last_content
+        )
         for m in out
         if m.get("role") == "user"
     )
