@@ -4,8 +4,10 @@ A staged write is a JSON file ``$HERMES_HOME/pending/memory/<id>.json`` (0600, w
 atomically). It records the validated, scanned operations, who asked (``origin``), and for
 each replace/remove the *full* entry it targets. Approval replays the operations through the
 same engine as the tool, bypassing the gate, and refuses (keeping the record) when a
-targeted entry changed since staging. Rejection deletes the record. Nothing here raises for a
-missing or corrupt record: callers get ``None`` / an error payload.
+targeted entry changed since staging, or when a content no longer passes the strict scan or
+has a ``§`` separator line (a record edited on disk, or staged before a scanner update).
+Rejection deletes the record. Nothing here raises for a missing or corrupt record: callers
+get ``None`` / an error payload.
 """
 
 from __future__ import annotations
@@ -20,10 +22,12 @@ from pathlib import Path
 from typing import Any, cast
 
 from hermes_core.fsutil import atomic_write_text, ensure_private_dir, file_lock
+from hermes_core.security.scan import find_threats
 from hermes_core.types import MemoryTarget, WriteOrigin
 
 from .engine import MemoryEngine, Outcome, StaleWrite
 from .ops import Operation
+from .store import has_separator_line
 
 log = logging.getLogger(__name__)
 
@@ -173,6 +177,24 @@ def approve(engine: MemoryEngine, pending: PendingStore, pending_id: str) -> Out
     with file_lock(pending.path(record.id)):
         if not pending.path(record.id).exists():  # approved or rejected concurrently
             return Outcome({"success": False, "error": f"Pending write '{pending_id}' is gone."})
+        for index, op in enumerate(record.ops(), start=1):
+            if op.action == "remove" or not op.content:
+                continue
+            ids = find_threats(op.content, "strict")
+            if ids or has_separator_line(op.content):
+                why = (
+                    f"matches blocked pattern(s) {', '.join(ids)}"
+                    if ids
+                    else "has a line containing only '§' (the entry separator)"
+                )
+                return Outcome(
+                    {
+                        "success": False,
+                        "error": f"Pending write '{record.id}' cannot be applied: operation "
+                        f"{index} {why}. Nothing was applied. Discard it with `hermes memory "
+                        f"reject {record.id}`.",
+                    }
+                )
         expected = {int(k): v for k, v in record.expected.items()}
         try:
             if record.batch:
