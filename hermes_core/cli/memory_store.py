@@ -170,8 +170,21 @@ def validate_edit(text: str, target: MemoryTarget, limit: int) -> tuple[list[str
     return entries, problems
 
 
-def edit(target: str) -> None:
-    """Open a copy of the file in $EDITOR; save it only if it validates and scans clean."""
+def _seed(path: Path) -> str:
+    """The text of a ``--from`` file (a recovery file of an earlier refused edit)."""
+    try:
+        return path.read_bytes().decode("utf-8-sig")
+    except OSError as exc:
+        raise click.ClickException(
+            f"could not read {path}: {exc.strerror or exc} — give the path of a recovery file"
+        ) from exc
+    except UnicodeDecodeError as exc:
+        raise click.ClickException(f"{path} is not valid UTF-8 ({exc.reason})") from exc
+
+
+def edit(target: str, seed: Path | None = None) -> None:
+    """Open a copy of the file (or of ``seed``, e.g. a recovery file) in $EDITOR; save it only
+    if it validates and scans clean."""
     home = _home()
     settings = _settings(home)
     mem_target = cast(MemoryTarget, target)
@@ -183,9 +196,10 @@ def edit(target: str) -> None:
         raise click.ClickException(
             f"{store.path} could not be read ({exc}) — fix or move the file by hand first"
         ) from exc
+    start_text = _seed(seed) if seed is not None else original_text
     with tempfile.TemporaryDirectory(prefix="hermes-memory-edit-") as tmp:
         copy = Path(tmp) / FILENAMES[mem_target]
-        copy.write_text(original_text, encoding="utf-8")
+        copy.write_text(start_text, encoding="utf-8")
         copy.chmod(0o600)
         _run_editor(copy)
         try:
@@ -200,8 +214,8 @@ def edit(target: str) -> None:
     if problems:
         path = _recovery(home, mem_target, edited)
         raise click.ClickException(
-            f"not saved: {'; '.join(problems)}. Your text is kept in {path} — fix it and run "
-            f"`hermes memory edit --target {target}` again"
+            f"not saved: {'; '.join(problems)}. Your text is kept in {path} — continue from it "
+            f"with `hermes memory edit --target {target} --from {path}`"
         )
     new_text = serialize(entries)
     if new_text == original_text:
@@ -214,7 +228,8 @@ def edit(target: str) -> None:
             path = _recovery(home, mem_target, edited)
             raise click.ClickException(
                 f"{store.path.name} changed on disk while you were editing; nothing was saved. "
-                f"Your text is kept in {path} — run the edit again"
+                f"Your text is kept in {path} — check `hermes memory show --target {target}`, "
+                f"then `hermes memory edit --target {target} --from {path}`"
             )
         atomic_write_text(store.path, new_text)
     console().print(
@@ -423,9 +438,16 @@ def register_memory_commands(group: click.Group) -> None:
 
     @group.command("edit")
     @click.option("--target", type=click.Choice(TARGETS), default="memory", show_default=True)
-    def edit_command(target: str) -> None:
+    @click.option(
+        "--from",
+        "seed",
+        type=click.Path(path_type=Path, dir_okay=False),
+        default=None,
+        help="Start from this text instead of the file (the recovery file a refused edit names).",
+    )
+    def edit_command(target: str, seed: Path | None) -> None:
         """Edit a memory file in $EDITOR (validated, scanned, written atomically)."""
-        edit(target)
+        edit(target, seed)
 
     @group.command("pending")
     @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")

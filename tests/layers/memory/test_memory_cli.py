@@ -215,3 +215,36 @@ def test_approve_and_restore_tell_the_provider(
     (row,) = MemoryArchive(hermes_home).add("memory", ["User prefers tabs"], reason="overflow")
     assert run("restore", str(row)).exit_code == 0
     assert [(w.action, w.content) for _, w in seen[1:]] == [("add", "User prefers tabs")]
+
+
+def test_a_refused_edit_continues_from_its_recovery_file(
+    kit_factory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:  # type: ignore[no-untyped-def]
+    # The refusal names a command that reopens the user's own text, not the old file.
+    kit = kit_factory()
+    (kit.home / "config.yaml").write_text("memory:\n  user_char_limit: 20\n", encoding="utf-8")
+    kit.add("用户住在杭州", target="user")
+    script = tmp_path / "trim-editor.py"
+    script.write_text(
+        "import os, sys\n"
+        "path = sys.argv[1]\n"
+        "text = open(path, encoding='utf-8').read()\n"
+        "open(os.environ['SEEN'], 'w', encoding='utf-8').write(text)\n"
+        "new = os.environ.get('NEW_TEXT')\n"
+        "open(path, 'w', encoding='utf-8').write(new if new else text[:15])\n",
+        encoding="utf-8",
+    )
+    monkeypatch.setenv("EDITOR", f"{sys.executable} {script}")
+    monkeypatch.delenv("VISUAL", raising=False)
+    seen = tmp_path / "seen.txt"
+    long_text = "用户喜欢龙井茶，每天早上喝一杯，下午改喝乌龙茶，晚上不喝茶以免失眠。"
+    refused = run("edit", "--target", "user", env={"SEEN": str(seen), "NEW_TEXT": long_text})
+    assert refused.exit_code != 0 and "over budget" in refused.output
+    (recovery,) = (kit.home / "memories" / "recovery").glob("USER.md.*.txt")
+    assert "--from" in refused.output
+    resumed = run("edit", "--target", "user", "--from", str(recovery), env={"SEEN": str(seen)})
+    assert resumed.exit_code == 0, resumed.output
+    assert seen.read_text(encoding="utf-8") == long_text  # the editor opened the user's text
+    assert kit.entries("user") == [long_text[:15]]
+    missing = run("edit", "--from", str(tmp_path / "nope.txt"), env={"SEEN": str(seen)})
+    assert missing.exit_code != 0 and "could not read" in missing.output
