@@ -12,6 +12,7 @@ from rich.progress import Progress
 from rich.table import Table
 
 from hermes_core.bench.compression import load_conversations, run_bench
+from hermes_core.cli.bench_output import check_json_out
 from hermes_core.cli.output import console
 
 DEFAULT_DATA = "/work/shared/data/locomo/locomo-dev.json"
@@ -45,6 +46,7 @@ def _default_data() -> Path:
     "json_out",
     type=click.Path(dir_okay=False, path_type=Path),
     default=None,
+    callback=check_json_out,
     help="Also write the figures to this JSON file.",
 )
 def command(

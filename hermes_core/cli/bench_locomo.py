@@ -12,6 +12,7 @@ import click
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from hermes_core.cli.bench_output import check_json_out
 from hermes_core.cli.output import console
 
 
@@ -109,7 +110,13 @@ def _build_retriever(spec: str, workdir: Path, default_provider: str | None) -> 
     default="auto",
     show_default=True,
 )
-@click.option("--json", "json_out", type=click.Path(dir_okay=False, path_type=Path), default=None)
+@click.option(
+    "--json",
+    "json_out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    callback=check_json_out,
+)
 def command(
     path: Path,
     retrievers: tuple[str, ...],
@@ -127,6 +134,11 @@ def command(
     except BenchDataError as exc:
         raise click.ClickException(f"{exc} — pass a LoCoMo or LongMemEval JSON file") from exc
     total = sum(len(c.questions) for c in conversations)
+    if total == 0:
+        raise click.ClickException(
+            f"{path} holds {len(conversations)} conversation(s) and no questions — pass a "
+            "LoCoMo file (a list of samples with 'conversation' and 'qa') or a LongMemEval file"
+        )
     reports = []
     for spec in retrievers:
         with tempfile.TemporaryDirectory(prefix="hermes-bench-") as tmp:

@@ -10,6 +10,7 @@ from rich.progress import Progress
 from rich.table import Table
 
 from hermes_core.bench.memory import run_bench, total_ticks
+from hermes_core.cli.bench_output import check_json_out
 from hermes_core.cli.output import console
 
 
@@ -33,6 +34,7 @@ from hermes_core.cli.output import console
     "json_out",
     type=click.Path(dir_okay=False, path_type=Path),
     default=None,
+    callback=check_json_out,
     help="Also write the figures to this JSON file.",
 )
 def command(ops: int, prefill: int, json_out: Path | None) -> None:

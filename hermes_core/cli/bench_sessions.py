@@ -10,6 +10,7 @@ import click
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from hermes_core.cli.bench_output import check_json_out
 from hermes_core.cli.output import console
 
 
@@ -63,7 +64,13 @@ def _pp(t: dict[str, Any]) -> str:
 @click.command(name="sessions")
 @click.option("--sizes", default="10k,100k", show_default=True, help="Message counts.")
 @click.option("--repeat", default=20, show_default=True, help="Timed runs per query.")
-@click.option("--json", "json_out", type=click.Path(dir_okay=False, path_type=Path), default=None)
+@click.option(
+    "--json",
+    "json_out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    callback=check_json_out,
+)
 def command(sizes: str, repeat: int, json_out: Path | None) -> None:
     """Synthetic EN+ZH archives: insert throughput, discovery/scroll latency, DB size."""
     from hermes_core.bench.sessions import run_perf

@@ -10,6 +10,7 @@ from rich.progress import Progress
 from rich.table import Table
 
 from hermes_core.bench.skills import load_tasks, run_bench
+from hermes_core.cli.bench_output import check_json_out
 from hermes_core.cli.output import console
 from hermes_core.layers.skills.library import SkillRoot, skill_roots
 from hermes_core.layers.skills.tools import DEFAULT_AVAILABLE_TOOLS, DEFAULT_AVAILABLE_TOOLSETS
@@ -41,6 +42,7 @@ from hermes_core.settings.base import load_settings, resolve_home
     "json_out",
     type=click.Path(dir_okay=False, path_type=Path),
     default=None,
+    callback=check_json_out,
     help="Also write the figures to this JSON file.",
 )
 def command(

@@ -412,3 +412,13 @@ def test_cli_locomo_side_by_side(
     assert builtin["scores"] != provider["scores"]
     bad = CliRunner().invoke(root, ["locomo", str(locomo_file), "--retriever", "vector"])
     assert bad.exit_code != 0 and "provider:NAME" in bad.output
+
+
+def test_cli_locomo_refuses_a_file_without_questions(tmp_path: Path) -> None:
+    root = click.Group()
+    root.add_command(locomo_command)
+    empty = tmp_path / "空.json"
+    empty.write_text("[]", encoding="utf-8")
+    result = CliRunner().invoke(root, ["locomo", str(empty)])
+    assert result.exit_code == 1 and "no questions" in result.output
+    assert "Session-level" not in result.output  # no empty table pretending to be figures
