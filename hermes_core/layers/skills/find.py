@@ -133,13 +133,17 @@ class SkillStatsStore:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         created = not self.path.exists()
         conn = sqlite3.connect(self.path, timeout=10.0)
-        conn.execute("PRAGMA busy_timeout = 10000")
-        conn.execute("PRAGMA journal_mode = WAL")
-        if created:
-            self.path.chmod(0o600)
-        with conn:
-            for statement in _SCHEMA:
-                conn.execute(statement)
+        try:
+            if created:
+                self.path.chmod(0o600)  # before WAL: the -wal/-shm sidecars copy this mode
+            conn.execute("PRAGMA busy_timeout = 10000")
+            conn.execute("PRAGMA journal_mode = WAL")
+            with conn:
+                for statement in _SCHEMA:
+                    conn.execute(statement)
+        except BaseException:
+            conn.close()  # a locked or unreadable state.db must not leak the connection
+            raise
         return conn
 
     def record_outcome(

@@ -151,3 +151,31 @@ def test_state_db_is_shared_politely(home: Path, service: SkillsService, ctx: To
     rows = conn.execute("SELECT skill, outcome, note, session_id FROM skill_outcomes").fetchall()
     assert rows[0] == ("s", "success", "worked, 很好", "s1") and len(rows) == 2
     conn.close()
+
+
+def test_stats_store_closes_its_connection_when_state_db_is_unreadable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from hermes_core.layers.skills import find
+
+    opened: list[sqlite3.Connection] = []
+    closed: list[sqlite3.Connection] = []
+
+    class Tracking(sqlite3.Connection):
+        def close(self) -> None:
+            closed.append(self)
+            super().close()
+
+    real_connect = sqlite3.connect
+
+    def connect(*args: object, **kwargs: object) -> sqlite3.Connection:
+        conn = real_connect(*args, factory=Tracking, **kwargs)  # type: ignore[call-overload]
+        opened.append(conn)
+        return conn  # type: ignore[no-any-return]
+
+    monkeypatch.setattr(find.sqlite3, "connect", connect)
+    (tmp_path / "state.db").write_bytes("not a database, 不是数据库".encode() * 200)
+    store = find.SkillStatsStore(tmp_path)
+    with pytest.raises(sqlite3.DatabaseError):
+        store.record_view("deploy-site")
+    assert opened and closed == opened
