@@ -323,17 +323,28 @@ class Session:
 
 
 def screen_recall(context: MemoryContext) -> MemoryContext:
-    """Drop recalled paragraphs or bullet lines the threat scanner flags (context scope)."""
+    """Drop recalled paragraphs or bullet lines the threat scanner flags (context scope).
+
+    Two neighbouring lines that produce a hit together that neither produces alone (an
+    instruction split over a line break) are both dropped: the block joins them again."""
     from hermes_core.security.scan import scan
 
+    chunks = list(_recall_chunks(context.text))
+    results = [scan(chunk, "context") for chunk in chunks]
+    messages: list[str | None] = [r.message if r.blocked else None for r in results]
+    for index in range(len(chunks) - 1):
+        pair = scan(chunks[index] + "\n" + chunks[index + 1], "context")
+        alone = set(results[index].pattern_ids) | set(results[index + 1].pattern_ids)
+        if set(pair.pattern_ids) - alone:  # a hit only the joined lines produce
+            messages[index] = messages[index] or pair.message
+            messages[index + 1] = messages[index + 1] or pair.message
     kept: list[str] = []
     dropped = 0
-    for chunk in _recall_chunks(context.text):
-        result = scan(chunk, "context")
-        if result.blocked:
+    for chunk, message in zip(chunks, messages, strict=True):
+        if message is not None:
             dropped += 1
             log.warning(
-                "dropped a recalled memory from %s: %s", context.label or "provider", result.message
+                "dropped a recalled memory from %s: %s", context.label or "provider", message
             )
             continue
         kept.append(chunk)
