@@ -68,6 +68,26 @@ class StaleWrite(Exception):
     """An approved write no longer applies: the entry it targets changed."""
 
 
+
+ECHO_MIN_CHARS = 4000
+
+
+def cap_echo(entries: Sequence[str], limit: int) -> tuple[list[str], int]:
+    """(entries to echo, how many were left out): whole entries, oldest first, while they fit
+    in ``max(2 × limit, 4000)`` chars; an entry longer than that alone is cut with ``…``."""
+    cap = max(2 * limit, ECHO_MIN_CHARS)
+    shown: list[str] = []
+    used = 0
+    for entry in entries:
+        if used + len(entry) > cap:
+            if not shown:
+                shown.append(entry[: cap - 1] + "…")
+            break
+        shown.append(entry)
+        used += len(entry)
+    return shown, len(entries) - len(shown)
+
+
 class MemoryEngine:
     """Applies operations to MEMORY.md / USER.md under ``home`` with ``settings``."""
 
@@ -84,14 +104,22 @@ class MemoryEngine:
     def error_with_entries(
         self, target: MemoryTarget, message: str, entries: Sequence[str]
     ) -> dict[str, Any]:
-        """An actionable error echoing the (sanitised) entries and usage."""
+        """An actionable error echoing the (sanitised) entries and usage.
+
+        The echo is capped like the snapshot (``max(2 × limit, 4000)`` chars of entries): a
+        file grown far over budget by hand must not put megabytes into one tool result. When
+        entries are left out, ``entries_not_shown`` counts them."""
         limit = limit_for(self.settings, target)
-        return {
+        shown, hidden = cap_echo(sanitize_entries(entries, target), limit)
+        payload: dict[str, Any] = {
             "success": False,
             "error": message,
-            "current_entries": sanitize_entries(entries, target),
+            "current_entries": shown,
             "usage": usage_short(char_count(entries), limit),
         }
+        if hidden:
+            payload["entries_not_shown"] = hidden
+        return payload
 
     def success(
         self, target: MemoryTarget, entries: Sequence[str], message: str, **extra: Any

@@ -13,6 +13,8 @@ from typing import Literal
 
 ACTIONS = ("add", "replace", "remove")
 PREVIEW_CHARS = 80
+MATCHES_SHOWN = 20
+"""At most this many previews in an ambiguity error (then "... and N more")."""
 
 ErrorKind = Literal["empty", "no_match", "ambiguous", "invalid"]
 
@@ -71,10 +73,13 @@ def locate(entries: Sequence[str], old_text: str) -> int:
     if not found:
         raise OpError("no_match", f"No entry matched '{old_text}'.")
     if len({entries[i] for i in found}) > 1:
+        previews = [preview(entries[i]) for i in found[:MATCHES_SHOWN]]
+        if len(found) > MATCHES_SHOWN:
+            previews.append(f"... and {len(found) - MATCHES_SHOWN:,} more")
         raise OpError(
             "ambiguous",
             f"Multiple entries matched '{old_text}'. Be more specific.",
-            [preview(entries[i]) for i in found],
+            previews,
         )
     return found[0]
 

@@ -638,3 +638,22 @@ def test_soft_warning_from_ninety_percent(kit_factory) -> None:  # type: ignore[
     near = kit.add("b" * 10)
     assert near["success"] is True and near["usage"] == "93% — 93/100 chars"
     assert "93% full" in near["warning"]
+
+
+def test_errors_on_a_hugely_over_budget_file_stay_small(kit: MemoryKit) -> None:
+    # A MEMORY.md grown by hand to ~1 MB: an error must not echo all of it into one tool
+    # result (it would overflow the model's context on the next call).
+    kit.write_raw(DELIMITER.join(f"User fact {i}: 喜欢龙井茶" for i in range(30_000)))
+    for result in (
+        kit.add("用户喜欢红茶"),
+        kit.call(action="remove", old_text="no such fact"),
+        kit.call(action="remove", old_text="User fact"),
+    ):
+        assert result["success"] is False
+        assert len(json.dumps(result, ensure_ascii=False)) < 20_000
+    over = kit.add("用户喜欢红茶")
+    assert over["current_entries"][0] == "User fact 0: 喜欢龙井茶"
+    assert over["entries_not_shown"] == 30_000 - len(over["current_entries"])
+    ambiguous = kit.call(action="remove", old_text="User fact")
+    assert len(ambiguous["matches"]) == 21 and ambiguous["matches"][-1] == "... and 29,980 more"
+    assert len(kit.entries()) == 30_000
