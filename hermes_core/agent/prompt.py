@@ -10,7 +10,8 @@
 
 Everything is rendered once when the session opens: the result is byte-identical for the
 whole session (the timestamp is the session's start, not "now"). Context files are scanned
-at the ``context`` scope; a flagged file is replaced by
+at the ``context`` scope — all of the text that reaches the prompt, including the kept tail of
+a long file; a flagged file is replaced by
 :func:`~hermes_core.security.scan.context_block_message`. Files longer than
 ``agent.context_file_char_cap`` keep 70 % head and 20 % tail around a marker.
 """
@@ -23,7 +24,7 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 
-from hermes_core.security.scan import context_block_message, scan
+from hermes_core.security.scan import MAX_SCAN_CHARS, context_block_message, scan
 
 log = logging.getLogger(__name__)
 
@@ -32,6 +33,9 @@ DEFAULT_IDENTITY = (
     "across conversations through your memory notes, a searchable archive of past sessions "
     "and skills (saved procedures). Be direct and accurate; say when you do not know."
 )
+
+WINDOW_OVERLAP = 2_000
+"""Characters shared by neighbouring scan windows, so a phrase on a boundary is seen whole."""
 
 SOUL_FILE = "SOUL.md"
 CONTEXT_FILE_GROUPS: tuple[tuple[str, ...], ...] = ((".hermes.md", "HERMES.md"), ("AGENTS.md",))
@@ -74,14 +78,24 @@ def load_context_file(path: Path, cap: int) -> ContextFile | None:
         return None
     if not raw.strip():
         return None
-    result = scan(raw, "context")
-    if result.blocked:
-        log.warning("context file %s blocked: %s", path, ", ".join(result.pattern_ids))
-        return ContextFile(
-            path.name, path, context_block_message(path.name, result.pattern_ids), blocked=True
-        )
     text, truncated = cap_text(raw.strip(), cap, path.name)
+    ids = scan_whole(raw if not truncated else text)
+    if truncated:  # the kept tail lies past the scanner's window of a long file
+        ids = list(dict.fromkeys([*scan(raw, "context").pattern_ids, *ids]))
+    if ids:
+        log.warning("context file %s blocked: %s", path, ", ".join(ids))
+        return ContextFile(path.name, path, context_block_message(path.name, ids), blocked=True)
     return ContextFile(path.name, path, text, truncated=truncated)
+
+
+def scan_whole(text: str) -> list[str]:
+    """Context-scope threat ids of ALL of ``text`` (the scanner reads only its first
+    ``MAX_SCAN_CHARS``; longer text is scanned in overlapping windows)."""
+    step = MAX_SCAN_CHARS - WINDOW_OVERLAP
+    ids: dict[str, None] = {}
+    for start in range(0, max(len(text) - WINDOW_OVERLAP, 1), step):
+        ids.update(dict.fromkeys(scan(text[start : start + MAX_SCAN_CHARS], "context").pattern_ids))
+    return list(ids)
 
 
 def context_files(cwd: Path, cap: int) -> list[ContextFile]:
