@@ -662,6 +662,8 @@ def llm_summarizer(
         except LLMError as exc:
             log.warning("session_search summary unavailable: %s", exc)
             return None
+        finally:
+            client.close()  # one client per summary: release its connection pool now
         content = getattr(result, "content", None)
         return content.strip() if isinstance(content, str) and content.strip() else None
 

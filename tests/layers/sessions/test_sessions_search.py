@@ -361,3 +361,32 @@ def test_browse_honours_the_tool_filter_across_lineage(db: SessionDB, add_sessio
     assert _search(db, current=None, tool="web_search", limit=10)["results"] == []
     everything = _search(db, current=None, limit=10)
     assert {r["session_id"] for r in everything["results"]} == {"chat-only", "root"}
+
+
+def test_summarize_closes_every_client_it_opens(
+    archive: SessionDB, home: Path, fake_llm: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One LLM client per summary, success or failure: each is closed (no leaked pools)."""
+    from hermes_core.llm.client import LLMClient
+
+    opened: list[LLMClient] = []
+    closed: list[LLMClient] = []
+    real_init, real_close = LLMClient.__init__, LLMClient.close
+
+    def init(self: LLMClient, *args: Any, **kwargs: Any) -> None:
+        real_init(self, *args, **kwargs)
+        opened.append(self)
+
+    def close(self: LLMClient) -> None:
+        closed.append(self)
+        real_close(self)
+
+    monkeypatch.setattr(LLMClient, "__init__", init)
+    monkeypatch.setattr(LLMClient, "close", close)
+    fake_llm.responder = lambda req: "回顾：用户修好了 docker 缓存。"
+    fake_llm.script_error(400)  # the first summary fails, the next succeed
+    settings = load_settings(home, llm={"base_url": fake_llm.base_url, "model": fake_llm.model})
+    searcher = SessionSearch(archive, summarizer=llm_summarizer(settings))
+    out = searcher.run({"query": "docker", "summarize": True, "limit": 3}, "current")
+    assert len(out["results"]) >= 2
+    assert len(opened) == len(out["results"]) and sorted(map(id, closed)) == sorted(map(id, opened))
