@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import shlex
+import sqlite3
 import subprocess
 import tempfile
 import time
@@ -404,7 +405,13 @@ def archive_cmd(as_json: bool, query: str | None, target: str | None, show_all: 
 def restore_cmd(entry_id: int) -> None:
     """Put an archived entry back into its file (must fit the budget and scan clean)."""
     home = _home()
-    outcome = MemoryEngine(home, _settings(home)).restore_archived(entry_id)
+    try:
+        outcome = MemoryEngine(home, _settings(home)).restore_archived(entry_id)
+    except (OSError, RuntimeError, sqlite3.Error) as exc:
+        raise click.ClickException(
+            f"could not restore entry {entry_id}: {exc} — nothing was changed and the entry "
+            "stays in the archive; fix that and retry"
+        ) from exc
     if not outcome.success:
         error = str(outcome.payload.get("error", "failed"))
         if "No archived entry" in error:

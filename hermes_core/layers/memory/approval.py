@@ -213,6 +213,14 @@ def approve(engine: MemoryEngine, pending: PendingStore, pending_id: str) -> Out
                     session_id=record.session_id,
                     expected=expected.get(1),
                 )
+        except (OSError, RuntimeError) as exc:  # lock refused, disk full, write failed
+            return Outcome(
+                {
+                    "success": False,
+                    "error": f"Pending write '{record.id}' was not applied: {exc}. Nothing was "
+                    "changed and the record is kept — fix that, then approve it again.",
+                }
+            )
         except StaleWrite:
             return Outcome(
                 {

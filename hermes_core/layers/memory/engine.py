@@ -68,7 +68,6 @@ class StaleWrite(Exception):
     """An approved write no longer applies: the entry it targets changed."""
 
 
-
 ECHO_MIN_CHARS = 4000
 
 

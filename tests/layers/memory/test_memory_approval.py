@@ -198,3 +198,21 @@ def test_approve_rescans_a_record_changed_on_disk(hermes_home: Path) -> None:
         assert "cannot be applied" in outcome.payload["error"]
         assert pending.get(staged["pending_id"]) is not None  # kept for the user to reject
         assert not kit.file().exists()
+
+
+def test_approve_that_cannot_write_keeps_the_record_and_raises_nothing(
+    hermes_home: Path,
+) -> None:
+    kit = MemoryKit(hermes_home, write_approval=True)
+    staged = kit.add("用户喜欢红茶")
+    lock = kit.file().with_name("MEMORY.md.lock")
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    lock.unlink(missing_ok=True)
+    lock.symlink_to(hermes_home / "elsewhere")  # file_lock refuses symlinks
+    outcome = approve(_engine(kit), PendingStore(hermes_home), staged["pending_id"])
+    assert outcome.success is False
+    assert "was not applied" in outcome.payload["error"] and "symlink" in outcome.payload["error"]
+    assert PendingStore(hermes_home).get(staged["pending_id"]) is not None
+    lock.unlink()
+    assert approve(_engine(kit), PendingStore(hermes_home), staged["pending_id"]).success
+    assert kit.entries() == ["用户喜欢红茶"]

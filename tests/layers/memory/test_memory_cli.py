@@ -248,3 +248,16 @@ def test_a_refused_edit_continues_from_its_recovery_file(
     assert kit.entries("user") == [long_text[:15]]
     missing = run("edit", "--from", str(tmp_path / "nope.txt"), env={"SEEN": str(seen)})
     assert missing.exit_code != 0 and "could not read" in missing.output
+
+
+def test_restore_that_cannot_write_is_a_clear_error(hermes_home: Path) -> None:
+    kit = MemoryKit(hermes_home)
+    (row,) = MemoryArchive(hermes_home).add("memory", ["用户喜欢红茶"], reason="overflow")
+    lock = kit.file().with_name("MEMORY.md.lock")
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    lock.symlink_to(hermes_home / "elsewhere")
+    result = CliRunner().invoke(memory_group, ["restore", str(row)])
+    assert result.exit_code == 1 and result.exception is not None
+    assert isinstance(result.exception, SystemExit)  # a ClickException, not a traceback
+    assert "stays in the archive" in result.output
+    assert MemoryArchive(hermes_home).get(row).restored_at is None  # type: ignore[union-attr]
