@@ -8,6 +8,7 @@ first-run message says how to point at Ollama, vLLM, LM Studio or a hosted API.
 
 from __future__ import annotations
 
+import logging
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -29,6 +30,8 @@ if TYPE_CHECKING:
     from prompt_toolkit.output import Output
 
     from hermes_core.agent.loop import Agent, AgentEvent
+
+log = logging.getLogger(__name__)
 
 PROBE_TIMEOUT = 3.0
 
@@ -242,7 +245,15 @@ class ChatUI:
                 if not text.strip():
                     continue
                 if is_command(text):
-                    result = run_command(self.agent, text)
+                    try:
+                        result = run_command(self.agent, text)
+                    except Exception as exc:  # a failing command must not end the chat
+                        log.debug("command %s failed", text.split()[0], exc_info=True)
+                        self.console.print(
+                            f"[red]✗ {escape(text.split()[0])} failed: "
+                            f"{escape(f'{type(exc).__name__}: {exc}')}[/red]"
+                        )
+                        continue
                     for line in result.lines:
                         self.console.print(escape(line))
                     if result.exit:

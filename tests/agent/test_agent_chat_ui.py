@@ -64,3 +64,25 @@ def test_eof_leaves_cleanly_and_model_errors_are_shown(
     out = buffer.getvalue()
     assert "✗" in out and "llm.model" in out
     assert "Unknown command /bogus" in out
+
+
+def test_a_failing_slash_command_is_reported_and_the_chat_goes_on(
+    make_agent: Any, model: ScriptedModel, monkeypatch: Any
+) -> None:
+    from hermes_core.agent import commands
+
+    def boom(agent: Agent, args: list[str]) -> commands.CommandResult:
+        raise OSError("disk full")
+
+    monkeypatch.setitem(commands.COMMANDS, "memory", boom)
+    buffer = io.StringIO()
+    console = Console(file=buffer, width=120, color_system=None, highlight=False)
+    printer = EventPrinter(console)
+    agent: Agent = make_agent()
+    agent.on_event = printer
+    with create_pipe_input() as pipe:
+        pipe.send_text("/memory approve all\r你好\r/exit\r")
+        ChatUI(agent, console, printer, input=pipe, output=DummyOutput()).run()
+    out = buffer.getvalue()
+    assert "✗ /memory failed: OSError: disk full" in out
+    assert out.index("disk full") < out.index("OK.") and out.rstrip().endswith("Bye.")
