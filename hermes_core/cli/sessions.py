@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+import sqlite3
 import time
 import uuid
 from collections.abc import Iterator
@@ -47,6 +48,12 @@ def _open_db() -> Iterator[Any]:
         raise click.ClickException(
             f"cannot open {home / 'state.db'}: {exc} — check the path and its permissions "
             "(HERMES_HOME)"
+        ) from exc
+    except sqlite3.DatabaseError as exc:
+        path = home / "state.db"
+        raise click.ClickException(
+            f"{path} is not a readable SQLite database ({exc}) — move it aside "
+            f"(mv {path} {path}.bad) and rerun; a fresh archive is created, the old file kept"
         ) from exc
     try:
         yield db
@@ -202,6 +209,8 @@ def search_cmd(
         result = SessionSearch(db, hidden_sources=()).run(args)
     if as_json:
         print_json(result)
+        if not result.get("success"):
+            raise SystemExit(1)  # scripts see the failure in the exit code too
         return
     if not result.get("success"):
         raise click.ClickException(str(result.get("error")))

@@ -270,3 +270,19 @@ def test_prune_json_without_yes_deletes_nothing(cli: click.Group, filled: Path) 
         run(cli, "sessions", "prune", "--older-than", "90d", "--json", "--yes").output
     )
     assert done["session_ids"] == ["s-old"] and done["messages_deleted"] == 2
+
+
+def test_search_json_error_exits_nonzero(cli: click.Group, filled: Path) -> None:
+    out = CliRunner().invoke(cli, ["sessions", "search", "部署", "--after", "明天", "--json"])
+    assert out.exit_code == 1
+    data = json.loads(out.output)
+    assert data["success"] is False and "ISO date" in data["error"]
+
+
+def test_corrupt_state_db_is_a_clear_error_and_kept(cli: click.Group, home: Path) -> None:
+    (home / "state.db").write_text("这不是数据库 not a database " * 50, encoding="utf-8")
+    for args in (["list"], ["stats"], ["search", "部署"]):
+        out = CliRunner().invoke(cli, ["sessions", *args])
+        assert out.exit_code == 1 and "Traceback" not in out.output
+        assert "not a readable SQLite database" in out.output and "state.db.bad" in out.output
+    assert (home / "state.db").read_text(encoding="utf-8").startswith("这不是数据库")
