@@ -60,7 +60,7 @@ def list_cmd(category: str | None, as_json: bool) -> None:
     """Every skill with its category, source, index status and usage counts."""
     service = _service()
     library = service.library()
-    stats = SkillStatsStore(service.home).stats()
+    stats = SkillStatsStore(service.home).stats_or_empty()
     rows: list[dict[str, Any]] = []
     for skill in sorted(library.skills.values(), key=lambda s: (s.category, s.name)):
         if category and not (
@@ -142,7 +142,7 @@ def search_cmd(query: str, limit: int, as_json: bool) -> None:
     """Rank visible skills for a task description (what skills_find returns)."""
     service = _service()
     visible = service.visible()
-    ranked = rank_skills(visible, query, service.stats_store().stats(), limit=limit)
+    ranked = rank_skills(visible, query, service.stats_store().stats_or_empty(), limit=limit)
     rows: list[dict[str, Any]] = [
         {
             "name": r.skill.name,

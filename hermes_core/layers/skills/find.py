@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import re
 import sqlite3
 import threading
@@ -27,6 +28,8 @@ from pathlib import Path
 
 from hermes_core.layers.skills.library import Skill
 from hermes_core.text import CJK_RUN, space_cjk
+
+log = logging.getLogger(__name__)
 
 STATE_DB = "state.db"
 RELEVANCE_WEIGHT = 0.8
@@ -175,6 +178,20 @@ class SkillStatsStore:
                 )
         finally:
             conn.close()
+
+    def stats_or_empty(self, names: Iterable[str] | None = None) -> dict[str, SkillStats]:
+        """:meth:`stats`, or ``{}`` (with a warning logged) when state.db cannot be read:
+        ranking and listing then work without the track record instead of failing."""
+        try:
+            return self.stats(names)
+        except (sqlite3.Error, OSError) as exc:
+            log.warning(
+                "skill usage stats unavailable (%s: %s); move %s aside if it is damaged",
+                type(exc).__name__,
+                exc,
+                self.path,
+            )
+            return {}
 
     def stats(self, names: Iterable[str] | None = None) -> dict[str, SkillStats]:
         """Stats per skill name (all recorded skills when ``names`` is None)."""

@@ -4,7 +4,8 @@ The local root ``$HERMES_HOME/skills`` comes first and is writable; ``skills.ext
 are read-only extra roots searched after it, so local names win collisions. A skill is a
 directory holding ``SKILL.md``; directories above it are categories (nesting allowed,
 ``DESCRIPTION.md`` describes one). Hidden directories (``.archive``, ``.hub``) are skipped and
-symlinked directories are not followed. Broken skills are reported as problems, never raised.
+symlinked directories are not followed. Broken skills are reported as problems, never raised;
+so are skills whose SKILL.md the threat scanner blocks (see :func:`blocked_reason`).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from hermes_core.layers.skills.model import (
     parse_description_md,
     parse_skill_md,
 )
+from hermes_core.security.scan import scan
 
 SKILL_FILE = "SKILL.md"
 CATEGORY_FILE = "DESCRIPTION.md"
@@ -168,6 +170,39 @@ def _category_of(root: Path, skill_dir: Path, meta: SkillMeta) -> str:
     return meta.category or DEFAULT_CATEGORY
 
 
+_SCAN_CACHE: dict[tuple[str, int, int], str | None] = {}
+_SCAN_CACHE_MAX = 4096
+
+
+def blocked_reason(path: Path, text: str) -> str | None:
+    """Why ``text`` (read from ``path``) must not reach the model, or ``None``.
+
+    Skills written through skill_manage or ``hermes skills install`` were scanned on the way
+    in; a SKILL.md placed by hand or shipped in ``skills.external_dirs`` was not, and its
+    description goes into the frozen system prompt. So every file is scanned (scope
+    ``context``) when loaded; results are cached by path, mtime and size.
+    """
+    try:
+        st = path.stat()
+        key: tuple[str, int, int] | None = (str(path), st.st_mtime_ns, st.st_size)
+    except OSError:
+        key = None
+    if key is not None and key in _SCAN_CACHE:
+        return _SCAN_CACHE[key]
+    result = scan(text, "context")
+    reason = (
+        None
+        if not result.blocked
+        else f"blocked by the threat scanner ({', '.join(result.pattern_ids)}): left out of "
+        "the skills index and skill_view — remove the injected text, or the file"
+    )
+    if key is not None:
+        if len(_SCAN_CACHE) >= _SCAN_CACHE_MAX:
+            _SCAN_CACHE.clear()
+        _SCAN_CACHE[key] = reason
+    return reason
+
+
 def load_library(roots: Sequence[SkillRoot]) -> Library:
     """Read and validate every skill of ``roots``. Duplicate names keep the first found."""
     skills: dict[str, Skill] = {}
@@ -195,12 +230,17 @@ def load_library(roots: Sequence[SkillRoot]) -> Library:
             )
             continue
         try:
-            doc = parse_skill_md(read_text_file(path, max_chars=SKILL_MD_MAX_CHARS))
+            text = read_text_file(path, max_chars=SKILL_MD_MAX_CHARS)
+            doc = parse_skill_md(text)
         except SkillValidationError as exc:
             problems.append(SkillProblem(path, str(exc)))
             continue
         except (OSError, ValueError) as exc:
             problems.append(SkillProblem(path, str(exc)))
+            continue
+        blocked = blocked_reason(path, text)
+        if blocked is not None:
+            problems.append(SkillProblem(path, blocked))
             continue
         skill = Skill(
             doc=doc,
@@ -252,6 +292,7 @@ __all__ = [
     "Skill",
     "SkillProblem",
     "SkillRoot",
+    "blocked_reason",
     "iter_tracked_files",
     "linked_files",
     "load_library",

@@ -12,6 +12,7 @@ from __future__ import annotations
 import difflib
 import json
 import logging
+import sqlite3
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +25,7 @@ from hermes_core.layers.skills.library import (
     Library,
     Skill,
     SkillRoot,
+    blocked_reason,
     linked_files,
     load_library,
     read_text_file,
@@ -204,6 +206,9 @@ class SkillsService:
             content = read_text_file(target, max_chars=SUPPORT_FILE_VIEW_MAX_CHARS)
         except (OSError, ValueError) as exc:
             return _err(f"Could not read {file_path}: {exc}")
+        blocked = blocked_reason(target, content)
+        if blocked is not None:
+            return _err(f"{file_path} of skill '{skill.name}' is {blocked}.")
         return _ok(name=skill.name, file_path=file_path, content=content)
 
     def skill_manage(self, args: Mapping[str, Any], ctx: ToolContext | None = None) -> str:
@@ -225,7 +230,7 @@ class SkillsService:
         if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 20:
             return _err("'limit' must be an integer from 1 to 20.")
         skills = self.visible()
-        stats = self.stats_store().stats(s.name for s in skills)
+        stats = self.stats_store().stats_or_empty(s.name for s in skills)
         ranked = rank_skills(skills, task[:4000], stats, limit=limit)
         return _ok(
             task=task[:200],
@@ -266,7 +271,14 @@ class SkillsService:
         if library.get(name.strip()) is None:
             return self._not_found(name.strip(), list(library.skills.values()))
         session_id = ctx.session.id if ctx is not None else ""
-        stats = self.stats_store().record_outcome(name.strip(), outcome, note, session_id)
+        store = self.stats_store()
+        try:
+            stats = store.record_outcome(name.strip(), outcome, note, session_id)
+        except (sqlite3.Error, OSError) as exc:
+            return _err(
+                f"Could not record the outcome in {store.path}: {exc}. The skill itself is "
+                "fine; the user can move a damaged state.db aside (it is recreated)."
+            )
         return _ok(
             name=name.strip(),
             outcome=outcome,

@@ -179,3 +179,15 @@ def test_stats_store_closes_its_connection_when_state_db_is_unreadable(
     with pytest.raises(sqlite3.DatabaseError):
         store.record_view("deploy-site")
     assert opened and closed == opened
+
+
+def test_find_ranks_without_track_record_when_state_db_is_damaged(
+    home: Path, service: SkillsService, ctx: ToolContext
+) -> None:
+    write_skill(home / "skills", "deploy-site", description="Deploy the website to nginx 部署网站")
+    write_skill(home / "skills", "weekly-report", description="Write the weekly report 写周报")
+    (home / "state.db").write_text("not a database " * 100, encoding="utf-8")
+    out = call(service.skills_find, ctx, task="部署网站到服务器")
+    assert out["success"] is True and out["results"][0]["name"] == "deploy-site"
+    feedback = call(service.skill_feedback, ctx, name="deploy-site", outcome="success")
+    assert feedback["success"] is False  # recording needs the database: a JSON error
