@@ -22,7 +22,12 @@ from rich.table import Table
 
 from hermes_core.cli.output import console, print_json
 from hermes_core.errors import HermesError
-from hermes_core.fsutil import atomic_write_text, ensure_private_dir, file_lock
+from hermes_core.fsutil import (
+    atomic_write_bytes,
+    atomic_write_text,
+    ensure_private_dir,
+    file_lock,
+)
 from hermes_core.layers.memory.approval import PendingStore, approve, reject
 from hermes_core.layers.memory.archive import MemoryArchive
 from hermes_core.layers.memory.engine import MemoryEngine, Outcome, limit_for
@@ -192,11 +197,23 @@ def edit(target: str, seed: Path | None = None) -> None:
     store = MemoryStore(home, mem_target, limit_for(settings, mem_target))
     try:
         original = store.path.read_bytes() if store.path.exists() else b""
-        original_text = original.decode("utf-8-sig")
-    except (OSError, UnicodeDecodeError) as exc:
+    except OSError as exc:
         raise click.ClickException(
-            f"{store.path} could not be read ({exc}) — fix or move the file by hand first"
+            f"{store.path} could not be read ({exc}) — fix its permissions or move it aside"
         ) from exc
+    not_utf8 = False
+    try:
+        original_text = original.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        # the memory tool refuses every write to such a file; this is the way to repair it
+        not_utf8 = True
+        original_text = original.decode("utf-8-sig", "replace")
+        console().print(
+            f"[yellow]⚠ {escape(store.path.name)} is not valid UTF-8 ({escape(exc.reason)} at "
+            "byte "
+            f"{exc.start}): undecodable bytes show as �. Saving replaces the file; the original "
+            "bytes are kept in a .bak copy next to it.[/]"
+        )
     start_text = _seed(seed) if seed is not None else original_text
     with tempfile.TemporaryDirectory(prefix="hermes-memory-edit-") as tmp:
         copy = Path(tmp) / FILENAMES[mem_target]
@@ -219,7 +236,7 @@ def edit(target: str, seed: Path | None = None) -> None:
             f"with `hermes memory edit --target {target} --from {path}`"
         )
     new_text = serialize(entries)
-    if new_text == original_text:
+    if new_text == original_text and not not_utf8:
         console().print("No changes.")
         return
     ensure_private_dir(store.path.parent)
@@ -232,6 +249,10 @@ def edit(target: str, seed: Path | None = None) -> None:
                 f"Your text is kept in {path} — check `hermes memory show --target {target}`, "
                 f"then `hermes memory edit --target {target} --from {path}`"
             )
+        if not_utf8:
+            backup = store.path.with_name(f"{store.path.name}.bak.{int(time.time())}")
+            atomic_write_bytes(backup, original)
+            console().print(f"original bytes kept in {escape(str(backup))}")
         atomic_write_text(store.path, new_text)
     console().print(
         f"✓ Saved {store.path} — {len(entries)} entries, "

@@ -261,3 +261,30 @@ def test_restore_that_cannot_write_is_a_clear_error(hermes_home: Path) -> None:
     assert isinstance(result.exception, SystemExit)  # a ClickException, not a traceback
     assert "stays in the archive" in result.output
     assert MemoryArchive(hermes_home).get(row).restored_at is None  # type: ignore[union-attr]
+
+
+def test_edit_repairs_a_file_that_is_not_utf8_and_keeps_its_bytes(
+    kit: MemoryKit, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The memory tool refuses every write to a non-UTF-8 file; `edit` is the way out, and the
+    # original bytes survive in a .bak copy.
+    raw = "User likes 龙井茶".encode() + b"\n\xc2\xa7\nUser drinks caf\xe9 au lait"
+    kit.write_raw(raw)
+    assert kit.add("User lives in Hangzhou")["success"] is False  # "could not be read"
+    script = tmp_path / "fix-editor.py"
+    script.write_text(
+        "import sys\n"
+        "path = sys.argv[1]\n"
+        "text = open(path, encoding='utf-8').read()\n"
+        "open(path, 'w', encoding='utf-8').write(text.replace('caf\\ufffd', 'café'))\n",
+        encoding="utf-8",
+    )
+    monkeypatch.setenv("EDITOR", f"{sys.executable} {script}")
+    monkeypatch.delenv("VISUAL", raising=False)
+    result = run("edit")
+    assert result.exit_code == 0, result.output
+    assert "not valid UTF-8" in result.output
+    assert kit.entries() == ["User likes 龙井茶", "User drinks café au lait"]
+    (backup,) = kit.file().parent.glob("MEMORY.md.bak.*")
+    assert backup.read_bytes() == raw
+    assert kit.add("User lives in Hangzhou")["success"] is True
