@@ -529,6 +529,14 @@ class LLMClient:
                 f"{LOCAL_SERVER_HINT}",
                 **common,
             )
+        if status in (400, 413, 422):
+            return LLMError(
+                f"{where} rejected the request ({status}: {message}). If the prompt is too "
+                "long, set llm.context_length to the model's real window (compression then "
+                "triggers in time) or lower compression.threshold; if the model lacks tool "
+                "calls or response_format, use one that supports them.",
+                **common,
+            )
         return LLMError(f"{where} returned {status}: {message}", **common)
 
 

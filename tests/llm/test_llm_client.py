@@ -285,3 +285,19 @@ def test_from_settings_route_only() -> None:
     assert LLMClient.from_settings(s) is None
     comp = LLMClient.from_settings(s, "compression")
     assert comp is not None and comp.model == "x"
+
+
+def test_rejected_request_names_the_fix_and_is_not_retried(llm_server: FakeLLMServer) -> None:
+    llm_server.script_error(
+        400,
+        "This model's maximum context length is 8192 tokens. 请求过长。",
+        code="context_length_exceeded",
+    )
+    sleep = SleepRecorder()
+    client = LLMClient(llm_server.base_url, None, llm_server.model, sleep=sleep)
+    with pytest.raises(LLMError) as info:
+        client.chat([{"role": "user", "content": "很长的对话 " * 10}])
+    text = str(info.value)
+    assert "maximum context length" in text and "请求过长" in text
+    assert "llm.context_length" in text and "compression.threshold" in text
+    assert info.value.status == 400 and len(llm_server.chat_requests) == 1
