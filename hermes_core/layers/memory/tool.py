@@ -32,7 +32,8 @@ from hermes_core.types import MemoryTarget, ToolContext, ToolSpec
 from .approval import PendingStore
 from .engine import MemoryEngine, Outcome
 from .ops import ACTIONS, Operation, OpError, locate
-from .store import char_count, has_separator_line, normalize_newlines, usage_short
+from .snapshot import sanitize_entry
+from .store import FILENAMES, char_count, has_separator_line, normalize_newlines, usage_short
 
 log = logging.getLogger(__name__)
 
@@ -369,7 +370,7 @@ class MemoryTool:
                     ctx.notify_memory_write(write)
                 except Exception as exc:  # the write is committed; a mirror failure is not ours
                     log.warning("on_memory_write notification failed: %s", exc)
-            return outcome.payload
+            return sanitize_echo(outcome.payload)
         if outcome.failure is None:
             return outcome.payload
         self.failures.count += 1
@@ -384,6 +385,36 @@ class MemoryTool:
                 ),
             }
         return outcome.payload
+
+
+def sanitize_echo(payload: dict[str, Any]) -> dict[str, Any]:
+    """``payload`` with the entries it echoes (replaced/removed/archived) passed through the
+    snapshot's sanitiser: removing a poisoned entry — what its ``[BLOCKED: …]`` placeholder
+    asks for — must not put the poison back into the model's context. (Providers still get
+    the raw previous content through ``on_memory_write``.)"""
+    filename = FILENAMES.get(payload.get("target", "memory"), "MEMORY.md")
+
+    def clean(value: Any) -> str:
+        text = str(value)
+        if sanitize_entry(text, filename) == text:
+            return text
+        return f"[WITHHELD: the {filename} entry matched threat patterns; it is not shown]"
+
+    out = dict(payload)
+    for key in ("replaced_entry", "removed_entry"):
+        if isinstance(out.get(key), str):
+            out[key] = clean(out[key])
+    for key in ("replaced_entries", "removed_entries"):
+        if isinstance(out.get(key), Mapping):
+            out[key] = {k: clean(v) for k, v in out[key].items()}
+    if isinstance(out.get("archived"), list):
+        out["archived"] = [
+            {**item, "content": clean(item.get("content", ""))}
+            if isinstance(item, Mapping)
+            else item
+            for item in out["archived"]
+        ]
+    return out
 
 
 def _parse_op(index: int, raw: Any) -> Operation | str:
