@@ -6,8 +6,8 @@ Ollama, vLLM, LM Studio and llama.cpp server alike: ``POST {base_url}/chat/compl
 version segment (``http://127.0.0.1:11434/v1``). Missing ``usage`` is tolerated.
 
 Retries: 408/409/429/5xx responses, timeouts and transport errors are retried up to
-``max_retries`` times. The wait is the server's ``Retry-After`` when present (capped at
-``max_retry_after``), else exponential backoff with equal jitter:
+``max_retries`` times. The wait is the server's ``Retry-After`` when present (a wait longer
+than ``max_retry_after`` fails at once instead), else exponential backoff with equal jitter:
 ``b = min(backoff_max, backoff_base * 2**attempt)``, wait ``b/2 + uniform(0, b/2)``. The sleep
 function and the random generator are injectable so tests can assert the delays.
 
@@ -338,6 +338,18 @@ class LLMClient:
                 ):
                     raise failure
                 retry_after = _parse_retry_after(response.headers.get("retry-after"))
+                if retry_after is not None and retry_after > self.max_retry_after:
+                    # Sleeping the capped time would only earn the same refusal.
+                    raise type(failure)(
+                        f"{self.base_url}{path} returned {response.status_code} and asks to "
+                        f"wait {retry_after:.0f}s before retrying, longer than the "
+                        f"{self.max_retry_after:g}s this client waits — try again later or "
+                        "use another endpoint/model.",
+                        base_url=self.base_url,
+                        model=self.model,
+                        status=failure.status,
+                        code=failure.code,
+                    )
             if attempt >= self.max_retries:
                 raise failure
             self._sleep(self._backoff(attempt, retry_after))

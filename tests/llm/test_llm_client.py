@@ -301,3 +301,16 @@ def test_rejected_request_names_the_fix_and_is_not_retried(llm_server: FakeLLMSe
     assert "maximum context length" in text and "请求过长" in text
     assert "llm.context_length" in text and "compression.threshold" in text
     assert info.value.status == 400 and len(llm_server.chat_requests) == 1
+
+
+def test_retry_after_beyond_the_cap_fails_at_once(llm_server: FakeLLMServer) -> None:
+    """A server that says "come back in an hour" is not polled every minute meanwhile."""
+    llm_server.script_error(429, "每日额度已用完 daily limit reached", retry_after=3600)
+    llm_server.script_chat("never reached")
+    sleep = SleepRecorder()
+    client = LLMClient(llm_server.base_url, None, llm_server.model, sleep=sleep)
+    with pytest.raises(LLMQuotaError) as info:
+        client.chat([{"role": "user", "content": "你好"}])
+    assert "3600s" in str(info.value) and "try again later" in str(info.value)
+    assert info.value.status == 429
+    assert len(llm_server.chat_requests) == 1 and sleep.delays == []
