@@ -19,7 +19,7 @@ from hermes_core.types import MemoryTarget, MemoryWrite, WriteOrigin
 
 from .archive import MemoryArchive, choose_evictions
 from .ops import Applied, Operation, OpError, apply_operations, locate
-from .snapshot import sanitize_entries
+from .snapshot import sanitize_entries, sanitize_entry
 from .store import (
     DEFAULT_LIMITS,
     FILENAMES,
@@ -220,7 +220,9 @@ class MemoryEngine:
             return Change(new, Outcome(self.success(target, new, message, **extra)))
 
         try:
-            position = locate(entries, op.old_text or "")
+            position = locate(
+                entries, op.old_text or "", render=lambda e: sanitize_entry(e, FILENAMES[target])
+            )
         except OpError as exc:
             if exc.kind == "no_match":
                 payload = self.error_with_entries(

@@ -7,7 +7,7 @@ it (case-sensitive substring). Several matches are an error unless they are byte
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -65,15 +65,19 @@ def find_matches(entries: Sequence[str], old_text: str) -> list[int]:
     return [i for i, entry in enumerate(entries) if old_text in entry]
 
 
-def locate(entries: Sequence[str], old_text: str) -> int:
-    """The one entry ``old_text`` designates; raises :class:`OpError` otherwise."""
+def locate(
+    entries: Sequence[str], old_text: str, render: Callable[[str], str] | None = None
+) -> int:
+    """The one entry ``old_text`` designates; raises :class:`OpError` otherwise. ``render``
+    turns an entry into what an ambiguity preview may show (the sanitiser)."""
     if not old_text:
         raise OpError("empty", "old_text cannot be empty.")
     found = find_matches(entries, old_text)
     if not found:
         raise OpError("no_match", f"No entry matched '{old_text}'.")
     if len({entries[i] for i in found}) > 1:
-        previews = [preview(entries[i]) for i in found[:MATCHES_SHOWN]]
+        show = render or (lambda entry: entry)
+        previews = [preview(show(entries[i])) for i in found[:MATCHES_SHOWN]]
         if len(found) > MATCHES_SHOWN:
             previews.append(f"... and {len(found) - MATCHES_SHOWN:,} more")
         raise OpError(

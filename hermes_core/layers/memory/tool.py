@@ -316,7 +316,11 @@ class MemoryTool:
                     work.append(op.content)
                 continue
             try:
-                position = locate(work, op.old_text or "")
+                position = locate(
+                    work,
+                    op.old_text or "",
+                    render=lambda e: sanitize_entry(e, FILENAMES[target]),
+                )
             except OpError as exc:
                 prefix = f"Operation {index} ({op.action}): " if batch else ""
                 payload: dict[str, Any] = {"success": False, "error": prefix + exc.message}
