@@ -368,11 +368,24 @@ def _check_messages(items: list[Any], path: Path) -> list[dict[str, Any]]:
 
 def _to_append(msg: dict[str, Any]) -> dict[str, Any]:
     out = {k: v for k, v in msg.items() if k not in ("type", "id", "session_id")}
+    calls = out.get("tool_calls")
+    if isinstance(calls, list):
+        # Ollama-style exports carry arguments as an object; OpenAI wants a JSON string.
+        out["tool_calls"] = [_string_arguments(c) for c in calls]
     if "active" in msg:
         out["_active"] = bool(msg["active"])
     if "compacted" in msg:
         out["_compacted"] = bool(msg["compacted"])
     return out
+
+
+def _string_arguments(call: Any) -> Any:
+    fn = call.get("function") if isinstance(call, dict) else None
+    if not isinstance(fn, dict) or "arguments" not in fn or isinstance(fn["arguments"], str):
+        return call
+    args = fn["arguments"]
+    text = "" if args is None else json.dumps(args, ensure_ascii=False)
+    return {**call, "function": {**fn, "arguments": text}}
 
 
 @sessions.command(name="import")

@@ -286,3 +286,30 @@ def test_corrupt_state_db_is_a_clear_error_and_kept(cli: click.Group, home: Path
         assert out.exit_code == 1 and "Traceback" not in out.output
         assert "not a readable SQLite database" in out.output and "state.db.bad" in out.output
     assert (home / "state.db").read_text(encoding="utf-8").startswith("这不是数据库")
+
+
+def test_import_stores_object_tool_arguments_as_json_strings(
+    cli: click.Group, home: Path, tmp_path: Path
+) -> None:
+    path = tmp_path / "ollama.json"
+    call = {"id": "c1", "function": {"name": "read_file", "arguments": {"path": "/etc/主机"}}}
+    path.write_text(
+        json.dumps(
+            [
+                {"role": "user", "content": "读一下主机文件"},
+                {"role": "assistant", "content": "", "tool_calls": [call]},
+                {"role": "tool", "tool_call_id": "c1", "content": "127.0.0.1 localhost"},
+            ],
+            ensure_ascii=False,
+        ),
+        encoding="utf-8",
+    )
+    sid = json.loads(run(cli, "sessions", "import", str(path), "--json").output)[0]["session_id"]
+    db = SessionDB.open(home)
+    stored = db.get_messages_as_conversation(sid)[1]["tool_calls"][0]["function"]["arguments"]
+    db.close()
+    assert isinstance(stored, str) and json.loads(stored) == {"path": "/etc/主机"}
+    found = json.loads(
+        run(cli, "sessions", "search", "主机", "--tool", "read_file", "--json").output
+    )
+    assert [r["session_id"] for r in found["results"]] == [sid]
