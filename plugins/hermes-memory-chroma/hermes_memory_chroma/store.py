@@ -606,7 +606,8 @@ class MemoryStore:
         """Mark ``old_ids`` of ``user_id`` as replaced by ``new_id`` (kept in history)."""
         with self._lock:
             coll = self._collection(user_id)
-            self._mark_superseded(coll, user_id, [i for i in old_ids if i != new_id], new_id)
+            unique = [i for i in dict.fromkeys(old_ids) if i != new_id]
+            self._mark_superseded(coll, user_id, unique, new_id)
 
     def _touch(self, coll: Any, user_id: str, mem_id: str) -> None:
         got = coll.get(ids=[mem_id], where={"user_id": user_id}, include=["metadatas"])
@@ -698,22 +699,48 @@ class MemoryStore:
             total = self._total(user_id, coll)
             if total == 0:
                 return []
-            res = coll.query(
-                query_embeddings=vector[None, :],
-                n_results=min(n, total),
-                where=self._active(user_id, *([where] if where else [])),
-                include=["documents", "metadatas", "distances"],
-            )
-            ids = res["ids"][0] if res["ids"] else []
-            docs = (res.get("documents") or [[]])[0]
-            metas = (res.get("metadatas") or [[]])[0]
-            dists = (res.get("distances") or [[]])[0]
-            out = [
-                (Memory.from_chroma(str(i), d, m or {}), 1.0 - float(dist))
-                for i, d, m, dist in zip(ids, docs, metas, dists, strict=False)
-            ]
-            self._remember(user_id, (mem for mem, _ in out))
-            return out
+            wanted = min(n, total)
+            hits: list[tuple[Memory, float]] | None = None
+            if where is None:
+                # Fast path: the collection already belongs to this user and superseded
+                # memories are few, so an unfiltered query (a metadata filter costs chroma
+                # several ms) over-fetches a little and the same rules are applied here.
+                fetched = min(total, wanted + 8 + wanted // 4)
+                hits = [
+                    (mem, sim)
+                    for mem, sim in self._nearest_memories(user_id, coll, vector, fetched, None)
+                    if not mem.superseded_by
+                ]
+                if len(hits) < wanted and fetched < total:
+                    hits = None  # too many inactive rows among the nearest: filter in chroma
+            if hits is None:
+                filters = self._active(user_id, *([where] if where else []))
+                hits = self._nearest_memories(user_id, coll, vector, wanted, filters)
+            return hits[:wanted]
+
+    def _nearest_memories(
+        self,
+        user_id: str,
+        coll: Any,
+        vector: Vectors,
+        n: int,
+        where: Mapping[str, Any] | None,
+    ) -> list[tuple[Memory, float]]:
+        """``(memory, cosine)`` of the ``n`` nearest rows, ``user_id``'s only.
+
+        chroma returns just ids and distances (shipping 100 rows of metadata costs more than
+        the vector search itself); the rows come from the read cache that every write path
+        invalidates, fetched once per id otherwise.
+        """
+        res = coll.query(
+            query_embeddings=vector[None, :], n_results=n, where=where, include=["distances"]
+        )
+        ids = [str(i) for i in (res["ids"][0] if res["ids"] else [])]
+        dists = (res.get("distances") or [[]])[0]
+        by_id = {mem.id: mem for mem in self.get(user_id, ids)}
+        return [
+            (by_id[i], 1.0 - float(dist)) for i, dist in zip(ids, dists, strict=False) if i in by_id
+        ]
 
     def list_memories(
         self,

@@ -238,3 +238,33 @@ def test_stats_lists_users(store: MemoryStore) -> None:
     stats = store.stats()
     assert {u["user_id"] for u in stats["users"]} == {"alice", "bob"}
     assert all(u["active"] == u["indexed"] == 1 for u in stats["users"])
+
+
+def test_dense_never_returns_superseded_even_when_they_crowd_the_top(hermes_home: Path) -> None:
+    """The unfiltered fast path over-fetches a little; when superseded rows crowd the
+    nearest neighbours it must fall back to chroma's filter, never return them."""
+    store = MemoryStore(hermes_home / "chroma", HashEmbedder(), dedup_cosine=1.01)
+    query = "alice favourite coffee order at the corner cafe"
+    old_ids = [
+        store.add("alice", f"{query} variant{i}", subject=f"coffee-{i}").id for i in range(30)
+    ]
+    assert len(set(old_ids)) == 30
+    keep = [store.add("alice", f"unrelated fact number {i} about gardening").id for i in range(6)]
+    replacement = store.add("alice", "Alice now drinks tea at home.")
+    store.supersede("alice", old_ids, replacement.id)
+    hits = store.dense("alice", store.embedder.embed_query(query), 5)
+    assert len(hits) == 5
+    ids = {mem.id for mem, _ in hits}
+    assert not ids & set(old_ids)
+    assert ids <= {*keep, replacement.id}
+    assert all(mem.active and mem.user_id == "alice" for mem, _ in hits)
+    store.close()
+
+
+def test_dense_rows_come_from_the_read_cache_and_follow_writes(store: MemoryStore) -> None:
+    first = store.add("alice", "Alice keeps her notes in Obsidian.")
+    vector = store.embedder.embed_query("where does alice keep notes")
+    [(mem, _)] = store.dense("alice", vector, 1)
+    assert mem.id == first.id and mem.active
+    store.supersede("alice", [first.id], store.add("alice", "Alice moved her notes to Logseq.").id)
+    assert all(m.id != first.id for m, _ in store.dense("alice", vector, 2))
