@@ -9,7 +9,8 @@ Contract:
   chars]``) and `` ⚠ OVER BUDGET`` inside the brackets when over the limit.
 * Entries are scanned (strict scope) at load: a poisoned entry is replaced *in the snapshot
   only* by a ``[BLOCKED: …]`` placeholder; entries over 65,536 chars are blocked as too large
-  to scan; an entry already starting with ``[BLOCKED:`` passes unchanged (no double wrap).
+  to scan; a placeholder already in the file passes unchanged (it scans clean: no double
+  wrap), but a ``[BLOCKED:`` prefix exempts nothing.
 * A huge file (after external edits) is capped at render time to ``max(2 × limit, 4000)``
   characters: the first 70 % and the last 20 % of the cap are kept around a marker.
 """
@@ -35,9 +36,10 @@ BLOCKED_PREFIX = "[BLOCKED:"
 
 
 def sanitize_entry(entry: str, filename: str) -> str:
-    """``entry`` or its ``[BLOCKED: …]`` placeholder (strict scan)."""
-    if entry.startswith(BLOCKED_PREFIX):
-        return entry
+    """``entry`` or its ``[BLOCKED: …]`` placeholder (strict scan).
+
+    A placeholder scans clean, so it passes unchanged (no double wrapping). Text that merely
+    *starts* with ``[BLOCKED:`` is scanned like any entry: the prefix is no pass."""
     if len(entry) > MAX_SCAN_CHARS:
         return (
             f"[BLOCKED: {filename} entry too large to scan ({len(entry):,} chars). Removed from "
