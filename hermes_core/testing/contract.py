@@ -144,6 +144,28 @@ class ProviderContract:
         ]
         assert not wrong, f"secret-looking fields must be SecretStr: {wrong}"
 
+    def test_setup_accepts_the_defaults(self, hermes_home: Path) -> None:
+        """`hermes memory setup <name>` with Enter on every prompt activates the provider."""
+        import yaml
+        from click.testing import CliRunner
+        from prompt_toolkit.application import create_app_session
+        from prompt_toolkit.input import create_pipe_input
+        from prompt_toolkit.output import DummyOutput
+
+        from hermes_core.cli.main import cli
+        from hermes_core.cli.prompts import skipped_in_setup
+
+        name = self.provider_class.name
+        fields = self.provider_class.Settings.model_fields.values()
+        prompts = sum(1 for info in fields if not skipped_in_setup(info))
+        with create_pipe_input() as pipe, create_app_session(input=pipe, output=DummyOutput()):
+            pipe.send_text("\r" * prompts)
+            result = CliRunner().invoke(cli, ["memory", "setup", name])
+        assert result.exit_code == 0, result.output
+        config = yaml.safe_load((hermes_home / "config.yaml").read_text(encoding="utf-8"))
+        assert config["memory"]["provider"] == name
+        assert f"Memory provider: {name}" in result.output
+
     # -- behaviour
 
     def remember(self, harness: ProviderHarness, text: str, reply: str = "Got it.") -> None:
