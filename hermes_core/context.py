@@ -56,8 +56,13 @@ def sanitize_context(text: str) -> tuple[str, bool]:
     Returns ``(clean_text, was_wrapped)``; the content inside a pre-wrapped block is kept.
     """
     wrapped = bool(_FENCE_TAG.search(text) or _NOTE.search(text))
-    clean = _FENCE_TAG.sub("", text)
-    clean = _NOTE.sub("", clean)
+    clean = text
+    while True:  # until stable: removing "</memory-context>" from "</memory-</memory-context>
+        # context>" must not leave a tag behind that closes the fence early
+        stripped = _NOTE.sub("", _FENCE_TAG.sub("", clean))
+        if stripped == clean:
+            break
+        clean = stripped
     return clean.strip(), wrapped
 
 
