@@ -123,6 +123,28 @@ def _scan_files(skill_dir: Path, files: list[Path], scanner: Scanner) -> None:
             )
 
 
+_ZIP_UTF8_FLAG = 0x800
+
+
+def _member_name(info: zipfile.ZipInfo) -> str:
+    """The member's real name. Without the UTF-8 flag, :mod:`zipfile` decodes names as
+    cp437, which turns the UTF-8 names most zip tools write (``模板.md``) into mojibake;
+    those raw bytes are decoded as UTF-8, then GB18030 (zips made on Chinese Windows),
+    else left as they were."""
+    if info.flag_bits & _ZIP_UTF8_FLAG or info.filename.isascii():
+        return info.filename
+    try:
+        raw = info.filename.encode("cp437")
+    except UnicodeEncodeError:
+        return info.filename
+    for encoding in ("utf-8", "gb18030"):
+        try:
+            return raw.decode(encoding)
+        except UnicodeDecodeError:
+            continue
+    return info.filename
+
+
 def _extract_zip(archive: Path, into: Path) -> None:
     try:
         with zipfile.ZipFile(archive) as zf:
@@ -131,7 +153,7 @@ def _extract_zip(archive: Path, into: Path) -> None:
                 raise InstallError(f"{archive.name} has {len(members)} entries; too many.")
             total = 0
             for info in members:
-                name = info.filename
+                name = _member_name(info)
                 pure = PurePosixPath(name)
                 if (
                     name.startswith(("/", "\\"))
@@ -146,7 +168,7 @@ def _extract_zip(archive: Path, into: Path) -> None:
                 if info.file_size > MAX_FILE_BYTES or total > MAX_TOTAL_BYTES:
                     raise InstallError(f"{archive.name} is too large once extracted.")
             for info in members:
-                target = into / info.filename
+                target = into / _member_name(info)
                 if info.is_dir():
                     target.mkdir(parents=True, exist_ok=True)
                     continue

@@ -231,3 +231,25 @@ def test_remove_unknown_skill_points_at_the_cli_not_the_tool(home: Path) -> None
     assert result.exit_code != 0 and "hermes skills list" in result.output
     assert "skills_list" not in result.output and "action='create'" not in result.output
     assert (home / "skills" / "kept" / "SKILL.md").is_file()
+
+
+@pytest.mark.parametrize("encoding", ["utf-8", "gb18030"])
+def test_zip_member_names_without_the_utf8_flag_keep_their_chinese_names(
+    home: Path, tmp_path: Path, encoding: str
+) -> None:
+    """`zip` on Linux writes UTF-8 names without the UTF-8 flag and Chinese Windows writes
+    GBK; zipfile reads both as cp437 mojibake unless they are decoded on install."""
+    real = "references/模板.md".encode(encoding)
+    placeholder = b"references/" + b"x" * (len(real) - len(b"references/.md")) + b".md"
+    archive = tmp_path / "weekly.zip"
+    with zipfile.ZipFile(archive, "w") as zf:  # ASCII names: no UTF-8 flag is set
+        zf.writestr("weekly-report/SKILL.md", skill_md("weekly-report", description="写周报"))
+        zf.writestr("weekly-report/" + placeholder.decode(), "模板内容")
+    data = archive.read_bytes()
+    assert data.count(placeholder) == 2  # local header + central directory
+    archive.write_bytes(data.replace(placeholder, real))
+    result = run("skills", "install", str(archive))
+    assert result.exit_code == 0, result.output
+    installed = home / "skills" / "weekly-report" / "references" / "模板.md"
+    assert installed.read_text(encoding="utf-8") == "模板内容"
+    assert "references/模板.md" in run("skills", "show", "weekly-report").output
