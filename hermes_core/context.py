@@ -180,7 +180,9 @@ _SECRET_PATTERNS = (
     re.compile(r"\beyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"),
 )
 _ASSIGNMENT = re.compile(
-    r"(?i)\b(?:api[_-]?key|access[_-]?key|secret(?:[_-]?key)?|token|password|passwd|pwd|"
+    # (?<![A-Za-z0-9]) rather than \b: an env-var prefix such as DB_ or GITHUB_ ends in "_",
+    # a word character, so \b would miss DB_PASSWORD=… and AWS_SECRET_ACCESS_KEY=…
+    r"(?i)(?<![A-Za-z0-9])(?:api[_-]?key|access[_-]?key|secret(?:[_-]?key)?|token|password|passwd|pwd|"
     r"authorization|auth[_-]?token|client[_-]?secret|private[_-]?key)"
     r"[\"']?\s*[:=]\s*[\"']?(?:Bearer\s+)?(" + _TOKEN_CHARS + r"{8,})"
 )

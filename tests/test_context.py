@@ -140,3 +140,24 @@ def test_redaction_never_mutates_inputs() -> None:
     payload = {"content": "token=abcdefghijklmnop1234"}
     (out,) = redact_payload(payload)
     assert payload == {"content": "token=abcdefghijklmnop1234"} and out != payload
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "DB_PASSWORD=hunter2hunter2",
+        "GITHUB_TOKEN=ghx0123456789abcdef",
+        "AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+        "MY_API_KEY: abcd1234efgh5678",
+        'export OPENAI_API_KEY="abcdefgh12345678"',
+        "数据库密码 DB_PASSWORD=hunter2hunter2 不要外传",
+    ],
+)
+def test_env_var_style_secrets_are_redacted(text: str) -> None:
+    value = text.split("=", 1)[-1].split(": ", 1)[-1].strip('"').split()[0]
+    assert value not in redact(text) and "[redacted]" in redact(text)
+
+
+@pytest.mark.parametrize("text", ["keyboard=logitech", "monkey=banana12345", "tokenizer=porter"])
+def test_lookalike_assignments_are_left_alone(text: str) -> None:
+    assert redact(text) == text
