@@ -251,6 +251,8 @@ class MemoryTool:
             }
         if content is not None and action != "remove" and has_separator_line(content):
             return {"success": False, "error": SEPARATOR_LINE}
+        if content is not None and action != "remove" and (bad := _surrogate_error(content)):
+            return {"success": False, "error": bad}
         if content is not None and action != "remove":
             result = scan(content, "strict")
             if result.blocked:
@@ -391,6 +393,19 @@ class MemoryTool:
         return outcome.payload
 
 
+def _surrogate_error(content: str) -> str | None:
+    """The error for text that cannot be stored as UTF-8 (a lone UTF-16 surrogate, usually
+    half of an emoji cut off by the model), else None."""
+    for char in content:
+        if 0xD800 <= ord(char) <= 0xDFFF:
+            return (
+                f"Content contains an unpaired surrogate U+{ord(char):04X} (half of an emoji or "
+                "other character), which cannot be saved as UTF-8. Remove it or send the whole "
+                "character, then retry."
+            )
+    return None
+
+
 def sanitize_echo(payload: dict[str, Any]) -> dict[str, Any]:
     """``payload`` with the entries it echoes (replaced/removed/archived) passed through the
     snapshot's sanitiser: removing a poisoned entry — what its ``[BLOCKED: …]`` placeholder
@@ -450,6 +465,8 @@ def _parse_op(index: int, raw: Any) -> Operation | str:
         return f"{prefix}new_content cannot be empty. Use 'remove' to delete entries.{suffix}"
     if action != "remove" and content and has_separator_line(content):
         return f"{prefix}{SEPARATOR_LINE}{suffix}"
+    if action != "remove" and content and (bad := _surrogate_error(content)):
+        return f"{prefix}{bad}{suffix}"
     return Operation(
         action=action,
         content=content if action != "remove" else None,

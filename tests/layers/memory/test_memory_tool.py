@@ -698,3 +698,17 @@ def test_ambiguity_previews_do_not_echo_a_poisoned_entry(kit_factory) -> None:  
         assert result["success"] is False and len(result["matches"]) == 2
         assert "ignore all previous" not in json.dumps(result)
         assert result["matches"][1] == "User note: likes 龙井茶"
+
+
+def test_a_lone_surrogate_is_a_clear_error_not_a_failed_write(kit: MemoryKit) -> None:
+    # JSON may carry "\ud83d" alone (an emoji cut in half); UTF-8 cannot store it.
+    content = json.loads('"User loves \\ud83d emoji 表情"')
+    assert kit.add("User likes tea")["success"] is True
+    for result in (
+        kit.add(content),
+        kit.call(action="replace", old_text="tea", content=content),
+        kit.call(operations=[{"action": "add", "content": content}]),
+    ):
+        assert result["success"] is False
+        assert "unpaired surrogate U+D83D" in result["error"]
+    assert kit.entries() == ["User likes tea"]
