@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import re
 import time
 import uuid
 from dataclasses import asdict, dataclass, field
@@ -30,6 +31,8 @@ from .ops import Operation
 from .store import has_separator_line
 
 log = logging.getLogger(__name__)
+
+_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 
 def pending_dir(home: Path) -> Path:
@@ -95,6 +98,12 @@ class PendingStore:
     def path(self, pending_id: str) -> Path:
         return self.directory / f"{pending_id}.json"
 
+    @staticmethod
+    def valid_id(pending_id: str) -> bool:
+        """Ids are short hex strings; anything else (``../x``, ``.``) names no record, so a
+        typed id can never reach a file outside the pending directory."""
+        return bool(_ID.fullmatch(pending_id or ""))
+
     def stage(
         self,
         target: MemoryTarget,
@@ -123,7 +132,7 @@ class PendingStore:
 
     def get(self, pending_id: str) -> PendingWrite | None:
         """The record, or ``None`` when missing, unreadable or malformed (logged)."""
-        if not pending_id or "/" in pending_id or pending_id.startswith("."):
+        if not self.valid_id(pending_id):
             return None
         path = self.path(pending_id)
         try:
@@ -153,7 +162,9 @@ class PendingStore:
         return sorted((r for r in records if r is not None), key=lambda r: r.created_at)
 
     def discard(self, pending_id: str) -> bool:
-        """Delete a record; False when there was none."""
+        """Delete a record; False when there was none (or the id is not a valid id)."""
+        if not self.valid_id(pending_id):
+            return False
         try:
             self.path(pending_id).unlink()
         except FileNotFoundError:

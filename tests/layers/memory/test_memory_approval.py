@@ -216,3 +216,19 @@ def test_approve_that_cannot_write_keeps_the_record_and_raises_nothing(
     lock.unlink()
     assert approve(_engine(kit), PendingStore(hermes_home), staged["pending_id"]).success
     assert kit.entries() == ["用户喜欢红茶"]
+
+
+def test_an_id_with_a_path_in_it_names_no_record(hermes_home: Path) -> None:
+    # `hermes memory reject ../../config` must not delete a file outside pending/memory/.
+    victim = hermes_home / "victim.json"
+    victim.write_text('{"id": "x"}', encoding="utf-8")
+    pending = PendingStore(hermes_home)
+    pending_dir(hermes_home).mkdir(parents=True, exist_ok=True)
+    for bad in ("../../victim", "../victim", "/tmp/x", ".", ""):
+        assert reject(pending, bad) is False
+        assert pending.get(bad) is None
+    assert victim.exists()
+    kit = MemoryKit(hermes_home, write_approval=True)
+    staged = kit.add("用户喜欢茶")
+    assert PendingStore.valid_id(staged["pending_id"])
+    assert reject(pending, staged["pending_id"]) is True
