@@ -217,4 +217,81 @@ class ProviderContract:
         session.close()
 
 
-__all__ = ["ProviderContract"]
+class RetrieverContract:
+    """Checks for a provider's ``bench_retriever(workdir)`` (``hermes bench locomo``).
+
+    Subclass it and set ``provider_class`` (and ``settings``); the provider is built with its
+    validated settings in a fresh ``HERMES_HOME``. A tiny bilingual conversation is indexed
+    and searched through the :class:`~hermes_core.bench.retrievers.Retriever` protocol and
+    :func:`~hermes_core.bench.locomo.run_benchmark`.
+    """
+
+    provider_class: ClassVar[type[MemoryProvider]]
+    settings: ClassVar[dict[str, Any]] = {}
+
+    @pytest.fixture
+    def retriever(self, hermes_home: Path, tmp_path: Path) -> Iterator[Any]:
+        from hermes_core.bench.retrievers import Retriever
+        from hermes_core.providers.base import load_provider_settings
+
+        cls = self.provider_class
+        settings = load_provider_settings(cls.Settings, cls.name, hermes_home, self.settings)
+        made = cls(settings, hermes_home).bench_retriever(tmp_path / "bench")  # type: ignore[attr-defined]
+        assert isinstance(made, Retriever), "bench_retriever must return a Retriever"
+        yield made
+        made.close()
+        made.close()  # closing twice is harmless
+
+    def test_finds_the_right_turn_in_english_and_chinese(self, retriever: Any) -> None:
+        retriever.reset()
+        retriever.index("conv-x", _bench_sessions())
+        assert retriever.search("What is the name of Ana's cat?", 1).turns[0].turn_id == "D1:1"
+        top = retriever.search("西湖划船", 1).turns[0]
+        assert (top.session_id, top.turn_id) == ("D2", "D2:1")
+
+    def test_reset_forgets_the_previous_conversation(self, retriever: Any) -> None:
+        retriever.reset()
+        retriever.index("conv-x", _bench_sessions())
+        retriever.reset()
+        retriever.index("conv-y", _bench_sessions()[:1])
+        hits = retriever.search("bike wheels and the cat", 5).turns
+        assert hits and {t.session_id for t in hits} == {"D1"}
+
+    def test_scores_through_run_benchmark(self, retriever: Any) -> None:
+        from hermes_core.bench.locomo import BenchConversation, BenchQuestion, run_benchmark
+
+        question = BenchQuestion(
+            "What kind of wheels does Ben's bike have?", 4, ("D2:2",), ("D2",), qid="q1"
+        )
+        conversation = BenchConversation(
+            conversation_id="c1", sessions=list(_bench_sessions()), questions=[question]
+        )
+        report = run_benchmark([conversation], retriever, ks=(1, 5))
+        assert report.scores["1-4"]["turn"]["recall_all@5"] == 1.0
+        assert report.search_ms and report.index_seconds > 0
+
+
+def _bench_sessions() -> tuple[Any, ...]:
+    from hermes_core.bench.retrievers import BenchSession, BenchTurn
+
+    return (
+        BenchSession(
+            "D1",
+            1_700_000_000.0,
+            (
+                BenchTurn("D1:1", "Ana", "I adopted a grey cat called Pixel last week."),
+                BenchTurn("D1:2", "Ben", "The quarterly tax forms are due on Friday."),
+            ),
+        ),
+        BenchSession(
+            "D2",
+            1_700_100_000.0,
+            (
+                BenchTurn("D2:1", "Ana", "我周末去杭州西湖划船了。"),
+                BenchTurn("D2:2", "Ben", "My new bike has carbon wheels."),
+            ),
+        ),
+    )
+
+
+__all__ = ["ProviderContract", "RetrieverContract"]

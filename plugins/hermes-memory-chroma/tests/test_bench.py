@@ -7,6 +7,7 @@ from pathlib import Path
 
 from hermes_core.bench.locomo import BenchConversation, BenchQuestion, run_benchmark
 from hermes_core.bench.retrievers import BenchSession, BenchTurn, Retriever
+from hermes_core.testing.contract import RetrieverContract
 
 from hermes_memory_chroma.bench import ChromaRetriever, rank_sessions
 from hermes_memory_chroma.provider import ChromaProvider
@@ -83,3 +84,7 @@ def test_context_text_weights_the_turn_over_its_neighbours() -> None:
     assert context_text(lines, 0) == "a a b c"
     assert context_text(lines, 3) == "b c d d e f"
     assert context_text(lines, 5, window=1) == "e f f"
+
+
+class TestChromaRetrieverContract(RetrieverContract):
+    provider_class = ChromaProvider
