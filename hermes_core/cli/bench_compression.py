@@ -8,12 +8,11 @@ import os
 from pathlib import Path
 
 import click
-from rich.progress import Progress
 from rich.table import Table
 
 from hermes_core.bench.compression import load_conversations, run_bench
 from hermes_core.cli.bench_output import check_json_out
-from hermes_core.cli.output import console
+from hermes_core.cli.output import console, progress_bar
 
 DEFAULT_DATA = "/work/shared/data/locomo/locomo-dev.json"
 DATA_ENV = "HERMES_LOCOMO_DATA"
@@ -63,7 +62,7 @@ def command(
     except ValueError as exc:
         raise click.ClickException(f"{exc} — pass a LoCoMo-format JSON file with --data") from exc
     out = console()
-    with Progress(console=out, transient=True) as progress:
+    with progress_bar() as progress:
         bar = progress.add_task("compacting conversations", total=max(1, total))
         result = run_bench(
             path, seed=seed, rounds=rounds, limit=limit, progress=lambda: progress.advance(bar)

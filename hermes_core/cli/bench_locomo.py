@@ -9,11 +9,10 @@ from pathlib import Path
 from typing import Any
 
 import click
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from hermes_core.cli.bench_output import check_json_out
-from hermes_core.cli.output import console
+from hermes_core.cli.output import console, progress_bar
 
 
 def _parse_ks(text: str) -> tuple[int, ...]:
@@ -144,14 +143,7 @@ def command(
         with tempfile.TemporaryDirectory(prefix="hermes-bench-") as tmp:
             impl = _build_retriever(spec, Path(tmp), provider_name)
             try:
-                with Progress(
-                    TextColumn("{task.description}"),
-                    BarColumn(),
-                    MofNCompleteColumn(),
-                    TimeElapsedColumn(),
-                    console=console(stderr=True),
-                    transient=True,
-                ) as progress:
+                with progress_bar() as progress:
                     task = progress.add_task(f"{spec}: questions", total=total)
                     report = run_benchmark(
                         conversations,

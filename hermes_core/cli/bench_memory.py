@@ -6,12 +6,11 @@ import json
 from pathlib import Path
 
 import click
-from rich.progress import Progress
 from rich.table import Table
 
 from hermes_core.bench.memory import run_bench, total_ticks
 from hermes_core.cli.bench_output import check_json_out
-from hermes_core.cli.output import console
+from hermes_core.cli.output import console, progress_bar
 
 
 @click.command(name="memory")
@@ -43,7 +42,7 @@ def command(ops: int, prefill: int, json_out: Path | None) -> None:
     Runs in a throw-away home: your own MEMORY.md / USER.md are never touched.
     """
     out = console()
-    with Progress(console=out, transient=True) as progress:
+    with progress_bar() as progress:
         bar = progress.add_task("memory writes", total=total_ticks(ops))
         result = run_bench(
             ops=ops,

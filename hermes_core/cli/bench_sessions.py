@@ -7,11 +7,10 @@ from pathlib import Path
 from typing import Any
 
 import click
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from hermes_core.cli.bench_output import check_json_out
-from hermes_core.cli.output import console
+from hermes_core.cli.output import console, progress_bar
 
 
 def _sizes(text: str) -> tuple[int, ...]:
@@ -76,14 +75,7 @@ def command(sizes: str, repeat: int, json_out: Path | None) -> None:
     from hermes_core.bench.sessions import run_perf
 
     counts = _sizes(sizes)
-    with Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=console(stderr=True),
-        transient=True,
-    ) as progress:
+    with progress_bar() as progress:
         task = progress.add_task("writing messages", total=sum(counts))
         results = run_perf(counts, repeat=repeat, progress=lambda n: progress.advance(task, n))
     console().print(render(results))

@@ -6,12 +6,11 @@ import json
 from pathlib import Path
 
 import click
-from rich.progress import Progress
 from rich.table import Table
 
 from hermes_core.bench.skills import load_tasks, run_bench
 from hermes_core.cli.bench_output import check_json_out
-from hermes_core.cli.output import console
+from hermes_core.cli.output import console, progress_bar
 from hermes_core.layers.skills.library import SkillRoot, skill_roots
 from hermes_core.layers.skills.tools import DEFAULT_AVAILABLE_TOOLS, DEFAULT_AVAILABLE_TOOLSETS
 from hermes_core.settings.base import load_settings, resolve_home
@@ -63,7 +62,7 @@ def command(
     except (OSError, ValueError) as exc:
         raise click.ClickException(f"{exc} — see tests/layers/skills/data/tasks.yaml") from exc
     out = console()
-    with Progress(console=out, transient=True) as progress:
+    with progress_bar() as progress:
         bar = progress.add_task("ranking tasks", total=max(1, len(task_list)))
         result = run_bench(
             roots,

@@ -7,6 +7,7 @@ import sys
 from typing import Any
 
 from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 OK = "[green]✓[/green]"
 FAIL = "[red]✗[/red]"
@@ -26,4 +27,17 @@ def mark(ok: bool) -> str:
     return OK if ok else FAIL
 
 
-__all__ = ["FAIL", "OK", "console", "mark", "print_json"]
+def progress_bar() -> Progress:
+    """The progress bar of long work (indexing, imports, re-embedding, benchmarks): on
+    stderr, so ``--json`` output on stdout stays parseable, and gone when done."""
+    return Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console(stderr=True),
+        transient=True,
+    )
+
+
+__all__ = ["FAIL", "OK", "console", "mark", "print_json", "progress_bar"]

@@ -22,10 +22,9 @@ from typing import Any
 
 import click
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
 
-from hermes_core.cli.output import console, print_json
+from hermes_core.cli.output import console, print_json, progress_bar
 from hermes_core.settings.base import resolve_home
 
 _AGE = re.compile(r"^\s*(\d+)\s*([dhwmy])\s*$", re.IGNORECASE)
@@ -74,16 +73,6 @@ def _resolve(db: Any, ref: str) -> str:
             f"no session matches '{ref}' — list ids with `hermes sessions list`"
         )
     return str(sid)
-
-
-def _progress() -> Progress:
-    return Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        console=console(stderr=True),
-        transient=True,
-    )
 
 
 def parse_age(text: str) -> float:
@@ -398,7 +387,7 @@ def import_cmd(file: Path, source: str, title: str | None, as_json: bool) -> Non
     groups = _read_import(file)
     report: list[dict[str, Any]] = []
     total = sum(len(msgs) for _, msgs in groups)
-    with _open_db() as db, _progress() as progress:
+    with _open_db() as db, progress_bar() as progress:
         task = progress.add_task("importing", total=total)
         for fields, messages in groups:
             sid = str(fields.get("id") or f"import-{uuid.uuid4().hex[:12]}")
@@ -461,7 +450,7 @@ def prune_cmd(older_than: str, dry_run: bool, yes: bool, as_json: bool) -> None:
                     f"Delete {len(ids)} session(s) last active before {_when(cutoff)}?",
                     abort=True,
                 )
-            with _progress() as progress:
+            with progress_bar() as progress:
                 task = progress.add_task("pruning", total=len(ids))
                 for start in range(0, len(ids), 50):
                     chunk = ids[start : start + 50]
