@@ -14,7 +14,7 @@ from hermes_core.bench.compression import load_conversations, run_bench
 from hermes_core.cli.bench_output import check_json_out
 from hermes_core.cli.output import console, progress_bar
 
-DEFAULT_DATA = "/work/shared/data/locomo/locomo-dev.json"
+DEFAULT_DATA = "../shared/data/locomo/locomo-dev.json"  # beside a checkout of this repo
 DATA_ENV = "HERMES_LOCOMO_DATA"
 
 
