@@ -305,6 +305,27 @@ def one_shot(agent: Agent, query: str, console: Console) -> None:
     console.print()
 
 
+def route_logs_to_file(home: Path) -> Path | None:
+    """In the interactive UI, library warnings would land between streamed lines; send them
+    to ``$HERMES_HOME/logs/chat.log`` instead (unless ``-v`` asked for them on screen).
+    Returns the log file, or None when logging stays on the terminal."""
+    root = logging.getLogger()
+    if root.getEffectiveLevel() < logging.WARNING:
+        return None
+    from hermes_core.fsutil import ensure_private_dir
+
+    path = ensure_private_dir(home / "logs") / "chat.log"
+    for handler in list(root.handlers):
+        if isinstance(handler, logging.StreamHandler) and not isinstance(
+            handler, logging.FileHandler
+        ):
+            root.removeHandler(handler)
+    handler = logging.FileHandler(path, encoding="utf-8")
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    root.addHandler(handler)
+    return path
+
+
 def register(cli: click.Group) -> None:
     """Add ``hermes chat`` to the root group."""
 
@@ -352,11 +373,13 @@ def register(cli: click.Group) -> None:
             return
         console = Console(highlight=False, soft_wrap=True)
         printer = EventPrinter(console, show_usage=not no_usage)
+        log_file = route_logs_to_file(home)
         agent = open_agent(settings, home, printer)
         banner = (
             f"[bold]hermes chat[/bold] — model {escape(agent.model or '?')} at "
             f"{escape(settings.llm.base_url or '?')} · session {agent.session.id} · "
             "/help for commands, /exit to leave"
+            + (f" · warnings: {escape(str(log_file))}" if log_file else "")
         )
         try:
             ChatUI(agent, console, printer, banner=banner).run()
