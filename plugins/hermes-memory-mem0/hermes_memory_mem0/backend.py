@@ -103,6 +103,34 @@ def item_from(raw: Mapping[str, Any], *, event: str | None = None) -> MemoryItem
     )
 
 
+def owned_by(
+    items: Sequence[MemoryItem], user_id: str, limit: int | None = None
+) -> list[MemoryItem]:
+    """Items of ``user_id`` only (items whose owner the backend did not report are kept), at
+    most ``limit``. Every backend applies it on top of its own user filter, so a backend that
+    ignores the filter still cannot leak another user's memories."""
+    own = [item for item in items if item.user_id in (None, user_id)]
+    return own if limit is None else own[:limit]
+
+
+def add_body(
+    messages: Sequence[Mapping[str, str]],
+    *,
+    user_id: str,
+    agent_id: str,
+    metadata: Mapping[str, Any],
+    infer: bool,
+) -> dict[str, Any]:
+    """The JSON body of an add, the same for the self-hosted server and the Platform."""
+    return {
+        "messages": [dict(m) for m in messages],
+        "user_id": user_id,
+        "agent_id": agent_id,
+        "metadata": dict(metadata),
+        "infer": infer,
+    }
+
+
 def items_from(payload: Any) -> list[MemoryItem]:
     """Normalise a list response: a bare list, ``{"results": [...]}`` or ``{"memories": ...}``."""
     rows: Any = payload

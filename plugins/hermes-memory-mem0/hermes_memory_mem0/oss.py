@@ -31,6 +31,7 @@ from hermes_memory_mem0.backend import (
     MemoryItem,
     item_from,
     items_from,
+    owned_by,
 )
 
 log = logging.getLogger(__name__)
@@ -230,7 +231,7 @@ class OssBackend:
         result = self._call(
             self.memory.search, query, top_k=top_k, filters={"user_id": user_id}, threshold=0.0
         )
-        return [i for i in items_from(result) if i.user_id in (None, user_id)]
+        return owned_by(items_from(result), user_id)
 
     def get(self, memory_id: str) -> MemoryItem | None:
         raw = self._call(self.memory.get, memory_id)
@@ -238,7 +239,7 @@ class OssBackend:
 
     def list(self, *, user_id: str, limit: int) -> list[MemoryItem]:
         result = self._call(self.memory.get_all, filters={"user_id": user_id}, top_k=limit)
-        return [i for i in items_from(result) if i.user_id in (None, user_id)]
+        return owned_by(items_from(result), user_id)
 
     def update(self, memory_id: str, text: str) -> None:
         self._call(self.memory.update, memory_id, text=text)

@@ -25,8 +25,10 @@ from hermes_memory_mem0.backend import (
     Mem0Invalid,
     Mem0NotFound,
     MemoryItem,
+    add_body,
     item_from,
     items_from,
+    owned_by,
 )
 
 
@@ -97,19 +99,15 @@ class HostBackend(_HttpBackend):
         metadata: Mapping[str, Any],
         infer: bool,
     ) -> list[MemoryItem]:
-        body = {
-            "messages": [dict(m) for m in messages],
-            "user_id": user_id,
-            "agent_id": agent_id,
-            "metadata": dict(metadata),
-            "infer": infer,
-        }
+        body = add_body(
+            messages, user_id=user_id, agent_id=agent_id, metadata=metadata, infer=infer
+        )
         return items_from(self._request("POST", "/memories", json=body))
 
     def search(self, query: str, *, user_id: str, top_k: int) -> list[MemoryItem]:
         body = {"query": query, "user_id": user_id, "filters": {"user_id": user_id}, "top_k": top_k}
         found = items_from(self._request("POST", "/search", json=body))
-        return [i for i in found if i.user_id in (None, user_id)][:top_k]
+        return owned_by(found, user_id, top_k)
 
     def get(self, memory_id: str) -> MemoryItem | None:
         try:
@@ -120,7 +118,7 @@ class HostBackend(_HttpBackend):
 
     def list(self, *, user_id: str, limit: int) -> list[MemoryItem]:
         found = items_from(self._request("GET", "/memories", params={"user_id": user_id}))
-        return [i for i in found if i.user_id in (None, user_id)][:limit]
+        return owned_by(found, user_id, limit)
 
     def update(self, memory_id: str, text: str) -> None:
         self._request("PUT", f"/memories/{_id(memory_id)}", json={"text": text})
@@ -155,13 +153,9 @@ class PlatformBackend(_HttpBackend):
         metadata: Mapping[str, Any],
         infer: bool,
     ) -> list[MemoryItem]:
-        body = {
-            "messages": [dict(m) for m in messages],
-            "user_id": user_id,
-            "agent_id": agent_id,
-            "metadata": dict(metadata),
-            "infer": infer,
-        }
+        body = add_body(
+            messages, user_id=user_id, agent_id=agent_id, metadata=metadata, infer=infer
+        )
         return items_from(self._request("POST", "/v1/memories/", json=body))
 
     def search(self, query: str, *, user_id: str, top_k: int) -> list[MemoryItem]:
@@ -172,7 +166,7 @@ class PlatformBackend(_HttpBackend):
             "rerank": self.rerank,
         }
         found = items_from(self._request("POST", "/v2/memories/search/", json=body))
-        return [i for i in found if i.user_id in (None, user_id)][:top_k]
+        return owned_by(found, user_id, top_k)
 
     def get(self, memory_id: str) -> MemoryItem | None:
         try:
@@ -184,7 +178,7 @@ class PlatformBackend(_HttpBackend):
     def list(self, *, user_id: str, limit: int) -> list[MemoryItem]:
         body = {"filters": {"user_id": user_id}, "page_size": limit}
         found = items_from(self._request("POST", "/v2/memories/", json=body))
-        return [i for i in found if i.user_id in (None, user_id)][:limit]
+        return owned_by(found, user_id, limit)
 
     def update(self, memory_id: str, text: str) -> None:
         self._request("PUT", f"/v1/memories/{_id(memory_id)}/", json={"text": text})
