@@ -3,7 +3,6 @@ deterministic handoff sheet on LoCoMo conversations."""
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
@@ -11,7 +10,7 @@ import click
 from rich.table import Table
 
 from hermes_core.bench.compression import load_conversations, run_bench
-from hermes_core.cli.bench_output import check_json_out
+from hermes_core.cli.bench_output import json_out_option, write_json
 from hermes_core.cli.output import console, progress_bar
 
 DEFAULT_DATA = "../shared/data/locomo/locomo-dev.json"  # beside a checkout of this repo
@@ -40,14 +39,7 @@ def _default_data() -> Path:
 @click.option(
     "--limit", type=click.IntRange(1), default=None, help="Only the first N conversations."
 )
-@click.option(
-    "--json",
-    "json_out",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    callback=check_json_out,
-    help="Also write the figures to this JSON file.",
-)
+@json_out_option
 def command(
     data: Path | None, seed: int, rounds: int, limit: int | None, json_out: Path | None
 ) -> None:
@@ -105,11 +97,4 @@ def command(
     lost = [needle for c in result.conversations for needle in c.lost]
     if lost:
         out.print(f"lost: {', '.join(lost)}")
-    if json_out is not None:
-        json_out.write_text(
-            json.dumps(
-                {"seed": seed, "rounds": rounds, **result.to_json()}, ensure_ascii=False, indent=2
-            ),
-            encoding="utf-8",
-        )
-        out.print(f"wrote {json_out}")
+    write_json(json_out, {"seed": seed, "rounds": rounds, **result.to_json()})

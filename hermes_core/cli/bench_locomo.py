@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import json
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -11,7 +10,7 @@ from typing import Any
 import click
 from rich.table import Table
 
-from hermes_core.cli.bench_output import check_json_out
+from hermes_core.cli.bench_output import json_out_option, write_json
 from hermes_core.cli.output import console, progress_bar
 
 
@@ -109,13 +108,7 @@ def _build_retriever(spec: str, workdir: Path, default_provider: str | None) -> 
     default="auto",
     show_default=True,
 )
-@click.option(
-    "--json",
-    "json_out",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    callback=check_json_out,
-)
+@json_out_option
 def command(
     path: Path,
     retrievers: tuple[str, ...],
@@ -165,10 +158,8 @@ def command(
         )
     if len(reports) > 1:
         console().print(render_comparison(reports))
-    if json_out is not None:
-        payload: Any = reports[0].to_dict() if len(reports) == 1 else [r.to_dict() for r in reports]
-        json_out.write_text(json.dumps(payload, ensure_ascii=False, indent=2), encoding="utf-8")
-        console().print(f"wrote {json_out}")
+    payload: Any = reports[0].to_dict() if len(reports) == 1 else [r.to_dict() for r in reports]
+    write_json(json_out, payload)
 
 
 __all__ = ["command", "render_comparison", "render_report"]

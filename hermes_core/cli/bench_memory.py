@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import click
 from rich.table import Table
 
 from hermes_core.bench.memory import run_bench, total_ticks
-from hermes_core.cli.bench_output import check_json_out
+from hermes_core.cli.bench_output import json_out_option, write_json
 from hermes_core.cli.output import console, progress_bar
 
 
@@ -28,14 +27,7 @@ from hermes_core.cli.output import console, progress_bar
     type=click.IntRange(0, 10_000),
     help="Entries in MEMORY.md before timing starts.",
 )
-@click.option(
-    "--json",
-    "json_out",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    callback=check_json_out,
-    help="Also write the figures to this JSON file.",
-)
+@json_out_option
 def command(ops: int, prefill: int, json_out: Path | None) -> None:
     """Latency of memory writes (validation + scan + lock + re-read + atomic fsync write).
 
@@ -63,11 +55,7 @@ def command(ops: int, prefill: int, json_out: Path | None) -> None:
             str(s.get("max_ms", "")),
         )
     out.print(table)
-    if json_out is not None:
-        json_out.write_text(
-            json.dumps(result.to_dict(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
-        )
-        out.print(f"Figures written to {json_out}")
+    write_json(json_out, result.to_dict())
 
 
 __all__ = ["command"]

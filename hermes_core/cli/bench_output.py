@@ -6,10 +6,14 @@ starts, not with a traceback after the figures were computed.
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
+from typing import Any
 
 import click
+
+from hermes_core.cli.output import console
 
 
 def check_json_out(ctx: click.Context, param: click.Parameter, value: Path | None) -> Path | None:
@@ -32,4 +36,23 @@ def check_json_out(ctx: click.Context, param: click.Parameter, value: Path | Non
     return value
 
 
-__all__ = ["check_json_out"]
+json_out_option = click.option(
+    "--json",
+    "json_out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    callback=check_json_out,
+    help="Also write the figures to this JSON file (checked before the run starts).",
+)
+"""The ``--json OUT`` option every benchmark takes (parameter name ``json_out``)."""
+
+
+def write_json(path: Path | None, payload: Any) -> None:
+    """Write ``payload`` as readable UTF-8 JSON to ``path`` (nothing when None) and say so."""
+    if path is None:
+        return
+    path.write_text(json.dumps(payload, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+    console().print(f"wrote {path}")
+
+
+__all__ = ["check_json_out", "json_out_option", "write_json"]

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import click
 from rich.table import Table
 
-from hermes_core.cli.bench_output import check_json_out
+from hermes_core.cli.bench_output import json_out_option, write_json
 from hermes_core.cli.output import console, progress_bar
 
 
@@ -63,13 +62,7 @@ def _pp(t: dict[str, Any]) -> str:
 @click.command(name="sessions")
 @click.option("--sizes", default="10k,100k", show_default=True, help="Message counts.")
 @click.option("--repeat", default=20, show_default=True, help="Timed runs per query.")
-@click.option(
-    "--json",
-    "json_out",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    callback=check_json_out,
-)
+@json_out_option
 def command(sizes: str, repeat: int, json_out: Path | None) -> None:
     """Synthetic EN+ZH archives: insert throughput, discovery/scroll latency, DB size."""
     from hermes_core.bench.sessions import run_perf
@@ -79,9 +72,7 @@ def command(sizes: str, repeat: int, json_out: Path | None) -> None:
         task = progress.add_task("writing messages", total=sum(counts))
         results = run_perf(counts, repeat=repeat, progress=lambda n: progress.advance(task, n))
     console().print(render(results))
-    if json_out is not None:
-        json_out.write_text(json.dumps(results, ensure_ascii=False, indent=2), encoding="utf-8")
-        console().print(f"wrote {json_out}")
+    write_json(json_out, results)
 
 
 __all__ = ["command", "render"]

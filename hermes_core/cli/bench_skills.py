@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import click
 from rich.table import Table
 
 from hermes_core.bench.skills import load_tasks, run_bench
-from hermes_core.cli.bench_output import check_json_out
+from hermes_core.cli.bench_output import json_out_option, write_json
 from hermes_core.cli.output import console, progress_bar
 from hermes_core.layers.skills.library import SkillRoot, skill_roots
 from hermes_core.layers.skills.tools import DEFAULT_AVAILABLE_TOOLS, DEFAULT_AVAILABLE_TOOLSETS
@@ -36,14 +35,7 @@ from hermes_core.settings.base import load_settings, resolve_home
     multiple=True,
     help="A tool the agent has, besides the memory/skill tools (repeatable), e.g. terminal.",
 )
-@click.option(
-    "--json",
-    "json_out",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    callback=check_json_out,
-    help="Also write the figures to this JSON file.",
-)
+@json_out_option
 def command(
     library: Path | None,
     tasks: Path | None,
@@ -96,10 +88,7 @@ def command(
     out.print(table)
     for miss in (r for r in result.results if not r.top1):
         out.print(f"miss: {miss.task!r} expected {miss.expected}, got {miss.ranked}", markup=False)
-    if json_out is not None:
-        json_out.write_text(
-            json.dumps(result.as_dict(), ensure_ascii=False, indent=2), encoding="utf-8"
-        )
+    write_json(json_out, result.as_dict())
 
 
 __all__ = ["command"]
