@@ -172,16 +172,16 @@ class Session:
     ) -> str:
         """Run a routed tool. Always returns a JSON string; failures are JSON errors."""
         self._check_open()
-        ctx = ToolContext(session=self.info, origin=origin, notify_memory_write=self._notify)
+        ctx = ToolContext(
+            session=self.info, origin=origin, notify_memory_write=self.notify_memory_write
+        )
         return self.host.facade.call_tool(self._router, name, args, ctx)
 
-    def _notify(self, write: MemoryWrite) -> None:
-        self.host.facade.on_memory_write(self.info, replace(write, session_id=self.info.id))
-
     def notify_memory_write(self, write: MemoryWrite) -> None:
-        """Tell the provider about a built-in memory write committed outside a tool call of
-        this session (e.g. a staged write approved with ``/memory approve``), so its mirror
-        does not miss it. ``write.session_id`` is kept when set (the session that proposed it).
+        """Tell the provider about a committed built-in memory write: the memory tool calls it
+        through ``ToolContext``, and an agent calls it for writes committed outside a tool call
+        (a staged write approved with ``/memory approve``), so the mirror misses nothing.
+        ``write.session_id`` is kept when set (the session that proposed it), else this one.
         """
         self._check_open()
         self.host.facade.on_memory_write(

@@ -193,7 +193,7 @@ def run_turn(host: MemoryHost, recorder: Recorder) -> None:
     block = session.before_turn("what did we decide about the deploy?")
     assert "recorder saw" in block
     assert json.loads(session.call_tool("recorder_tool", {}))["success"] is True
-    session._notify(MemoryWrite("add", "memory", "fact"))
+    session.notify_memory_write(MemoryWrite("add", "memory", "fact"))
     session.after_turn("what did we decide about the deploy?", "We chose blue-green.")
     messages = [{"role": "system", "content": "s"}, {"role": "user", "content": "u"}]
     assert session.maybe_compress(messages, force=True) == messages[-2:]
@@ -343,7 +343,7 @@ def test_hook_on_turn_end(host_with: Any) -> None:
 def test_hook_on_memory_write(host_with: Any) -> None:
     recorder = Recorder()
     session = host_with(recorder).session()
-    session._notify(MemoryWrite("replace", "user", "new", previous_content="old"))
+    session.notify_memory_write(MemoryWrite("replace", "user", "new", previous_content="old"))
     assert "on_memory_write replace" in recorder.events
 
 
