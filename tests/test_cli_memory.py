@@ -197,3 +197,12 @@ def test_doctor_reports_and_exits_nonzero_on_failure(hermes_home: Path) -> None:
 
 def test_version() -> None:
     assert "hermes, version" in run("--version").output
+
+
+def test_list_marks_the_provider_chosen_in_dotenv(
+    hermes_home: Path, recording_installed: None
+) -> None:
+    """`memory list` reads memory.provider with the same precedence as the host (.env too)."""
+    (hermes_home / ".env").write_text("HERMES_MEMORY__PROVIDER=recording\n")
+    listing = json.loads(run("memory", "list", "--json").output)
+    assert [row["active"] for row in listing if row["name"] == "recording"] == [True]

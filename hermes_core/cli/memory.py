@@ -28,14 +28,14 @@ def _home() -> Path:
 
 
 def _configured_provider(home: Path) -> str:
-    memory = read_config_file(home).get("memory") or {}
-    import os
+    """``memory.provider`` with the usual precedence (env > .env > config.yaml); ``""`` when
+    the settings do not parse (``status`` and ``doctor`` report that)."""
+    from hermes_core.settings.base import load_settings
 
-    env = os.environ.get("HERMES_MEMORY__PROVIDER")
-    if env is not None:
-        return env
-    value = memory.get("provider") if isinstance(memory, dict) else None
-    return str(value or "")
+    try:
+        return load_settings(home).memory.provider
+    except ConfigError:
+        return ""
 
 
 def _provider_config(home: Path, name: str) -> dict[str, Any]:
