@@ -10,13 +10,14 @@ drive TTL expiry.
 
 from __future__ import annotations
 
+import math
 import sqlite3
 import threading
 import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from hermes_memory_chroma.text import fts_query, split_cjk
+from hermes_memory_chroma.text import CJK_RE, STOPWORDS, fts_query, split_cjk
 
 _SCHEMA = """
 CREATE VIRTUAL TABLE IF NOT EXISTS memory_fts USING fts5(
@@ -29,6 +30,18 @@ CREATE TABLE IF NOT EXISTS recall (
     last_at REAL
 );
 CREATE INDEX IF NOT EXISTS recall_user ON recall(user_id);
+"""
+
+# Per-connection scratch tables for pseudo-relevance feedback: texts are tokenised by FTS5
+# itself (same tokenizer as the index, so terms come out stemmed exactly like indexed ones),
+# and the index's own vocabulary gives each term's document frequency.
+_FEEDBACK_SCHEMA = """
+CREATE VIRTUAL TABLE IF NOT EXISTS temp.feedback_docs USING fts5(
+    content, tokenize='porter unicode61'
+);
+CREATE VIRTUAL TABLE IF NOT EXISTS temp.feedback_vocab
+    USING fts5vocab(temp, feedback_docs, instance);
+CREATE VIRTUAL TABLE IF NOT EXISTS temp.memory_vocab USING fts5vocab(main, memory_fts, row);
 """
 
 
@@ -44,6 +57,7 @@ class FtsIndex:
         self._db.execute("PRAGMA synchronous=NORMAL")
         with self._db:
             self._db.executescript(_SCHEMA)
+        self._db.executescript(_FEEDBACK_SCHEMA)
         try:
             path.chmod(0o600)
         except OSError:
@@ -95,6 +109,62 @@ class FtsIndex:
             except sqlite3.OperationalError:
                 return []
         return [(str(mem_id), -float(score)) for mem_id, score in rows]
+
+    def feedback_terms(
+        self, texts: Sequence[str], query: str, limit: int, *, min_df: int = 2
+    ) -> list[str]:
+        """Expansion terms for pseudo-relevance feedback: index terms found in ``texts`` (the
+        best hits of a first search, best first) and not in ``query``, ranked by
+        ``Σ idf(term) / rank`` over the texts that contain them, at most ``limit``.
+
+        Terms are FTS5 tokens (stemmed English words, single CJK characters), so they can be
+        searched as they are. Terms in fewer than ``min_df`` indexed texts cannot find anything
+        new and are skipped, as are stopwords, numbers and one- or two-letter Latin tokens. Document
+        frequencies come from the whole index, like FTS5's own bm25 statistics; the terms
+        themselves come only from ``texts``, so nothing of another user can be suggested.
+        """
+        if limit <= 0 or not texts:
+            return []
+        with self._lock:
+            with self._db:
+                self._db.execute("DELETE FROM temp.feedback_docs")
+                self._db.executemany(
+                    "INSERT INTO temp.feedback_docs(rowid, content) VALUES (?, ?)",
+                    [(0, split_cjk(query)), *((i, split_cjk(t)) for i, t in enumerate(texts, 1))],
+                )
+            seen = self._db.execute("SELECT DISTINCT term, doc FROM temp.feedback_vocab").fetchall()
+            in_query = {str(term) for term, doc in seen if doc == 0}
+            ranks: dict[str, list[int]] = {}
+            for term, doc in seen:
+                term = str(term)
+                if doc == 0 or term in in_query or term in STOPWORDS or term.isdigit():
+                    continue
+                if len(term) < 3 and not CJK_RE.match(term):
+                    continue
+                ranks.setdefault(term, []).append(int(doc))
+            if not ranks:
+                return []
+            total = self._db.execute("SELECT max(rowid) FROM memory_fts").fetchone()[0] or 1
+            df: dict[str, int] = {}
+            candidates = list(ranks)
+            for start in range(0, len(candidates), 500):
+                chunk = candidates[start : start + 500]
+                marks = ",".join("?" * len(chunk))
+                df.update(
+                    (str(term), int(doc))
+                    for term, doc in self._db.execute(
+                        f"SELECT term, doc FROM temp.memory_vocab WHERE term IN ({marks})", chunk
+                    )
+                )
+        scored = []
+        for term, docs in ranks.items():
+            freq = df.get(term, 0)
+            if freq < min_df:
+                continue
+            idf = math.log(1 + total / freq)
+            scored.append((sum(idf / rank for rank in docs), term))
+        scored.sort(key=lambda x: (-x[0], x[1]))
+        return [term for _, term in scored[:limit]]
 
     def count(self, user_id: str | None = None) -> int:
         """Indexed texts of ``user_id`` (all users when None)."""

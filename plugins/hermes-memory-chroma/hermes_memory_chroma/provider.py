@@ -122,22 +122,7 @@ class ChromaProvider(MemoryProvider):
     def retriever(self) -> Retriever:
         with self._lock:
             if self._retriever is None:
-                s = self.settings
-                self._retriever = Retriever(
-                    self.store,
-                    RecallParams(
-                        top_k=s.top_k,
-                        dense_weight=s.dense_weight,
-                        bm25_weight=s.bm25_weight,
-                        rrf_k=s.rrf_k,
-                        candidates=s.candidates,
-                        min_similarity=s.min_similarity,
-                        recency_half_life_days=s.recency_half_life_days,
-                        recency_weight=s.recency_weight,
-                        type_weights=dict(s.type_weights),
-                        date_boost=s.date_boost,
-                    ),
-                )
+                self._retriever = Retriever(self.store, RecallParams.from_settings(self.settings))
             return self._retriever
 
     def user_for(self, session: SessionInfo | None) -> str:

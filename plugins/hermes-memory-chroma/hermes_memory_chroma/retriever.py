@@ -3,12 +3,18 @@ then scaled by memory-type weight and a recency decay; formatted as a prompt blo
 
 ``score = (Σ_r w_r / (rrf_k + rank_r)) × type_weight × ((1 - rw) + rw × 0.5^(age/half_life))``
 
+Pseudo-relevance feedback adds a third ranking: the rare words of the first pass's best
+``feedback_docs`` hits (:meth:`FtsIndex.feedback_terms`) become a second keyword search,
+fused with ``feedback_weight``. It finds memories that share the topic but none of the
+question's words ("What does Melanie do to destress?" → *running*, *headspace* → other
+sessions about running).
+
 A query naming an explicit date ("on 3 June, 2023", "2023年8月") multiplies by ``date_boost``
 the memories created in that window (:mod:`dates`), and the date is left out of the keyword
 query so its numbers do not match unrelated text.
 
-Filters (type, time window) apply to both rankings. Only the store is used; this module never
-writes except the recall counters that protect recalled memories from TTL expiry.
+Filters (type, time window) apply to every ranking. Only the store is used; this module
+never writes except the recall counters that protect recalled memories from TTL expiry.
 """
 
 from __future__ import annotations
@@ -16,13 +22,16 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, replace
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hermes_memory_chroma.dates import date_windows, strip_dates
 from hermes_memory_chroma.store import Memory, MemoryStore
 from hermes_memory_chroma.text import excerpt
+
+if TYPE_CHECKING:
+    from hermes_memory_chroma.settings import ChromaSettings
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,6 +43,7 @@ class Hit:
     similarity: float | None = None
     dense_rank: int | None = None
     bm25_rank: int | None = None
+    feedback_rank: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         out = self.memory.to_dict()
@@ -57,6 +67,30 @@ class RecallParams:
     recency_weight: float = 0.2
     type_weights: Mapping[str, float] = field(default_factory=dict)
     date_boost: float = 4.0
+    feedback_weight: float = 0.0
+    feedback_docs: int = 5
+    feedback_terms: int = 6
+
+    @classmethod
+    def from_settings(cls, settings: ChromaSettings, **overrides: Any) -> RecallParams:
+        """The provider settings' recall fields (same names), then ``overrides``."""
+        values = {f.name: getattr(settings, f.name) for f in fields(cls)}
+        values["type_weights"] = dict(settings.type_weights)
+        return replace(cls(**values), **overrides)
+
+
+@dataclass(frozen=True, slots=True)
+class _Scoring:
+    """The per-query rules :meth:`Retriever._score` applies to fused candidates."""
+
+    user_id: str
+    types: Sequence[str] | None
+    since: float | None
+    until: float | None
+    gate: bool
+    boost: Mapping[str, Any] | None
+    boost_factor: float
+    windows: Sequence[tuple[float, float]]
 
 
 class Retriever:
@@ -111,36 +145,70 @@ class Retriever:
             fused[mem.id] = fused.get(mem.id, 0.0) + p.dense_weight / (p.rrf_k + rank)
             info.setdefault(mem.id, {}).update(similarity=sim, dense_rank=rank)
             memories[mem.id] = mem
-        for rank, (mem_id, _score) in enumerate(bm25, start=1):
-            fused[mem_id] = fused.get(mem_id, 0.0) + p.bm25_weight / (p.rrf_k + rank)
-            info.setdefault(mem_id, {})["bm25_rank"] = rank
-        missing = [i for i in fused if i not in memories]
-        for fetched in self.store.get(user_id, missing):
-            memories[fetched.id] = fetched
-
+        self._add_ranking(fused, info, bm25, p.bm25_weight, "bm25_rank")
+        scoring = _Scoring(user_id, types, since, until, gate, boost, boost_factor, windows)
         at = time.time() if now is None else now
-        hits: list[Hit] = []
-        for mem_id, base in fused.items():
-            found = memories.get(mem_id)
-            if found is None or not found.active or found.user_id != user_id:
-                continue
-            if not _matches(found, types, since, until):
-                continue
-            evidence = info.get(mem_id, {})
-            weak = evidence.get("similarity", -1.0) < p.min_similarity
-            if gate and "bm25_rank" not in evidence and weak:
-                continue
-            score = base * p.type_weights.get(found.type, 1.0) * self._recency(found, at)
-            if boost and all(found.extra.get(key) == val for key, val in boost.items()):
-                score *= boost_factor
-            if windows and any(lo <= found.created_at < hi for lo, hi in windows):
-                score *= p.date_boost
-            hits.append(Hit(found, score, **evidence))
-        hits.sort(key=lambda h: (-h.score, -h.memory.created_at, h.memory.id))
+        hits = self._score(fused, info, memories, scoring, at)
+        if p.feedback_weight > 0 and hits:
+            best = [h.memory.content for h in hits[: p.feedback_docs]]
+            terms = self.store.fts.feedback_terms(best, query, p.feedback_terms)
+            if terms:
+                again = self.store.fts.search(user_id, " ".join(terms), p.candidates)
+                self._add_ranking(fused, info, again, p.feedback_weight, "feedback_rank")
+                hits = self._score(fused, info, memories, scoring, at)
         chosen = hits[:k]
         if record and chosen:
             self.store.note_recall(user_id, [h.memory.id for h in chosen])
         return chosen
+
+    def _add_ranking(
+        self,
+        fused: dict[str, float],
+        info: dict[str, dict[str, Any]],
+        ranking: Sequence[tuple[str, float]],
+        weight: float,
+        label: str,
+    ) -> None:
+        """Fold a keyword ranking (``(mem_id, score)``, best first) into ``fused``."""
+        p = self.params
+        for rank, (mem_id, _score) in enumerate(ranking, start=1):
+            fused[mem_id] = fused.get(mem_id, 0.0) + weight / (p.rrf_k + rank)
+            info.setdefault(mem_id, {})[label] = rank
+
+    def _score(
+        self,
+        fused: Mapping[str, float],
+        info: Mapping[str, Mapping[str, Any]],
+        memories: dict[str, Memory],
+        s: _Scoring,
+        at: float,
+    ) -> list[Hit]:
+        """Fused scores turned into hits, best first: memories fetched as needed, then
+        filtered (owner, active, type, time, gate) and scaled (type weight, recency, boost,
+        date prior)."""
+        p = self.params
+        missing = [i for i in fused if i not in memories]
+        for fetched in self.store.get(s.user_id, missing):
+            memories[fetched.id] = fetched
+        hits: list[Hit] = []
+        for mem_id, base in fused.items():
+            found = memories.get(mem_id)
+            if found is None or not found.active or found.user_id != s.user_id:
+                continue
+            if not _matches(found, s.types, s.since, s.until):
+                continue
+            evidence = info.get(mem_id, {})
+            weak = evidence.get("similarity", -1.0) < p.min_similarity
+            if s.gate and "bm25_rank" not in evidence and weak:
+                continue
+            score = base * p.type_weights.get(found.type, 1.0) * self._recency(found, at)
+            if s.boost and all(found.extra.get(key) == val for key, val in s.boost.items()):
+                score *= s.boost_factor
+            if s.windows and any(lo <= found.created_at < hi for lo, hi in s.windows):
+                score *= p.date_boost
+            hits.append(Hit(found, score, **evidence))
+        hits.sort(key=lambda h: (-h.score, -h.memory.created_at, h.memory.id))
+        return hits
 
     def _recency(self, mem: Memory, now: float) -> float:
         p = self.params

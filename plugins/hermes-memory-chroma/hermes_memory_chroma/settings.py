@@ -89,6 +89,18 @@ class ChromaSettings(ProviderSettings):
         description="Score multiplier for memories created at a date the message names "
         "(e.g. 'on 3 June, 2023', '2023年8月'); 1 disables.",
     )
+    feedback_weight: float = Field(
+        0.5,
+        ge=0,
+        description="Weight of the pseudo-relevance-feedback ranking: a second keyword search "
+        "with the rare words of the first search's best hits (0 disables).",
+    )
+    feedback_docs: int = Field(
+        5, ge=1, le=50, description="Best first-search hits whose words feed the second search."
+    )
+    feedback_terms: int = Field(
+        6, ge=1, le=30, description="Words the pseudo-relevance-feedback search adds."
+    )
     type_weights: dict[str, float] = Field(
         default_factory=lambda: dict(DEFAULT_TYPE_WEIGHTS),
         description="Score multiplier per memory type (user_profile, key_decision, fact, "

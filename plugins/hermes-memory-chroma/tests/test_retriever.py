@@ -195,3 +195,74 @@ def test_a_date_in_the_query_prefers_memories_from_then(store: MemoryStore) -> N
     # without the prior the two tie on keywords; with it the dated one wins clearly
     hits = plain.search("alice", "What did Maria join on 3 June, 2023?")
     assert abs(hits[0].score - hits[1].score) < 1e-9 or hits[0].score / hits[1].score < 1.5
+
+
+# --------------------------------------------------------------------------- feedback
+
+FEEDBACK_EN = [
+    ("m1", "To relax I go running by the river."),
+    ("m2", "Running by the river at dawn is the best part of my week."),
+    ("d1", "The quarterly budget report is due on Friday."),
+    ("d2", "We picked chromadb with cosine distance for the vectors."),
+    ("d3", "My daughter plays the violin in the school orchestra."),
+]
+FEEDBACK_ZH = [
+    ("z1", "我放松的方式是去河边跑步。"),
+    ("z2", "清晨在河边跑步是一周最好的时光。"),
+    ("z3", "季度预算报告周五截止。"),
+    ("z4", "女儿在学校乐团拉小提琴。"),
+]
+
+
+@pytest.mark.parametrize(
+    ("facts", "query", "first", "found_by_feedback"),
+    [
+        (FEEDBACK_EN, "How do I relax?", "m1", "m2"),
+        (FEEDBACK_ZH, "我怎么放松？", "z1", "z2"),
+    ],
+)
+def test_feedback_finds_what_shares_the_topic_but_not_the_words(
+    store: MemoryStore,
+    facts: list[tuple[str, str]],
+    query: str,
+    first: str,
+    found_by_feedback: str,
+) -> None:
+    from hermes_memory_chroma.store import NewMemory
+
+    store.add_many("alice", [NewMemory(text, id=mid) for mid, text in facts])
+    keyword_only = {"dense_weight": 0.0, "recency_weight": 0.0, "top_k": 5}
+    without = Retriever(store, RecallParams(**keyword_only, feedback_weight=0.0))
+    with_feedback = Retriever(store, RecallParams(**keyword_only, feedback_weight=0.5))
+
+    plain_ids = [h.memory.id for h in without.search("alice", query)]
+    assert plain_ids == [first]  # the query's words are in one memory only
+
+    hits = with_feedback.search("alice", query)
+    assert [h.memory.id for h in hits][:2] == [first, found_by_feedback]
+    # found by the second search only (the first memory itself tops that one)
+    assert hits[1].bm25_rank is None and hits[1].feedback_rank == 2
+    # automatic recall (gate) stays conservative: a feedback-only hit is not enough evidence
+    assert [h.memory.id for h in with_feedback.search("alice", query, gate=True)] == [first]
+    # filters apply to the feedback ranking too
+    assert with_feedback.search("alice", query, types=["todo"]) == []
+
+
+def test_feedback_terms_are_rare_index_terms_from_the_texts_not_the_query(
+    store: MemoryStore,
+) -> None:
+    from hermes_memory_chroma.store import NewMemory
+
+    store.add_many("alice", [NewMemory(text, id=mid) for mid, text in FEEDBACK_EN])
+    store.add("bob", "Bob keeps bees on the roof and sells the honey.")
+    terms = store.fts.feedback_terms([FEEDBACK_EN[0][1]], "How do I relax?", 6)
+    # stemmed like the index ("running" -> "run"); the query's own word is not repeated;
+    # stopwords and words no other text contains are left out
+    assert terms == sorted(terms, key=lambda t: ["river", "run"].index(t))
+    assert set(terms) == {"river", "run"}
+    assert store.fts.feedback_terms([], "anything", 6) == []
+    assert store.fts.feedback_terms([FEEDBACK_EN[0][1]], "x", 0) == []
+    # terms only ever come from the given texts: bob's words never appear
+    assert not {"bee", "honei", "roof"} & set(
+        store.fts.feedback_terms([FEEDBACK_EN[1][1]], "What about bees?", 10)
+    )
