@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 import shutil
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -37,6 +37,7 @@ BENCH_USER = "bench"
 SPEAKER_BOOST = 1.5
 BENCH_CANDIDATES = 100
 CONTEXT_TURNS = 2
+LENGTH_NORM = 0.5
 
 
 def context_text(lines: Sequence[str], i: int, window: int = CONTEXT_TURNS) -> str:
@@ -47,17 +48,28 @@ def context_text(lines: Sequence[str], i: int, window: int = CONTEXT_TURNS) -> s
     return " ".join([*before, lines[i], lines[i], *after])
 
 
-def rank_sessions(hits: Sequence[Hit], k: int, decay: float = 0.5) -> list[str]:
+def rank_sessions(
+    hits: Sequence[Hit],
+    k: int,
+    decay: float = 0.5,
+    sizes: Mapping[str, int] | None = None,
+    length_norm: float = LENGTH_NORM,
+) -> list[str]:
     """Sessions ordered by a soft-max of their turns' scores: the best turn counts fully,
     the next ones with geometrically decaying weight (``decay``), so a session with several
-    relevant turns beats one lucky turn without burying a single strong hit."""
+    relevant turns beats one lucky turn without burying a single strong hit. With ``sizes``
+    (turns per session) the sum is divided by ``size ** length_norm``: a long session has
+    more chances of a lucky turn than a short one."""
     per: dict[str, list[float]] = defaultdict(list)
     for hit in hits:
         per[hit.memory.session_id].append(hit.score)
     scored = []
     for session, scores in per.items():
         scores.sort(reverse=True)
-        scored.append((sum(s * decay**i for i, s in enumerate(scores)), session))
+        total = sum(s * decay**i for i, s in enumerate(scores))
+        if sizes:
+            total /= max(1, sizes.get(session, 1)) ** length_norm
+        scored.append((total, session))
     scored.sort(key=lambda x: (-x[0], x[1]))
     return [s for _, s in scored[:k]]
 
@@ -72,6 +84,7 @@ class ChromaRetriever:
         self._store: MemoryStore | None = None
         self._retriever: Retriever | None = None
         self._speakers: list[str] = []
+        self._sizes: dict[str, int] = {}
         self._counter = 0
 
     def reset(self) -> None:
@@ -90,22 +103,16 @@ class ChromaRetriever:
         )
         self._retriever = Retriever(
             self._store,
-            RecallParams(
-                top_k=s.top_k,
-                dense_weight=s.dense_weight,
-                bm25_weight=s.bm25_weight,
-                rrf_k=s.rrf_k,
+            RecallParams.from_settings(
+                s,
                 # ranking a whole conversation's sessions needs a deeper candidate pool
                 candidates=max(s.candidates, BENCH_CANDIDATES),
-                min_similarity=s.min_similarity,
                 # a benchmark question has no "now": age must not reorder the evidence
-                recency_half_life_days=s.recency_half_life_days,
                 recency_weight=0.0,
-                type_weights=dict(s.type_weights),
-                date_boost=s.date_boost,
             ),
         )
         self._speakers = []
+        self._sizes = {}
 
     def index(self, conversation_id: str, sessions: Sequence[BenchSession]) -> None:
         if self._store is None:
@@ -131,6 +138,7 @@ class ChromaRetriever:
                     )
                 )
         self._speakers = sorted(speakers)
+        self._sizes = {session.session_id: len(session.turns) for session in sessions}
         self._store.add_many(BENCH_USER, items)
 
     def search(self, query: str, k: int) -> RetrievalResult:
@@ -153,7 +161,7 @@ class ChromaRetriever:
         turns = tuple(
             RetrievedTurn(h.memory.session_id, h.memory.id, score=h.score) for h in hits[:k]
         )
-        return RetrievalResult(turns, tuple(rank_sessions(hits, k)))
+        return RetrievalResult(turns, tuple(rank_sessions(hits, k, sizes=self._sizes)))
 
     def close(self) -> None:
         if self._store is not None:

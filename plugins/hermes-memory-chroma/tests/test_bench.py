@@ -75,6 +75,10 @@ def test_rank_sessions_rewards_several_good_turns() -> None:
     hits = [hit("D1", 1.0), hit("D2", 0.8), hit("D2", 0.7), hit("D3", 0.1)]
     assert rank_sessions(hits, 2) == ["D2", "D1"]
     assert rank_sessions(hits, 5, decay=0.0) == ["D1", "D2", "D3"]
+    # a long session's sum is discounted: D2 (40 turns) now trails D1 (4 turns)
+    sizes = {"D1": 4, "D2": 40, "D3": 4}
+    assert rank_sessions(hits, 2, sizes=sizes) == ["D1", "D2"]
+    assert rank_sessions(hits, 2, sizes=sizes, length_norm=0.0) == ["D2", "D1"]
 
 
 def test_context_text_weights_the_turn_over_its_neighbours() -> None:
