@@ -10,14 +10,13 @@ drive TTL expiry.
 
 from __future__ import annotations
 
-import math
 import sqlite3
 import threading
 import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from hermes_memory_chroma.text import CJK_RE, STOPWORDS, fts_query, split_cjk
+from hermes_memory_chroma.text import fts_query, split_cjk
 
 _SCHEMA = """
 CREATE VIRTUAL TABLE IF NOT EXISTS memory_fts USING fts5(
@@ -32,15 +31,16 @@ CREATE TABLE IF NOT EXISTS recall (
 CREATE INDEX IF NOT EXISTS recall_user ON recall(user_id);
 """
 
-# Per-connection scratch tables for pseudo-relevance feedback: texts are tokenised by FTS5
-# itself (same tokenizer as the index, so terms come out stemmed exactly like indexed ones),
-# and the index's own vocabulary gives each term's document frequency.
-_FEEDBACK_SCHEMA = """
-CREATE VIRTUAL TABLE IF NOT EXISTS temp.feedback_docs USING fts5(
-    content, tokenize='porter unicode61'
+# Per-connection helpers for pseudo-relevance feedback (:mod:`feedback`): a scratch table
+# tokenised exactly like the index, so a word's index term (its porter stem) comes from FTS5
+# itself, and the index's vocabulary, which gives each term's document frequency.
+_TERM_SCHEMA = """
+PRAGMA temp_store = MEMORY;
+CREATE VIRTUAL TABLE IF NOT EXISTS temp.term_probe USING fts5(
+    word, tokenize='porter unicode61'
 );
-CREATE VIRTUAL TABLE IF NOT EXISTS temp.feedback_vocab
-    USING fts5vocab(temp, feedback_docs, instance);
+CREATE VIRTUAL TABLE IF NOT EXISTS temp.term_probe_vocab
+    USING fts5vocab(temp, term_probe, instance);
 CREATE VIRTUAL TABLE IF NOT EXISTS temp.memory_vocab USING fts5vocab(main, memory_fts, row);
 """
 
@@ -57,7 +57,8 @@ class FtsIndex:
         self._db.execute("PRAGMA synchronous=NORMAL")
         with self._db:
             self._db.executescript(_SCHEMA)
-        self._db.executescript(_FEEDBACK_SCHEMA)
+        self._db.executescript(_TERM_SCHEMA)
+        self._total: int | None = None
         try:
             path.chmod(0o600)
         except OSError:
@@ -69,6 +70,7 @@ class FtsIndex:
         if not rows:
             return
         with self._lock, self._db:
+            self._total = None
             self._db.executemany(
                 "DELETE FROM memory_fts WHERE mem_id = ? AND user_id = ?",
                 [(r[1], user_id) for r in rows],
@@ -83,12 +85,14 @@ class FtsIndex:
             return
         pairs = [(m, user_id) for m in mem_ids]
         with self._lock, self._db:
+            self._total = None
             self._db.executemany("DELETE FROM memory_fts WHERE mem_id = ? AND user_id = ?", pairs)
             self._db.executemany("DELETE FROM recall WHERE mem_id = ? AND user_id = ?", pairs)
 
     def delete_user(self, user_id: str) -> int:
         """Remove every row of ``user_id``; returns the number of indexed texts removed."""
         with self._lock, self._db:
+            self._total = None
             cur = self._db.execute("DELETE FROM memory_fts WHERE user_id = ?", (user_id,))
             self._db.execute("DELETE FROM recall WHERE user_id = ?", (user_id,))
             return cur.rowcount
@@ -110,61 +114,66 @@ class FtsIndex:
                 return []
         return [(str(mem_id), -float(score)) for mem_id, score in rows]
 
-    def feedback_terms(
-        self, texts: Sequence[str], query: str, limit: int, *, min_df: int = 2
-    ) -> list[str]:
-        """Expansion terms for pseudo-relevance feedback: index terms found in ``texts`` (the
-        best hits of a first search, best first) and not in ``query``, ranked by
-        ``Σ idf(term) / rank`` over the texts that contain them, at most ``limit``.
-
-        Terms are FTS5 tokens (stemmed English words, single CJK characters), so they can be
-        searched as they are. Terms in fewer than ``min_df`` indexed texts cannot find anything
-        new and are skipped, as are stopwords, numbers and one- or two-letter Latin tokens. Document
-        frequencies come from the whole index, like FTS5's own bm25 statistics; the terms
-        themselves come only from ``texts``, so nothing of another user can be suggested.
-        """
-        if limit <= 0 or not texts:
-            return []
+    def stems(self, words: Sequence[str]) -> dict[str, str]:
+        """The index term each of ``words`` becomes under the index's own tokenizer
+        (case-folded, porter-stemmed: ``"universities"`` → ``"univers"``). A word that
+        yields no token is left out; one that yields several maps to its first."""
+        unique = list(dict.fromkeys(w for w in words if w))
+        if not unique:
+            return {}
         with self._lock:
-            with self._db:
-                self._db.execute("DELETE FROM temp.feedback_docs")
-                self._db.executemany(
-                    "INSERT INTO temp.feedback_docs(rowid, content) VALUES (?, ?)",
-                    [(0, split_cjk(query)), *((i, split_cjk(t)) for i, t in enumerate(texts, 1))],
-                )
-            seen = self._db.execute("SELECT DISTINCT term, doc FROM temp.feedback_vocab").fetchall()
-            in_query = {str(term) for term, doc in seen if doc == 0}
-            ranks: dict[str, list[int]] = {}
-            for term, doc in seen:
-                term = str(term)
-                if doc == 0 or term in in_query or term in STOPWORDS or term.isdigit():
-                    continue
-                if len(term) < 3 and not CJK_RE.match(term):
-                    continue
-                ranks.setdefault(term, []).append(int(doc))
-            if not ranks:
-                return []
-            total = self._db.execute("SELECT max(rowid) FROM memory_fts").fetchone()[0] or 1
-            df: dict[str, int] = {}
-            candidates = list(ranks)
-            for start in range(0, len(candidates), 500):
-                chunk = candidates[start : start + 500]
+            try:
+                with self._db:
+                    self._db.executemany(
+                        "INSERT INTO temp.term_probe(rowid, word) VALUES (?, ?)",
+                        [(i, split_cjk(w)) for i, w in enumerate(unique, 1)],
+                    )
+                rows = self._db.execute(
+                    "SELECT doc, term FROM temp.term_probe_vocab WHERE offset = 0"
+                ).fetchall()
+            finally:
+                with self._db:
+                    self._db.execute("DELETE FROM temp.term_probe")
+        return {unique[int(doc) - 1]: str(term) for doc, term in rows}
+
+    def term_doc_freq(self, terms: Sequence[str]) -> dict[str, int]:
+        """How many indexed texts contain each index term (from :meth:`stems`), counted over
+        the whole index like FTS5's own bm25 statistics. Absent terms are left out."""
+        unique = list(dict.fromkeys(terms))
+        out: dict[str, int] = {}
+        with self._lock:
+            for start in range(0, len(unique), 500):
+                chunk = unique[start : start + 500]
                 marks = ",".join("?" * len(chunk))
-                df.update(
+                out.update(
                     (str(term), int(doc))
                     for term, doc in self._db.execute(
                         f"SELECT term, doc FROM temp.memory_vocab WHERE term IN ({marks})", chunk
                     )
                 )
-        scored = []
-        for term, docs in ranks.items():
-            freq = df.get(term, 0)
-            if freq < min_df:
-                continue
-            idf = math.log(1 + total / freq)
-            scored.append((sum(idf / rank for rank in docs), term))
-        scored.sort(key=lambda x: (-x[0], x[1]))
-        return [term for _, term in scored[:limit]]
+        return out
+
+    def phrase_doc_freq(self, phrases: Sequence[str]) -> dict[str, int]:
+        """How many indexed texts contain each CJK phrase (e.g. ``"河边"``), whole index."""
+        out: dict[str, int] = {}
+        with self._lock:
+            for phrase in dict.fromkeys(phrases):
+                expr = '"' + split_cjk(phrase).replace('"', "") + '"'
+                try:
+                    row = self._db.execute(
+                        "SELECT count(*) FROM memory_fts WHERE memory_fts MATCH ?", (expr,)
+                    ).fetchone()
+                except sqlite3.OperationalError:
+                    continue
+                out[phrase] = int(row[0])
+        return out
+
+    def total(self) -> int:
+        """Indexed texts of all users (cached until the next write)."""
+        with self._lock:
+            if self._total is None:
+                self._total = self.count()
+            return self._total
 
     def count(self, user_id: str | None = None) -> int:
         """Indexed texts of ``user_id`` (all users when None)."""

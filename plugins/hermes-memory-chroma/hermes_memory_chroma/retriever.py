@@ -4,7 +4,7 @@ then scaled by memory-type weight and a recency decay; formatted as a prompt blo
 ``score = (Σ_r w_r / (rrf_k + rank_r)) × type_weight × ((1 - rw) + rw × 0.5^(age/half_life))``
 
 Pseudo-relevance feedback adds a third ranking: the rare words of the first pass's best
-``feedback_docs`` hits (:meth:`FtsIndex.feedback_terms`) become a second keyword search,
+``feedback_docs`` hits (:mod:`feedback`) become a second keyword search,
 fused with ``feedback_weight``. It finds memories that share the topic but none of the
 question's words ("What does Melanie do to destress?" → *running*, *headspace* → other
 sessions about running).
@@ -27,6 +27,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from hermes_memory_chroma.dates import date_windows, strip_dates
+from hermes_memory_chroma.feedback import expansion_terms
 from hermes_memory_chroma.store import Memory, MemoryStore
 from hermes_memory_chroma.text import excerpt
 
@@ -55,7 +56,9 @@ class Hit:
 
 @dataclass(frozen=True, slots=True)
 class RecallParams:
-    """Tuning of :class:`Retriever` (mirrors the provider settings)."""
+    """Tuning of :class:`Retriever`. The defaults here are neutral (plain RRF, no
+    feedback); the provider's tuned defaults live in ``ChromaSettings`` and arrive through
+    :meth:`from_settings`."""
 
     top_k: int = 6
     dense_weight: float = 1.0
@@ -73,9 +76,13 @@ class RecallParams:
 
     @classmethod
     def from_settings(cls, settings: ChromaSettings, **overrides: Any) -> RecallParams:
-        """The provider settings' recall fields (same names), then ``overrides``."""
-        values = {f.name: getattr(settings, f.name) for f in fields(cls)}
-        values["type_weights"] = dict(settings.type_weights)
+        """The provider settings' recall fields (same names; a field the settings lack keeps
+        its default here), then ``overrides``."""
+        values = {
+            f.name: getattr(settings, f.name) for f in fields(cls) if hasattr(settings, f.name)
+        }
+        if "type_weights" in values:
+            values["type_weights"] = dict(values["type_weights"])
         return replace(cls(**values), **overrides)
 
 
@@ -149,9 +156,9 @@ class Retriever:
         scoring = _Scoring(user_id, types, since, until, gate, boost, boost_factor, windows)
         at = time.time() if now is None else now
         hits = self._score(fused, info, memories, scoring, at)
-        if p.feedback_weight > 0 and hits:
+        if p.feedback_weight > 0 and p.bm25_weight > 0 and hits:
             best = [h.memory.content for h in hits[: p.feedback_docs]]
-            terms = self.store.fts.feedback_terms(best, query, p.feedback_terms)
+            terms = expansion_terms(self.store.fts, best, query, p.feedback_terms)
             if terms:
                 again = self.store.fts.search(user_id, " ".join(terms), p.candidates)
                 self._add_ranking(fused, info, again, p.feedback_weight, "feedback_rank")

@@ -59,6 +59,22 @@ def tokens(text: str) -> list[str]:
     return _WORD.findall(unicodedata.normalize("NFKC", text).casefold())
 
 
+def word_runs(text: str) -> list[str]:
+    """Case-folded (NFKC) runs of ``text``: each run of CJK characters, and each other word."""
+    folded = unicodedata.normalize("NFKC", text).casefold()
+    return re.findall(rf"[{_CJK}]+|[^\W_]+", folded, re.UNICODE)
+
+
+def cjk_bigrams(run: str) -> list[str]:
+    """Adjacent character pairs of a CJK run, skipping pairs with a stopword character
+    (Chinese has no spaces, so pairs stand in for words)."""
+    return [
+        run[i : i + 2]
+        for i in range(len(run) - 1)
+        if run[i] not in STOPWORDS and run[i + 1] not in STOPWORDS
+    ]
+
+
 def fts_query(text: str) -> str | None:
     """An FTS5 MATCH expression for free text, or None when nothing searchable remains.
 
@@ -67,19 +83,14 @@ def fts_query(text: str) -> str | None:
     ``咖啡`` matches ``"咖 啡"``), plus its single characters when the run is short. Quoting
     neutralises FTS5 syntax in user text.
     """
-    folded = unicodedata.normalize("NFKC", text).casefold()
     terms: list[str] = []
-    for run in re.findall(rf"[{_CJK}]+|[^\W_]+", folded, re.UNICODE):
+    for run in word_runs(text):
         if CJK_RE.match(run):
             chars = [c for c in run if c not in STOPWORDS] or list(run)
             if len(run) > 1:
                 terms.append('"' + " ".join(run) + '"')
                 # bigrams catch word pieces inside a longer sentence run
-                terms.extend(
-                    '"' + " ".join(run[i : i + 2]) + '"'
-                    for i in range(len(run) - 1)
-                    if run[i] not in STOPWORDS and run[i + 1] not in STOPWORDS
-                )
+                terms.extend('"' + " ".join(pair) + '"' for pair in cjk_bigrams(run))
             else:
                 terms.extend(f'"{c}"' for c in chars)
         else:
@@ -101,10 +112,12 @@ def excerpt(text: str, limit: int = 400) -> str:
 __all__ = [
     "CJK_RE",
     "STOPWORDS",
+    "cjk_bigrams",
     "content_hash",
     "excerpt",
     "fts_query",
     "normalize",
     "split_cjk",
     "tokens",
+    "word_runs",
 ]

@@ -212,6 +212,13 @@ FEEDBACK_ZH = [
     ("z3", "季度预算报告周五截止。"),
     ("z4", "女儿在学校乐团拉小提琴。"),
 ]
+KEYWORDS_ONLY = {"dense_weight": 0.0, "recency_weight": 0.0, "top_k": 5}
+
+
+def _fill_ids(store: MemoryStore, facts: list[tuple[str, str]], user: str = "alice") -> None:
+    from hermes_memory_chroma.store import NewMemory
+
+    store.add_many(user, [NewMemory(text, id=mid) for mid, text in facts])
 
 
 @pytest.mark.parametrize(
@@ -228,15 +235,11 @@ def test_feedback_finds_what_shares_the_topic_but_not_the_words(
     first: str,
     found_by_feedback: str,
 ) -> None:
-    from hermes_memory_chroma.store import NewMemory
+    _fill_ids(store, facts)
+    without = Retriever(store, RecallParams(**KEYWORDS_ONLY, feedback_weight=0.0))
+    with_feedback = Retriever(store, RecallParams(**KEYWORDS_ONLY, feedback_weight=0.5))
 
-    store.add_many("alice", [NewMemory(text, id=mid) for mid, text in facts])
-    keyword_only = {"dense_weight": 0.0, "recency_weight": 0.0, "top_k": 5}
-    without = Retriever(store, RecallParams(**keyword_only, feedback_weight=0.0))
-    with_feedback = Retriever(store, RecallParams(**keyword_only, feedback_weight=0.5))
-
-    plain_ids = [h.memory.id for h in without.search("alice", query)]
-    assert plain_ids == [first]  # the query's words are in one memory only
+    assert [h.memory.id for h in without.search("alice", query)] == [first]
 
     hits = with_feedback.search("alice", query)
     assert [h.memory.id for h in hits][:2] == [first, found_by_feedback]
@@ -244,25 +247,103 @@ def test_feedback_finds_what_shares_the_topic_but_not_the_words(
     assert hits[1].bm25_rank is None and hits[1].feedback_rank == 2
     # automatic recall (gate) stays conservative: a feedback-only hit is not enough evidence
     assert [h.memory.id for h in with_feedback.search("alice", query, gate=True)] == [first]
-    # filters apply to the feedback ranking too
-    assert with_feedback.search("alice", query, types=["todo"]) == []
+    # no keyword ranking, no keyword feedback
+    no_keywords = Retriever(store, RecallParams(top_k=5, bm25_weight=0.0, feedback_weight=0.5))
+    assert all(h.feedback_rank is None for h in no_keywords.search("alice", query))
 
 
-def test_feedback_terms_are_rare_index_terms_from_the_texts_not_the_query(
-    store: MemoryStore,
-) -> None:
+def test_filters_apply_to_the_feedback_ranking(store: MemoryStore) -> None:
     from hermes_memory_chroma.store import NewMemory
 
-    store.add_many("alice", [NewMemory(text, id=mid) for mid, text in FEEDBACK_EN])
-    store.add("bob", "Bob keeps bees on the roof and sells the honey.")
-    terms = store.fts.feedback_terms([FEEDBACK_EN[0][1]], "How do I relax?", 6)
-    # stemmed like the index ("running" -> "run"); the query's own word is not repeated;
-    # stopwords and words no other text contains are left out
-    assert terms == sorted(terms, key=lambda t: ["river", "run"].index(t))
-    assert set(terms) == {"river", "run"}
-    assert store.fts.feedback_terms([], "anything", 6) == []
-    assert store.fts.feedback_terms([FEEDBACK_EN[0][1]], "x", 0) == []
-    # terms only ever come from the given texts: bob's words never appear
-    assert not {"bee", "honei", "roof"} & set(
-        store.fts.feedback_terms([FEEDBACK_EN[1][1]], "What about bees?", 10)
+    store.add_many(
+        "alice",
+        [
+            NewMemory(FEEDBACK_EN[0][1], id="m1", type="note"),
+            NewMemory(FEEDBACK_EN[1][1], id="m2", type="todo"),
+            NewMemory("Swimming by the river is cold in May.", id="m3", type="note"),
+        ],
     )
+    r = Retriever(store, RecallParams(**KEYWORDS_ONLY, feedback_weight=0.5))
+    assert {h.memory.id for h in r.search("alice", "How do I relax?")} == {"m1", "m2", "m3"}
+    assert [h.memory.id for h in r.search("alice", "How do I relax?", types=["note"])] == [
+        "m1",
+        "m3",
+    ]
+
+
+def test_feedback_never_crosses_users(store: MemoryStore) -> None:
+    _fill_ids(store, FEEDBACK_EN)
+    # bob writes about the very same topic, with the same rare words
+    _fill_ids(store, [("b1", "Bob goes running by the river to relax, every single day.")], "bob")
+    r = Retriever(store, RecallParams(**KEYWORDS_ONLY, feedback_weight=0.5))
+    for _ in range(3):
+        ids = {h.memory.id for h in r.search("alice", "How do I relax?")}
+        assert "b1" not in ids and {"m1", "m2"} <= ids
+        assert {h.memory.id for h in r.search("bob", "How do I relax?")} == {"b1"}
+
+
+def test_expansion_terms_are_words_the_index_can_find_again(store: MemoryStore) -> None:
+    from hermes_memory_chroma.feedback import expansion_terms
+
+    _fill_ids(
+        store,
+        [
+            ("u1", "We agreed on the universities list really quickly."),
+            ("u2", "Everyone agreed: three universities, always because of the campus."),
+            ("u3", "The weather was nice."),
+        ],
+    )
+    terms = expansion_terms(
+        store.fts, ["We agreed on the universities list really quickly."], "x", 6
+    )
+    # surface forms, not stems: "agre"/"univers" would be stemmed again by FTS5 and miss
+    assert set(terms) == {"agreed", "universities"}
+    for term in terms:
+        assert {mid for mid, _ in store.fts.search("alice", term, 10)} == {"u1", "u2"}
+    # the question's own words (compared as stems: "camped" covers "camping") and stopwords
+    # ("always", "because", "really") are never suggested
+    assert expansion_terms(store.fts, ["We agreed on universities."], "Who agrees?", 6) == [
+        "universities"
+    ]
+    assert expansion_terms(store.fts, [], "anything", 6) == []
+    assert expansion_terms(store.fts, ["We agreed."], "x", 0) == []
+
+
+def test_expansion_terms_weigh_rarity_and_rank(store: MemoryStore) -> None:
+    from hermes_memory_chroma.feedback import expansion_terms
+
+    common = [(f"c{i}", f"Coffee in the garden, day {i}.") for i in range(20)]
+    _fill_ids(store, [*common, ("r1", "A kingfisher by the garden pond."), ("r2", "Kingfisher!")])
+    # "garden" is in 21 texts, "kingfisher" in 2: the rare word comes first
+    assert expansion_terms(store.fts, ["A kingfisher in the garden."], "birds", 2) == [
+        "kingfisher",
+        "garden",
+    ]
+    # equally rare words: the better-ranked hit's word comes first
+    _fill_ids(store, [("p1", "A heron."), ("p2", "A heron again.")])
+    top = expansion_terms(store.fts, ["A heron.", "A kingfisher."], "birds", 2)
+    assert top == ["heron", "kingfisher"]
+
+
+def test_expansion_terms_in_chinese_are_character_pairs(store: MemoryStore) -> None:
+    from hermes_memory_chroma.feedback import expansion_terms
+
+    _fill_ids(store, FEEDBACK_ZH)
+    terms = expansion_terms(store.fts, [FEEDBACK_ZH[0][1]], "我怎么放松？", 6)
+    assert "河边" in terms and "跑步" in terms
+    assert all(len(t) == 2 for t in terms)  # pairs, not single characters
+    assert "放松" not in terms  # the question's own word
+
+
+def test_recall_params_follow_the_provider_settings() -> None:
+    from hermes_memory_chroma.settings import ChromaSettings
+
+    params = RecallParams.from_settings(ChromaSettings(), top_k=3)
+    assert params.top_k == 3
+    assert (params.feedback_weight, params.feedback_docs, params.feedback_terms) == (0.5, 5, 6)
+    assert params.dense_weight == ChromaSettings().dense_weight
+    # a settings object without some recall field keeps that field's default
+    from types import SimpleNamespace
+
+    partial = SimpleNamespace(top_k=2, type_weights={"note": 0.5})
+    assert RecallParams.from_settings(partial) == RecallParams(top_k=2, type_weights={"note": 0.5})
