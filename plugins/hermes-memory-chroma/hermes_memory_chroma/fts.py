@@ -45,6 +45,9 @@ CREATE VIRTUAL TABLE IF NOT EXISTS temp.memory_vocab USING fts5vocab(main, memor
 """
 
 
+_STEM_CACHE = 100_000
+
+
 class FtsIndex:
     """Thread-safe FTS5 index of memory texts, partitioned by user id."""
 
@@ -59,6 +62,7 @@ class FtsIndex:
             self._db.executescript(_SCHEMA)
         self._db.executescript(_TERM_SCHEMA)
         self._total: int | None = None
+        self._stems: dict[str, str] = {}  # word -> index term; the tokenizer never changes
         try:
             path.chmod(0o600)
         except OSError:
@@ -118,23 +122,26 @@ class FtsIndex:
         """The index term each of ``words`` becomes under the index's own tokenizer
         (case-folded, porter-stemmed: ``"universities"`` → ``"univers"``). A word that
         yields no token is left out; one that yields several maps to its first."""
-        unique = list(dict.fromkeys(w for w in words if w))
-        if not unique:
-            return {}
         with self._lock:
-            try:
-                with self._db:
-                    self._db.executemany(
-                        "INSERT INTO temp.term_probe(rowid, word) VALUES (?, ?)",
-                        [(i, split_cjk(w)) for i, w in enumerate(unique, 1)],
-                    )
-                rows = self._db.execute(
-                    "SELECT doc, term FROM temp.term_probe_vocab WHERE offset = 0"
-                ).fetchall()
-            finally:
-                with self._db:
-                    self._db.execute("DELETE FROM temp.term_probe")
-        return {unique[int(doc) - 1]: str(term) for doc, term in rows}
+            known = self._stems
+            unique = [w for w in dict.fromkeys(words) if w and w not in known]
+            if unique:
+                try:
+                    with self._db:
+                        self._db.executemany(
+                            "INSERT INTO temp.term_probe(rowid, word) VALUES (?, ?)",
+                            [(i, split_cjk(w)) for i, w in enumerate(unique, 1)],
+                        )
+                    rows = self._db.execute(
+                        "SELECT doc, term FROM temp.term_probe_vocab WHERE offset = 0"
+                    ).fetchall()
+                finally:
+                    with self._db:
+                        self._db.execute("DELETE FROM temp.term_probe")
+                if len(known) > _STEM_CACHE:
+                    known.clear()
+                known.update((unique[int(doc) - 1], str(term)) for doc, term in rows)
+            return {w: known[w] for w in words if w in known}
 
     def term_doc_freq(self, terms: Sequence[str]) -> dict[str, int]:
         """How many indexed texts contain each index term (from :meth:`stems`), counted over

@@ -88,7 +88,7 @@ class RecallParams:
 
 @dataclass(frozen=True, slots=True)
 class _Scoring:
-    """The per-query rules :meth:`Retriever._score` applies to fused candidates."""
+    """The per-query rules :meth:`Retriever._rank` applies to fused candidates."""
 
     user_id: str
     types: Sequence[str] | None
@@ -155,15 +155,16 @@ class Retriever:
         self._add_ranking(fused, info, bm25, p.bm25_weight, "bm25_rank")
         scoring = _Scoring(user_id, types, since, until, gate, boost, boost_factor, windows)
         at = time.time() if now is None else now
-        hits = self._score(fused, info, memories, scoring, at)
-        if p.feedback_weight > 0 and p.bm25_weight > 0 and hits:
-            best = [h.memory.content for h in hits[: p.feedback_docs]]
+        factors: dict[str, float | None] = {}
+        ranked = self._rank(fused, info, memories, factors, scoring, at)
+        if p.feedback_weight > 0 and p.bm25_weight > 0 and ranked:
+            best = [mem.content for _, mem in ranked[: p.feedback_docs]]
             terms = expansion_terms(self.store.fts, best, query, p.feedback_terms)
             if terms:
                 again = self.store.fts.search(user_id, " ".join(terms), p.candidates)
                 self._add_ranking(fused, info, again, p.feedback_weight, "feedback_rank")
-                hits = self._score(fused, info, memories, scoring, at)
-        chosen = hits[:k]
+                ranked = self._rank(fused, info, memories, factors, scoring, at)
+        chosen = [Hit(mem, score, **info.get(mem.id, {})) for score, mem in ranked[:k]]
         if record and chosen:
             self.store.note_recall(user_id, [h.memory.id for h in chosen])
         return chosen
@@ -182,40 +183,49 @@ class Retriever:
             fused[mem_id] = fused.get(mem_id, 0.0) + weight / (p.rrf_k + rank)
             info.setdefault(mem_id, {})[label] = rank
 
-    def _score(
+    def _rank(
         self,
         fused: Mapping[str, float],
         info: Mapping[str, Mapping[str, Any]],
         memories: dict[str, Memory],
+        factors: dict[str, float | None],
         s: _Scoring,
         at: float,
-    ) -> list[Hit]:
-        """Fused scores turned into hits, best first: memories fetched as needed, then
-        filtered (owner, active, type, time, gate) and scaled (type weight, recency, boost,
-        date prior)."""
-        p = self.params
+    ) -> list[tuple[float, Memory]]:
+        """Fused scores as ``(score, memory)``, best first. Memories are fetched as needed,
+        then each gets a factor once (kept in ``factors`` for a later pass): ``None`` when a
+        rule excludes it (owner, active, type, time, gate), else type weight × recency ×
+        boost × date prior."""
         missing = [i for i in fused if i not in memories]
         for fetched in self.store.get(s.user_id, missing):
             memories[fetched.id] = fetched
-        hits: list[Hit] = []
+        ranked: list[tuple[float, Memory]] = []
         for mem_id, base in fused.items():
-            found = memories.get(mem_id)
-            if found is None or not found.active or found.user_id != s.user_id:
-                continue
-            if not _matches(found, s.types, s.since, s.until):
-                continue
-            evidence = info.get(mem_id, {})
-            weak = evidence.get("similarity", -1.0) < p.min_similarity
-            if s.gate and "bm25_rank" not in evidence and weak:
-                continue
-            score = base * p.type_weights.get(found.type, 1.0) * self._recency(found, at)
-            if s.boost and all(found.extra.get(key) == val for key, val in s.boost.items()):
-                score *= s.boost_factor
-            if s.windows and any(lo <= found.created_at < hi for lo, hi in s.windows):
-                score *= p.date_boost
-            hits.append(Hit(found, score, **evidence))
-        hits.sort(key=lambda h: (-h.score, -h.memory.created_at, h.memory.id))
-        return hits
+            if mem_id not in factors:
+                factors[mem_id] = self._factor(memories.get(mem_id), info.get(mem_id, {}), s, at)
+            factor = factors[mem_id]
+            if factor is not None:
+                ranked.append((base * factor, memories[mem_id]))
+        ranked.sort(key=lambda x: (-x[0], -x[1].created_at, x[1].id))
+        return ranked
+
+    def _factor(
+        self, found: Memory | None, evidence: Mapping[str, Any], s: _Scoring, at: float
+    ) -> float | None:
+        p = self.params
+        if found is None or not found.active or found.user_id != s.user_id:
+            return None
+        if not _matches(found, s.types, s.since, s.until):
+            return None
+        weak = evidence.get("similarity", -1.0) < p.min_similarity
+        if s.gate and "bm25_rank" not in evidence and weak:
+            return None
+        factor = p.type_weights.get(found.type, 1.0) * self._recency(found, at)
+        if s.boost and all(found.extra.get(key) == val for key, val in s.boost.items()):
+            factor *= s.boost_factor
+        if s.windows and any(lo <= found.created_at < hi for lo, hi in s.windows):
+            factor *= p.date_boost
+        return factor
 
     def _recency(self, mem: Memory, now: float) -> float:
         p = self.params
