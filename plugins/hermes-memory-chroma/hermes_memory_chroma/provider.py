@@ -49,6 +49,9 @@ log = logging.getLogger(__name__)
 
 @dataclass
 class _SessionBuffer:
+    """One session's dialogue waiting for compaction, and whose it is."""
+
+    user_id: str
     messages: list[ChatMessage] = field(default_factory=list)
     dialogue_ids: list[str] = field(default_factory=list)
     seen_turns: set[int] = field(default_factory=set)
@@ -141,11 +144,16 @@ class ChromaProvider(MemoryProvider):
         return self.store.delete_memory(user_id, memory_id)
 
     def clear_user_memory(self, user_id: str) -> int:
-        """Remove everything stored for ``user_id``; returns how many memories went."""
+        """Remove everything stored for ``user_id``, including the dialogue this process
+        still buffers for compaction (so a later compaction cannot store it again); returns
+        how many memories went. Turns already seen stay marked, so a resent turn is not
+        stored again either."""
         with self._lock:
-            for buf in self._buffers.values():
-                with buf.lock:
-                    buf.dialogue_ids.clear()
+            buffers = [buf for buf in self._buffers.values() if buf.user_id == user_id]
+        for buf in buffers:
+            with buf.lock:
+                buf.messages.clear()
+                buf.dialogue_ids.clear()
         return self.store.clear_user_memory(user_id)
 
     def expire(self, user_id: str) -> list[str]:
@@ -169,7 +177,7 @@ class ChromaProvider(MemoryProvider):
     @hookimpl
     def sync(self, session: SessionInfo, turn: Turn) -> None:
         user = self.user_for(session)
-        buf = self._buffer(session.id)
+        buf = self._buffer(session.id, user)
         with buf.lock:
             if turn.number in buf.seen_turns:
                 return  # resent after a crash: already stored and buffered
@@ -318,9 +326,9 @@ class ChromaProvider(MemoryProvider):
 
     # ------------------------------------------------------------------ internals
 
-    def _buffer(self, session_id: str) -> _SessionBuffer:
+    def _buffer(self, session_id: str, user_id: str) -> _SessionBuffer:
         with self._lock:
-            return self._buffers.setdefault(session_id, _SessionBuffer())
+            return self._buffers.setdefault(session_id, _SessionBuffer(user_id))
 
     def _compactor(self, session: SessionInfo) -> Compactor:
         return Compactor(lambda: _llm_client(session))

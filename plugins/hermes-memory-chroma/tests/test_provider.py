@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import socket
 import time
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -221,6 +222,41 @@ def test_clear_user_memory(make_provider: Make, session_for: SessionFor) -> None
     assert provider.clear_user_memory("alice") == 1
     assert provider.prefetch(session_for("alice"), "fact") is None
     assert provider.prefetch(session_for("bob", session_id="s2"), "fact") is not None
+
+
+def test_forgetting_a_user_also_drops_their_buffered_dialogue(
+    make_provider: Make, session_for: SessionFor
+) -> None:
+    provider = make_provider(compact_threshold=50)
+    alice, bob = session_for("alice"), session_for("bob", session_id="s2")
+    _sync(provider, alice, 1, "My locker code is 4417.")
+    _sync(provider, alice, 2, "我的储物柜密码是 4417。")
+    _sync(provider, bob, 1, "Bob's bike is the red one.")
+    assert provider.clear_user_memory("alice") == 2
+    # the session ends after the forget: nothing of alice's may come back via compaction,
+    # and a resent turn is not stored again
+    _sync(provider, alice, 2, "我的储物柜密码是 4417。")
+    provider.on_session_end(alice, [])
+    assert provider.store.list_memories("alice") == []
+    # bob's buffer was left alone and is compacted as usual
+    provider.on_session_end(bob, [])
+    assert any("red one" in m.content for m in provider.store.list_memories("bob"))
+
+
+def test_store_is_a_cosine_collection_under_the_home_with_telemetry_off(
+    hermes_home: Path, make_provider: Make, session_for: SessionFor
+) -> None:
+    provider = make_provider()
+    _sync(provider, session_for("alice"), 1, "a memory to look at")
+    assert provider.store.root == hermes_home / "chroma"
+    assert (hermes_home / "chroma" / "fts.db").is_file()
+    client = provider.store._client
+    assert client.get_settings().anonymized_telemetry is False
+    [collection] = client.list_collections()
+    with warnings.catch_warnings():  # chromadb warns about its own legacy config format
+        warnings.simplefilter("ignore", DeprecationWarning)
+        assert collection.configuration["hnsw"]["space"] == "cosine"
+    assert collection.metadata["embedder"] and collection.metadata["dim"]
 
 
 def test_health_check_reports_store_and_stale_embeddings(
