@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import re
 import threading
+import time
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -43,6 +44,7 @@ class FakeMem0Server:
         self.memories: dict[str, dict[str, Any]] = {}
         self.requests: list[Recorded] = []
         self._fail: list[int] = []
+        self.delay = 0.0  # seconds every request waits before it is answered
         self._lock = threading.Lock()
         self._server: ThreadingHTTPServer | None = None
 
@@ -137,6 +139,8 @@ def _handler(owner: FakeMem0Server) -> type[BaseHTTPRequestHandler]:
             with owner._lock:
                 owner.requests.append(Recorded(method, parsed.path, body, headers))
                 fail = owner._fail.pop(0) if owner._fail else None
+            if owner.delay:
+                time.sleep(owner.delay)
             if fail is not None:
                 self._send(fail, {"detail": "injected failure"})
                 return

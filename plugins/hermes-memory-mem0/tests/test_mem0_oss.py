@@ -41,6 +41,53 @@ def test_storage_lives_under_home_and_telemetry_is_off(
     assert os.environ["MEM0_TELEMETRY"] == "False"
 
 
+def test_a_fresh_process_turns_telemetry_off_before_mem0_is_imported(tmp_path: Path) -> None:
+    """Run in a clean interpreter with no MEM0_* variables (this suite's conftest sets them,
+    so only a subprocess can show that the provider does it on its own)."""
+    import subprocess
+    import sys
+
+    home, user_home = tmp_path / "hermes", tmp_path / "user"
+    user_home.mkdir()
+    script = (
+        "import json, os, sys\n"
+        "from pathlib import Path\n"
+        "from hermes_memory_mem0 import Mem0Provider\n"
+        "from hermes_memory_mem0.settings import Mem0Settings\n"
+        "from mem0_testutil import ctx, make_session\n"
+        "assert 'mem0' not in sys.modules, 'mem0 imported before the provider asked for it'\n"
+        "home = Path(sys.argv[1])\n"
+        "p = Mem0Provider(Mem0Settings(), home)\n"
+        "s = make_session(home, 'alice')\n"
+        "spec = {t.name: t for t in p.register_tools(s)}['mem0_add']\n"
+        "out = json.loads(spec.handler({'content': '我喜欢乌龙茶 / I like oolong.'}, ctx(s)))\n"
+        "import mem0.memory.telemetry as t\n"
+        "print(json.dumps({'ok': out['success'], 'tel': os.environ['MEM0_TELEMETRY'],\n"
+        "    'dir': os.environ['MEM0_DIR'], 'flag': t.MEM0_TELEMETRY}))\n"
+        "p.shutdown()\n"
+    )
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("MEM0_", "HERMES_")) and k != "ANONYMIZED_TELEMETRY"
+    }
+    env["HOME"] = str(user_home)
+    env["PYTHONPATH"] = os.pathsep.join([str(Path(__file__).parent), env.get("PYTHONPATH", "")])
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(home)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    assert seen["ok"] is True
+    assert seen["tel"] == "False" and seen["flag"] is False
+    assert Path(seen["dir"]).is_relative_to(home)
+    assert not (user_home / ".mem0").exists()
+
+
 def test_sync_without_llm_stores_verbatim_en_zh(
     home: Path, make_provider: Callable[..., Mem0Provider]
 ) -> None:

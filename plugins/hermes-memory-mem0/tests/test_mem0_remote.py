@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -12,6 +13,7 @@ from hermes_memory_mem0 import Mem0Provider
 from mem0_testutil import ctx, make_session
 
 from hermes_core import MemoryWrite, Turn
+from hermes_core.testing.fakes import make_turn
 
 
 @pytest.fixture(params=["host", "platform"])
@@ -116,6 +118,31 @@ def test_prefetch_recalls_only_own_memories(remote, home: Path) -> None:  # type
     assert got.text.splitlines()[0] == "## Mem0 Memory"
     assert "Miso" in got.text and "Pepper" not in got.text
     assert provider.prefetch(make_session(home, "carol"), "cat") is None
+
+
+def test_a_slow_server_costs_prefetch_only_its_short_wait(  # type: ignore[no-untyped-def]
+    remote, home: Path, make_provider
+) -> None:
+    server, _ = remote
+    where = {"host": server.url} if server.flavor == "host" else {"platform_url": server.url}
+    provider = make_provider(mode=server.flavor, api_key="m0-key", prefetch_wait=0.2, **where)
+    s = make_session(home, "alice")
+    tool(provider, s, "mem0_add", content="Alice's cat is called Miso. 她的猫叫味噌。")
+    # the end of a turn refreshes, in the background, what the next prefetch can fall back on
+    provider.on_turn_end(s, make_turn("what is my cat called?", session_id=s.id))
+    for _ in range(100):
+        if provider._cached.get(s.id):
+            break
+        time.sleep(0.05)
+    assert provider._cached.get(s.id), "the background search never finished"
+
+    server.delay = 3.0
+    started = time.monotonic()
+    got = provider.prefetch(s, "我的猫叫什么？")
+    waited = time.monotonic() - started
+    # the fresh search cannot have answered: the text is the cached result, after the wait
+    assert got is not None and "Miso" in got.text
+    assert waited < server.delay
 
 
 def test_breaker_trips_after_five_server_errors(remote, home: Path) -> None:  # type: ignore[no-untyped-def]
