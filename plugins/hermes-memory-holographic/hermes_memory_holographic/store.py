@@ -161,6 +161,40 @@ class FactStore:
         except OSError:
             pass
         self._closed = False
+        self.reencoded = self._reencode_stale()
+
+    def _reencode_stale(self) -> int:
+        """Give every fact an HRR vector of the current ``hrr_dim``: facts written with
+        another dimension, or while numpy was missing, would otherwise drop out of the
+        vector half of search. Returns how many were (re)encoded (0 without HRR)."""
+        if self.hrr is None:
+            return 0
+        with self._lock, self._db:
+            stale = self._db.execute(
+                "SELECT f.id, f.user_id, f.content, f.tags FROM facts f "
+                "LEFT JOIN hrr_vectors v ON v.fact_id = f.id "
+                "WHERE v.fact_id IS NULL OR v.dim != ?",
+                (self.hrr.dim,),
+            ).fetchall()
+            for row in stale:
+                entities = [
+                    r["name"]
+                    for r in self._db.execute(
+                        "SELECT e.name FROM fact_entities fe JOIN entities e "
+                        "ON e.id = fe.entity_id WHERE fe.fact_id = ?",
+                        (row["id"],),
+                    )
+                ]
+                tags = json.loads(row["tags"] or "[]")
+                vec = self.hrr.encode_fact(
+                    terms(" ".join([row["content"], *tags])), [normalise(e) for e in entities]
+                )
+                self._db.execute(
+                    "INSERT OR REPLACE INTO hrr_vectors(fact_id, user_id, dim, vec) "
+                    "VALUES (?,?,?,?)",
+                    (row["id"], row["user_id"], self.hrr.dim, self.hrr.to_bytes(vec)),
+                )
+        return len(stale)
 
     # ------------------------------------------------------------ lifecycle
 

@@ -221,6 +221,36 @@ def test_persists_and_is_private(tmp_path: Path) -> None:
     s2.close()
 
 
+def test_vectors_are_reencoded_when_hrr_dim_changes_or_numpy_arrives(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if not hrr_mod.available():
+        pytest.skip("needs the [hrr] extra (numpy)")
+    path = tmp_path / "m.db"
+    with monkeypatch.context() as m:  # first written without numpy: no vectors at all
+        m.setattr(hrr_mod, "available", lambda: False)
+        s = FactStore(path, use_hrr=True)
+        s.add("u", "Alice leads Project Atlas.", entities=["Alice", "Project Atlas"])
+        s.add("u", "王芳负责雅典娜项目。", entities=["王芳"])
+        s.close()
+
+    def dims(store: FactStore) -> list[int]:
+        return [r[0] for r in store._db.execute("SELECT dim FROM hrr_vectors ORDER BY fact_id")]
+
+    s = FactStore(path, use_hrr=True, hrr_dim=256)
+    assert s.reencoded == 2 and dims(s) == [256, 256]
+    s.close()
+    s = FactStore(path, use_hrr=True, hrr_dim=512)  # a new dimension: all re-encoded
+    assert s.reencoded == 2 and dims(s) == [512, 512]
+    ids, matrix = s._vectors("u", 0.0)
+    assert len(ids) == 2 and matrix.shape == (2, 512)
+    assert contents(s.reason("u", ["Alice", "Project Atlas"])) == ["Alice leads Project Atlas."]
+    s.close()
+    s = FactStore(path, use_hrr=True, hrr_dim=512)  # nothing stale: nothing done
+    assert s.reencoded == 0
+    s.close()
+
+
 def test_numpy_missing_falls_back(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(hrr_mod, "available", lambda: False)
     s = FactStore(tmp_path / "m.db", use_hrr=True)
