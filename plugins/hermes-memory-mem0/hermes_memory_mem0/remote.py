@@ -33,7 +33,11 @@ from hermes_memory_mem0.backend import (
 
 
 class _HttpBackend:
-    """Shared request/response handling."""
+    """Shared request/response handling, and the routes both APIs spell the same way:
+    add at ``ADD_PATH``, get/update/delete at ``item_path(id)``."""
+
+    ADD_PATH = ""
+    ITEM_PATH = ""  # a format string with ``{id}``
 
     def __init__(
         self,
@@ -68,27 +72,8 @@ class _HttpBackend:
         except ValueError as exc:
             raise Mem0Error(f"{method} {path}: response is not JSON") from exc
 
-    def close(self) -> None:
-        self._client.close()
-
-
-def _id(memory_id: str) -> str:
-    return quote(str(memory_id), safe="")
-
-
-class HostBackend(_HttpBackend):
-    """A self-hosted mem0 REST server."""
-
-    def __init__(
-        self,
-        base_url: str,
-        api_key: str | None,
-        *,
-        timeout: float = 10.0,
-        transport: httpx.BaseTransport | None = None,
-    ) -> None:
-        headers = {"X-API-Key": api_key} if api_key else {}
-        super().__init__(base_url, headers, timeout=timeout, transport=transport)
+    def item_path(self, memory_id: str) -> str:
+        return self.ITEM_PATH.format(id=quote(str(memory_id), safe=""))
 
     def add(
         self,
@@ -102,33 +87,57 @@ class HostBackend(_HttpBackend):
         body = add_body(
             messages, user_id=user_id, agent_id=agent_id, metadata=metadata, infer=infer
         )
-        return items_from(self._request("POST", "/memories", json=body))
+        return items_from(self._request("POST", self.ADD_PATH, json=body))
+
+    def get(self, memory_id: str) -> MemoryItem | None:
+        try:
+            raw = self._request("GET", self.item_path(memory_id))
+        except Mem0NotFound:
+            return None
+        return item_from(raw) if isinstance(raw, Mapping) else None
+
+    def update(self, memory_id: str, text: str) -> None:
+        self._request("PUT", self.item_path(memory_id), json={"text": text})
+
+    def delete(self, memory_id: str) -> None:
+        self._request("DELETE", self.item_path(memory_id))
+
+    def close(self) -> None:
+        self._client.close()
+
+
+class HostBackend(_HttpBackend):
+    """A self-hosted mem0 REST server."""
+
+    ADD_PATH = "/memories"
+    ITEM_PATH = "/memories/{id}"
+
+    def __init__(
+        self,
+        base_url: str,
+        api_key: str | None,
+        *,
+        timeout: float = 10.0,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        headers = {"X-API-Key": api_key} if api_key else {}
+        super().__init__(base_url, headers, timeout=timeout, transport=transport)
 
     def search(self, query: str, *, user_id: str, top_k: int) -> list[MemoryItem]:
         body = {"query": query, "user_id": user_id, "filters": {"user_id": user_id}, "top_k": top_k}
         found = items_from(self._request("POST", "/search", json=body))
         return owned_by(found, user_id, top_k)
 
-    def get(self, memory_id: str) -> MemoryItem | None:
-        try:
-            raw = self._request("GET", f"/memories/{_id(memory_id)}")
-        except Mem0NotFound:
-            return None
-        return item_from(raw) if isinstance(raw, Mapping) else None
-
     def list(self, *, user_id: str, limit: int) -> list[MemoryItem]:
         found = items_from(self._request("GET", "/memories", params={"user_id": user_id}))
         return owned_by(found, user_id, limit)
 
-    def update(self, memory_id: str, text: str) -> None:
-        self._request("PUT", f"/memories/{_id(memory_id)}", json={"text": text})
-
-    def delete(self, memory_id: str) -> None:
-        self._request("DELETE", f"/memories/{_id(memory_id)}")
-
 
 class PlatformBackend(_HttpBackend):
     """The hosted Mem0 Platform API."""
+
+    ADD_PATH = "/v1/memories/"
+    ITEM_PATH = "/v1/memories/{id}/"
 
     def __init__(
         self,
@@ -144,20 +153,6 @@ class PlatformBackend(_HttpBackend):
         )
         self.rerank = rerank
 
-    def add(
-        self,
-        messages: Sequence[Mapping[str, str]],
-        *,
-        user_id: str,
-        agent_id: str,
-        metadata: Mapping[str, Any],
-        infer: bool,
-    ) -> list[MemoryItem]:
-        body = add_body(
-            messages, user_id=user_id, agent_id=agent_id, metadata=metadata, infer=infer
-        )
-        return items_from(self._request("POST", "/v1/memories/", json=body))
-
     def search(self, query: str, *, user_id: str, top_k: int) -> list[MemoryItem]:
         body = {
             "query": query,
@@ -168,23 +163,10 @@ class PlatformBackend(_HttpBackend):
         found = items_from(self._request("POST", "/v2/memories/search/", json=body))
         return owned_by(found, user_id, top_k)
 
-    def get(self, memory_id: str) -> MemoryItem | None:
-        try:
-            raw = self._request("GET", f"/v1/memories/{_id(memory_id)}/")
-        except Mem0NotFound:
-            return None
-        return item_from(raw) if isinstance(raw, Mapping) else None
-
     def list(self, *, user_id: str, limit: int) -> list[MemoryItem]:
         body = {"filters": {"user_id": user_id}, "page_size": limit}
         found = items_from(self._request("POST", "/v2/memories/", json=body))
         return owned_by(found, user_id, limit)
-
-    def update(self, memory_id: str, text: str) -> None:
-        self._request("PUT", f"/v1/memories/{_id(memory_id)}/", json={"text": text})
-
-    def delete(self, memory_id: str) -> None:
-        self._request("DELETE", f"/v1/memories/{_id(memory_id)}/")
 
 
 __all__ = ["HostBackend", "PlatformBackend"]
