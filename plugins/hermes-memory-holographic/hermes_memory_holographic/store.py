@@ -186,14 +186,7 @@ class FactStore:
                     )
                 ]
                 tags = json.loads(row["tags"] or "[]")
-                vec = self.hrr.encode_fact(
-                    terms(" ".join([row["content"], *tags])), [normalise(e) for e in entities]
-                )
-                self._db.execute(
-                    "INSERT OR REPLACE INTO hrr_vectors(fact_id, user_id, dim, vec) "
-                    "VALUES (?,?,?,?)",
-                    (row["id"], row["user_id"], self.hrr.dim, self.hrr.to_bytes(vec)),
-                )
+                self._write_vector(row["id"], row["user_id"], row["content"], tags, entities)
         return len(stale)
 
     # ------------------------------------------------------------ lifecycle
@@ -303,14 +296,27 @@ class FactStore:
         db.execute(
             "INSERT INTO facts_fts(rowid, body, user_id) VALUES (?, ?, ?)", (fact_id, body, user_id)
         )
-        if self.hrr is not None:
-            vec = self.hrr.encode_fact(
-                terms(" ".join([content, *tags])), [normalise(e) for e in entities]
-            )
-            db.execute(
-                "INSERT OR REPLACE INTO hrr_vectors(fact_id, user_id, dim, vec) VALUES (?,?,?,?)",
-                (fact_id, user_id, self.hrr.dim, self.hrr.to_bytes(vec)),
-            )
+        self._write_vector(fact_id, user_id, content, tags, entities)
+
+    def _write_vector(
+        self,
+        fact_id: int,
+        user_id: str,
+        content: str,
+        tags: Sequence[str],
+        entities: Sequence[str],
+    ) -> None:
+        """(Re)write the HRR vector of one fact at the current ``hrr_dim`` (no-op without
+        HRR)."""
+        if self.hrr is None:
+            return
+        vec = self.hrr.encode_fact(
+            terms(" ".join([content, *tags])), [normalise(e) for e in entities]
+        )
+        self._db.execute(
+            "INSERT OR REPLACE INTO hrr_vectors(fact_id, user_id, dim, vec) VALUES (?,?,?,?)",
+            (fact_id, user_id, self.hrr.dim, self.hrr.to_bytes(vec)),
+        )
 
     # ------------------------------------------------------------ writes
 
