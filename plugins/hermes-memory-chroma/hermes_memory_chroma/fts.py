@@ -16,7 +16,7 @@ import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from hermes_memory_chroma.text import fts_query, split_cjk
+from hermes_memory_chroma.text import fts_phrase, fts_query, split_cjk
 
 _SCHEMA = """
 CREATE VIRTUAL TABLE IF NOT EXISTS memory_fts USING fts5(
@@ -165,10 +165,10 @@ class FtsIndex:
         out: dict[str, int] = {}
         with self._lock:
             for phrase in dict.fromkeys(phrases):
-                expr = '"' + split_cjk(phrase).replace('"', "") + '"'
                 try:
                     row = self._db.execute(
-                        "SELECT count(*) FROM memory_fts WHERE memory_fts MATCH ?", (expr,)
+                        "SELECT count(*) FROM memory_fts WHERE memory_fts MATCH ?",
+                        (fts_phrase(phrase),),
                     ).fetchone()
                 except sqlite3.OperationalError:
                     continue

@@ -75,6 +75,12 @@ def cjk_bigrams(run: str) -> list[str]:
     ]
 
 
+def fts_phrase(chars: str) -> str:
+    """An FTS5 phrase matching CJK ``chars`` as the index holds them (one token each):
+    ``"咖啡"`` → ``'"咖 啡"'``."""
+    return '"' + " ".join(chars.replace('"', "")) + '"'
+
+
 def fts_query(text: str) -> str | None:
     """An FTS5 MATCH expression for free text, or None when nothing searchable remains.
 
@@ -88,9 +94,9 @@ def fts_query(text: str) -> str | None:
         if CJK_RE.match(run):
             chars = [c for c in run if c not in STOPWORDS] or list(run)
             if len(run) > 1:
-                terms.append('"' + " ".join(run) + '"')
+                terms.append(fts_phrase(run))
                 # bigrams catch word pieces inside a longer sentence run
-                terms.extend('"' + " ".join(pair) + '"' for pair in cjk_bigrams(run))
+                terms.extend(fts_phrase(pair) for pair in cjk_bigrams(run))
             else:
                 terms.extend(f'"{c}"' for c in chars)
         else:
@@ -115,6 +121,7 @@ __all__ = [
     "cjk_bigrams",
     "content_hash",
     "excerpt",
+    "fts_phrase",
     "fts_query",
     "normalize",
     "split_cjk",
