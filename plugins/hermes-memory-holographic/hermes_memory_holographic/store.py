@@ -177,14 +177,7 @@ class FactStore:
                 (self.hrr.dim,),
             ).fetchall()
             for row in stale:
-                entities = [
-                    r["name"]
-                    for r in self._db.execute(
-                        "SELECT e.name FROM fact_entities fe JOIN entities e "
-                        "ON e.id = fe.entity_id WHERE fe.fact_id = ?",
-                        (row["id"],),
-                    )
-                ]
+                entities = self._entity_names(row["id"])
                 tags = json.loads(row["tags"] or "[]")
                 self._write_vector(row["id"], row["user_id"], row["content"], tags, entities)
         return len(stale)
@@ -204,6 +197,17 @@ class FactStore:
         if not isinstance(user_id, str) or not user_id:
             raise FactStoreError("user_id is required")
         return user_id
+
+    def _entity_names(self, fact_id: int) -> list[str]:
+        """Names of the entities linked to one fact."""
+        return [
+            r["name"]
+            for r in self._db.execute(
+                "SELECT e.name FROM fact_entities fe JOIN entities e "
+                "ON e.id = fe.entity_id WHERE fe.fact_id = ?",
+                (fact_id,),
+            )
+        ]
 
     def _fact(self, row: sqlite3.Row, **extra: Any) -> Fact:
         ents = tuple(
@@ -416,14 +420,7 @@ class FactStore:
                 ),
             )
             if content is not None or tags is not None:
-                old_entities = [
-                    r["name"]
-                    for r in self._db.execute(
-                        "SELECT e.name FROM fact_entities fe JOIN entities e "
-                        "ON e.id = fe.entity_id WHERE fe.fact_id = ?",
-                        (row["id"],),
-                    )
-                ]
+                old_entities = self._entity_names(row["id"])
                 auto_old = {normalise(n) for n in extract_entities(row["content"])}
                 kept = [n for n in old_entities if normalise(n) not in auto_old]
                 names = list(dict.fromkeys([*kept, *extract_entities(new_content)]))
