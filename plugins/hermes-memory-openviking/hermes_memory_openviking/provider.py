@@ -42,7 +42,12 @@ from hermes_core import (
     Turn,
     hookimpl,
 )
-from hermes_core.providers.service import ServiceError, ServiceNotFound, ServiceRequestError
+from hermes_core.providers.service import (
+    ServiceError,
+    ServiceNotFound,
+    ServiceRequestError,
+    screen_text,
+)
 from hermes_memory_openviking.client import VikingClient
 from hermes_memory_openviking.scope import (
     Identity,
@@ -561,12 +566,15 @@ class OpenVikingProvider(MemoryProvider):
             for item in result.get(group) or []:
                 if not isinstance(item, Mapping) or _generated(str(item.get("uri") or "")):
                     continue
+                abstract = screen_text(str(item.get("abstract") or ""), LABEL)
+                if abstract is None:
+                    continue  # flagged by the threat scanner (logged)
                 entries.append(
                     {
                         "uri": item.get("uri", ""),
                         "type": group.rstrip("s"),
                         "score": round(float(item.get("score") or 0.0), 3),
-                        "abstract": _clip(str(item.get("abstract") or ""), 1200),
+                        "abstract": _clip(abstract, 1200),
                     }
                 )
         entries.sort(key=lambda e: e["score"], reverse=True)
@@ -586,7 +594,9 @@ class OpenVikingProvider(MemoryProvider):
                 checked = check_uri(uri, ident)
                 # abstract/overview exist for directories; a file has only its content
                 used = "full" if checked.endswith(".md") else str(level)
-                text = self.client.read(ident, checked, used)
+                text = screen_text(self.client.read(ident, checked, used), LABEL)
+                if text is None:
+                    raise UriRefused(f"{checked}: withheld (flagged by the threat scanner)")
                 results.append(
                     {"uri": checked, "level": level, "content": _clip(text, _LEVEL_CHARS[level])}
                 )

@@ -5,6 +5,8 @@ request against ``openapi/openviking-0.5.2.openapi.json`` (the document the real
 serves at ``/openapi.json``; see ``openapi/SOURCE.md``). Behaviour copied from the real
 server, checked by ``test_openviking_real_server.py``:
 
+* api_key mode: a user key (``user_keys``) names its account and user, tenant headers are
+  ignored;
 * trusted mode: ``X-API-Key`` must equal the root key; ``X-OpenViking-Account`` and
   ``X-OpenViking-User`` name the caller; ``viking://~/`` is the caller's
   ``viking://user/<user>/``; every user sees only their own space plus the account-wide
@@ -65,8 +67,13 @@ class Tenant:
 class OpenVikingDouble:
     """State of the double; :meth:`server` builds the routed :class:`LoopbackServer`."""
 
-    def __init__(self, root_key: str | None = ROOT_KEY) -> None:
+    def __init__(
+        self,
+        root_key: str | None = ROOT_KEY,
+        user_keys: dict[str, tuple[str, str]] | None = None,
+    ) -> None:
         self.root_key = root_key
+        self.user_keys = dict(user_keys or {})  # api_key mode: key -> (account, user)
         self.tenants: dict[tuple[str, str], Tenant] = {}
         self.shared: dict[str, dict[str, str]] = {}  # account -> resources files
         self._lock = threading.Lock()
@@ -74,6 +81,9 @@ class OpenVikingDouble:
     # -- identity
 
     def caller(self, req: LoopbackRequest) -> tuple[str, str] | LoopbackResponse:
+        key = req.headers.get("x-api-key")
+        if key in self.user_keys:  # a user key names its user; tenant headers are ignored
+            return self.user_keys[key]
         if self.root_key is not None and req.headers.get("x-api-key") != self.root_key:
             return error(401, "UNAUTHENTICATED", "Invalid API Key in trusted mode.")
         account = req.headers.get("x-openviking-account")
