@@ -14,9 +14,9 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from honcho_double import HonchoDouble, honcho_double  # noqa: E402
+from honcho_double import HonchoDouble, honcho_double
 
-from hermes_core.testing.loopback import LoopbackServer  # noqa: E402
+from hermes_core.testing.loopback import LoopbackServer
 
 _real_connect = socket.socket.connect
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from conftest import settings_for
+from hermes_memory_honcho import HonchoProvider
 from honcho_double import honcho_double
 
 from hermes_core.testing.loopback import LoopbackServer
 from hermes_core.testing.service_faults import ServiceProviderContract
-from hermes_memory_honcho import HonchoProvider
 
 
 class TestHonchoContract(ServiceProviderContract):
