@@ -15,11 +15,11 @@ Hooks:
   every ``context_cadence`` turns and fetched live when missing, plus a live search of the
   user's messages for this turn's query and the latest dialectic supplement; bounded by
   ``timeout`` (the host bounds it by ``memory.prefetch_timeout`` too);
-* ``on_turn_end`` — background refresh of the base context and, every
-  ``dialectic_cadence`` turns, the dialectic (``peer chat``) for the next prefetch;
 * ``sync`` — the turn's messages (chunked at ``message_max_chars``), written in turn order;
   a turn already written is never written again; a failed write stays queued and goes first
-  next time (``write_frequency`` ``session`` or N batches them);
+  next time (``write_frequency`` ``session`` or N batches them). Then, in the background, the
+  base context is refreshed every ``context_cadence`` turns and the dialectic
+  (``peer chat``) asked every ``dialectic_cadence`` turns, for the next prefetch;
 * ``on_memory_write`` — built-in USER.md writes become Honcho conclusions about the user;
 * ``on_pre_compress`` — the session summary and the user's representation, as source
   material for the handoff summary;
@@ -103,6 +103,8 @@ class _UserState:
         self.base_turn: int = -(10**9)
         self.dialectic: str = ""
         self.busy: bool = False
+        self.turns: int = 0
+        """Turns synced for this user (all sessions): the cadences count these."""
 
 
 class HonchoProvider(MemoryProvider):
@@ -161,10 +163,11 @@ class HonchoProvider(MemoryProvider):
                 self._api = HonchoAPI(self._client, self.cfg.workspace)
             return self._api
 
-    def _background(self, fn: Callable[[], None]) -> None:
+    def _background(self, fn: Callable[[], None]) -> bool:
+        """Run ``fn`` on the provider's background thread; False if shut down."""
         with self._lock:
             if self._closed:
-                return
+                return False
             if self._executor is None:
                 self._executor = cf.ThreadPoolExecutor(1, thread_name_prefix="honcho-bg")
             executor = self._executor
@@ -172,7 +175,8 @@ class HonchoProvider(MemoryProvider):
         try:
             executor.submit(context.run, fn)
         except RuntimeError:  # shut down meanwhile
-            pass
+            return False
+        return True
 
     def user_peer(self, session: SessionInfo) -> str:
         raw = session.user_id or self.cfg.peer_name or "user"
@@ -277,17 +281,22 @@ class HonchoProvider(MemoryProvider):
             return None
         return MemoryContext(text, count=len(hits) + (1 if base else 0), label=LABEL)
 
-    @hookimpl
-    def on_turn_end(self, session: SessionInfo, turn: Turn) -> None:
-        if self.cfg.recall_mode == "tools" or not self.is_available():
+    def _schedule_refresh(self, session: SessionInfo, turn: Turn) -> None:
+        """After a turn is written: refresh the base context every ``context_cadence`` turns
+        and ask the dialectic every ``dialectic_cadence`` turns, on the provider's own
+        background thread, for the next prefetch. Called from ``sync`` (which the host runs
+        on its background worker, in turn order), so the refresh sees the turn."""
+        if self.cfg.recall_mode == "tools":
             return
         user = self.user_peer(session)
         state = self._state(user)
         with self._lock:
+            state.turns += 1
+            count = state.turns
             if state.busy:
                 return
-            refresh = turn.number - state.base_turn >= self.cfg.context_cadence
-            ask = turn.number % self.cfg.dialectic_cadence == 0
+            refresh = count - state.base_turn >= self.cfg.context_cadence
+            ask = count % self.cfg.dialectic_cadence == 0
             if not (refresh or ask):
                 return
             state.busy = True
@@ -298,7 +307,7 @@ class HonchoProvider(MemoryProvider):
                 if refresh:
                     base = self._base_context(session, None)
                     with self._lock:
-                        state.base, state.base_turn = base, turn.number
+                        state.base, state.base_turn = base, count
                 if ask and query:
                     answer = self._dialectic(session, query)
                     with self._lock:
@@ -309,7 +318,9 @@ class HonchoProvider(MemoryProvider):
                 with self._lock:
                     state.busy = False
 
-        self._background(work)
+        if not self._background(work):
+            with self._lock:
+                state.busy = False
 
     def _level(self, query: str) -> str:
         level = self.cfg.dialectic_reasoning_level
@@ -319,6 +330,9 @@ class HonchoProvider(MemoryProvider):
 
     def _dialectic(self, session: SessionInfo, query: str) -> str:
         observer, target = self._view(session)
+        self.api.ensure_peer(observer)
+        if target:
+            self.api.ensure_peer(target)
         question = (
             "What should the assistant keep in mind about the user to answer this message "
             f"well? Message: {query}"
@@ -381,8 +395,13 @@ class HonchoProvider(MemoryProvider):
 
     @hookimpl
     def sync(self, session: SessionInfo, turn: Turn) -> None:
-        if not self.cfg.save_messages or not self.is_available():
+        if not self.is_available():
             return
+        if self.cfg.save_messages:
+            self._write_turn(session, turn)
+        self._schedule_refresh(session, turn)
+
+    def _write_turn(self, session: SessionInfo, turn: Turn) -> None:
         key = (session.id, turn.number, hash((turn.user_text, turn.reply)))
         sid = self.honcho_session(session)
         with self._lock:
