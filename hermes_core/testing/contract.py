@@ -31,7 +31,11 @@ from hermes_core.providers.discovery import list_installed
 from hermes_core.testing.harness import ProviderHarness
 from hermes_core.types import MemoryContext, MemoryWrite
 
-_SECRETISH = ("key", "token", "secret", "password", "passwd", "credential")
+_SECRETISH = frozenset(
+    {"key", "apikey", "token", "secret", "password", "passwd", "credential", "credentials"}
+)
+"""Name parts (split on ``_``) that mark a secret: ``api_key``, ``auth_token`` — but not
+``context_tokens`` or ``max_tokens`` (token counts)."""
 
 
 class _NetworkAttempt(AssertionError):
@@ -139,7 +143,7 @@ class ProviderContract:
         wrong = [
             name
             for name, info in self.provider_class.Settings.model_fields.items()
-            if any(word in name.lower() for word in _SECRETISH)
+            if _SECRETISH & set(name.lower().split("_"))
             and not _is_secret_annotation(info.annotation)
         ]
         assert not wrong, f"secret-looking fields must be SecretStr: {wrong}"
