@@ -151,7 +151,7 @@ def test_single_user_without_key_is_unavailable(hermes_home: Path) -> None:
 def test_sync_appends_turns_once_and_commits_at_session_end(
     harness: ProviderHarness, double: Double
 ) -> None:
-    state, server = double
+    _state, server = double
     turn = harness.sync("我们的发布窗口是每周四晚上。", "好的，记住了。")
     harness.call("sync", turn=turn)  # resent: not appended twice
     batches = server.requests_to("POST", "/api/v1/sessions/{session_id}/messages/batch")
