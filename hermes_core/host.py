@@ -178,15 +178,12 @@ class Session:
         return self.host.facade.call_tool(self._router, name, args, ctx)
 
     def notify_memory_write(self, write: MemoryWrite) -> None:
-        """Tell the provider about a committed built-in memory write: the memory tool calls it
-        through ``ToolContext``, and an agent calls it for writes committed outside a tool call
-        (a staged write approved with ``/memory approve``), so the mirror misses nothing.
-        ``write.session_id`` is kept when set (the session that proposed it), else this one.
-        """
+        """Tell the provider about a committed built-in memory write of this session (the
+        memory tool calls it through ``ToolContext``; ``/memory approve`` passes it to
+        :func:`~hermes_core.layers.memory.approval.approve_pending`). See
+        :meth:`MemoryHost.notify_memory_write`."""
         self._check_open()
-        self.host.facade.on_memory_write(
-            self.info, replace(write, session_id=write.session_id or self.info.id)
-        )
+        self.host.notify_memory_write(write, session=self.info)
 
     def after_turn(
         self,
@@ -468,6 +465,30 @@ class MemoryHost:
         with self._lock:
             self._sessions.add(session)
         return session
+
+    def notify_memory_write(
+        self,
+        write: MemoryWrite,
+        *,
+        session: SessionInfo | None = None,
+        user_id: str | None = None,
+        source: str = "cli",
+    ) -> None:
+        """THE route of a committed built-in memory write to the provider's
+        ``on_memory_write`` (egress-redacted, on the provider worker, in order).
+
+        Tool calls come through :meth:`Session.notify_memory_write` (``session`` given); writes
+        committed outside a session (``hermes memory approve``/``restore``) describe their
+        scope with ``user_id`` and ``source``. ``write.session_id`` is kept when set (the
+        session that proposed the write), else the session's id (or a new one)."""
+        info = session or SessionInfo(
+            id=write.session_id or new_session_id(),
+            home=self.home,
+            settings=self.settings,
+            source=source,
+            user_id=user_id,
+        )
+        self.facade.on_memory_write(info, replace(write, session_id=write.session_id or info.id))
 
     def _forget(self, session: Session) -> None:
         with self._lock:

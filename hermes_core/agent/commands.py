@@ -28,7 +28,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from hermes_core.layers.memory.approval import PendingStore, approve, reject
+from hermes_core.layers.memory.approval import PendingStore, approve_pending, reject_pending
 from hermes_core.layers.memory.engine import MemoryEngine, limit_for
 from hermes_core.layers.memory.store import FILENAMES, MemoryStore, char_count, percent
 
@@ -106,46 +106,35 @@ def memory_pending(agent: Agent) -> list[str]:
     return lines
 
 
-def _selected(agent: Agent, ids: list[str]) -> list[str]:
-    if ids == ["all"]:
-        return [r.id for r in PendingStore(agent.host.home).list()]
-    return ids
-
-
 def memory_approve(agent: Agent, ids: list[str]) -> list[str]:
     if not ids:
         return ["Usage: /memory approve ID|all (list them with /memory pending)."]
     home = agent.host.home
-    engine = MemoryEngine(home, agent.settings.memory)
-    pending = PendingStore(home)
-    selected = _selected(agent, ids)
-    if not selected:
+    approvals = approve_pending(
+        MemoryEngine(home, agent.settings.memory),
+        PendingStore(home),
+        ids,
+        notify=agent.session.notify_memory_write,
+    )
+    if not approvals:
         return ["No pending memory writes."]
-    lines = []
-    for pending_id in selected:
-        outcome = approve(engine, pending, pending_id)
-        payload = outcome.payload
-        for write in outcome.writes:  # the provider mirrors approved writes too
-            agent.session.notify_memory_write(write)
-        if outcome.success:
-            lines.append(f"✓ {pending_id}: {payload.get('message', 'applied')}")
-        else:
-            lines.append(f"✗ {pending_id}: {payload.get('error', 'not applied')}")
-    return lines
+    return [
+        f"✓ {a.pending_id}: {a.outcome.payload.get('message', 'applied')}"
+        if a.success
+        else f"✗ {a.pending_id}: {a.outcome.payload.get('error', 'not applied')}"
+        for a in approvals
+    ]
 
 
 def memory_reject(agent: Agent, ids: list[str]) -> list[str]:
     if not ids:
         return ["Usage: /memory reject ID|all (list them with /memory pending)."]
-    pending = PendingStore(agent.host.home)
-    selected = _selected(agent, ids)
-    if not selected:
+    results = reject_pending(PendingStore(agent.host.home), ids)
+    if not results:
         return ["No pending memory writes."]
     return [
-        f"✓ rejected {i}"
-        if reject(pending, i)
-        else f"✗ no pending write with id {i} — see /memory pending"
-        for i in selected
+        f"✓ rejected {i}" if existed else f"✗ no pending write with id {i} — see /memory pending"
+        for i, existed in results
     ]
 
 

@@ -12,6 +12,8 @@ import sqlite3
 import subprocess
 import tempfile
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 from typing import Any, cast
@@ -22,27 +24,14 @@ from rich.table import Table
 
 from hermes_core.cli.output import console, print_json
 from hermes_core.errors import HermesError
-from hermes_core.fsutil import (
-    atomic_write_bytes,
-    atomic_write_text,
-    ensure_private_dir,
-    file_lock,
-)
-from hermes_core.layers.memory.approval import PendingStore, approve, reject
+from hermes_core.layers.memory.approval import PendingStore, approve_pending, reject_pending
 from hermes_core.layers.memory.archive import MemoryArchive
+from hermes_core.layers.memory.edit import EditRefused, begin_edit, save_edit
 from hermes_core.layers.memory.engine import MemoryEngine, Outcome, limit_for
-from hermes_core.layers.memory.store import (
-    FILENAMES,
-    MemoryStore,
-    char_count,
-    parse_entries,
-    percent,
-    serialize,
-)
-from hermes_core.security.scan import find_threats
+from hermes_core.layers.memory.store import FILENAMES, MemoryStore, char_count, percent
 from hermes_core.settings.base import load_settings, resolve_home
 from hermes_core.settings.models import MemorySettings
-from hermes_core.types import MemoryTarget, MemoryWrite, SessionInfo
+from hermes_core.types import MemoryTarget, MemoryWrite
 
 TARGETS: tuple[MemoryTarget, ...] = ("memory", "user")
 BAR_WIDTH = 30
@@ -131,18 +120,6 @@ def show(target: str | None, as_json: bool) -> None:
 # ----------------------------------------------------------------------------- edit
 
 
-def _recovery(home: Path, target: MemoryTarget, text: str) -> Path:
-    directory = ensure_private_dir(home / "memories" / "recovery")
-    stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
-    path = directory / f"{FILENAMES[target]}.{stamp}.txt"
-    counter = 1
-    while path.exists():
-        counter += 1
-        path = directory / f"{FILENAMES[target]}.{stamp}-{counter}.txt"
-    atomic_write_text(path, text)
-    return path
-
-
 def _run_editor(path: Path) -> None:
     editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
     try:
@@ -157,25 +134,6 @@ def _run_editor(path: Path) -> None:
         )
 
 
-def validate_edit(text: str, target: MemoryTarget, limit: int) -> tuple[list[str], list[str]]:
-    """(entries, problems) of an edited file's text; problems empty = safe to save."""
-    entries = parse_entries(text)
-    problems: list[str] = []
-    size = char_count(entries)
-    if size > limit:
-        problems.append(
-            f"{FILENAMES[target]} would be {size:,}/{limit:,} chars — over budget; shorten or "
-            "remove entries"
-        )
-    for number, entry in enumerate(entries, start=1):
-        if len(entry) > limit:
-            problems.append(f"entry {number} alone is longer than the {limit:,}-char budget")
-        ids = find_threats(entry, "strict")
-        if ids:
-            problems.append(f"entry {number} matches blocked pattern(s): {', '.join(ids)}")
-    return entries, problems
-
-
 def _seed(path: Path) -> str:
     """The text of a ``--from`` file (a recovery file of an earlier refused edit)."""
     try:
@@ -188,75 +146,60 @@ def _seed(path: Path) -> str:
         raise click.ClickException(f"{path} is not valid UTF-8 ({exc.reason})") from exc
 
 
+def _refusal(exc: EditRefused, target: str) -> click.ClickException:
+    path = exc.recovery
+    if exc.kind == "not_utf8":
+        return click.ClickException(f"{exc}; nothing was saved. Your text is in {path}")
+    resume = f"`hermes memory edit --target {target} --from {path}`"
+    if exc.kind == "conflict":
+        return click.ClickException(
+            f"{exc}; nothing was saved. Your text is kept in {path} — check `hermes memory "
+            f"show --target {target}`, then {resume}"
+        )
+    return click.ClickException(
+        f"not saved: {exc}. Your text is kept in {path} — continue from it with {resume}"
+    )
+
+
 def edit(target: str, seed: Path | None = None) -> None:
-    """Open a copy of the file (or of ``seed``, e.g. a recovery file) in $EDITOR; save it only
-    if it validates and scans clean."""
+    """Open a copy of the file (or of ``seed``, e.g. a recovery file) in $EDITOR; save it
+    through :func:`~hermes_core.layers.memory.edit.save_edit` (validated, scanned, locked
+    compare-and-write)."""
     home = _home()
     settings = _settings(home)
     mem_target = cast(MemoryTarget, target)
     store = MemoryStore(home, mem_target, limit_for(settings, mem_target))
     try:
-        original = store.path.read_bytes() if store.path.exists() else b""
+        base = begin_edit(store)
     except OSError as exc:
         raise click.ClickException(
             f"{store.path} could not be read ({exc}) — fix its permissions or move it aside"
         ) from exc
-    not_utf8 = False
-    try:
-        original_text = original.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        # the memory tool refuses every write to such a file; this is the way to repair it
-        not_utf8 = True
-        original_text = original.decode("utf-8-sig", "replace")
+    if base.not_utf8 is not None:
         console().print(
-            f"[yellow]⚠ {escape(store.path.name)} is not valid UTF-8 ({escape(exc.reason)} at "
-            "byte "
-            f"{exc.start}): undecodable bytes show as �. Saving replaces the file; the original "
-            "bytes are kept in a .bak copy next to it.[/]"
+            f"[yellow]⚠ {escape(store.path.name)} is not valid UTF-8 ({escape(base.not_utf8)}): "
+            "undecodable bytes show as �. Saving replaces the file; the original bytes are "
+            "kept in a .bak copy next to it.[/]"
         )
-    start_text = _seed(seed) if seed is not None else original_text
+    start_text = _seed(seed) if seed is not None else base.text
     with tempfile.TemporaryDirectory(prefix="hermes-memory-edit-") as tmp:
         copy = Path(tmp) / FILENAMES[mem_target]
         copy.write_text(start_text, encoding="utf-8")
         copy.chmod(0o600)
         _run_editor(copy)
-        try:
-            edited = copy.read_bytes().decode("utf-8-sig")
-        except UnicodeDecodeError as exc:
-            path = _recovery(home, mem_target, copy.read_bytes().decode("utf-8", "replace"))
-            raise click.ClickException(
-                f"the edited file is not valid UTF-8 ({exc.reason}); nothing was saved. Your "
-                f"text is in {path}"
-            ) from exc
-    entries, problems = validate_edit(edited, mem_target, store.limit)
-    if problems:
-        path = _recovery(home, mem_target, edited)
-        raise click.ClickException(
-            f"not saved: {'; '.join(problems)}. Your text is kept in {path} — continue from it "
-            f"with `hermes memory edit --target {target} --from {path}`"
-        )
-    new_text = serialize(entries)
-    if new_text == original_text and not not_utf8:
+        edited = copy.read_bytes()
+    try:
+        result = save_edit(base, edited)
+    except EditRefused as exc:
+        raise _refusal(exc, target) from exc
+    if not result.changed:
         console().print("No changes.")
         return
-    ensure_private_dir(store.path.parent)
-    with file_lock(store.path):
-        current = store.path.read_bytes() if store.path.exists() else b""
-        if current != original:
-            path = _recovery(home, mem_target, edited)
-            raise click.ClickException(
-                f"{store.path.name} changed on disk while you were editing; nothing was saved. "
-                f"Your text is kept in {path} — check `hermes memory show --target {target}`, "
-                f"then `hermes memory edit --target {target} --from {path}`"
-            )
-        if not_utf8:
-            backup = store.path.with_name(f"{store.path.name}.bak.{int(time.time())}")
-            atomic_write_bytes(backup, original)
-            console().print(f"original bytes kept in {escape(str(backup))}")
-        atomic_write_text(store.path, new_text)
+    if result.backup is not None:
+        console().print(f"original bytes kept in {escape(str(result.backup))}")
     console().print(
-        f"✓ Saved {store.path} — {len(entries)} entries, "
-        + usage_bar(char_count(entries), store.limit)
+        f"✓ Saved {store.path} — {len(result.entries)} entries, "
+        + usage_bar(char_count(result.entries), store.limit)
     )
 
 
@@ -295,13 +238,6 @@ def pending_cmd(as_json: bool) -> None:
     )
 
 
-def _selected(ids: tuple[str, ...]) -> list[str]:
-    store = PendingStore(_home())
-    if ids == ("all",):
-        return [r.id for r in store.list()]
-    return list(ids)
-
-
 def _print_outcome(record_id: str, outcome: Outcome) -> None:
     out = console()
     payload = outcome.payload
@@ -317,72 +253,72 @@ def _print_outcome(record_id: str, outcome: Outcome) -> None:
             out.print(f"  op {index} {key.split('_')[0]}: {escape(str(text))}")
 
 
-def _mirror_to_provider(home: Path, writes: list[MemoryWrite]) -> None:
-    """Send writes committed here (approve, restore) to the active provider's
-    ``on_memory_write``, as a tool call would have, so its mirror misses nothing. Without a
-    configured provider nothing is opened."""
-    if not writes:
-        return
-    from hermes_core.host import MemoryHost, new_session_id
+@contextmanager
+def _provider_mirror(home: Path) -> Iterator[Callable[[MemoryWrite], None] | None]:
+    """The route of writes committed here (approve, restore) to the active provider: the
+    host's :meth:`~hermes_core.host.MemoryHost.notify_memory_write`, as a tool call's would
+    take. Without a configured provider nothing is opened (``None``); the host is flushed and
+    closed on exit."""
+    from hermes_core.host import MemoryHost
 
     try:
         settings = load_settings(home)
-        if not settings.memory.provider:
-            return
-        with MemoryHost.open(home, settings=settings) as host:
-            if host.provider is None:
-                status = host.provider_status
-                reason = status.reason if status is not None else "not active"
-                console().print(
-                    f"[yellow]⚠ provider {escape(settings.memory.provider)} is not active "
-                    f"({escape(reason)}); it was not told about this change[/]"
-                )
-            for write in writes:
-                info = SessionInfo(
-                    id=write.session_id or new_session_id(),
-                    home=home,
-                    settings=settings,
-                    source="cli",
-                )
-                host.facade.on_memory_write(info, write)
-            host.flush(host.flush_timeout)
+    except HermesError:
+        settings = None
+    if settings is None or not settings.memory.provider:
+        yield None
+        return
+    try:
+        host = MemoryHost.open(home, settings=settings)
     except HermesError as exc:
         console().print(f"[yellow]⚠ the memory provider was not told about this change: {exc}[/]")
+        yield None
+        return
+    with host:
+        if host.provider is None:
+            status = host.provider_status
+            reason = status.reason if status is not None else "not active"
+            console().print(
+                f"[yellow]⚠ provider {escape(settings.memory.provider)} is not active "
+                f"({escape(reason)}); it was not told about this change[/]"
+            )
+
+        def notify(write: MemoryWrite) -> None:
+            host.notify_memory_write(write, source="cli")
+
+        yield notify
+        host.flush(host.flush_timeout)
 
 
 def approve_cmd(ids: tuple[str, ...]) -> None:
     """Apply staged writes (stale ones are refused and kept)."""
     home = _home()
     engine = MemoryEngine(home, _settings(home))
-    pending = PendingStore(home)
-    selected = _selected(ids)
-    if not selected:
+    with _provider_mirror(home) as notify:
+        approvals = approve_pending(engine, PendingStore(home), ids, notify=notify)
+    if not approvals:
         console().print("No pending memory writes.")
         return
-    failed = 0
-    for pending_id in selected:
-        outcome = approve(engine, pending, pending_id)
-        _print_outcome(pending_id, outcome)
-        _mirror_to_provider(home, outcome.writes)
-        failed += not outcome.success
+    for approval in approvals:
+        _print_outcome(approval.pending_id, approval.outcome)
+    failed = sum(not approval.success for approval in approvals)
     if failed:
         raise click.ClickException(
-            f"{failed} of {len(selected)} write(s) not applied — see above; "
+            f"{failed} of {len(approvals)} write(s) not applied — see above; "
             "`hermes memory reject ID` discards a stale one"
         )
 
 
 def reject_cmd(ids: tuple[str, ...]) -> None:
     """Discard staged writes."""
-    pending = PendingStore(_home())
-    selected = _selected(ids)
-    if not selected:
+    results = reject_pending(PendingStore(_home()), ids)
+    if not results:
         console().print("No pending memory writes.")
         return
-    missing = [i for i in selected if not reject(pending, i)]
-    for pending_id in selected:
-        if pending_id not in missing:
+    for pending_id, existed in results:
+        if existed:
             console().print(f"✓ rejected {pending_id}")
+    missing = [pending_id for pending_id, existed in results if not existed]
     if missing:
         raise click.ClickException(
             f"no pending write with id {', '.join(missing)} — list them with "
@@ -442,7 +378,10 @@ def restore_cmd(entry_id: int) -> None:
         else:
             hint = "free room with `hermes memory edit` and retry"
         raise click.ClickException(f"could not restore entry {entry_id}: {error} — {hint}")
-    _mirror_to_provider(home, outcome.writes)
+    with _provider_mirror(home) as notify:
+        for write in outcome.writes:
+            if notify is not None:
+                notify(write)
     target = cast(MemoryTarget, outcome.payload.get("target", "memory"))
     console().print(
         f"✓ Restored archived entry {entry_id} to {FILENAMES[target]} "
@@ -513,4 +452,4 @@ def register_memory_commands(group: click.Group) -> None:
         archive_cmd(as_json, query, target, show_all)
 
 
-__all__ = ["register_memory_commands", "usage_bar", "validate_edit"]
+__all__ = ["register_memory_commands", "usage_bar"]

@@ -18,13 +18,14 @@ import logging
 import re
 import time
 import uuid
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
 from hermes_core.fsutil import atomic_write_text, ensure_private_dir, file_lock
 from hermes_core.security.scan import find_threats
-from hermes_core.types import MemoryTarget, WriteOrigin
+from hermes_core.types import MemoryTarget, MemoryWrite, WriteOrigin
 
 from .engine import MemoryEngine, Outcome, StaleWrite
 from .ops import Operation
@@ -255,4 +256,70 @@ def reject(pending: PendingStore, pending_id: str) -> bool:
     return pending.discard(pending_id)
 
 
-__all__ = ["PendingStore", "PendingWrite", "approve", "pending_dir", "reject"]
+@dataclass(frozen=True)
+class Approval:
+    """What approving one staged write did (``outcome.writes`` = what was committed)."""
+
+    pending_id: str
+    outcome: Outcome
+
+    @property
+    def success(self) -> bool:
+        return self.outcome.success
+
+
+def select_pending(pending: PendingStore, ids: Sequence[str]) -> list[str]:
+    """``ids`` as given, or every record of ``pending`` (oldest first) for ``["all"]``."""
+    if list(ids) == ["all"]:
+        return [record.id for record in pending.list()]
+    return list(ids)
+
+
+def approve_pending(
+    engine: MemoryEngine,
+    pending: PendingStore,
+    ids: Sequence[str],
+    *,
+    notify: Callable[[MemoryWrite], None] | None = None,
+) -> list[Approval]:
+    """Approve staged writes ``ids`` (``["all"]`` = every record): the one approval loop of
+    ``hermes memory approve`` and ``/memory approve`` alike.
+
+    Each record is replayed by :func:`approve` (stale or refused ones are kept and reported);
+    every committed write is passed to ``notify`` once, in order — the caller's route to the
+    provider's ``on_memory_write`` (:meth:`hermes_core.host.MemoryHost.notify_memory_write`),
+    so a mirror misses no approved write. A raising ``notify`` is logged; the write stays
+    committed. Returns one :class:`Approval` per selected id (empty when nothing is pending).
+    """
+    results: list[Approval] = []
+    for pending_id in select_pending(pending, ids):
+        outcome = approve(engine, pending, pending_id)
+        for write in outcome.writes:
+            if notify is None:
+                break
+            try:
+                notify(write)
+            except Exception as exc:  # committed already; a mirror failure is not ours
+                log.warning("provider was not told about approved write %s: %s", pending_id, exc)
+        results.append(Approval(pending_id, outcome))
+    return results
+
+
+def reject_pending(pending: PendingStore, ids: Sequence[str]) -> list[tuple[str, bool]]:
+    """Discard staged writes ``ids`` (``["all"]`` = every record): ``(id, existed)`` each."""
+    return [
+        (pending_id, reject(pending, pending_id)) for pending_id in select_pending(pending, ids)
+    ]
+
+
+__all__ = [
+    "Approval",
+    "PendingStore",
+    "PendingWrite",
+    "approve",
+    "approve_pending",
+    "pending_dir",
+    "reject",
+    "reject_pending",
+    "select_pending",
+]
