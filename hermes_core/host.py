@@ -35,7 +35,7 @@ from hermes_core.hooks import HookFacade, ShutdownReport, ToolRouter
 from hermes_core.llm.tokens import estimate_messages_tokens
 from hermes_core.plugins import create_plugin_manager
 from hermes_core.providers.base import MemoryProvider
-from hermes_core.providers.registry import ProviderRegistry
+from hermes_core.providers.registry import ProviderRegistry, ProviderStatus
 from hermes_core.settings.base import load_settings, resolve_home
 from hermes_core.settings.models import CompressionSettings, HermesSettings
 from hermes_core.types import (
@@ -52,15 +52,6 @@ from hermes_core.types import (
 )
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class ProviderStatus:
-    """The configured external provider and whether it is serving this host."""
-
-    name: str
-    active: bool
-    reason: str = ""
 
 
 @dataclass
@@ -383,12 +374,12 @@ class MemoryHost:
         self.facade = HookFacade(pm, settings, home)
         self.facade.configure()
         self.registry = ProviderRegistry(pm, settings, home, register=self.facade.register)
-        self.provider_status: ProviderStatus | None = None
         self._sessions: set[Session] = set()
         self._lock = threading.Lock()
         self._closed = False
-        if activate_provider and settings.memory.provider:
-            self._activate_configured(settings.memory.provider)
+        self.provider_status: ProviderStatus | None = (
+            self.registry.activate_configured() if activate_provider else None
+        )
 
     @classmethod
     def open(
@@ -411,27 +402,6 @@ class MemoryHost:
         loaded = settings if settings is not None else load_settings(resolved)
         manager = pm if pm is not None else create_plugin_manager(load_entrypoints=load_entrypoints)
         return cls(resolved, loaded, manager, activate_provider=activate_provider)
-
-    def _activate_configured(self, name: str) -> None:
-        try:
-            provider = self.registry.activate(name)
-        except HermesError as exc:
-            log.warning("memory provider %s is not active: %s", name, exc)
-            self.provider_status = ProviderStatus(name, False, str(exc))
-            return
-        self.provider_status = self._status_of(provider)
-        if not self.provider_status.active:
-            log.warning("%s unavailable: %s", name, self.provider_status.reason)
-            self.registry.deactivate()
-
-    @staticmethod
-    def _status_of(provider: MemoryProvider) -> ProviderStatus:
-        try:
-            available = provider.is_available()
-            reason = "" if available else provider.unavailable_reason()
-        except Exception as exc:
-            available, reason = False, f"is_available() raised {type(exc).__name__}: {exc}"
-        return ProviderStatus(provider.name, available, reason)
 
     @property
     def provider(self) -> MemoryProvider | None:

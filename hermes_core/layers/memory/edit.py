@@ -128,10 +128,11 @@ def save_edit(base: EditBase, edited: str | bytes) -> EditResult:
     :func:`begin_edit`. Write failures raise OSError with the file unchanged."""
     store = base.store
     if isinstance(edited, bytes):
+        raw = edited
         try:
-            edited = edited.decode("utf-8-sig")
+            edited = raw.decode("utf-8-sig")
         except UnicodeDecodeError as exc:
-            path = save_recovery(store, edited.decode("utf-8", "replace"))
+            path = save_recovery(store, raw.decode("utf-8", "replace"))
             raise EditRefused(
                 "not_utf8", f"the edited text is not valid UTF-8 ({exc.reason})", path
             ) from exc
