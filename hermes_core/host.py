@@ -245,7 +245,7 @@ class Session:
         window = context_length or settings.llm.context_length
         threshold = self.compression_threshold(window)
         tokens = prompt_tokens if prompt_tokens is not None else estimate_messages_tokens(messages)
-        if not force and (not settings.compression.enabled or tokens < threshold):
+        if not force and not settings.compression.should_compress(tokens, window, self.info.model):
             return list(messages)
         notes = self.host.facade.on_pre_compress(self.info, messages)
         budget = CompressionBudget(

@@ -152,6 +152,13 @@ class CompressionSettings(_Section):
             trigger = int(context_length * USABLE_WINDOW_SHARE)
         return max(trigger, 1)
 
+    def should_compress(
+        self, prompt_tokens: int, context_length: int, model: str | None = None
+    ) -> bool:
+        """True when automatic compaction is enabled and ``prompt_tokens`` reached
+        :meth:`trigger_tokens` (exact equality triggers)."""
+        return self.enabled and prompt_tokens >= self.trigger_tokens(context_length, model)
+
 
 class ReviewSettings(_Section):
     """Background review after turns."""
