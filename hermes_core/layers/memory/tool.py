@@ -1,6 +1,6 @@
 """The model-facing ``memory`` tool: schema, validation, approval gate, failure cap.
 
-Contract (spec §1.4–§1.6, §1.10):
+Contract:
 
 * Validation order: missing ``action`` and ``operations`` → "Missing required parameter";
   ``add`` without content → "Content is required for 'add' action."; replace/remove without

@@ -1,4 +1,4 @@
-"""Spec §10 compression cases (tests/agent/test_context_compressor.py, baseline + current)."""
+"""The upstream acceptance cases of context compression (baseline and current behaviour)."""
 
 from __future__ import annotations
 
