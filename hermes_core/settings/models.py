@@ -31,6 +31,11 @@ class MemorySettings(_Section):
     user_char_limit: int = Field(
         1375, ge=0, description="Budget of USER.md in characters (delimiters count)."
     )
+    shared_agent_memory: bool = Field(
+        False,
+        description="Share the agent's MEMORY.md across all user_ids (single-team setups); "
+        "USER.md stays per user. Off: each user_id has its own MEMORY.md and USER.md.",
+    )
     nudge_interval: int = Field(
         10, ge=0, description="User turns between background memory reviews (0 disables)."
     )

@@ -19,6 +19,7 @@ from hermes_core.types import MemoryTarget, MemoryWrite, WriteOrigin
 
 from .archive import MemoryArchive, choose_evictions
 from .ops import Applied, Operation, OpError, apply_operations, locate
+from .scope import MemoryScope
 from .snapshot import sanitize_entries, sanitize_entry
 from .store import (
     DEFAULT_LIMITS,
@@ -88,15 +89,24 @@ def cap_echo(entries: Sequence[str], limit: int) -> tuple[list[str], int]:
 
 
 class MemoryEngine:
-    """Applies operations to MEMORY.md / USER.md under ``home`` with ``settings``."""
+    """Applies operations to the MEMORY.md / USER.md of one user (``user_id``; ``None`` = the
+    no-user files) under ``home`` with ``settings``. Which file that is, and which archive rows
+    it sees, is :class:`MemoryScope`'s decision."""
 
-    def __init__(self, home: Path, settings: MemorySettings) -> None:
+    def __init__(self, home: Path, settings: MemorySettings, user_id: str | None = None) -> None:
         self.home = home
         self.settings = settings
-        self.archive = MemoryArchive(home)
+        self.scope = MemoryScope.of(settings, user_id)
+        self.archive = MemoryArchive(home, self.scope)
+
+    @property
+    def user_id(self) -> str | None:
+        return self.scope.user_id
 
     def store(self, target: MemoryTarget) -> MemoryStore:
-        return MemoryStore(self.home, target, limit_for(self.settings, target))
+        return MemoryStore(
+            self.home, target, limit_for(self.settings, target), self.scope.owner(target)
+        )
 
     # -- responses
 
@@ -412,7 +422,9 @@ class MemoryEngine:
                     f"{', '.join(ids)}; it cannot go back into the system prompt.",
                 }
             )
-        strict = MemoryEngine(self.home, self.settings.model_copy(update={"overflow": "error"}))
+        strict = MemoryEngine(
+            self.home, self.settings.model_copy(update={"overflow": "error"}), self.user_id
+        )
         target = cast(MemoryTarget, row.target)
         outcome = strict.run_single(target, Operation(action="add", content=row.content))
         if outcome.success:

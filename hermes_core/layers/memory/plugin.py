@@ -24,7 +24,7 @@ from hermes_core.types import (
     ToolSpec,
 )
 
-from .approval import PendingStore
+from .approval import PendingStore, pending_user_ids
 from .archive import MemoryArchive, db_path
 from .archive_tool import MemoryArchiveTool
 from .engine import MemoryEngine, limit_for
@@ -127,15 +127,21 @@ class MemoryLayer:
         checks: list[HealthCheck] = []
         for target in enabled_targets(settings):
             checks.append(_file_check(home, target, limit_for(settings, target)))
-        pending = PendingStore(home).list()
+        pending = len(PendingStore(home).list())
+        users = {uid: len(PendingStore(home, uid).list()) for uid in pending_user_ids(home)}
+        users = {uid: count for uid, count in users.items() if count}
+        total = pending + sum(users.values())
+        detail = f"{total} staged write(s) waiting" if total else "no staged writes"
+        if users:
+            detail += f" ({pending} without a user, {len(users)} user(s) with their own)"
         checks.append(
             HealthCheck(
                 name="memory: pending writes",
-                ok=not pending,
-                detail=f"{len(pending)} staged write(s) waiting" if pending else "no staged writes",
-                fix="Review them with `hermes memory pending`, then `hermes memory approve ID` "
-                "or `hermes memory reject ID`."
-                if pending
+                ok=not total,
+                detail=detail,
+                fix="Review them with `hermes memory pending [--user ID]`, then `hermes memory "
+                "approve ID [--user ID]` or `hermes memory reject ID [--user ID]`."
+                if total
                 else "",
             )
         )
@@ -159,8 +165,10 @@ class MemoryLayer:
             return state
 
     def _build(self, session: SessionInfo) -> _SessionState:
+        """The session's frozen snapshot and tools, all of ``session.user_id``'s scope: its
+        files, its staged writes, its archive rows (never another user's)."""
         settings = session.settings.memory
-        engine = MemoryEngine(session.home, settings)
+        engine = MemoryEngine(session.home, settings, session.user_id)
         targets = enabled_targets(settings)
         blocks: list[str] = []
         for target in targets:
@@ -175,11 +183,12 @@ class MemoryLayer:
             block = render_block(target, disk.entries, limit_for(settings, target))
             if block:
                 blocks.append(block)
-        tool = MemoryTool(engine=engine, pending=PendingStore(session.home), targets=targets)
+        pending = PendingStore(session.home, engine.user_id)
+        tool = MemoryTool(engine=engine, pending=pending, targets=targets)
         return _SessionState(
             snapshot="\n\n".join(blocks),
             tool=tool,
-            archive_tool=MemoryArchiveTool(MemoryArchive(session.home)),
+            archive_tool=MemoryArchiveTool(engine.archive),
         )
 
 
