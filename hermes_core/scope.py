@@ -31,6 +31,7 @@ USERS_DIR = "users"
 OWNER_FILE = "USER_ID"
 SLUG_MAX = 32
 _NOT_SLUG = re.compile(r"[^a-z0-9_]+")
+_SHELL_SAFE = re.compile(r"[\w@%+=:,./-]+")
 
 
 def normalize_user_id(user_id: object) -> str | None:
@@ -82,7 +83,7 @@ def user_option(user_id: str | None) -> str:
         return ""
     if len(uid) > 120:
         return " --user <your user id>"
-    return f" --user {shlex.quote(uid)}"
+    return f" --user {uid if _SHELL_SAFE.fullmatch(uid) else shlex.quote(uid)}"
 
 
 def known_user_ids(root: Path) -> list[str]:
