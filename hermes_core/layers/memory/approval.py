@@ -211,6 +211,14 @@ def approve(engine: MemoryEngine, pending: PendingStore, pending_id: str) -> Out
                 f"List them with `hermes memory pending{user_option(pending.user_id)}`.",
             }
         )
+    if record.user_id != engine.user_id:  # never replay one user's write into another's files
+        return Outcome(
+            {
+                "success": False,
+                "error": f"Pending write '{pending_id}' belongs to another user; nothing was "
+                "applied.",
+            }
+        )
     with file_lock(pending.path(record.id)):
         if not pending.path(record.id).exists():  # approved or rejected concurrently
             return Outcome({"success": False, "error": f"Pending write '{pending_id}' is gone."})

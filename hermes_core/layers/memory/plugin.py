@@ -1,6 +1,7 @@
 """The memory layer as a plugin (hook implementations only; logic lives in sibling modules).
 
-Per session (keyed by ``session.id``): the frozen snapshot taken at ``on_session_start`` and
+Per session (keyed by ``session.id`` *and* ``session.user_id``, so two users can never share
+state through a reused session id): the frozen snapshot taken at ``on_session_start`` and
 the ``memory`` tool with its per-turn failure counter. The prompt block is ONE
 :class:`PromptBlock` at ``PromptOrder.MEMORY`` holding the guidance, then the MEMORY block,
 then the USER block.
@@ -15,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from hermes_core.markers import hookimpl
+from hermes_core.scope import normalize_user_id
 from hermes_core.types import (
     HealthCheck,
     MemoryTarget,
@@ -61,7 +63,7 @@ class MemoryLayer:
     def __init__(self) -> None:
         self._settings: HermesSettings | None = None
         self._home: Path | None = None
-        self._sessions: dict[str, _SessionState] = {}
+        self._sessions: dict[tuple[str, str | None], _SessionState] = {}
         self._lock = threading.Lock()
 
     # -- lifecycle
@@ -77,14 +79,14 @@ class MemoryLayer:
 
     @hookimpl
     def on_turn_start(self, session: SessionInfo) -> None:
-        state = self._sessions.get(session.id)
+        state = self._sessions.get(_key(session))
         if state is not None:
             state.tool.failures.reset()
 
     @hookimpl
     def on_session_end(self, session: SessionInfo) -> None:
         with self._lock:
-            self._sessions.pop(session.id, None)
+            self._sessions.pop(_key(session), None)
 
     # -- prompt and tools
 
@@ -158,10 +160,10 @@ class MemoryLayer:
 
     def _state(self, session: SessionInfo) -> _SessionState:
         with self._lock:
-            state = self._sessions.get(session.id)
+            state = self._sessions.get(_key(session))
             if state is None:
                 state = self._build(session)
-                self._sessions[session.id] = state
+                self._sessions[_key(session)] = state
             return state
 
     def _build(self, session: SessionInfo) -> _SessionState:
@@ -190,6 +192,10 @@ class MemoryLayer:
             tool=tool,
             archive_tool=MemoryArchiveTool(engine.archive),
         )
+
+
+def _key(session: SessionInfo) -> tuple[str, str | None]:
+    return session.id, normalize_user_id(session.user_id)
 
 
 def _has_archive(archive: MemoryArchive) -> bool:

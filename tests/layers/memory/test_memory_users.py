@@ -347,3 +347,50 @@ def test_cli_edit_is_per_user(
     recovery = hermes_home / "memories" / "users" / user_key(ALICE) / "recovery"
     assert list(recovery.glob("USER.md.*.txt"))
     assert not (hermes_home / "memories" / "recovery").exists()
+
+
+def test_a_reused_session_id_never_carries_one_users_memory_to_another(
+    open_host: Any,
+) -> None:
+    host = open_host()
+    with host.session(user_id=ALICE) as alice:
+        call(alice, action="add", target="user", content="Alice's PIN hint: 生日.")
+    alice = host.session(user_id=ALICE, session_id="shared-chat-1")
+    zhang = host.session(user_id=ZHANG, session_id="shared-chat-1")  # same id, other user
+    assert "PIN hint" in alice.system_prompt() and "PIN hint" not in zhang.system_prompt()
+    denied = call(zhang, action="remove", target="user", old_text="PIN")
+    assert denied["success"] is False and "生日" not in json.dumps(denied, ensure_ascii=False)
+    assert call(zhang, action="add", target="user", content="张三用 Linux。")["success"]
+    zhang.close()
+    assert call(alice, action="remove", target="user", old_text="PIN")["success"] is True
+    alice.close()
+    with host.session(user_id=ZHANG) as again:
+        assert "张三用 Linux。" in again.system_prompt()
+
+
+def test_approve_refuses_a_record_of_another_user(hermes_home: Path) -> None:
+    from hermes_core.layers.memory.approval import approve
+    from hermes_core.layers.memory.ops import Operation
+
+    settings = load_settings(hermes_home).memory
+    record = PendingStore(hermes_home, ZHANG).stage(
+        "user",
+        [Operation(action="add", content="张三的车牌是浙A12345。")],
+        batch=False,
+        origin="foreground",
+        session_id="s",
+        expected={},
+        proposal=False,
+    )
+    wrong = approve(
+        MemoryEngine(hermes_home, settings, ALICE), PendingStore(hermes_home, ZHANG), record.id
+    )
+    assert not wrong.success and "another user" in wrong.payload["error"]
+    assert MemoryEngine(hermes_home, settings, ALICE).store("user").entries() == []
+    right = approve(
+        MemoryEngine(hermes_home, settings, ZHANG), PendingStore(hermes_home, ZHANG), record.id
+    )
+    assert right.success
+    assert MemoryEngine(hermes_home, settings, ZHANG).store("user").entries() == [
+        "张三的车牌是浙A12345。"
+    ]
