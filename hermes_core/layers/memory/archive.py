@@ -33,7 +33,16 @@ from hermes_core.types import MemoryTarget
 
 from .scope import MemoryScope
 
-SCHEMA = """
+PRIORITY_COLUMNS = """(
+    user_id TEXT NOT NULL DEFAULT '',
+    target TEXT NOT NULL,
+    content TEXT NOT NULL,
+    priority TEXT NOT NULL,
+    marked_at REAL NOT NULL,
+    PRIMARY KEY (user_id, target, content)
+)"""
+
+SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS memory_archive (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
     target TEXT NOT NULL,
@@ -46,25 +55,11 @@ CREATE TABLE IF NOT EXISTS memory_archive (
     user_id TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX IF NOT EXISTS idx_memory_archive_target ON memory_archive(target, archived_at);
-CREATE TABLE IF NOT EXISTS memory_priority (
-    user_id TEXT NOT NULL DEFAULT '',
-    target TEXT NOT NULL,
-    content TEXT NOT NULL,
-    priority TEXT NOT NULL,
-    marked_at REAL NOT NULL,
-    PRIMARY KEY (user_id, target, content)
-);
+CREATE TABLE IF NOT EXISTS memory_priority {PRIORITY_COLUMNS};
 """
 
-MIGRATE_PRIORITY = """
-CREATE TABLE memory_priority_scoped (
-    user_id TEXT NOT NULL DEFAULT '',
-    target TEXT NOT NULL,
-    content TEXT NOT NULL,
-    priority TEXT NOT NULL,
-    marked_at REAL NOT NULL,
-    PRIMARY KEY (user_id, target, content)
-);
+MIGRATE_PRIORITY = f"""
+CREATE TABLE memory_priority_scoped {PRIORITY_COLUMNS};
 INSERT INTO memory_priority_scoped (user_id, target, content, priority, marked_at)
     SELECT '', target, content, priority, marked_at FROM memory_priority;
 DROP TABLE memory_priority;
@@ -76,9 +71,23 @@ def _columns(conn: sqlite3.Connection, table: str) -> set[str]:
     return {str(row[1]) for row in conn.execute(f"PRAGMA table_info({table})")}
 
 
+def _scoped(conn: sqlite3.Connection) -> bool:
+    """True when both tables have the ``user_id`` scope and its index."""
+    index = conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = 'idx_memory_archive_user'"
+    ).fetchone()
+    return (
+        index is not None
+        and "user_id" in _columns(conn, "memory_archive")
+        and "user_id" in _columns(conn, "memory_priority")
+    )
+
+
 def _migrate(conn: sqlite3.Connection) -> None:
-    """Add the ``user_id`` scope to tables created before it (one transaction; a concurrent
-    opener that migrated first leaves nothing to do)."""
+    """Add the ``user_id`` scope to tables created before it, in one write transaction (and
+    only when needed: a concurrent opener that migrated first leaves nothing to do)."""
+    if _scoped(conn):
+        return
     conn.execute("BEGIN IMMEDIATE")
     try:
         if "user_id" not in _columns(conn, "memory_archive"):
