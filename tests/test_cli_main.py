@@ -66,3 +66,15 @@ def test_every_builtin_command_loads() -> None:
     for name in BUILTIN_COMMANDS:
         result = runner.invoke(cli, [name, "--help"])
         assert result.exit_code == 0, (name, result.output)
+
+
+def test_every_benchmark_loads() -> None:
+    from hermes_core.cli.bench import BENCHMARKS
+
+    runner = CliRunner()
+    listed = runner.invoke(cli, ["bench", "--help"])
+    assert listed.exit_code == 0
+    for name in BENCHMARKS:
+        assert name in listed.output
+        result = runner.invoke(cli, ["bench", name, "--help"])
+        assert result.exit_code == 0, (name, result.output)
