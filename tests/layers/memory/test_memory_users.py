@@ -17,7 +17,8 @@ from typing import Any
 import click
 import pytest
 from click.testing import CliRunner
-from hypothesis import given
+from hypothesis import assume, given
+from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 
 from hermes_core import MemoryHost, hookimpl
@@ -26,6 +27,7 @@ from hermes_core.host import Session
 from hermes_core.layers.memory.approval import PendingStore, approve_pending
 from hermes_core.layers.memory.archive import MemoryArchive
 from hermes_core.layers.memory.engine import MemoryEngine
+from hermes_core.layers.memory.ops import Operation
 from hermes_core.layers.memory.scope import MemoryScope
 from hermes_core.scope import (
     OWNER_FILE,
@@ -370,7 +372,6 @@ def test_a_reused_session_id_never_carries_one_users_memory_to_another(
 
 def test_approve_refuses_a_record_of_another_user(hermes_home: Path) -> None:
     from hermes_core.layers.memory.approval import approve
-    from hermes_core.layers.memory.ops import Operation
 
     settings = load_settings(hermes_home).memory
     record = PendingStore(hermes_home, ZHANG).stage(
@@ -394,3 +395,31 @@ def test_approve_refuses_a_record_of_another_user(hermes_home: Path) -> None:
     assert MemoryEngine(hermes_home, settings, ZHANG).store("user").entries() == [
         "张三的车牌是浙A12345。"
     ]
+
+
+@given(
+    first=st.text(min_size=1, max_size=40),
+    second=st.text(min_size=1, max_size=40),
+    fact=st.sampled_from(
+        ["User likes 饺子.", "User's VPN token lives in 1Password.", "用户在深圳"]
+    ),
+)
+@hsettings(max_examples=25, deadline=None)
+def test_any_two_ids_never_see_each_others_entries(
+    tmp_path_factory: pytest.TempPathFactory, first: str, second: str, fact: str
+) -> None:
+    assume(normalize_user_id(first) != normalize_user_id(second))
+    home = tmp_path_factory.mktemp("home")
+    settings = load_settings(home).memory
+    ops = [Operation(action="add", content=f"{fact} ({target})") for target in ("memory", "user")]
+    one = MemoryEngine(home, settings, first)
+    other = MemoryEngine(home, settings, second)
+    for target, op in zip(("memory", "user"), ops, strict=True):
+        assert one.run_single(target, op).success
+    for target in ("memory", "user"):
+        assert other.store(target).entries() == []
+        assert one.store(target).path != other.store(target).path
+        assert one.store(target).path.is_relative_to(home / "memories")
+        refused = other.run_single(target, Operation(action="remove", old_text=fact[:4]))
+        assert not refused.success and fact not in json.dumps(refused.payload, ensure_ascii=False)
+    assert MemoryEngine(home, settings).store("user").entries() == []
