@@ -287,7 +287,9 @@ def _provider_mirror(
     try:
         host = MemoryHost.open(home, settings=settings)
     except HermesError as exc:
-        console().print(f"[yellow]⚠ the memory provider was not told about this change: {exc}[/]")
+        console().print(
+            f"[yellow]⚠ the memory provider was not told about this change: {escape(str(exc))}[/]"
+        )
         yield None
         return
     with host:
