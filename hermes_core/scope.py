@@ -61,9 +61,13 @@ def scope_dir(root: Path, user_id: str | None) -> Path:
 
 
 def ensure_scope_dir(root: Path, user_id: str | None) -> Path:
-    """:func:`scope_dir`, created private (0700), with its ``USER_ID`` file written once."""
-    directory = ensure_private_dir(scope_dir(root, user_id))
+    """:func:`scope_dir`, created private (``root``, ``users/`` and the user's directory are
+    0700 when created here), with its ``USER_ID`` file written once."""
     uid = normalize_user_id(user_id)
+    ensure_private_dir(root)
+    if uid is not None:
+        ensure_private_dir(root / USERS_DIR)
+    directory = ensure_private_dir(scope_dir(root, uid))
     if uid is not None:
         owner = directory / OWNER_FILE
         if not owner.exists():

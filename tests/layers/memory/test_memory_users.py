@@ -423,3 +423,14 @@ def test_any_two_ids_never_see_each_others_entries(
         refused = other.run_single(target, Operation(action="remove", old_text=fact[:4]))
         assert not refused.success and fact not in json.dumps(refused.payload, ensure_ascii=False)
     assert MemoryEngine(home, settings).store("user").entries() == []
+
+
+def test_scope_directories_are_private(hermes_home: Path) -> None:
+    from hermes_core.scope import ensure_scope_dir
+
+    root = hermes_home / "fresh-root"
+    directory = ensure_scope_dir(root, ZHANG)
+    for path in (root, root / "users", directory):
+        assert path.stat().st_mode & 0o777 == 0o700, path
+    assert (directory / OWNER_FILE).stat().st_mode & 0o077 == 0
+    assert ensure_scope_dir(root, None) == root
