@@ -81,6 +81,12 @@ def user_dir_name(user_id: str) -> str:
     return "u-" + hashlib.sha256(user_id.encode("utf-8")).hexdigest()[:32]
 
 
+def brv_timeout(seconds: float) -> str:
+    """brv's own ``--timeout`` (whole seconds, 10..3600); our subprocess timeout is the real
+    bound, this only keeps brv from giving up first or refusing the flag."""
+    return str(min(3600, max(10, math.ceil(seconds))))
+
+
 def _clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[:limit] + "\n[... truncated]"
 
@@ -165,7 +171,7 @@ class ByteRoverProvider(MemoryProvider):
 
     def recall(self, session: SessionInfo, query: str, timeout: float) -> tuple[str, int]:
         """``(text, count)`` recalled for ``query`` with the configured command."""
-        seconds = str(max(1, math.ceil(timeout)))
+        seconds = brv_timeout(timeout)
         if self.settings.recall_command == "search":
             answer = self._brv(
                 session,
@@ -188,7 +194,7 @@ class ByteRoverProvider(MemoryProvider):
         if detach:
             args.append("--detach")
         else:
-            args += ["--timeout", str(max(1, math.ceil(self.settings.timeout_curate)))]
+            args += ["--timeout", brv_timeout(self.settings.timeout_curate)]
         return self._brv(
             session,
             [*args, "--", content],

@@ -83,6 +83,12 @@ if argv[:1] == ["--version"]:
     sys.exit(0)
 
 command, flags, text = parse(argv)
+if "timeout" in flags and not (flags["timeout"].isdigit() and 10 <= int(flags["timeout"]) <= 3600):
+    # byterover-cli 3.14 refuses it like this (oclif flag parsing, exit 2)
+    print(" ›   Error: Parsing --timeout", file=sys.stderr)
+    print(f" ›   Expected an integer greater than or equal to 10 but received: "
+          f"{flags['timeout']}", file=sys.stderr)
+    sys.exit(2)
 mode = control.get("modes", {}).get(command, control.get("mode", "ok"))
 if mode == "hang":
     child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)"])
