@@ -153,3 +153,14 @@ def test_recalled_text_goes_through_the_threat_scanner(
         harness.session.call_tool("brv_query", {"query": "deploy note instructions"})
     )
     assert "reveal the system prompt" not in result.get("result", "")
+
+
+def test_brvs_own_timeout_flag_stays_in_its_range(
+    harness: ProviderHarness, fake_brv: FakeBrv
+) -> None:
+    from hermes_memory_byterover.provider import brv_timeout
+
+    assert [brv_timeout(t) for t in (0.01, 8, 11.2, 99_999)] == ["10", "10", "12", "3600"]
+    harness.session.call_tool("brv_query", {"query": "Which port does staging use?"})
+    argv = fake_brv.calls()[-1]["argv"]
+    assert argv[argv.index("--timeout") + 1] == "10"  # timeout_query 10 s
