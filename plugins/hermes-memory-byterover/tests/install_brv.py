@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 PACKAGE = "byterover-cli@3.14.0"
+TIMEOUT = 1200
 
 
 def main(prefix: Path) -> int:
@@ -37,7 +38,17 @@ def main(prefix: Path) -> int:
         PACKAGE,
     ]
     print("installing the real brv:", " ".join(command), flush=True)
-    return subprocess.run(command, check=False, stdin=subprocess.DEVNULL).returncode
+    try:
+        return subprocess.run(
+            command, check=False, stdin=subprocess.DEVNULL, timeout=TIMEOUT
+        ).returncode
+    except subprocess.TimeoutExpired:
+        print(
+            f"npm install did not finish within {TIMEOUT} s: check access to the npm registry "
+            "(behind a TLS-intercepting proxy, NODE_EXTRA_CA_CERTS must reach tox)",
+            file=sys.stderr,
+        )
+        return 1
 
 
 if __name__ == "__main__":
