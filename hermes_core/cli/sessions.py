@@ -1,19 +1,15 @@
 """``hermes sessions``: list, show, search, export, import, prune, stats, title, reindex.
 
-Every listing command takes ``--json`` (machine-readable, UTF-8). Export formats: ``jsonl``
-(one ``{"type": "session", ...}`` line, then one ``{"type": "message", ...}`` line per
-message; lossless, re-importable) and ``md`` (readable transcript). ``import`` accepts our
-JSONL export (one or many sessions), an OpenAI-style messages list (a JSON array, or an
-object with ``"messages"``), or JSONL with one OpenAI message per line.
+Every listing command takes ``--json`` (machine-readable, UTF-8). The export and import
+formats and their rules live in :mod:`hermes_core.layers.sessions.transfer`; this module only
+parses arguments and prints.
 """
 
 from __future__ import annotations
 
-import json
 import re
 import sqlite3
 import time
-import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime
@@ -220,31 +216,6 @@ def search_cmd(
     console().print(table)
 
 
-def _markdown(record: Any, messages: list[Any]) -> str:
-    lines = [f"# {record.title or record.id}", ""]
-    lines.append(f"- id: `{record.id}`")
-    lines.append(f"- source: {record.source}")
-    lines.append(f"- started: {_when(record.started_at)}")
-    if record.model:
-        lines.append(f"- model: {record.model}")
-    if record.parent_session_id:
-        lines.append(f"- parent: `{record.parent_session_id}`")
-    lines.append("")
-    for m in messages:
-        who = m.role + (f" ({m.tool_name})" if m.tool_name else "")
-        who += f" — {m.name}" if m.name else ""
-        lines.append(f"## {who} · {_when(m.timestamp)}")
-        lines.append("")
-        if m.content:
-            lines.append(m.content)
-        if m.tool_calls:
-            for call in m.tool_calls:
-                fn = call.get("function", {})
-                lines.append(f"\n> called `{fn.get('name')}` with `{fn.get('arguments')}`")
-        lines.append("")
-    return "\n".join(lines)
-
-
 @sessions.command(name="export")
 @click.argument("session")
 @click.option(
@@ -253,128 +224,17 @@ def _markdown(record: Any, messages: list[Any]) -> str:
 @click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path), default=None)
 def export_cmd(session: str, fmt: str, output: Path | None) -> None:
     """Export one session (all rows, compacted included) as JSONL or Markdown."""
+    from hermes_core.layers.sessions.transfer import export_session
+
     with _open_db() as db:
-        sid = _resolve(db, session)
-        record = db.get_session(sid)
-        messages = db.get_messages(sid, include_inactive=True)
-    assert record is not None
-    if fmt == "md":
-        text = _markdown(record, [m for m in messages if m.active or m.compacted])
-    else:
-        head = {"type": "session", **record.to_dict(), "system_prompt": record.system_prompt}
-        rows = [json.dumps(head, ensure_ascii=False)]
-        rows += [
-            json.dumps({"type": "message", **m.to_dict()}, ensure_ascii=False) for m in messages
-        ]
-        text = "\n".join(rows) + "\n"
+        text, count = export_session(db, _resolve(db, session), fmt)
     if output is None:
         click.echo(text, nl=False)
     else:
         from hermes_core.fsutil import atomic_write_text
 
         atomic_write_text(output, text)
-        console(stderr=True).print(f"wrote {len(messages)} messages to {output}")
-
-
-# --------------------------------------------------------------------------- import
-
-
-def _read_import(path: Path) -> list[tuple[dict[str, Any], list[dict[str, Any]]]]:
-    """``[(session fields, messages)]`` from any accepted format. Raises ClickException."""
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise click.ClickException(f"cannot read {path}: {exc}") from exc
-    stripped = text.strip()
-    if not stripped:
-        raise click.ClickException(f"{path} is empty — nothing to import")
-    data: Any
-    try:
-        data = json.loads(stripped)
-    except ValueError:
-        data = None
-    if isinstance(data, dict) and isinstance(data.get("messages"), list):
-        return [({}, _check_messages(data["messages"], path))]
-    if isinstance(data, list):
-        return [({}, _check_messages(data, path))]
-    # JSONL
-    groups: list[tuple[dict[str, Any], list[dict[str, Any]]]] = []
-    loose: list[dict[str, Any]] = []
-    for lineno, line in enumerate(stripped.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except ValueError as exc:
-            raise click.ClickException(
-                f"{path}:{lineno} is not valid JSON ({exc}) — expected our JSONL export, "
-                "a JSON list of OpenAI messages, or one message per line"
-            ) from exc
-        if not isinstance(row, dict):
-            raise click.ClickException(f"{path}:{lineno}: expected a JSON object")
-        kind = row.get("type")
-        if kind == "session":
-            groups.append((row, []))
-        elif kind == "message":
-            if not groups:
-                raise click.ClickException(
-                    f"{path}:{lineno}: message before any session line — was the file cut?"
-                )
-            _check_messages([row], path)
-            groups[-1][1].append(row)
-        else:
-            loose.append(row)
-    if loose:
-        groups.append(({}, _check_messages(loose, path)))
-    return groups
-
-
-_ROLES = ("system", "developer", "user", "assistant", "tool", "function")
-"""OpenAI chat roles accepted on import; anything else is refused before a row is written."""
-
-
-def _check_messages(items: list[Any], path: Path) -> list[dict[str, Any]]:
-    if not items:
-        raise click.ClickException(
-            f"{path} holds an empty message list — nothing to import (expected at least one "
-            '{"role": "user", "content": "..."} message)'
-        )
-    out: list[dict[str, Any]] = []
-    for i, item in enumerate(items):
-        if not isinstance(item, dict) or not isinstance(item.get("role"), str):
-            raise click.ClickException(
-                f"{path}: message {i} has no 'role' — each item must be an OpenAI message "
-                '({"role": "user", "content": "..."})'
-            )
-        if item["role"] not in _ROLES:
-            raise click.ClickException(
-                f"{path}: message {i} has role {item['role']!r} — use one of "
-                f"{', '.join(_ROLES)}; nothing was imported"
-            )
-        out.append(item)
-    return out
-
-
-def _to_append(msg: dict[str, Any]) -> dict[str, Any]:
-    out = {k: v for k, v in msg.items() if k not in ("type", "id", "session_id")}
-    calls = out.get("tool_calls")
-    if isinstance(calls, list):
-        # Ollama-style exports carry arguments as an object; OpenAI wants a JSON string.
-        out["tool_calls"] = [_string_arguments(c) for c in calls]
-    if "active" in msg:
-        out["_active"] = bool(msg["active"])
-    if "compacted" in msg:
-        out["_compacted"] = bool(msg["compacted"])
-    return out
-
-
-def _string_arguments(call: Any) -> Any:
-    fn = call.get("function") if isinstance(call, dict) else None
-    if not isinstance(fn, dict) or "arguments" not in fn or isinstance(fn["arguments"], str):
-        return call
-    args = fn["arguments"]
-    text = "" if args is None else json.dumps(args, ensure_ascii=False)
-    return {**call, "function": {**fn, "arguments": text}}
+        console(stderr=True).print(f"wrote {count} messages to {output}")
 
 
 @sessions.command(name="import")
@@ -384,38 +244,23 @@ def _string_arguments(call: Any) -> Any:
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable summary.")
 def import_cmd(file: Path, source: str, title: str | None, as_json: bool) -> None:
     """Bring history in: our JSONL export or an OpenAI-style messages list."""
-    groups = _read_import(file)
-    report: list[dict[str, Any]] = []
-    total = sum(len(msgs) for _, msgs in groups)
+    from hermes_core.layers.sessions.transfer import TransferError, import_groups, read_import
+
+    try:
+        groups = read_import(file)
+    except TransferError as exc:
+        raise click.ClickException(str(exc)) from exc
+    total = sum(len(group.messages) for group in groups)
     with _open_db() as db, progress_bar() as progress:
         task = progress.add_task("importing", total=total)
-        for fields, messages in groups:
-            sid = str(fields.get("id") or f"import-{uuid.uuid4().hex[:12]}")
-            renamed = None
-            if db.get_session(sid) is not None:
-                renamed, sid = sid, f"{sid}-import-{uuid.uuid4().hex[:6]}"
-            started = fields.get("started_at")
-            if not isinstance(started, int | float):
-                stamps = [m.get("timestamp") for m in messages]
-                numeric = [s for s in stamps if isinstance(s, int | float)]
-                started = min(numeric) if numeric else time.time()
-            db.create_session(
-                sid,
-                source=str(fields.get("source") or source),
-                user_id=fields.get("user_id"),
-                model=fields.get("model"),
-                parent_session_id=fields.get("parent_session_id"),
-                started_at=float(started),
-                title=fields.get("title") or title,
-                system_prompt=fields.get("system_prompt"),
-            )
-            for start in range(0, len(messages), 200):
-                chunk = [_to_append(m) for m in messages[start : start + 200]]
-                db.append_messages(sid, chunk, timestamp=float(started))
-                progress.advance(task, len(chunk))
-            if fields.get("ended_at"):
-                db.end_session(sid, str(fields.get("end_reason") or "imported"))
-            report.append({"session_id": sid, "messages": len(messages), "renamed_from": renamed})
+        done = import_groups(
+            db,
+            groups,
+            source=source,
+            title=title,
+            progress=lambda n: progress.advance(task, n),
+        )
+    report = [row.to_dict() for row in done]
     if as_json:
         print_json(report)
         return

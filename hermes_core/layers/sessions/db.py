@@ -1,4 +1,8 @@
-"""The session archive: ``$HERMES_HOME/state.db`` (SQLite, WAL, FTS5).
+"""The session archive: ``$HERMES_HOME/state.db`` (SQLite, WAL, FTS5) — the database class.
+
+The schema and its migrations live in :mod:`.schema`, the row records and their pure helpers
+in :mod:`.records`, the errors in :mod:`.errors`; every public name of those modules is
+re-exported here, so ``from hermes_core.layers.sessions.db import SessionRecord`` keeps working.
 
 Contract:
 
@@ -25,23 +29,38 @@ import contextlib
 import json
 import os
 import random
-import re
 import sqlite3
 import threading
 import time
-import unicodedata
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from hermes_core.layers.sessions.fts import FTS_TOKENIZER, index_fields, probe_fts5
+from hermes_core.layers.sessions.errors import SessionStoreBusy, SessionStoreError
+from hermes_core.layers.sessions.fts import index_fields, probe_fts5
+from hermes_core.layers.sessions.records import (
+    MESSAGE_COLUMNS,
+    SESSION_COLUMNS,
+    TITLE_MAX,
+    SessionRecord,
+    StoredMessage,
+    content_text,
+    message_from_row,
+    sanitize_title,
+    session_from_row,
+    tool_call_parts,
+)
+from hermes_core.layers.sessions.schema import (
+    MIGRATIONS,
+    SCHEMA_VERSION,
+    create_fts_table,
+    migrate,
+    read_schema_version,
+    reindex_fts,
+)
 from hermes_core.llm.tokens import estimate_message_tokens
-from hermes_core.text import content_text as shared_content_text
 
 DB_FILE = "state.db"
-SCHEMA_VERSION = 5
-TITLE_MAX = 100
 BUSY_TIMEOUT_MS = 1000
 READ_BUSY_TIMEOUT_MS = 5000
 RETRY_JITTER_S = (0.020, 0.150)
@@ -50,157 +69,6 @@ CHECKPOINT_EVERY = 50
 PRIVATE_MODE = 0o600
 
 T = TypeVar("T")
-
-
-class SessionStoreError(RuntimeError):
-    """A session-archive operation failed; the message says how to fix it."""
-
-
-class SessionStoreBusy(SessionStoreError):
-    """Another writer held state.db for longer than :data:`RETRY_DEADLINE_S`."""
-
-
-@dataclass(frozen=True, slots=True)
-class SessionRecord:
-    """One row of ``sessions`` (token/billing columns summarised)."""
-
-    id: str
-    source: str
-    user_id: str | None
-    model: str | None
-    parent_session_id: str | None
-    started_at: float
-    ended_at: float | None
-    end_reason: str | None
-    title: str | None
-    message_count: int
-    tool_call_count: int
-    input_tokens: int
-    output_tokens: int
-    system_prompt: str | None = None
-    last_active: float | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready mapping (``system_prompt`` omitted; use ``show`` for it)."""
-        return {
-            "id": self.id,
-            "source": self.source,
-            "user_id": self.user_id,
-            "model": self.model,
-            "parent_session_id": self.parent_session_id,
-            "started_at": self.started_at,
-            "ended_at": self.ended_at,
-            "end_reason": self.end_reason,
-            "title": self.title,
-            "message_count": self.message_count,
-            "tool_call_count": self.tool_call_count,
-            "input_tokens": self.input_tokens,
-            "output_tokens": self.output_tokens,
-            "last_active": self.last_active,
-        }
-
-
-@dataclass(frozen=True, slots=True)
-class StoredMessage:
-    """One row of ``messages``."""
-
-    id: int
-    session_id: str
-    role: str
-    content: str
-    timestamp: float
-    name: str | None = None
-    tool_call_id: str | None = None
-    tool_calls: list[dict[str, Any]] | None = None
-    tool_name: str | None = None
-    token_count: int | None = None
-    finish_reason: str | None = None
-    reasoning: str | None = None
-    active: bool = True
-    compacted: bool = False
-
-    def to_chat(self) -> dict[str, Any]:
-        """The OpenAI-style message this row came from."""
-        out: dict[str, Any] = {"role": self.role, "content": self.content}
-        if self.name:
-            out["name"] = self.name
-        if self.tool_calls:
-            out["tool_calls"] = self.tool_calls
-        if self.tool_call_id:
-            out["tool_call_id"] = self.tool_call_id
-        if self.role == "tool" and self.tool_name:
-            out["name"] = self.tool_name
-        return out
-
-    def to_dict(self) -> dict[str, Any]:
-        """Every stored field, JSON-ready (used by export)."""
-        return {
-            "id": self.id,
-            "session_id": self.session_id,
-            "role": self.role,
-            "content": self.content,
-            "timestamp": self.timestamp,
-            "name": self.name,
-            "tool_call_id": self.tool_call_id,
-            "tool_calls": self.tool_calls,
-            "tool_name": self.tool_name,
-            "token_count": self.token_count,
-            "finish_reason": self.finish_reason,
-            "reasoning": self.reasoning,
-            "active": self.active,
-            "compacted": self.compacted,
-        }
-
-
-# --------------------------------------------------------------------------- helpers
-
-_INVISIBLE = re.compile("[\u200b-\u200f\u202a-\u202e\u2060-\u2064\ufeff]")
-
-
-def sanitize_title(title: object) -> str | None:
-    """Strip control/invisible characters, collapse whitespace, cap at 100 chars.
-    Returns ``None`` when nothing printable is left."""
-    if title is None:
-        return None
-    text = _INVISIBLE.sub("", str(title))
-    text = "".join(" " if unicodedata.category(ch).startswith("C") else ch for ch in text)
-    text = " ".join(text.split())
-    return text[:TITLE_MAX].rstrip() or None
-
-
-def content_text(content: Any) -> str:
-    """Plain text of an OpenAI ``content``; image parts become ``[image]``."""
-    return shared_content_text(content, image_placeholder="[image]")
-
-
-def _readable_json(raw: str) -> str:
-    """Arguments as the model wrote them, but with ``\\uXXXX`` escapes decoded so Chinese
-    (or any non-ASCII) argument text is searchable; invalid JSON is kept as is."""
-    try:
-        return json.dumps(json.loads(raw), ensure_ascii=False)
-    except ValueError:
-        return raw
-
-
-def tool_call_parts(tool_calls: Any) -> tuple[list[str], list[str]]:
-    """``(names, argument strings)`` of an OpenAI ``tool_calls`` list (tolerant of junk)."""
-    names: list[str] = []
-    args: list[str] = []
-    if not isinstance(tool_calls, list):
-        return names, args
-    for call in tool_calls:
-        if not isinstance(call, Mapping):
-            continue
-        fn = call.get("function")
-        if isinstance(fn, Mapping):
-            if isinstance(fn.get("name"), str):
-                names.append(fn["name"])
-            raw = fn.get("arguments")
-            if isinstance(raw, str):
-                args.append(_readable_json(raw))
-            elif raw is not None:
-                args.append(json.dumps(raw, ensure_ascii=False, default=str))
-    return names, args
 
 
 def _create_private(path: Path) -> None:
@@ -226,217 +94,6 @@ def _is_locked(exc: sqlite3.OperationalError) -> bool:
     return "locked" in msg or "busy" in msg
 
 
-# --------------------------------------------------------------------------- migrations
-
-
-def _columns(conn: sqlite3.Connection, table: str) -> set[str]:
-    return {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}
-
-
-def _add_column(conn: sqlite3.Connection, table: str, column: str, decl: str) -> None:
-    if column not in _columns(conn, table):
-        conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} {decl}")
-
-
-def _m1_base(conn: sqlite3.Connection) -> None:
-    conn.execute(
-        """CREATE TABLE IF NOT EXISTS sessions (
-            id TEXT PRIMARY KEY,
-            source TEXT NOT NULL,
-            user_id TEXT,
-            model TEXT,
-            model_config TEXT,
-            system_prompt TEXT,
-            parent_session_id TEXT,
-            started_at REAL NOT NULL,
-            ended_at REAL,
-            end_reason TEXT,
-            message_count INTEGER NOT NULL DEFAULT 0,
-            tool_call_count INTEGER NOT NULL DEFAULT 0,
-            input_tokens INTEGER NOT NULL DEFAULT 0,
-            output_tokens INTEGER NOT NULL DEFAULT 0
-        )"""
-    )
-    conn.execute(
-        """CREATE TABLE IF NOT EXISTS messages (
-            id INTEGER PRIMARY KEY AUTOINCREMENT,
-            session_id TEXT NOT NULL REFERENCES sessions(id),
-            role TEXT NOT NULL,
-            content TEXT,
-            tool_call_id TEXT,
-            tool_calls TEXT,
-            tool_name TEXT,
-            timestamp REAL NOT NULL,
-            token_count INTEGER
-        )"""
-    )
-    conn.execute("CREATE INDEX IF NOT EXISTS idx_sessions_source ON sessions(source)")
-    conn.execute("CREATE INDEX IF NOT EXISTS idx_sessions_parent ON sessions(parent_session_id)")
-    conn.execute("CREATE INDEX IF NOT EXISTS idx_sessions_started ON sessions(started_at DESC)")
-    conn.execute(
-        "CREATE INDEX IF NOT EXISTS idx_messages_session ON messages(session_id, timestamp)"
-    )
-
-
-def _m2_finish_reason(conn: sqlite3.Connection) -> None:
-    _add_column(conn, "messages", "finish_reason", "TEXT")
-    _add_column(conn, "messages", "reasoning", "TEXT")
-
-
-def _m3_titles(conn: sqlite3.Connection) -> None:
-    _add_column(conn, "sessions", "title", "TEXT")
-    conn.execute(
-        "CREATE UNIQUE INDEX IF NOT EXISTS idx_sessions_title ON sessions(title) "
-        "WHERE title IS NOT NULL"
-    )
-
-
-def _m4_compaction_flags(conn: sqlite3.Connection) -> None:
-    _add_column(conn, "messages", "active", "INTEGER NOT NULL DEFAULT 1")
-    _add_column(conn, "messages", "compacted", "INTEGER NOT NULL DEFAULT 0")
-    _add_column(conn, "messages", "name", "TEXT")
-    conn.execute("CREATE INDEX IF NOT EXISTS idx_messages_session_id ON messages(session_id, id)")
-    conn.execute("CREATE TABLE IF NOT EXISTS state_meta (key TEXT PRIMARY KEY, value TEXT)")
-
-
-def _m5_fts(conn: sqlite3.Connection) -> None:
-    if probe_fts5(conn) is not None:
-        return  # storage works without FTS; search reports why
-    exists = conn.execute(
-        "SELECT 1 FROM sqlite_master WHERE type='table' AND name='messages_fts'"
-    ).fetchone()
-    if exists:
-        return
-    conn.execute(
-        f"CREATE VIRTUAL TABLE messages_fts USING fts5(body, meta, tokenize='{FTS_TOKENIZER}')"
-    )
-    _reindex(conn, cap=8192)
-
-
-def _reindex(conn: sqlite3.Connection, *, cap: int) -> int:
-    """(Re)build ``messages_fts`` from ``messages``; returns the number of rows indexed."""
-    conn.execute("DELETE FROM messages_fts")
-    count = 0
-    rows = conn.execute(
-        "SELECT id, content, name, tool_name, tool_calls FROM messages ORDER BY id"
-    ).fetchall()
-    for row in rows:
-        calls = json.loads(row[4]) if row[4] else None
-        names, args = tool_call_parts(calls)
-        tool = " ".join(filter(None, [row[3], *names]))
-        body, meta = index_fields(
-            row[1] or "", name=row[2], tool_name=tool, tool_args=args, cap=cap
-        )
-        conn.execute(
-            "INSERT INTO messages_fts(rowid, body, meta) VALUES (?, ?, ?)", (row[0], body, meta)
-        )
-        count += 1
-    return count
-
-
-MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
-    _m1_base,
-    _m2_finish_reason,
-    _m3_titles,
-    _m4_compaction_flags,
-    _m5_fts,
-)
-"""Step ``i`` brings the schema from version ``i`` to ``i + 1``. Each step is idempotent (it
-checks before it alters), so a crash between a step and the version bump is harmless."""
-
-
-def read_schema_version(conn: sqlite3.Connection) -> int:
-    """The stored schema version (0 for a fresh database)."""
-    conn.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)")
-    row = conn.execute("SELECT version FROM schema_version").fetchone()
-    return int(row[0]) if row else 0
-
-
-def migrate(conn: sqlite3.Connection) -> int:
-    """Apply every missing migration step in its own transaction; returns the new version.
-    Never touches tables it does not own."""
-    version = read_schema_version(conn)
-    while version < len(MIGRATIONS):
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            current = read_schema_version(conn)  # another process may have migrated
-            if current > version:
-                conn.execute("COMMIT")
-                version = current
-                continue
-            MIGRATIONS[version](conn)
-            conn.execute("DELETE FROM schema_version")
-            conn.execute("INSERT INTO schema_version(version) VALUES (?)", (version + 1,))
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-        version += 1
-    return version
-
-
-# --------------------------------------------------------------------------- the store
-
-_SESSION_COLS = (
-    "id, source, user_id, model, parent_session_id, started_at, ended_at, end_reason, title, "
-    "message_count, tool_call_count, input_tokens, output_tokens"
-)
-_MESSAGE_COLS = (
-    "id, session_id, role, content, timestamp, name, tool_call_id, tool_calls, tool_name, "
-    "token_count, finish_reason, reasoning, active, compacted"
-)
-
-
-def _session_from_row(row: Sequence[Any], *, system_prompt: str | None = None) -> SessionRecord:
-    return SessionRecord(
-        id=row[0],
-        source=row[1],
-        user_id=row[2],
-        model=row[3],
-        parent_session_id=row[4],
-        started_at=row[5],
-        ended_at=row[6],
-        end_reason=row[7],
-        title=row[8],
-        message_count=row[9] or 0,
-        tool_call_count=row[10] or 0,
-        input_tokens=row[11] or 0,
-        output_tokens=row[12] or 0,
-        system_prompt=system_prompt,
-        last_active=row[13] if len(row) > 13 else None,
-    )
-
-
-def message_from_row(row: Sequence[Any]) -> StoredMessage:
-    """Build a :class:`StoredMessage` from a row selected with the message columns."""
-    calls = None
-    if row[7]:
-        try:
-            loaded = json.loads(row[7])
-            calls = loaded if isinstance(loaded, list) else None
-        except ValueError:
-            calls = None
-    return StoredMessage(
-        id=row[0],
-        session_id=row[1],
-        role=row[2],
-        content=row[3] or "",
-        timestamp=row[4],
-        name=row[5],
-        tool_call_id=row[6],
-        tool_calls=calls,
-        tool_name=row[8],
-        token_count=row[9],
-        finish_reason=row[10],
-        reasoning=row[11],
-        active=bool(row[12]),
-        compacted=bool(row[13]),
-    )
-
-
-MESSAGE_COLUMNS = _MESSAGE_COLS
-
-
 class SessionDB:
     """The archive at ``path``. Create with :meth:`open`; close with :meth:`close`."""
 
@@ -447,6 +104,7 @@ class SessionDB:
         self._conns: list[sqlite3.Connection] = []
         self._conns_lock = threading.Lock()
         self._writes = 0
+        self._speakers: tuple[int, frozenset[str]] | None = None
         _create_private(self.path)
         conn = self._conn()
         self.fts_error: str | None = probe_fts5(conn)
@@ -698,7 +356,7 @@ class SessionDB:
     def get_session(self, session_id: str) -> SessionRecord | None:
         """The session row, or ``None``."""
         rows = self.read(
-            f"SELECT {_SESSION_COLS}, "
+            f"SELECT {SESSION_COLUMNS}, "
             "(SELECT MAX(timestamp) FROM messages m WHERE m.session_id = s.id), system_prompt "
             "FROM sessions s WHERE id=?",
             (session_id,),
@@ -706,7 +364,7 @@ class SessionDB:
         if not rows:
             return None
         row = rows[0]
-        return _session_from_row(row[:14], system_prompt=row[14])
+        return session_from_row(row[:14], system_prompt=row[14])
 
     def list_sessions(
         self,
@@ -761,13 +419,13 @@ class SessionDB:
         clause = f"WHERE {' AND '.join(where)}" if where else ""
         order = "ASC" if oldest_first else "DESC"
         rows = self.read(
-            f"SELECT {_SESSION_COLS}, "
+            f"SELECT {SESSION_COLUMNS}, "
             "(SELECT MAX(timestamp) FROM messages m WHERE m.session_id = s.id) "
             f"FROM sessions s {clause} ORDER BY s.started_at {order}, s.rowid {order} "
             "LIMIT ? OFFSET ?",
             [*params, max(0, int(limit)), max(0, int(offset))],
         )
-        return [_session_from_row(row) for row in rows]
+        return [session_from_row(row) for row in rows]
 
     def count_sessions(self) -> int:
         """Number of sessions stored."""
@@ -921,7 +579,7 @@ class SessionDB:
         """Messages of a session in order (live rows only unless ``include_inactive``)."""
         flt = "" if include_inactive else " AND active = 1"
         rows = self.read(
-            f"SELECT {_MESSAGE_COLS} FROM messages WHERE session_id=?{flt} ORDER BY id",
+            f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE session_id=?{flt} ORDER BY id",
             (session_id,),
         )
         return [message_from_row(r) for r in rows]
@@ -932,7 +590,7 @@ class SessionDB:
 
     def get_message(self, message_id: int) -> StoredMessage | None:
         """One message by id."""
-        rows = self.read(f"SELECT {_MESSAGE_COLS} FROM messages WHERE id=?", (message_id,))
+        rows = self.read(f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE id=?", (message_id,))
         return message_from_row(rows[0]) if rows else None
 
     def mark_compacted(self, session_id: str, message_ids: Iterable[int]) -> int:
@@ -1018,11 +676,8 @@ class SessionDB:
 
         def do(conn: sqlite3.Connection) -> int:
             if not self._has_table(conn, "messages_fts"):
-                conn.execute(
-                    "CREATE VIRTUAL TABLE messages_fts USING "
-                    f"fts5(body, meta, tokenize='{FTS_TOKENIZER}')"
-                )
-            return _reindex(conn, cap=self.index_char_cap)
+                create_fts_table(conn)
+            return reindex_fts(conn, cap=self.index_char_cap)
 
         count = self.write(do)
         self.fts_enabled = True
@@ -1079,6 +734,19 @@ class SessionDB:
                 out["compression"] = {"error": str(exc)}
         return out
 
+    def speaker_names(self) -> frozenset[str]:
+        """Lower-cased words of every participant name (``messages.name``) in the archive.
+        Cached per object and recomputed when a message was added since the last call."""
+        newest = int(self.read("SELECT MAX(id) FROM messages")[0][0] or 0)
+        if self._speakers is not None and self._speakers[0] == newest:
+            return self._speakers[1]
+        rows = self.read("SELECT DISTINCT name FROM messages WHERE name IS NOT NULL")
+        names = frozenset(
+            word for (name,) in rows for word in str(name).lower().split() if len(word) > 1
+        )
+        self._speakers = (newest, names)
+        return names
+
     def iter_all_session_ids(self) -> Iterator[str]:
         """Every session id, oldest first."""
         for row in self.read("SELECT id FROM sessions ORDER BY started_at"):
@@ -1088,7 +756,10 @@ class SessionDB:
 __all__ = [
     "DB_FILE",
     "MESSAGE_COLUMNS",
+    "MIGRATIONS",
     "SCHEMA_VERSION",
+    "SESSION_COLUMNS",
+    "TITLE_MAX",
     "SessionDB",
     "SessionRecord",
     "SessionStoreBusy",
@@ -1099,6 +770,7 @@ __all__ = [
     "migrate",
     "read_schema_version",
     "sanitize_title",
+    "session_from_row",
     "tighten_permissions",
     "tool_call_parts",
 ]

@@ -227,7 +227,9 @@ def health_checks(home: Path) -> list[HealthCheck]:
             HealthCheck(
                 "sessions: full-text search (FTS5)",
                 db.fts_enabled,
-                "porter + CJK-split index available" if db.fts_enabled else str(db.fts_error),
+                f"SQLite {sqlite3.sqlite_version}: porter + CJK-split index available"
+                if db.fts_enabled
+                else f"SQLite {sqlite3.sqlite_version}: {db.fts_error}",
                 ""
                 if db.fts_enabled
                 else "install a Python/SQLite with FTS5, then run `hermes sessions reindex`",

@@ -1,0 +1,14 @@
+"""Errors of the session archive; every message says how to fix the problem."""
+
+from __future__ import annotations
+
+
+class SessionStoreError(RuntimeError):
+    """A session-archive operation failed; the message says how to fix it."""
+
+
+class SessionStoreBusy(SessionStoreError):
+    """Another writer held state.db for longer than the retry deadline (60 s)."""
+
+
+__all__ = ["SessionStoreBusy", "SessionStoreError"]

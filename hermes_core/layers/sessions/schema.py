@@ -1,0 +1,181 @@
+"""The schema of ``state.db`` and its migrations.
+
+Step ``i`` of :data:`MIGRATIONS` brings the schema from version ``i`` to ``i + 1``; each step is
+idempotent (it checks before it alters), so a crash between a step and the version bump is
+harmless. Migrations never drop or alter tables they do not own (other layers keep their own
+tables in the same file).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Callable
+
+from hermes_core.layers.sessions.fts import FTS_TOKENIZER, index_fields, probe_fts5
+from hermes_core.layers.sessions.records import tool_call_parts
+
+SCHEMA_VERSION = 5
+
+
+def _columns(conn: sqlite3.Connection, table: str) -> set[str]:
+    return {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}
+
+
+def _add_column(conn: sqlite3.Connection, table: str, column: str, decl: str) -> None:
+    if column not in _columns(conn, table):
+        conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} {decl}")
+
+
+def _m1_base(conn: sqlite3.Connection) -> None:
+    conn.execute(
+        """CREATE TABLE IF NOT EXISTS sessions (
+            id TEXT PRIMARY KEY,
+            source TEXT NOT NULL,
+            user_id TEXT,
+            model TEXT,
+            model_config TEXT,
+            system_prompt TEXT,
+            parent_session_id TEXT,
+            started_at REAL NOT NULL,
+            ended_at REAL,
+            end_reason TEXT,
+            message_count INTEGER NOT NULL DEFAULT 0,
+            tool_call_count INTEGER NOT NULL DEFAULT 0,
+            input_tokens INTEGER NOT NULL DEFAULT 0,
+            output_tokens INTEGER NOT NULL DEFAULT 0
+        )"""
+    )
+    conn.execute(
+        """CREATE TABLE IF NOT EXISTS messages (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            session_id TEXT NOT NULL REFERENCES sessions(id),
+            role TEXT NOT NULL,
+            content TEXT,
+            tool_call_id TEXT,
+            tool_calls TEXT,
+            tool_name TEXT,
+            timestamp REAL NOT NULL,
+            token_count INTEGER
+        )"""
+    )
+    conn.execute("CREATE INDEX IF NOT EXISTS idx_sessions_source ON sessions(source)")
+    conn.execute("CREATE INDEX IF NOT EXISTS idx_sessions_parent ON sessions(parent_session_id)")
+    conn.execute("CREATE INDEX IF NOT EXISTS idx_sessions_started ON sessions(started_at DESC)")
+    conn.execute(
+        "CREATE INDEX IF NOT EXISTS idx_messages_session ON messages(session_id, timestamp)"
+    )
+
+
+def _m2_finish_reason(conn: sqlite3.Connection) -> None:
+    _add_column(conn, "messages", "finish_reason", "TEXT")
+    _add_column(conn, "messages", "reasoning", "TEXT")
+
+
+def _m3_titles(conn: sqlite3.Connection) -> None:
+    _add_column(conn, "sessions", "title", "TEXT")
+    conn.execute(
+        "CREATE UNIQUE INDEX IF NOT EXISTS idx_sessions_title ON sessions(title) "
+        "WHERE title IS NOT NULL"
+    )
+
+
+def _m4_compaction_flags(conn: sqlite3.Connection) -> None:
+    _add_column(conn, "messages", "active", "INTEGER NOT NULL DEFAULT 1")
+    _add_column(conn, "messages", "compacted", "INTEGER NOT NULL DEFAULT 0")
+    _add_column(conn, "messages", "name", "TEXT")
+    conn.execute("CREATE INDEX IF NOT EXISTS idx_messages_session_id ON messages(session_id, id)")
+    conn.execute("CREATE TABLE IF NOT EXISTS state_meta (key TEXT PRIMARY KEY, value TEXT)")
+
+
+def _m5_fts(conn: sqlite3.Connection) -> None:
+    if probe_fts5(conn) is not None:
+        return  # storage works without FTS; search reports why
+    exists = conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE type='table' AND name='messages_fts'"
+    ).fetchone()
+    if exists:
+        return
+    conn.execute(
+        f"CREATE VIRTUAL TABLE messages_fts USING fts5(body, meta, tokenize='{FTS_TOKENIZER}')"
+    )
+    reindex_fts(conn, cap=8192)
+
+
+def reindex_fts(conn: sqlite3.Connection, *, cap: int) -> int:
+    """(Re)build ``messages_fts`` from ``messages``; returns the number of rows indexed."""
+    conn.execute("DELETE FROM messages_fts")
+    count = 0
+    rows = conn.execute(
+        "SELECT id, content, name, tool_name, tool_calls FROM messages ORDER BY id"
+    ).fetchall()
+    for row in rows:
+        calls = json.loads(row[4]) if row[4] else None
+        names, args = tool_call_parts(calls)
+        tool = " ".join(filter(None, [row[3], *names]))
+        body, meta = index_fields(
+            row[1] or "", name=row[2], tool_name=tool, tool_args=args, cap=cap
+        )
+        conn.execute(
+            "INSERT INTO messages_fts(rowid, body, meta) VALUES (?, ?, ?)", (row[0], body, meta)
+        )
+        count += 1
+    return count
+
+
+MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
+    _m1_base,
+    _m2_finish_reason,
+    _m3_titles,
+    _m4_compaction_flags,
+    _m5_fts,
+)
+"""Step ``i`` brings the schema from version ``i`` to ``i + 1``. Each step is idempotent (it
+checks before it alters), so a crash between a step and the version bump is harmless."""
+
+
+def read_schema_version(conn: sqlite3.Connection) -> int:
+    """The stored schema version (0 for a fresh database)."""
+    conn.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)")
+    row = conn.execute("SELECT version FROM schema_version").fetchone()
+    return int(row[0]) if row else 0
+
+
+def migrate(conn: sqlite3.Connection) -> int:
+    """Apply every missing migration step in its own transaction; returns the new version.
+    Never touches tables it does not own."""
+    version = read_schema_version(conn)
+    while version < len(MIGRATIONS):
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            current = read_schema_version(conn)  # another process may have migrated
+            if current > version:
+                conn.execute("COMMIT")
+                version = current
+                continue
+            MIGRATIONS[version](conn)
+            conn.execute("DELETE FROM schema_version")
+            conn.execute("INSERT INTO schema_version(version) VALUES (?)", (version + 1,))
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        version += 1
+    return version
+
+
+def create_fts_table(conn: sqlite3.Connection) -> None:
+    """Create ``messages_fts`` (the caller checked that it is missing and FTS5 works)."""
+    conn.execute(
+        f"CREATE VIRTUAL TABLE messages_fts USING fts5(body, meta, tokenize='{FTS_TOKENIZER}')"
+    )
+
+
+__all__ = [
+    "MIGRATIONS",
+    "SCHEMA_VERSION",
+    "create_fts_table",
+    "migrate",
+    "read_schema_version",
+    "reindex_fts",
+]
