@@ -105,6 +105,7 @@ class Session:
         self.host = host
         self.info = info
         self.turn_number = 0
+        self._turn_open = False
         self.transcript: list[ChatMessage] = []
         self.last_recall: list[MemoryContext] = []
         self.compression = CompressionStats()
@@ -149,6 +150,7 @@ class Session:
         """
         self._check_open()
         self.turn_number += 1
+        self._turn_open = True
         self.host.facade.on_turn_start(self.info, self.turn_number, text)
         if is_trivial_prompt(text):
             self.last_recall = []
@@ -203,9 +205,14 @@ class Session:
         in the background (in order), then ``on_turn_end`` runs (nudges, review).
 
         ``messages`` are the messages of *this turn* (user message first); when omitted,
-        ``[user, assistant]`` is used.
+        ``[user, assistant]`` is used. A call without a :meth:`before_turn` since the last
+        one is a new turn (its own number). Raises when the session archive could not store
+        the turn (the message says why); the provider's failures never raise here.
         """
         self._check_open()
+        if not self._turn_open:
+            self.turn_number += 1
+        self._turn_open = False
         if messages is None:
             messages = [
                 {"role": "user", "content": user_text},
@@ -213,7 +220,7 @@ class Session:
             ]
         turn = Turn(
             session_id=self.info.id,
-            number=max(self.turn_number, 1),
+            number=self.turn_number,
             user_text=user_text,
             reply=reply,
             messages=tuple(dict(m) for m in messages),

@@ -29,16 +29,23 @@ _AGE_SECONDS = {"h": 3600, "d": 86400, "w": 7 * 86400, "m": 30 * 86400, "y": 365
 
 @contextmanager
 def _open_db() -> Iterator[Any]:
-    from hermes_core.layers.sessions.db import SessionDB, SessionStoreError
+    from hermes_core.layers.sessions.db import (
+        SessionDB,
+        SessionStoreError,
+        SessionStoreUnusable,
+    )
     from hermes_core.settings.base import load_settings
 
     home = resolve_home()
     try:
-        cap = load_settings(home).sessions.index_char_cap
+        sessions_settings = load_settings(home).sessions
+        cap, redact_secrets = sessions_settings.index_char_cap, sessions_settings.redact_secrets
     except Exception:
-        cap = 8192
+        cap, redact_secrets = 8192, True
     try:
-        db = SessionDB.open(home, index_char_cap=cap)
+        db = SessionDB.open(home, index_char_cap=cap, redact_secrets=redact_secrets)
+    except SessionStoreUnusable as exc:
+        raise click.ClickException(str(exc)) from exc
     except (OSError, SessionStoreError) as exc:
         raise click.ClickException(
             f"cannot open {home / 'state.db'}: {exc} — check the path and its permissions "
@@ -52,8 +59,33 @@ def _open_db() -> Iterator[Any]:
         ) from exc
     try:
         yield db
+    except SessionStoreError as exc:
+        raise click.ClickException(str(exc)) from exc
     finally:
         db.close()
+
+
+def _user_option(fn: Any) -> Any:
+    """``--user``: the user scope a command sees (default: sessions stored without a user)."""
+    return click.option(
+        "--user",
+        "user_id",
+        default=None,
+        metavar="USER_ID",
+        help="Only this user's sessions (default: sessions recorded without a user id).",
+    )(fn)
+
+
+def _all_users_option(fn: Any) -> Any:
+    return click.option(
+        "--all-users", is_flag=True, help="Every user's sessions (operators; overrides --user)."
+    )(fn)
+
+
+def _scope(user_id: str | None, all_users: bool = False) -> Any:
+    from hermes_core.layers.sessions.records import ALL_USERS
+
+    return ALL_USERS if all_users else (user_id or None)
 
 
 def _when(ts: float | None) -> str:
@@ -62,11 +94,12 @@ def _when(ts: float | None) -> str:
     return datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M")
 
 
-def _resolve(db: Any, ref: str) -> str:
-    sid = db.resolve_session(ref)
+def _resolve(db: Any, ref: str, user_id: str | None) -> str:
+    sid = db.resolve_session(ref, user=user_id or None)
     if sid is None:
         raise click.ClickException(
             f"no session matches '{ref}' — list ids with `hermes sessions list`"
+            + (" (add --user USER_ID for a user's sessions)" if not user_id else "")
         )
     return str(sid)
 
@@ -90,10 +123,14 @@ def sessions() -> None:
 @click.option("--limit", default=20, show_default=True, help="Sessions to show.")
 @click.option("--source", default=None, help="Only this source (cli, telegram, cron…).")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
-def list_cmd(limit: int, source: str | None, as_json: bool) -> None:
+@_user_option
+@_all_users_option
+def list_cmd(
+    limit: int, source: str | None, as_json: bool, user_id: str | None, all_users: bool
+) -> None:
     """Recent sessions, newest first."""
     with _open_db() as db:
-        records = db.list_sessions(limit=limit, source=source)
+        records = db.list_sessions(limit=limit, source=source, user=_scope(user_id, all_users))
     if as_json:
         print_json([r.to_dict() for r in records])
         return
@@ -119,13 +156,14 @@ def list_cmd(limit: int, source: str | None, as_json: bool) -> None:
 @click.argument("session")
 @click.option("--all", "include_inactive", is_flag=True, help="Include compacted/rewound rows.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
-def show_cmd(session: str, include_inactive: bool, as_json: bool) -> None:
+@_user_option
+def show_cmd(session: str, include_inactive: bool, as_json: bool, user_id: str | None) -> None:
     """One session (id, id prefix or title) with its messages."""
     with _open_db() as db:
-        sid = _resolve(db, session)
+        sid = _resolve(db, session, user_id)
         record = db.get_session(sid)
         messages = db.get_messages(sid, include_inactive=include_inactive)
-        lineage = db.lineage(sid)
+        lineage = db.lineage(sid, user=user_id or None)
     assert record is not None
     if as_json:
         print_json(
@@ -169,6 +207,7 @@ def show_cmd(session: str, include_inactive: bool, as_json: bool) -> None:
 @click.option("--tool", default=None, help="Only messages that used this tool.")
 @click.option("--role", "role_filter", default=None, help="Comma list, e.g. user,assistant.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@_user_option
 def search_cmd(
     query: str,
     limit: int,
@@ -177,6 +216,7 @@ def search_cmd(
     tool: str | None,
     role_filter: str | None,
     as_json: bool,
+    user_id: str | None,
 ) -> None:
     """Full-text search across every session (the session_search discover mode)."""
     from hermes_core.layers.sessions.search import SessionSearch
@@ -191,7 +231,7 @@ def search_cmd(
         if value:
             args[key] = value
     with _open_db() as db:
-        result = SessionSearch(db, hidden_sources=()).run(args)
+        result = SessionSearch(db, hidden_sources=()).run(args, user_id=user_id or None)
     if as_json:
         print_json(result)
         if not result.get("success"):
@@ -222,12 +262,13 @@ def search_cmd(
     "--format", "fmt", type=click.Choice(["jsonl", "md"]), default="jsonl", show_default=True
 )
 @click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path), default=None)
-def export_cmd(session: str, fmt: str, output: Path | None) -> None:
+@_user_option
+def export_cmd(session: str, fmt: str, output: Path | None, user_id: str | None) -> None:
     """Export one session (all rows, compacted included) as JSONL or Markdown."""
     from hermes_core.layers.sessions.transfer import export_session
 
     with _open_db() as db:
-        text, count = export_session(db, _resolve(db, session), fmt)
+        text, count = export_session(db, _resolve(db, session, user_id), fmt)
     if output is None:
         click.echo(text, nl=False)
     else:
@@ -242,8 +283,14 @@ def export_cmd(session: str, fmt: str, output: Path | None) -> None:
 @click.option("--source", default="import", show_default=True, help="Source for new sessions.")
 @click.option("--title", default=None, help="Title for an imported OpenAI message list.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable summary.")
-def import_cmd(file: Path, source: str, title: str | None, as_json: bool) -> None:
-    """Bring history in: our JSONL export or an OpenAI-style messages list."""
+@_user_option
+def import_cmd(
+    file: Path, source: str, title: str | None, as_json: bool, user_id: str | None
+) -> None:
+    """Bring history in: our JSONL export or an OpenAI-style messages list.
+
+    The file is checked first (every invalid value is listed with its line and field) and
+    written in one transaction, into the --user scope; running it again imports nothing."""
     from hermes_core.layers.sessions.transfer import TransferError, import_groups, read_import
 
     try:
@@ -258,6 +305,7 @@ def import_cmd(file: Path, source: str, title: str | None, as_json: bool) -> Non
             groups,
             source=source,
             title=title,
+            user_id=user_id or None,
             progress=lambda n: progress.advance(task, n),
         )
     report = [row.to_dict() for row in done]
@@ -265,6 +313,13 @@ def import_cmd(file: Path, source: str, title: str | None, as_json: bool) -> Non
         print_json(report)
         return
     for row in report:
+        if row["status"] != "imported":
+            console().print(
+                f"{row['session_id']}: already imported ({row['messages']} messages) — "
+                "nothing written",
+                markup=False,
+            )
+            continue
         note = (
             f" (id {row['renamed_from']} existed; stored as new id)" if row["renamed_from"] else ""
         )
@@ -278,11 +333,20 @@ def import_cmd(file: Path, source: str, title: str | None, as_json: bool) -> Non
 @click.option("--dry-run", is_flag=True, help="Only show what would be deleted.")
 @click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable summary.")
-def prune_cmd(older_than: str, dry_run: bool, yes: bool, as_json: bool) -> None:
-    """Delete sessions whose last activity is older than the given age."""
+@_user_option
+@_all_users_option
+def prune_cmd(
+    older_than: str,
+    dry_run: bool,
+    yes: bool,
+    as_json: bool,
+    user_id: str | None,
+    all_users: bool,
+) -> None:
+    """Delete sessions (of the --user scope) whose last activity is older than the age."""
     cutoff = time.time() - parse_age(older_than)
     with _open_db() as db:
-        ids = db.sessions_older_than(cutoff)
+        ids = db.sessions_older_than(cutoff, user=_scope(user_id, all_users))
         removed = 0
         if ids and not dry_run:
             if not yes and as_json:
@@ -321,10 +385,12 @@ def prune_cmd(older_than: str, dry_run: bool, yes: bool, as_json: bool) -> None:
 
 @sessions.command(name="stats")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
-def stats_cmd(as_json: bool) -> None:
-    """Counts, sizes, token totals and compression figures."""
+@_user_option
+@_all_users_option
+def stats_cmd(as_json: bool, user_id: str | None, all_users: bool) -> None:
+    """Counts (of the --user scope), sizes, token totals and compression figures."""
     with _open_db() as db:
-        stats = db.stats()
+        stats = db.stats(user=_scope(user_id, all_users))
     if as_json:
         print_json(stats)
         return
@@ -356,10 +422,11 @@ def stats_cmd(as_json: bool) -> None:
 @sessions.command(name="title")
 @click.argument("session")
 @click.argument("title")
-def title_cmd(session: str, title: str) -> None:
+@_user_option
+def title_cmd(session: str, title: str, user_id: str | None) -> None:
     """Set a session's title (sanitised; a clash gets " #2", " #3"…)."""
     with _open_db() as db:
-        sid = _resolve(db, session)
+        sid = _resolve(db, session, user_id)
         stored = db.set_title(sid, title)
     if stored is None:
         raise click.ClickException("the title has no printable characters — pick another")

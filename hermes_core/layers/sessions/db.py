@@ -30,30 +30,50 @@ import json
 import os
 import random
 import sqlite3
+import stat
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-from hermes_core.layers.sessions.errors import SessionStoreBusy, SessionStoreError
+from hermes_core.context import redact, redact_payload
+from hermes_core.layers.sessions.errors import (
+    SessionStoreBusy,
+    SessionStoreError,
+    SessionStoreReadOnly,
+    SessionStoreUnusable,
+)
 from hermes_core.layers.sessions.fts import index_fields, probe_fts5
 from hermes_core.layers.sessions.records import (
+    ALL_USERS,
     MESSAGE_COLUMNS,
     SESSION_COLUMNS,
     TITLE_MAX,
+    AllUsers,
     SessionRecord,
     StoredMessage,
+    UserScope,
     content_text,
     message_from_row,
     sanitize_title,
+    scope_sql,
     session_from_row,
     tool_call_parts,
+)
+from hermes_core.layers.sessions.sanitize import (
+    as_text,
+    clamp_int,
+    clean_timestamp,
+    clean_value,
+    json_text,
+    optional_text,
 )
 from hermes_core.layers.sessions.schema import (
     MIGRATIONS,
     SCHEMA_VERSION,
     create_fts_table,
+    incompatibility,
     migrate,
     read_schema_version,
     reindex_fts,
@@ -69,6 +89,72 @@ CHECKPOINT_EVERY = 50
 PRIVATE_MODE = 0o600
 
 T = TypeVar("T")
+
+
+SQLITE_MAGIC = b"SQLite format 3\x00"
+
+
+def _unusable(path: Path, why: str) -> SessionStoreUnusable:
+    return SessionStoreUnusable(
+        f"{path} is not a readable SQLite database ({why}) — move it aside "
+        f"(mv {path} {path}.bad) and rerun; a fresh archive is created, the old file kept"
+    )
+
+
+def check_file(path: Path) -> None:
+    """Refuse, with the fix, a ``state.db`` that is not a regular file, cannot be read and
+    written, is not SQLite or is truncated. A missing or empty file is fine (created)."""
+    try:
+        info = path.stat()
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise SessionStoreUnusable(
+            f"cannot inspect {path} ({exc.strerror}); check the directory's permissions "
+            "or set HERMES_HOME to a directory you own"
+        ) from exc
+    if not stat.S_ISREG(info.st_mode):
+        kind = (
+            "directory"
+            if stat.S_ISDIR(info.st_mode)
+            else "FIFO"
+            if stat.S_ISFIFO(info.st_mode)
+            else "socket"
+            if stat.S_ISSOCK(info.st_mode)
+            else "device or special file"
+        )
+        raise SessionStoreUnusable(
+            f"{path} is a {kind}, not a database file — move it aside "
+            f"(mv {path} {path}.bad) and rerun; a fresh archive is created"
+        )
+    if not os.access(path, os.R_OK | os.W_OK):
+        raise SessionStoreUnusable(
+            f"cannot read and write {path} (permission denied) — fix its owner and mode "
+            f"(chown $USER {path} && chmod 600 {path}) or set HERMES_HOME to a directory "
+            "you own"
+        )
+    if info.st_size == 0:
+        return
+    try:
+        with open(path, "rb") as fh:
+            header = fh.read(100)
+    except OSError as exc:
+        raise SessionStoreUnusable(
+            f"cannot read {path} ({exc.strerror}) — check the disk and the file's permissions"
+        ) from exc
+    if len(header) < 100 or not header.startswith(SQLITE_MAGIC):
+        raise _unusable(path, "the file does not start with a SQLite header")
+    page_size = int.from_bytes(header[16:18], "big")
+    page_size = 65536 if page_size == 1 else page_size
+    pages = int.from_bytes(header[28:32], "big")
+    if pages and header[24:28] == header[92:96]:
+        expected = page_size * pages
+        if info.st_size < expected:
+            raise SessionStoreUnusable(
+                f"{path} is not a readable SQLite database: it is truncated "
+                f"({info.st_size} of {expected} bytes) — restore it from a backup, or move "
+                f"it aside (mv {path} {path}.bad) and rerun; a fresh archive is created"
+            )
 
 
 def _create_private(path: Path) -> None:
@@ -89,6 +175,46 @@ def tighten_permissions(db_path: Path) -> list[Path]:
     return fixed
 
 
+def normalize_user(user_id: object) -> str | None:
+    """A stored ``user_id``: ``None`` and ``""`` are the no-user scope; anything else text."""
+    if user_id is None or isinstance(user_id, AllUsers):
+        return None
+    text = as_text(user_id)
+    return text or None
+
+
+def _claim(conn: sqlite3.Connection, session_id: str, user: str | None) -> None:
+    """Raise unless ``session_id`` is new or already belongs to ``user``."""
+    row = conn.execute("SELECT user_id FROM sessions WHERE id=?", (session_id,)).fetchone()
+    if row is not None and row[0] != user:
+        raise SessionStoreError(
+            f"session id {session_id!r} is already used in another user scope; session ids "
+            "are never shared across users — open the session with a new id"
+        )
+
+
+def _as_message(msg: Any, index: int) -> Mapping[str, Any]:
+    """An OpenAI-style message mapping from a dict or an SDK message object."""
+    if isinstance(msg, Mapping):
+        return msg
+    dump = getattr(msg, "model_dump", None)
+    if callable(dump):
+        data = dump()
+        if isinstance(data, Mapping):
+            return data
+    raise SessionStoreError(
+        f"message {index} is a {type(msg).__name__}, not an OpenAI-style message dict "
+        '({"role": ..., "content": ...}); nothing of this call was stored'
+    )
+
+
+def _estimate_tokens(msg: Mapping[str, Any], content: str) -> int:
+    try:
+        return int(estimate_message_tokens(dict(msg)))
+    except Exception:  # odd shapes still get a count: ~4 characters per token
+        return max(1, len(content) // 4)
+
+
 def _is_locked(exc: sqlite3.OperationalError) -> bool:
     msg = str(exc).lower()
     return "locked" in msg or "busy" in msg
@@ -97,27 +223,67 @@ def _is_locked(exc: sqlite3.OperationalError) -> bool:
 class SessionDB:
     """The archive at ``path``. Create with :meth:`open`; close with :meth:`close`."""
 
-    def __init__(self, path: Path, *, index_char_cap: int = 8192) -> None:
+    def __init__(
+        self, path: Path, *, index_char_cap: int = 8192, redact_secrets: bool = True
+    ) -> None:
         self.path = Path(path)
         self.index_char_cap = index_char_cap
+        self.redact_secrets = redact_secrets
         self._local = threading.local()
         self._conns: list[sqlite3.Connection] = []
         self._conns_lock = threading.Lock()
         self._writes = 0
-        self._speakers: tuple[int, frozenset[str]] | None = None
+        self._speakers: dict[object, tuple[int, frozenset[str]]] = {}
+        self.read_only_reason: str | None = None
+        check_file(self.path)
         _create_private(self.path)
+        self.read_only_reason = self._whose_file()
         conn = self._conn()
         self.fts_error: str | None = probe_fts5(conn)
-        self._retry(lambda: migrate(conn))
-        tighten_permissions(self.path)
+        if self.read_only_reason is None:
+            self._retry(lambda: migrate(conn))
+            tighten_permissions(self.path)
         self.fts_enabled = self.fts_error is None and self._has_table(conn, "messages_fts")
         if self.fts_error is None and not self.fts_enabled:
             self.fts_error = "messages_fts is missing; run `hermes sessions reindex`."
 
     @classmethod
-    def open(cls, home: Path, *, index_char_cap: int = 8192) -> SessionDB:
-        """The archive of a Hermes home: ``<home>/state.db`` (created 0600 when missing)."""
-        return cls(Path(home) / DB_FILE, index_char_cap=index_char_cap)
+    def open(
+        cls, home: Path, *, index_char_cap: int = 8192, redact_secrets: bool = True
+    ) -> SessionDB:
+        """The archive of a Hermes home: ``<home>/state.db`` (created 0600 when missing).
+        Raises :class:`SessionStoreUnusable` when the file cannot be used (the message says
+        how to fix it); a newer or foreign file opens read-only (:attr:`read_only_reason`)."""
+        return cls(
+            Path(home) / DB_FILE, index_char_cap=index_char_cap, redact_secrets=redact_secrets
+        )
+
+    @property
+    def read_only(self) -> bool:
+        """True when this file is only read (newer schema or another program's file)."""
+        return self.read_only_reason is not None
+
+    def _whose_file(self) -> str | None:
+        """Read-only reason for a newer/foreign file (never writes), or ``None``."""
+        try:
+            probe = sqlite3.connect(self.path, timeout=READ_BUSY_TIMEOUT_MS / 1000)
+        except sqlite3.Error as exc:
+            raise _unusable(self.path, str(exc)) from exc
+        try:
+            reason = self._retry(lambda: incompatibility(probe))
+        except sqlite3.DatabaseError as exc:
+            if isinstance(exc, sqlite3.OperationalError) and _is_locked(exc):
+                raise
+            raise _unusable(self.path, str(exc)) from exc
+        finally:
+            probe.close()
+        if reason is None:
+            return None
+        return (
+            f"{self.path} is opened read-only: {reason}. hermes-core never writes to it; "
+            "give hermes-core a home of its own (HERMES_HOME=~/.hermes-core) or move the "
+            f"file aside (mv {self.path} {self.path}.other)"
+        )
 
     # -- connections ---------------------------------------------------------------
 
@@ -131,9 +297,12 @@ class SessionDB:
                 check_same_thread=False,
             )
             conn.execute(f"PRAGMA busy_timeout={READ_BUSY_TIMEOUT_MS}")
-            new_conn = conn
-            self._retry(lambda: new_conn.execute("PRAGMA journal_mode=WAL"))
-            conn.execute("PRAGMA synchronous=FULL")
+            if self.read_only_reason is not None:
+                conn.execute("PRAGMA query_only=ON")
+            else:
+                new_conn = conn
+                self._retry(lambda: new_conn.execute("PRAGMA journal_mode=WAL"))
+                conn.execute("PRAGMA synchronous=FULL")
             conn.execute("PRAGMA foreign_keys=OFF")
             self._local.conn = conn
             with self._conns_lock:
@@ -186,8 +355,13 @@ class SessionDB:
     def write(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         """Run ``fn(conn)`` in a ``BEGIN IMMEDIATE`` transaction with jittered retry.
         Committed (durably) before returning. Public so other layers' tables in state.db
-        can share the same contention handling."""
+        can share the same contention handling. Raises :class:`SessionStoreReadOnly` on a
+        file opened read-only."""
+        if self.read_only_reason is not None:
+            raise SessionStoreReadOnly(self.read_only_reason)
         conn = self._conn()
+        if getattr(self._local, "in_transaction", False):
+            return fn(conn)  # inside transaction(): committed (or not) with the rest
         conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
 
         def attempt() -> T:
@@ -210,6 +384,35 @@ class SessionDB:
             with contextlib.suppress(sqlite3.Error):
                 conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
         return result
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[None]:
+        """Group writes: every :meth:`write` (and every method that writes) of this thread
+        inside the block joins one ``BEGIN IMMEDIATE`` transaction, committed when the block
+        ends, rolled back when it raises — and never committed if the process dies first.
+        Nested blocks join the outer one."""
+        if self.read_only_reason is not None:
+            raise SessionStoreReadOnly(self.read_only_reason)
+        if getattr(self._local, "in_transaction", False):
+            yield
+            return
+        conn = self._conn()
+        conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+        try:
+            self._retry(lambda: conn.execute("BEGIN IMMEDIATE"))
+            self._local.in_transaction = True
+            try:
+                yield
+                conn.execute("COMMIT")
+            except BaseException:
+                with contextlib.suppress(sqlite3.Error):
+                    conn.execute("ROLLBACK")
+                raise
+            finally:
+                self._local.in_transaction = False
+        finally:
+            conn.execute(f"PRAGMA busy_timeout={READ_BUSY_TIMEOUT_MS}")
+        self._writes += 1
 
     def read(self, sql: str, params: Sequence[Any] | Mapping[str, Any] = ()) -> list[Any]:
         """Run a read-only query; returns all rows."""
@@ -235,31 +438,39 @@ class SessionDB:
         model_config: Mapping[str, Any] | None = None,
     ) -> None:
         """Insert the session row; a second call for the same id only fills missing fields
-        (so reopening a session is harmless)."""
-        if not session_id:
+        (so reopening a session is harmless). A session's ``user_id`` never changes: a
+        second call for another user raises :class:`SessionStoreError` (session ids are not
+        shared across users). Values are sanitised (:mod:`.sanitize`); the system prompt is
+        redacted unless :attr:`redact_secrets` is off."""
+        if not isinstance(session_id, str) or not session_id:
             raise SessionStoreError("session id must be a non-empty string")
-        config_json = json.dumps(dict(model_config), default=str) if model_config else None
+        user = normalize_user(user_id)
+        config_json = json_text(dict(model_config)) if model_config else None
+        prompt = optional_text(system_prompt)
+        if prompt is not None and self.redact_secrets:
+            prompt = redact(prompt)
+        values = (
+            session_id,
+            as_text(source) or "cli",
+            user,
+            optional_text(model),
+            config_json,
+            prompt,
+            optional_text(parent_session_id),
+            clean_timestamp(started_at),
+        )
 
         def do(conn: sqlite3.Connection) -> None:
+            _claim(conn, session_id, user)
             conn.execute(
                 "INSERT INTO sessions(id, source, user_id, model, model_config, system_prompt, "
                 "parent_session_id, started_at) VALUES (?,?,?,?,?,?,?,?) "
                 "ON CONFLICT(id) DO UPDATE SET "
-                "user_id=COALESCE(sessions.user_id, excluded.user_id), "
                 "model=COALESCE(sessions.model, excluded.model), "
                 "parent_session_id=COALESCE(sessions.parent_session_id, "
                 "excluded.parent_session_id), "
                 "system_prompt=COALESCE(sessions.system_prompt, excluded.system_prompt)",
-                (
-                    session_id,
-                    source or "cli",
-                    user_id,
-                    model,
-                    config_json,
-                    system_prompt,
-                    parent_session_id,
-                    started_at if started_at is not None else time.time(),
-                ),
+                values,
             )
             if title:
                 self._set_title(conn, session_id, title)
@@ -267,21 +478,34 @@ class SessionDB:
         self.write(do)
 
     def ensure_session(self, session_id: str, **fields: Any) -> None:
-        """Create the session row if it does not exist (same arguments as create_session)."""
-        if not self.read("SELECT 1 FROM sessions WHERE id=?", (session_id,)):
+        """Create the session row if it does not exist (same arguments as create_session);
+        an existing row of another user raises like :meth:`create_session`."""
+        rows = self.read("SELECT user_id FROM sessions WHERE id=?", (session_id,))
+        if not rows:
             self.create_session(session_id, **fields)
+        elif rows[0][0] != normalize_user(fields.get("user_id")):
+            self.write(lambda c: _claim(c, session_id, normalize_user(fields.get("user_id"))))
 
-    def record_system_prompt(self, session_id: str, text: str) -> None:
+    def record_system_prompt(
+        self, session_id: str, text: str, *, user_id: str | None = None
+    ) -> None:
         """Store the session's frozen system prompt snapshot (the host calls this once the
-        prompt is built). Creates the session row when missing."""
+        prompt is built). Creates the session row (for ``user_id``) when missing."""
+        prompt = as_text(text)
+        if self.redact_secrets:
+            prompt = redact(prompt)
+        user = normalize_user(user_id)
 
         def do(conn: sqlite3.Connection) -> None:
-            cur = conn.execute("UPDATE sessions SET system_prompt=? WHERE id=?", (text, session_id))
+            _claim(conn, session_id, user)
+            cur = conn.execute(
+                "UPDATE sessions SET system_prompt=? WHERE id=?", (prompt, session_id)
+            )
             if cur.rowcount == 0:
                 conn.execute(
-                    "INSERT INTO sessions(id, source, started_at, system_prompt) "
-                    "VALUES (?, 'cli', ?, ?)",
-                    (session_id, time.time(), text),
+                    "INSERT INTO sessions(id, source, user_id, started_at, system_prompt) "
+                    "VALUES (?, 'cli', ?, ?, ?)",
+                    (session_id, user, time.time(), prompt),
                 )
 
         self.write(do)
@@ -292,7 +516,7 @@ class SessionDB:
             lambda c: c.execute(
                 "UPDATE sessions SET ended_at=COALESCE(ended_at, ?), "
                 "end_reason=COALESCE(end_reason, ?) WHERE id=?",
-                (time.time(), reason, session_id),
+                (time.time(), as_text(reason) or "exit", session_id),
             )
         )
 
@@ -305,6 +529,8 @@ class SessionDB:
         )
 
     def _set_title(self, conn: sqlite3.Connection, session_id: str, title: str) -> str | None:
+        """Titles are unique per user: a clash is looked for among the same user's sessions
+        only (another user's titles are never revealed by a ``#2``)."""
         clean = sanitize_title(title)
         if clean is None:
             conn.execute("UPDATE sessions SET title=NULL WHERE id=?", (session_id,))
@@ -313,7 +539,9 @@ class SessionDB:
         n = 2
         while True:
             row = conn.execute(
-                "SELECT id FROM sessions WHERE title=? AND id<>?", (candidate, session_id)
+                "SELECT id FROM sessions WHERE title=? AND id<>? AND COALESCE(user_id, '') = "
+                "COALESCE((SELECT user_id FROM sessions WHERE id=?), '')",
+                (candidate, session_id, session_id),
             ).fetchone()
             if row is None:
                 break
@@ -328,38 +556,53 @@ class SessionDB:
         title (``None`` when nothing printable remained)."""
         return self.write(lambda c: self._set_title(c, session_id, title))
 
-    def resolve_session(self, ref: str) -> str | None:
+    def resolve_session(
+        self, ref: str, *, user: UserScope = ALL_USERS, hidden_sources: Sequence[str] = ()
+    ) -> str | None:
         """A session id from an id, a unique id prefix (≥4 chars) or a title (the newest
-        ``title #N`` variant wins)."""
+        ``title #N`` variant wins), looking only at sessions in ``user``'s scope and not
+        from ``hidden_sources``: anything else answers ``None`` exactly like a missing id."""
+        if not isinstance(ref, str):
+            return None
         ref = ref.strip()
         if ref.startswith("@session:"):
             ref = ref.split("/", 1)[-1]
         if not ref:
             return None
-        if self.read("SELECT 1 FROM sessions WHERE id=?", (ref,)):
+        scope, params = scope_sql(user)
+        if hidden_sources:
+            scope += f" AND source NOT IN ({','.join('?' * len(hidden_sources))})"
+            params = [*params, *hidden_sources]
+        if self.read(f"SELECT 1 FROM sessions WHERE id=? AND {scope}", (ref, *params)):
             return ref
         rows = self.read(
-            "SELECT id FROM sessions WHERE title=? OR title LIKE ? ESCAPE '\\' "
+            f"SELECT id FROM sessions WHERE (title=? OR title LIKE ? ESCAPE '\\') AND {scope} "
             "ORDER BY started_at DESC",
-            (ref, ref.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + " #%"),
+            (
+                ref,
+                ref.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + " #%",
+                *params,
+            ),
         )
         if rows:
             return str(rows[0][0])
         if len(ref) >= 4:
             rows = self.read(
-                "SELECT id FROM sessions WHERE substr(id, 1, ?) = ? LIMIT 2", (len(ref), ref)
+                f"SELECT id FROM sessions WHERE substr(id, 1, ?) = ? AND {scope} LIMIT 2",
+                (len(ref), ref, *params),
             )
             if len(rows) == 1:
                 return str(rows[0][0])
         return None
 
-    def get_session(self, session_id: str) -> SessionRecord | None:
-        """The session row, or ``None``."""
+    def get_session(self, session_id: str, *, user: UserScope = ALL_USERS) -> SessionRecord | None:
+        """The session row, or ``None`` (also when it is outside ``user``'s scope)."""
+        scope, params = scope_sql(user)
         rows = self.read(
             f"SELECT {SESSION_COLUMNS}, "
             "(SELECT MAX(timestamp) FROM messages m WHERE m.session_id = s.id), system_prompt "
-            "FROM sessions s WHERE id=?",
-            (session_id,),
+            f"FROM sessions s WHERE id=? AND {scope}",
+            (session_id, *params),
         )
         if not rows:
             return None
@@ -379,14 +622,17 @@ class SessionDB:
         after: float | None = None,
         before: float | None = None,
         tool: str | None = None,
+        user: UserScope = ALL_USERS,
     ) -> list[SessionRecord]:
-        """Sessions newest first (or oldest first), each with ``last_active``.
+        """Sessions newest first (or oldest first), each with ``last_active``, of ``user``'s
+        scope only.
 
         ``tool`` keeps sessions with a message that called or came from that tool, counting
         the messages of the session's descendants too (a root is listed when a compressed or
         /new continuation of it used the tool)."""
-        where: list[str] = []
-        params: list[Any] = []
+        scope, scope_params = scope_sql(user, "s.user_id")
+        where: list[str] = [scope]
+        params: list[Any] = [*scope_params]
         if tool:
             where.append(
                 "EXISTS (WITH RECURSIVE fam(id) AS (SELECT s.id UNION SELECT c.id FROM "
@@ -427,13 +673,27 @@ class SessionDB:
         )
         return [session_from_row(row) for row in rows]
 
-    def count_sessions(self) -> int:
-        """Number of sessions stored."""
-        return int(self.read("SELECT COUNT(*) FROM sessions")[0][0])
+    def count_sessions(self, *, user: UserScope = ALL_USERS) -> int:
+        """Number of sessions stored (in ``user``'s scope)."""
+        scope, params = scope_sql(user)
+        return int(self.read(f"SELECT COUNT(*) FROM sessions WHERE {scope}", params)[0][0])
 
-    def lineage(self, session_id: str) -> list[str]:
+    def lineage(self, session_id: str, *, user: UserScope = ALL_USERS) -> list[str]:
         """Every session connected to ``session_id`` by ``parent_session_id``: its ancestors
-        (root first), itself, and all descendants. Cycles are tolerated."""
+        (root first), itself, and all descendants; ids outside ``user``'s scope are left
+        out. Cycles are tolerated."""
+        if not isinstance(user, AllUsers):
+            family = self.lineage(session_id)
+            scope, params = scope_sql(user)
+            marks = ",".join("?" * len(family))
+            keep = {
+                r[0]
+                for r in self.read(
+                    f"SELECT id FROM sessions WHERE id IN ({marks}) AND {scope}",
+                    [*family, *params],
+                )
+            }
+            return [sid for sid in family if sid in keep or sid == session_id]
         ancestors: list[str] = []
         seen = {session_id}
         current = session_id
@@ -477,75 +737,113 @@ class SessionDB:
     def append_messages(
         self,
         session_id: str,
-        messages: Sequence[Mapping[str, Any]],
+        messages: Sequence[Any],
         *,
         timestamp: float | None = None,
         source: str = "cli",
+        user: UserScope = ALL_USERS,
+        turn_key: str | None = None,
     ) -> list[int]:
         """Append OpenAI-style messages in one transaction (creating the session row when
-        missing) and index them; returns the new message ids in order. A message may carry
+        missing) and index them; returns the new message ids in order.
+
+        Every message is stored: values are sanitised, never refused (:mod:`.sanitize`); an
+        item that is not a message at all raises :class:`SessionStoreError` and nothing is
+        written. Text is redacted unless :attr:`redact_secrets` is off. A message may carry
         ``timestamp``, ``token_count``, ``finish_reason``, ``reasoning`` and
-        ``_active``/``_compacted`` overrides."""
-        base_ts = time.time() if timestamp is None else timestamp
-        prepared: list[tuple[tuple[Any, ...], tuple[str, str]]] = []
+        ``_active``/``_compacted`` overrides. With ``user`` (not :data:`ALL_USERS`) the
+        session must belong to that user (a new row is created for them). A ``turn_key``
+        already stored for this session makes the call a no-op returning ``[]`` (an
+        idempotent resend)."""
+        base_ts = clean_timestamp(timestamp)
+        items = [_as_message(msg, index) for index, msg in enumerate(messages)]
+        prepared: list[tuple[list[Any], list[str], list[str], str | None]] = []
         tool_calls_total = 0
-        for offset, msg in enumerate(messages):
-            if not isinstance(msg, Mapping):
-                continue
-            role = str(msg.get("role") or "user")
+        for offset, msg in enumerate(items):
+            role = as_text(msg.get("role")) or "user"
             content = content_text(msg.get("content"))
             calls = msg.get("tool_calls")
-            names, args = tool_call_parts(calls)
+            clean_calls = clean_value(calls) if calls else None
+            names, args = tool_call_parts(clean_calls)
             tool_calls_total += len(names)
-            calls_json = json.dumps(calls, ensure_ascii=False, default=str) if calls else None
-            tool_name = msg.get("tool_name") or (msg.get("name") if role == "tool" else None)
-            speaker = msg.get("name") if role != "tool" else None
-            ts = msg.get("timestamp")
-            ts_value = float(ts) if isinstance(ts, int | float) else base_ts + offset * 1e-6
-            tokens = msg.get("token_count")
-            if not isinstance(tokens, int):
-                tokens = estimate_message_tokens(msg)
-            active = msg.get("_active", True)
-            compacted = msg.get("_compacted", False)
-            row = (
+            calls_json = json_text(clean_calls) if clean_calls else None
+            tool_name = optional_text(
+                msg.get("tool_name") or (msg.get("name") if role == "tool" else None)
+            )
+            speaker = optional_text(msg.get("name")) if role != "tool" else None
+            ts_value = clean_timestamp(msg.get("timestamp"), base_ts + offset * 1e-6)
+            tokens = clamp_int(msg.get("token_count"))
+            if tokens is None:
+                tokens = _estimate_tokens(msg, content)
+            row: list[Any] = [
                 session_id,
                 role,
                 content,
-                msg.get("tool_call_id"),
+                optional_text(msg.get("tool_call_id")),
                 calls_json,
                 tool_name,
                 ts_value,
                 tokens,
-                msg.get("finish_reason"),
-                msg.get("reasoning") if isinstance(msg.get("reasoning"), str) else None,
-                1 if active else 0,
-                1 if compacted else 0,
-                speaker if isinstance(speaker, str) else None,
-            )
+                optional_text(msg.get("finish_reason")),
+                optional_text(msg.get("reasoning")),
+                1 if msg.get("_active", True) else 0,
+                1 if msg.get("_compacted", False) else 0,
+                speaker,
+            ]
+            prepared.append((row, names, args, tool_name))
+        if not prepared:
+            return []
+        if self.redact_secrets:
+            # one hand-off: a secret found in any message is masked in all of them
+            texts = [[r[2], r[4], r[9]] for r, _, _, _ in prepared]
+            (masked,) = redact_payload(texts)
+            for (row, _, _, _), (content, calls_json, reasoning) in zip(
+                prepared, masked, strict=True
+            ):
+                row[2], row[4], row[9] = content, calls_json, reasoning
+        indexed: list[tuple[list[Any], tuple[str, str]]] = []
+        for row, names, _args, tool_name in prepared:
+            try:
+                calls_list = json.loads(row[4]) if row[4] else None
+            except (ValueError, RecursionError):
+                calls_list = None
+            _, args = tool_call_parts(calls_list)
             tool_meta = " ".join(filter(None, [tool_name, *names]))
             fields = index_fields(
-                content,
-                name=speaker if isinstance(speaker, str) else None,
+                row[2],
+                name=row[12],
                 tool_name=tool_meta or None,
                 tool_args=args,
                 cap=self.index_char_cap,
             )
-            prepared.append((row, fields))
-        if not prepared:
-            return []
+            indexed.append((row, fields))
+        owner = None if isinstance(user, AllUsers) else normalize_user(user)
+        src = as_text(source) or "cli"
+        key = optional_text(turn_key)
 
         def do(conn: sqlite3.Connection) -> list[int]:
+            if not isinstance(user, AllUsers):
+                _claim(conn, session_id, owner)
+            if (
+                key is not None
+                and conn.execute(
+                    "SELECT 1 FROM messages WHERE session_id=? AND turn_key=? LIMIT 1",
+                    (session_id, key),
+                ).fetchone()
+            ):
+                return []
             conn.execute(
-                "INSERT OR IGNORE INTO sessions(id, source, started_at) VALUES (?, ?, ?)",
-                (session_id, source, base_ts),
+                "INSERT OR IGNORE INTO sessions(id, source, user_id, started_at) "
+                "VALUES (?, ?, ?, ?)",
+                (session_id, src, owner, base_ts),
             )
             ids: list[int] = []
-            for row, (body, meta) in prepared:
+            for position, (row, (body, meta)) in enumerate(indexed):
                 cur = conn.execute(
                     "INSERT INTO messages(session_id, role, content, tool_call_id, tool_calls, "
                     "tool_name, timestamp, token_count, finish_reason, reasoning, active, "
-                    "compacted, name) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                    row,
+                    "compacted, name, turn_key) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                    (*row, key if position == 0 else None),
                 )
                 rowid = int(cur.lastrowid or 0)
                 ids.append(rowid)
@@ -557,19 +855,26 @@ class SessionDB:
             conn.execute(
                 "UPDATE sessions SET message_count = message_count + ?, "
                 "tool_call_count = tool_call_count + ? WHERE id = ?",
-                (len(prepared), tool_calls_total, session_id),
+                (len(indexed), tool_calls_total, session_id),
             )
             return ids
 
         return self.write(do)
 
     def add_token_usage(self, session_id: str, input_tokens: int, output_tokens: int) -> None:
-        """Accumulate token usage reported by the model API."""
+        """Accumulate token usage reported by the model API (clamped to ``[0, 2**53]``)."""
+        cap = 2**53
         self.write(
             lambda c: c.execute(
-                "UPDATE sessions SET input_tokens = input_tokens + ?, "
-                "output_tokens = output_tokens + ? WHERE id = ?",
-                (max(0, input_tokens), max(0, output_tokens), session_id),
+                "UPDATE sessions SET input_tokens = MIN(input_tokens + ?, ?), "
+                "output_tokens = MIN(output_tokens + ?, ?) WHERE id = ?",
+                (
+                    clamp_int(input_tokens, 0, cap) or 0,
+                    cap,
+                    clamp_int(output_tokens, 0, cap) or 0,
+                    cap,
+                    session_id,
+                ),
             )
         )
 
@@ -660,12 +965,14 @@ class SessionDB:
 
         return self.write(do)
 
-    def sessions_older_than(self, cutoff: float) -> list[str]:
-        """Ids of sessions whose last activity (or start) is before ``cutoff``."""
+    def sessions_older_than(self, cutoff: float, *, user: UserScope = ALL_USERS) -> list[str]:
+        """Ids of sessions (in ``user``'s scope) whose last activity (or start) is before
+        ``cutoff``."""
+        scope, params = scope_sql(user, "s.user_id")
         rows = self.read(
             "SELECT s.id FROM sessions s WHERE COALESCE((SELECT MAX(timestamp) FROM messages m "
-            "WHERE m.session_id = s.id), s.started_at) < ? ORDER BY s.started_at",
-            (cutoff,),
+            f"WHERE m.session_id = s.id), s.started_at) < ? AND {scope} ORDER BY s.started_at",
+            (cutoff, *params),
         )
         return [r[0] for r in rows]
 
@@ -684,19 +991,26 @@ class SessionDB:
         self.fts_error = None
         return count
 
-    def stats(self) -> dict[str, Any]:
-        """Counts, sizes and (when the compression layer's table exists) compression totals."""
+    def stats(self, *, user: UserScope = ALL_USERS) -> dict[str, Any]:
+        """Counts of ``user``'s scope, the file's size and (when the compression layer's
+        table exists) compression totals."""
         conn = self._conn()
-        sessions = conn.execute("SELECT COUNT(*) FROM sessions").fetchone()[0]
+        scope, p = scope_sql(user)
+        sessions = conn.execute(f"SELECT COUNT(*) FROM sessions WHERE {scope}", p).fetchone()[0]
         messages, compacted = conn.execute(
-            "SELECT COUNT(*), COALESCE(SUM(compacted), 0) FROM messages"
+            "SELECT COUNT(*), COALESCE(SUM(compacted), 0) FROM messages WHERE session_id IN "
+            f"(SELECT id FROM sessions WHERE {scope})",
+            p,
         ).fetchone()
         by_source = dict(
-            conn.execute("SELECT source, COUNT(*) FROM sessions GROUP BY source").fetchall()
+            conn.execute(
+                f"SELECT source, COUNT(*) FROM sessions WHERE {scope} GROUP BY source", p
+            ).fetchall()
         )
         tokens = conn.execute(
             "SELECT COALESCE(SUM(input_tokens),0), COALESCE(SUM(output_tokens),0), "
-            "COALESCE(SUM(tool_call_count),0) FROM sessions"
+            f"COALESCE(SUM(tool_call_count),0) FROM sessions WHERE {scope}",
+            p,
         ).fetchone()
         size = sum(
             Path(str(self.path) + s).stat().st_size
@@ -706,6 +1020,7 @@ class SessionDB:
         out: dict[str, Any] = {
             "path": str(self.path),
             "schema_version": self.schema_version(),
+            "read_only": self.read_only_reason,
             "fts": self.fts_enabled,
             "sessions": sessions,
             "messages": messages,
@@ -734,17 +1049,24 @@ class SessionDB:
                 out["compression"] = {"error": str(exc)}
         return out
 
-    def speaker_names(self) -> frozenset[str]:
-        """Lower-cased words of every participant name (``messages.name``) in the archive.
-        Cached per object and recomputed when a message was added since the last call."""
+    def speaker_names(self, *, user: UserScope = ALL_USERS) -> frozenset[str]:
+        """Lower-cased words of every participant name (``messages.name``) in ``user``'s
+        sessions. Cached per object and scope; recomputed when a message was added since."""
         newest = int(self.read("SELECT MAX(id) FROM messages")[0][0] or 0)
-        if self._speakers is not None and self._speakers[0] == newest:
-            return self._speakers[1]
-        rows = self.read("SELECT DISTINCT name FROM messages WHERE name IS NOT NULL")
+        key: object = user
+        cached = self._speakers.get(key)
+        if cached is not None and cached[0] == newest:
+            return cached[1]
+        scope, params = scope_sql(user, "s.user_id")
+        rows = self.read(
+            "SELECT DISTINCT m.name FROM messages m JOIN sessions s ON s.id = m.session_id "
+            f"WHERE m.name IS NOT NULL AND {scope}",
+            params,
+        )
         names = frozenset(
             word for (name,) in rows for word in str(name).lower().split() if len(word) > 1
         )
-        self._speakers = (newest, names)
+        self._speakers[key] = (newest, names)
         return names
 
     def iter_all_session_ids(self) -> Iterator[str]:
@@ -764,7 +1086,10 @@ __all__ = [
     "SessionRecord",
     "SessionStoreBusy",
     "SessionStoreError",
+    "SessionStoreReadOnly",
+    "SessionStoreUnusable",
     "StoredMessage",
+    "check_file",
     "content_text",
     "message_from_row",
     "migrate",

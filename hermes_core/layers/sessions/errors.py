@@ -11,4 +11,17 @@ class SessionStoreBusy(SessionStoreError):
     """Another writer held state.db for longer than the retry deadline (60 s)."""
 
 
-__all__ = ["SessionStoreBusy", "SessionStoreError"]
+class SessionStoreUnusable(SessionStoreError):
+    """state.db cannot be opened: not a file, unreadable, not SQLite, truncated."""
+
+
+class SessionStoreReadOnly(SessionStoreError):
+    """state.db is newer than this code or belongs to another program; it is only read."""
+
+
+__all__ = [
+    "SessionStoreBusy",
+    "SessionStoreError",
+    "SessionStoreReadOnly",
+    "SessionStoreUnusable",
+]

@@ -38,6 +38,7 @@ from hermes_core.layers.sessions.fts import (
     parse_query,
     ranked_terms,
 )
+from hermes_core.layers.sessions.records import ALL_USERS, UserScope, scope_sql
 from hermes_core.layers.sessions.timeparse import TimeWindow, query_time_window
 from hermes_core.text import CJK_CHAR
 
@@ -119,6 +120,8 @@ class SearchFilters:
     demoted_sources: tuple[str, ...] = ()
     """Sessions from these sources (``cron``) rank below interactive ones of similar score:
     their score is multiplied by :data:`DEMOTION`."""
+    user: UserScope = ALL_USERS
+    """Only sessions of this user scope (``None``: sessions stored without a user)."""
 
 
 @dataclass(slots=True)
@@ -154,8 +157,9 @@ class Ranking:
 
 
 def _filter_sql(filters: SearchFilters) -> tuple[str, list[Any]]:
-    where = ["(m.active = 1 OR m.compacted = 1)"]
-    params: list[Any] = []
+    scope, scope_params = scope_sql(filters.user, "s.user_id")
+    where = ["(m.active = 1 OR m.compacted = 1)", scope]
+    params: list[Any] = [*scope_params]
     if filters.exclude_sessions:
         marks = ",".join("?" * len(filters.exclude_sessions))
         where.append(f"(m.session_id NOT IN ({marks}) OR m.compacted = 1)")
@@ -412,7 +416,7 @@ class _Query:
     window: TimeWindow | None
 
 
-def _prepare_query(db: SessionDB, query: str) -> _Query:
+def _prepare_query(db: SessionDB, query: str, user: UserScope = ALL_USERS) -> _Query:
     """Stage 1 — query terms: normalise, split off a named date, drop stopwords, question
     scaffolding and participant names (kept aside for relaxation), build the MATCH."""
     query = normalize(query) if isinstance(query, str) else query
@@ -423,7 +427,7 @@ def _prepare_query(db: SessionDB, query: str) -> _Query:
     terms = ranked_terms(parsed)
     if not db.fts_enabled or not terms:
         return _Query(terms, [], set(), False, None, window)
-    speakers = db.speaker_names()
+    speakers = db.speaker_names(user=user)
     named = {t.words[0] for t in terms if len(t.words) == 1 and t.words[0] in speakers}
     content = [
         t
@@ -571,7 +575,7 @@ def rank(
     searchable or FTS5 is unavailable."""
     filters = filters or SearchFilters()
     candidates = CANDIDATES if candidates is None else candidates
-    q = _prepare_query(db, query)
+    q = _prepare_query(db, query, filters.user)
     if q.match is None:
         return Ranking([], [], q.terms, None)
     where, params = _filter_sql(filters)

@@ -14,6 +14,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from hermes_core.layers.sessions.sanitize import as_text, clean_text
+from hermes_core.text import IMAGE_PART_TYPES
 from hermes_core.text import content_text as shared_content_text
 
 TITLE_MAX = 100
@@ -127,9 +129,23 @@ def sanitize_title(title: object) -> str | None:
     return text[:TITLE_MAX].rstrip() or None
 
 
+def _known_part(part: Any) -> bool:
+    if isinstance(part, str):
+        return True
+    if not isinstance(part, Mapping):
+        return False
+    return isinstance(part.get("text"), str) or part.get("type") in IMAGE_PART_TYPES
+
+
 def content_text(content: Any) -> str:
-    """Plain text of an OpenAI ``content``; image parts become ``[image]``."""
-    return shared_content_text(content, image_placeholder="[image]")
+    """Plain, storable text of an OpenAI ``content``: text parts joined, image parts become
+    ``[image]``; bytes are decoded (bad bytes → U+FFFD); a dict, or a list holding anything
+    but text/image parts, is kept whole as JSON text. Lone surrogates become U+FFFD."""
+    if content is None or isinstance(content, str):
+        return clean_text(content or "")
+    if isinstance(content, list) and all(_known_part(part) for part in content):
+        return clean_text(shared_content_text(content, image_placeholder="[image]"))
+    return as_text(content)
 
 
 def _readable_json(raw: str) -> str:
@@ -137,7 +153,7 @@ def _readable_json(raw: str) -> str:
     (or any non-ASCII) argument text is searchable; invalid JSON is kept as is."""
     try:
         return json.dumps(json.loads(raw), ensure_ascii=False)
-    except ValueError:
+    except (ValueError, RecursionError):
         return raw
 
 
@@ -160,6 +176,38 @@ def tool_call_parts(tool_calls: Any) -> tuple[list[str], list[str]]:
             elif raw is not None:
                 args.append(json.dumps(raw, ensure_ascii=False, default=str))
     return names, args
+
+
+# --------------------------------------------------------------------------- user scope
+
+
+class AllUsers:
+    """The type of :data:`ALL_USERS` (every user's sessions: maintenance, statistics)."""
+
+    _instance: AllUsers | None = None
+
+    def __new__(cls) -> AllUsers:
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "ALL_USERS"
+
+
+ALL_USERS = AllUsers()
+UserScope = str | None | AllUsers
+"""Whose sessions a read sees: a ``user_id`` (that user's only), ``None`` (only sessions
+stored without a user) or :data:`ALL_USERS`."""
+
+
+def scope_sql(scope: UserScope, column: str = "user_id") -> tuple[str, list[Any]]:
+    """``(SQL condition, params)`` restricting ``column`` to ``scope``."""
+    if isinstance(scope, AllUsers):
+        return "1=1", []
+    if scope is None:
+        return f"{column} IS NULL", []
+    return f"{column} = ?", [scope]
 
 
 # --------------------------------------------------------------------------- rows
@@ -224,14 +272,18 @@ def message_from_row(row: Sequence[Any]) -> StoredMessage:
 
 
 __all__ = [
+    "ALL_USERS",
     "MESSAGE_COLUMNS",
     "SESSION_COLUMNS",
     "TITLE_MAX",
+    "AllUsers",
     "SessionRecord",
     "StoredMessage",
+    "UserScope",
     "content_text",
     "message_from_row",
     "sanitize_title",
+    "scope_sql",
     "session_from_row",
     "tool_call_parts",
 ]

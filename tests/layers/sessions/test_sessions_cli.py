@@ -106,7 +106,9 @@ def test_export_import_round_trip(
     other.mkdir()
     monkeypatch.setenv("HERMES_HOME", str(other))
     report = json.loads(run(cli, "sessions", "import", str(dump), "--json").output)
-    assert report == [{"session_id": "s-new", "messages": 4, "renamed_from": None}]
+    assert report == [
+        {"session_id": "s-new", "messages": 4, "renamed_from": None, "status": "imported"}
+    ]
     copy = SessionDB.open(other)
     assert copy.get_messages_as_conversation("s-new") == before
     new_rec = copy.get_session("s-new")
@@ -121,9 +123,19 @@ def test_export_import_round_trip(
         m.timestamp for m in SessionDB.open(filled).get_messages("s-new")
     ]
     copy.close()
-    # importing again does not clobber: a new id is used
+    # importing again creates no second copy
     again = json.loads(run(cli, "sessions", "import", str(dump), "--json").output)
-    assert again[0]["renamed_from"] == "s-new" and again[0]["session_id"] != "s-new"
+    assert again[0]["status"] == "already imported" and again[0]["session_id"] == "s-new"
+    assert json.loads(run(cli, "sessions", "stats", "--json").output)["sessions"] == 1
+    # a different session under a taken id does not clobber: a new id is used
+    changed = tmp_path / "changed.jsonl"
+    changed.write_text(dump.read_text(encoding="utf-8").replace("已部署", "未部署"), "utf-8")
+    other_copy = json.loads(run(cli, "sessions", "import", str(changed), "--json").output)
+    assert other_copy[0]["renamed_from"] == "s-new" and other_copy[0]["session_id"] != "s-new"
+    # into the archive it was exported from: the same transcript is already there
+    monkeypatch.setenv("HERMES_HOME", str(filled))
+    home_again = json.loads(run(cli, "sessions", "import", str(dump), "--json").output)
+    assert home_again[0]["status"] == "already imported"
 
 
 def test_import_openai_messages(cli: click.Group, home: Path, tmp_path: Path) -> None:
