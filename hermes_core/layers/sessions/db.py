@@ -385,6 +385,10 @@ class SessionDB:
                 conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
         return result
 
+    def _check_writable(self) -> None:
+        if self.read_only_reason is not None:
+            raise SessionStoreReadOnly(self.read_only_reason)
+
     @contextlib.contextmanager
     def transaction(self) -> Iterator[None]:
         """Group writes: every :meth:`write` (and every method that writes) of this thread
@@ -480,6 +484,7 @@ class SessionDB:
     def ensure_session(self, session_id: str, **fields: Any) -> None:
         """Create the session row if it does not exist (same arguments as create_session);
         an existing row of another user raises like :meth:`create_session`."""
+        self._check_writable()
         rows = self.read("SELECT user_id FROM sessions WHERE id=?", (session_id,))
         if not rows:
             self.create_session(session_id, **fields)
@@ -755,6 +760,7 @@ class SessionDB:
         session must belong to that user (a new row is created for them). A ``turn_key``
         already stored for this session makes the call a no-op returning ``[]`` (an
         idempotent resend)."""
+        self._check_writable()
         base_ts = clean_timestamp(timestamp)
         items = [_as_message(msg, index) for index, msg in enumerate(messages)]
         prepared: list[tuple[list[Any], list[str], list[str], str | None]] = []
