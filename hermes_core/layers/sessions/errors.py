@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from hermes_core.errors import HermesError
 
-class SessionStoreError(RuntimeError):
-    """A session-archive operation failed; the message says how to fix it."""
+
+class SessionStoreError(HermesError, RuntimeError):
+    """A session-archive operation failed; the message says how to fix it. A
+    :class:`~hermes_core.errors.HermesError` (and, as before, a ``RuntimeError``)."""
 
 
 class SessionStoreBusy(SessionStoreError):
