@@ -1,7 +1,8 @@
 """The session archive: ``$HERMES_HOME/state.db`` (SQLite, WAL, FTS5) — the database class.
 
 The schema and its migrations live in :mod:`.schema`, the row records and their pure helpers
-in :mod:`.records`, the errors in :mod:`.errors`; every public name of those modules is
+in :mod:`.records`, the file checks in :mod:`.files`, the preparation of message rows in
+:mod:`.ingest`, the errors in :mod:`.errors`; their public names used by callers are
 re-exported here, so ``from hermes_core.layers.sessions.db import SessionRecord`` keeps working.
 
 Contract:
@@ -26,25 +27,30 @@ Contract:
 from __future__ import annotations
 
 import contextlib
-import json
-import os
 import random
 import sqlite3
-import stat
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-from hermes_core.context import redact, redact_payload
+from hermes_core.context import redact
 from hermes_core.layers.sessions.errors import (
     SessionStoreBusy,
     SessionStoreError,
     SessionStoreReadOnly,
     SessionStoreUnusable,
 )
-from hermes_core.layers.sessions.fts import index_fields, probe_fts5
+from hermes_core.layers.sessions.files import (
+    PRIVATE_MODE,
+    check_file,
+    create_private,
+    tighten_permissions,
+    unusable,
+)
+from hermes_core.layers.sessions.fts import probe_fts5
+from hermes_core.layers.sessions.ingest import INSERT_COLUMNS, prepare_messages
 from hermes_core.layers.sessions.records import (
     ALL_USERS,
     MESSAGE_COLUMNS,
@@ -65,7 +71,6 @@ from hermes_core.layers.sessions.sanitize import (
     as_text,
     clamp_int,
     clean_timestamp,
-    clean_value,
     json_text,
     optional_text,
 )
@@ -78,7 +83,6 @@ from hermes_core.layers.sessions.schema import (
     read_schema_version,
     reindex_fts,
 )
-from hermes_core.llm.tokens import estimate_message_tokens
 
 DB_FILE = "state.db"
 BUSY_TIMEOUT_MS = 1000
@@ -86,93 +90,8 @@ READ_BUSY_TIMEOUT_MS = 5000
 RETRY_JITTER_S = (0.020, 0.150)
 RETRY_DEADLINE_S = 60.0
 CHECKPOINT_EVERY = 50
-PRIVATE_MODE = 0o600
 
 T = TypeVar("T")
-
-
-SQLITE_MAGIC = b"SQLite format 3\x00"
-
-
-def _unusable(path: Path, why: str) -> SessionStoreUnusable:
-    return SessionStoreUnusable(
-        f"{path} is not a readable SQLite database ({why}) — move it aside "
-        f"(mv {path} {path}.bad) and rerun; a fresh archive is created, the old file kept"
-    )
-
-
-def check_file(path: Path) -> None:
-    """Refuse, with the fix, a ``state.db`` that is not a regular file, cannot be read and
-    written, is not SQLite or is truncated. A missing or empty file is fine (created)."""
-    try:
-        info = path.stat()
-    except FileNotFoundError:
-        return
-    except OSError as exc:
-        raise SessionStoreUnusable(
-            f"cannot inspect {path} ({exc.strerror}); check the directory's permissions "
-            "or set HERMES_HOME to a directory you own"
-        ) from exc
-    if not stat.S_ISREG(info.st_mode):
-        kind = (
-            "directory"
-            if stat.S_ISDIR(info.st_mode)
-            else "FIFO"
-            if stat.S_ISFIFO(info.st_mode)
-            else "socket"
-            if stat.S_ISSOCK(info.st_mode)
-            else "device or special file"
-        )
-        raise SessionStoreUnusable(
-            f"{path} is a {kind}, not a database file — move it aside "
-            f"(mv {path} {path}.bad) and rerun; a fresh archive is created"
-        )
-    if not os.access(path, os.R_OK | os.W_OK):
-        raise SessionStoreUnusable(
-            f"cannot read and write {path} (permission denied) — fix its owner and mode "
-            f"(chown $USER {path} && chmod 600 {path}) or set HERMES_HOME to a directory "
-            "you own"
-        )
-    if info.st_size == 0:
-        return
-    try:
-        with open(path, "rb") as fh:
-            header = fh.read(100)
-    except OSError as exc:
-        raise SessionStoreUnusable(
-            f"cannot read {path} ({exc.strerror}) — check the disk and the file's permissions"
-        ) from exc
-    if len(header) < 100 or not header.startswith(SQLITE_MAGIC):
-        raise _unusable(path, "the file does not start with a SQLite header")
-    page_size = int.from_bytes(header[16:18], "big")
-    page_size = 65536 if page_size == 1 else page_size
-    pages = int.from_bytes(header[28:32], "big")
-    if pages and header[24:28] == header[92:96]:
-        expected = page_size * pages
-        if info.st_size < expected:
-            raise SessionStoreUnusable(
-                f"{path} is not a readable SQLite database: it is truncated "
-                f"({info.st_size} of {expected} bytes) — restore it from a backup, or move "
-                f"it aside (mv {path} {path}.bad) and rerun; a fresh archive is created"
-            )
-
-
-def _create_private(path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, PRIVATE_MODE)
-    os.close(fd)
-
-
-def tighten_permissions(db_path: Path) -> list[Path]:
-    """chmod 0600 the db and its sidecars; returns the files that were looser."""
-    fixed: list[Path] = []
-    for suffix in ("", "-wal", "-shm", "-journal"):
-        path = Path(str(db_path) + suffix)
-        with contextlib.suppress(FileNotFoundError):
-            if path.stat().st_mode & 0o077:
-                os.chmod(path, PRIVATE_MODE)
-                fixed.append(path)
-    return fixed
 
 
 def normalize_user(user_id: object) -> str | None:
@@ -191,28 +110,6 @@ def _claim(conn: sqlite3.Connection, session_id: str, user: str | None) -> None:
             f"session id {session_id!r} is already used in another user scope; session ids "
             "are never shared across users — open the session with a new id"
         )
-
-
-def _as_message(msg: Any, index: int) -> Mapping[str, Any]:
-    """An OpenAI-style message mapping from a dict or an SDK message object."""
-    if isinstance(msg, Mapping):
-        return msg
-    dump = getattr(msg, "model_dump", None)
-    if callable(dump):
-        data = dump()
-        if isinstance(data, Mapping):
-            return data
-    raise SessionStoreError(
-        f"message {index} is a {type(msg).__name__}, not an OpenAI-style message dict "
-        '({"role": ..., "content": ...}); nothing of this call was stored'
-    )
-
-
-def _estimate_tokens(msg: Mapping[str, Any], content: str) -> int:
-    try:
-        return int(estimate_message_tokens(dict(msg)))
-    except Exception:  # odd shapes still get a count: ~4 characters per token
-        return max(1, len(content) // 4)
 
 
 def _is_locked(exc: sqlite3.OperationalError) -> bool:
@@ -236,7 +133,7 @@ class SessionDB:
         self._speakers: dict[object, tuple[int, frozenset[str]]] = {}
         self.read_only_reason: str | None = None
         check_file(self.path)
-        _create_private(self.path)
+        create_private(self.path)
         self.read_only_reason = self._whose_file()
         conn = self._conn()
         self.fts_error: str | None = probe_fts5(conn)
@@ -268,13 +165,13 @@ class SessionDB:
         try:
             probe = sqlite3.connect(self.path, timeout=READ_BUSY_TIMEOUT_MS / 1000)
         except sqlite3.Error as exc:
-            raise _unusable(self.path, str(exc)) from exc
+            raise unusable(self.path, str(exc)) from exc
         try:
             reason = self._retry(lambda: incompatibility(probe))
         except sqlite3.DatabaseError as exc:
             if isinstance(exc, sqlite3.OperationalError) and _is_locked(exc):
                 raise
-            raise _unusable(self.path, str(exc)) from exc
+            raise unusable(self.path, str(exc)) from exc
         finally:
             probe.close()
         if reason is None:
@@ -762,67 +659,15 @@ class SessionDB:
         idempotent resend)."""
         self._check_writable()
         base_ts = clean_timestamp(timestamp)
-        items = [_as_message(msg, index) for index, msg in enumerate(messages)]
-        prepared: list[tuple[list[Any], list[str], list[str], str | None]] = []
-        tool_calls_total = 0
-        for offset, msg in enumerate(items):
-            role = as_text(msg.get("role")) or "user"
-            content = content_text(msg.get("content"))
-            calls = msg.get("tool_calls")
-            clean_calls = clean_value(calls) if calls else None
-            names, args = tool_call_parts(clean_calls)
-            tool_calls_total += len(names)
-            calls_json = json_text(clean_calls) if clean_calls else None
-            tool_name = optional_text(
-                msg.get("tool_name") or (msg.get("name") if role == "tool" else None)
-            )
-            speaker = optional_text(msg.get("name")) if role != "tool" else None
-            ts_value = clean_timestamp(msg.get("timestamp"), base_ts + offset * 1e-6)
-            tokens = clamp_int(msg.get("token_count"))
-            if tokens is None:
-                tokens = _estimate_tokens(msg, content)
-            row: list[Any] = [
-                session_id,
-                role,
-                content,
-                optional_text(msg.get("tool_call_id")),
-                calls_json,
-                tool_name,
-                ts_value,
-                tokens,
-                optional_text(msg.get("finish_reason")),
-                optional_text(msg.get("reasoning")),
-                1 if msg.get("_active", True) else 0,
-                1 if msg.get("_compacted", False) else 0,
-                speaker,
-            ]
-            prepared.append((row, names, args, tool_name))
-        if not prepared:
+        batch = prepare_messages(
+            session_id,
+            messages,
+            base_ts=base_ts,
+            redact_secrets=self.redact_secrets,
+            index_char_cap=self.index_char_cap,
+        )
+        if not batch.rows:
             return []
-        if self.redact_secrets:
-            # one hand-off: a secret found in any message is masked in all of them
-            texts = [[r[2], r[4], r[9]] for r, _, _, _ in prepared]
-            (masked,) = redact_payload(texts)
-            for (row, _, _, _), (content, calls_json, reasoning) in zip(
-                prepared, masked, strict=True
-            ):
-                row[2], row[4], row[9] = content, calls_json, reasoning
-        indexed: list[tuple[list[Any], tuple[str, str]]] = []
-        for row, names, _args, tool_name in prepared:
-            try:
-                calls_list = json.loads(row[4]) if row[4] else None
-            except (ValueError, RecursionError):
-                calls_list = None
-            _, args = tool_call_parts(calls_list)
-            tool_meta = " ".join(filter(None, [tool_name, *names]))
-            fields = index_fields(
-                row[2],
-                name=row[12],
-                tool_name=tool_meta or None,
-                tool_args=args,
-                cap=self.index_char_cap,
-            )
-            indexed.append((row, fields))
         owner = None if isinstance(user, AllUsers) else normalize_user(user)
         src = as_text(source) or "cli"
         key = optional_text(turn_key)
@@ -844,24 +689,23 @@ class SessionDB:
                 (session_id, src, owner, base_ts),
             )
             ids: list[int] = []
-            for position, (row, (body, meta)) in enumerate(indexed):
+            for position, row in enumerate(batch.rows):
                 cur = conn.execute(
-                    "INSERT INTO messages(session_id, role, content, tool_call_id, tool_calls, "
-                    "tool_name, timestamp, token_count, finish_reason, reasoning, active, "
-                    "compacted, name, turn_key) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                    (*row, key if position == 0 else None),
+                    f"INSERT INTO messages({INSERT_COLUMNS}, turn_key) "
+                    f"VALUES ({','.join('?' * (len(row.values) + 1))})",
+                    (*row.values, key if position == 0 else None),
                 )
                 rowid = int(cur.lastrowid or 0)
                 ids.append(rowid)
                 if self.fts_enabled:
                     conn.execute(
                         "INSERT INTO messages_fts(rowid, body, meta) VALUES (?, ?, ?)",
-                        (rowid, body, meta),
+                        (rowid, row.body, row.meta),
                     )
             conn.execute(
                 "UPDATE sessions SET message_count = message_count + ?, "
                 "tool_call_count = tool_call_count + ? WHERE id = ?",
-                (len(indexed), tool_calls_total, session_id),
+                (len(batch.rows), batch.tool_calls, session_id),
             )
             return ids
 
@@ -1082,9 +926,11 @@ class SessionDB:
 
 
 __all__ = [
+    "ALL_USERS",
     "DB_FILE",
     "MESSAGE_COLUMNS",
     "MIGRATIONS",
+    "PRIVATE_MODE",
     "SCHEMA_VERSION",
     "SESSION_COLUMNS",
     "TITLE_MAX",
@@ -1095,6 +941,7 @@ __all__ = [
     "SessionStoreReadOnly",
     "SessionStoreUnusable",
     "StoredMessage",
+    "UserScope",
     "check_file",
     "content_text",
     "message_from_row",
