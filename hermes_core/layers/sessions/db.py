@@ -538,7 +538,8 @@ class SessionDB:
         if tool:
             where.append(
                 "EXISTS (WITH RECURSIVE fam(id) AS (SELECT s.id UNION SELECT c.id FROM "
-                "sessions c JOIN fam ON c.parent_session_id = fam.id) SELECT 1 FROM messages m "
+                "sessions c JOIN fam ON c.parent_session_id = fam.id "
+                "WHERE COALESCE(c.user_id, '') = COALESCE(s.user_id, '')) SELECT 1 FROM messages m "
                 "WHERE m.session_id IN fam AND (m.tool_name = ? OR instr(m.tool_calls, ?) > 0))"
             )
             params.extend([tool, f'"{tool}"'])
@@ -556,7 +557,8 @@ class SessionDB:
         if roots_only:
             where.append(
                 "(s.parent_session_id IS NULL OR s.parent_session_id NOT IN "
-                "(SELECT id FROM sessions))"
+                "(SELECT p.id FROM sessions p WHERE COALESCE(p.user_id, '') = "
+                "COALESCE(s.user_id, '')))"
             )
         if after is not None:
             where.append("s.started_at >= ?")
@@ -582,25 +584,23 @@ class SessionDB:
 
     def lineage(self, session_id: str, *, user: UserScope = ALL_USERS) -> list[str]:
         """Every session connected to ``session_id`` by ``parent_session_id``: its ancestors
-        (root first), itself, and all descendants; ids outside ``user``'s scope are left
-        out. Cycles are tolerated."""
-        if not isinstance(user, AllUsers):
-            family = self.lineage(session_id)
-            scope, params = scope_sql(user)
-            marks = ",".join("?" * len(family))
-            keep = {
-                r[0]
-                for r in self.read(
-                    f"SELECT id FROM sessions WHERE id IN ({marks}) AND {scope}",
-                    [*family, *params],
-                )
-            }
-            return [sid for sid in family if sid in keep or sid == session_id]
+        (root first), itself, and all descendants. A lineage never crosses users: a parent or
+        child link to a session of another user scope counts as dangling (so nobody can
+        probe for other users' session ids by naming them as a parent). With ``user``, a
+        start session outside that scope has no lineage but itself. Cycles are tolerated."""
+        owner = self._owner(session_id)
+        if owner is None or (not isinstance(user, AllUsers) and owner[0] != user):
+            return [session_id]
+        same = "COALESCE(user_id, '') = COALESCE(?, '')"
         ancestors: list[str] = []
         seen = {session_id}
         current = session_id
         while True:
-            rows = self.read("SELECT parent_session_id FROM sessions WHERE id=?", (current,))
+            rows = self.read(
+                "SELECT p.id FROM sessions c JOIN sessions p ON p.id = c.parent_session_id "
+                "WHERE c.id=? AND COALESCE(p.user_id, '') = COALESCE(?, '')",
+                (current, owner[0]),
+            )
             parent = rows[0][0] if rows else None
             if not parent or parent in seen:
                 break
@@ -613,7 +613,8 @@ class SessionDB:
         while frontier:
             marks = ",".join("?" * len(frontier))
             rows = self.read(
-                f"SELECT id FROM sessions WHERE parent_session_id IN ({marks})", frontier
+                f"SELECT id FROM sessions WHERE parent_session_id IN ({marks}) AND {same}",
+                [*frontier, owner[0]],
             )
             frontier = [r[0] for r in rows if r[0] not in seen]
             seen.update(frontier)
@@ -621,18 +622,14 @@ class SessionDB:
         return out
 
     def lineage_root(self, session_id: str) -> str:
-        """The oldest ancestor of ``session_id`` (itself when it has no parent)."""
-        seen = {session_id}
-        current = session_id
-        while True:
-            rows = self.read("SELECT parent_session_id FROM sessions WHERE id=?", (current,))
-            parent = rows[0][0] if rows else None
-            if not parent or parent in seen:
-                return current
-            if not self.read("SELECT 1 FROM sessions WHERE id=?", (parent,)):
-                return current
-            seen.add(parent)
-            current = parent
+        """The oldest ancestor of ``session_id`` in its own user scope (itself when it has
+        no parent there)."""
+        return self.lineage(session_id)[0]
+
+    def _owner(self, session_id: str) -> tuple[str | None] | None:
+        """``(user_id,)`` of a stored session, ``None`` when there is no such session."""
+        rows = self.read("SELECT user_id FROM sessions WHERE id=?", (session_id,))
+        return (rows[0][0],) if rows else None
 
     # -- messages --------------------------------------------------------------------
 

@@ -263,3 +263,33 @@ def test_cli_import_goes_into_the_user_scope(
     # the same file for another user is that user's own copy
     other = json.loads(_cli(cli, "import", str(chat), "--user", "erin", "--json").output)
     assert other[0]["status"] == "imported" and other[0]["session_id"] != sid
+
+
+def test_naming_another_users_session_as_parent_reveals_nothing(host: MemoryHost) -> None:
+    """Mallory opens sessions whose parent is Bob's id or an id that does not exist: browse,
+    discover and the lineage answer the same either way (no existence oracle through
+    lineage), and Bob's own results do not change."""
+    answers = []
+    for parent in ("bob-0001", "no-such-0001"):
+        for n in (1, 2):
+            s = host.session(user_id="mallory", session_id=f"m-{parent}-{n}", parent_id=parent)
+            _turns(s, (f"probe 探测 {n}", "ok"))
+            s.close()
+        probe = host.session(user_id="mallory")
+        browse = _ids(_search(probe, limit=10))
+        found = _ids(_search(probe, query="探测 probe", limit=10))
+        probe.close()
+        answers.append(
+            (
+                {sid.replace(parent, "P") for sid in browse if parent in sid},
+                {sid.replace(parent, "P") for sid in found if parent in sid},
+            )
+        )
+    assert answers[0] == answers[1] == ({"m-P-1", "m-P-2"}, {"m-P-1", "m-P-2"})
+    db = SessionDB.open(host.home)
+    assert db.lineage("m-bob-0001-1") == ["m-bob-0001-1"]
+    assert "m-bob-0001-1" not in db.lineage("bob-0001")
+    db.close()
+    bob = host.session(user_id="bob")
+    assert _ids(_search(bob, limit=10)) == {"bob-0001", "bob-plan-02"}
+    bob.close()
