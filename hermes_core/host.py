@@ -84,10 +84,31 @@ def compression_threshold(
     return settings.trigger_tokens(context_length, model)
 
 
+def _turn_messages(messages: Sequence[Any]) -> tuple[ChatMessage, ...]:
+    """The turn's messages as dicts (SDK message objects via ``model_dump()``); anything
+    else raises, naming the item, before any layer sees the turn."""
+    out: list[ChatMessage] = []
+    for index, message in enumerate(messages):
+        if isinstance(message, Mapping):
+            out.append(dict(message))
+            continue
+        dump = getattr(message, "model_dump", None)
+        data = dump() if callable(dump) else None
+        if not isinstance(data, Mapping):
+            raise HermesError(
+                f"message {index} of the turn is a {type(message).__name__}, not an "
+                'OpenAI-style message dict ({"role": ..., "content": ...}); nothing of this '
+                "turn was stored"
+            )
+        out.append(dict(data))
+    return tuple(out)
+
+
 def _tool_names(messages: Sequence[ChatMessage]) -> tuple[str, ...]:
     names: list[str] = []
     for message in messages:
-        for call in message.get("tool_calls") or []:
+        calls = message.get("tool_calls")
+        for call in calls if isinstance(calls, list | tuple) else ():
             function = call.get("function") if isinstance(call, Mapping) else None
             if isinstance(function, Mapping) and isinstance(function.get("name"), str):
                 names.append(function["name"])
@@ -218,14 +239,15 @@ class Session:
                 {"role": "user", "content": user_text},
                 {"role": "assistant", "content": reply},
             ]
+        turn_messages = _turn_messages(messages)
         turn = Turn(
             session_id=self.info.id,
             number=self.turn_number,
             user_text=user_text,
             reply=reply,
-            messages=tuple(dict(m) for m in messages),
+            messages=turn_messages,
             completed=completed,
-            tool_names=_tool_names(messages),
+            tool_names=_tool_names(turn_messages),
             tool_iterations=tool_iterations,
             prompt_tokens=prompt_tokens,
             completion_tokens=completion_tokens,

@@ -373,3 +373,55 @@ def test_legacy_archives_are_migrated_and_marked(tmp_path: Path) -> None:
     assert record is not None and record.user_id is None
     assert store.read("SELECT value FROM state_meta WHERE key='owner'")[0][0] == "hermes-core"
     store.close()
+
+
+class SdkMessage:
+    """Stands in for an OpenAI SDK message object (pydantic: ``model_dump()``)."""
+
+    def __init__(self, **fields: Any) -> None:
+        self.fields = fields
+
+    def model_dump(self) -> dict[str, Any]:
+        return dict(self.fields)
+
+
+def test_odd_turns_through_the_session_api_are_stored_whole(memory_host: MemoryHost) -> None:
+    """Surrogates, NaN timestamps, dict content, non-string ids and SDK objects, in EN and ZH,
+    handed to ``after_turn``: all stored, nothing raised."""
+    session = memory_host.session(session_id="odd", user_id="u1")
+    escaped = b"\xff\xfe \xe6\x97\xa5\xe5\xbf\x97 log".decode("utf-8", "surrogateescape")
+    messages: list[Any] = [
+        {"role": "user", "content": "看看日志 check the log \udcff", "timestamp": math.nan},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [{"id": 1, "function": {"name": "terminal", "arguments": "{}"}}],
+            "finish_reason": None,
+        },
+        {"role": "tool", "tool_call_id": 1, "name": "terminal", "content": escaped},
+        {"role": "tool", "tool_call_id": 2, "content": {"rows": [1, 2], "注": "字典"}},
+        SdkMessage(role="assistant", content="日志已检查 log checked", finish_reason=0),
+    ]
+    turn = session.after_turn("看看日志 check the log \udcff", "日志已检查 log checked", messages)
+    assert turn.tool_names == ("terminal",)
+    db = SessionDB.open(memory_host.home)
+    rows = db.get_messages("odd")
+    assert len(rows) == 5
+    assert rows[0].content == "看看日志 check the log \ufffd" and math.isfinite(rows[0].timestamp)
+    assert rows[2].content == "\ufffd\ufffd 日志 log" and rows[2].tool_call_id == "1"
+    assert json.loads(rows[3].content) == {"rows": [1, 2], "注": "字典"}
+    assert rows[4].content == "日志已检查 log checked" and rows[4].finish_reason == "0"
+    db.close()
+    session.close()
+
+
+def test_an_item_that_is_not_a_message_raises_naming_it(memory_host: MemoryHost) -> None:
+    from hermes_core.errors import HermesError
+
+    session = memory_host.session(session_id="bad")
+    with pytest.raises(HermesError, match="message 1 of the turn is a int"):
+        session.after_turn("hi 你好", "ok", [{"role": "user", "content": "hi 你好"}, 7])
+    db = SessionDB.open(memory_host.home)
+    assert db.get_messages("bad") == []
+    db.close()
+    session.close()
