@@ -325,3 +325,22 @@ def test_import_stores_object_tool_arguments_as_json_strings(
         run(cli, "sessions", "search", "主机", "--tool", "read_file", "--json").output
     )
     assert [r["session_id"] for r in found["results"]] == [sid]
+
+
+def test_a_newer_archive_is_listed_but_never_written(cli: click.Group, filled: Path) -> None:
+    import sqlite3
+
+    from hermes_core.layers.sessions.db import SCHEMA_VERSION
+
+    with sqlite3.connect(filled / "state.db") as conn:
+        conn.execute("UPDATE schema_version SET version=?", (SCHEMA_VERSION + 5,))
+    rows = json.loads(run(cli, "sessions", "list", "--json").output)
+    assert sorted(r["id"] for r in rows) == ["s-new", "s-old"]
+    stats = json.loads(run(cli, "sessions", "stats", "--json").output)
+    assert "newer" in stats["read_only"]
+    for args in (["title", "s-new", "新标题"], ["prune", "--older-than", "1d", "--yes"]):
+        out = CliRunner().invoke(cli, ["sessions", *args])
+        assert out.exit_code == 1 and "read-only" in out.output and "Traceback" not in out.output
+    db = SessionDB.open(filled)
+    assert db.get_session("s-new").title == "部署 服务"  # type: ignore[union-attr]
+    db.close()
