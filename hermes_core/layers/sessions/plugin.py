@@ -238,7 +238,8 @@ def health_checks(home: Path) -> list[HealthCheck]:
     try:
         db = SessionDB(path)
     except SessionStoreError as exc:
-        checks.append(HealthCheck("sessions: state.db", False, str(exc), str(exc)))
+        detail, _, fix = str(exc).partition(" — ")
+        checks.append(HealthCheck("sessions: state.db", False, detail, fix or detail))
         return checks
     except (sqlite3.Error, OSError) as exc:
         checks.append(
@@ -251,9 +252,8 @@ def health_checks(home: Path) -> list[HealthCheck]:
         )
         return checks
     if db.read_only_reason is not None:
-        checks.append(
-            HealthCheck("sessions: state.db", False, db.read_only_reason, db.read_only_reason)
-        )
+        detail, _, fix = db.read_only_reason.partition("; ")
+        checks.append(HealthCheck("sessions: state.db", False, detail, fix or detail))
     try:
         tighten_permissions(path)
         version = db.schema_version()
