@@ -11,18 +11,7 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from hermes_core.cli.sessions import register
 from hermes_core.layers.sessions.db import SessionDB
-
-
-@pytest.fixture
-def cli() -> click.Group:
-    @click.group()
-    def root() -> None:
-        pass
-
-    register(root)
-    return root
 
 
 @pytest.fixture

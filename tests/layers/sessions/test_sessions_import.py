@@ -16,19 +16,8 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from hermes_core.cli.sessions import register
 from hermes_core.layers.sessions.db import ALL_USERS, DB_FILE, SessionDB
 from hermes_core.layers.sessions.transfer import TransferError, import_groups, read_import
-
-
-@pytest.fixture
-def cli() -> click.Group:
-    @click.group()
-    def root() -> None:
-        pass
-
-    register(root)
-    return root
 
 
 def _invoke(cli: click.Group, *args: str) -> Any:

@@ -12,7 +12,6 @@ import pytest
 from click.testing import CliRunner
 
 from hermes_core import MemoryHost
-from hermes_core.cli.sessions import register
 from hermes_core.host import Session
 from hermes_core.layers.sessions.db import ALL_USERS, SessionDB, SessionStoreError
 
@@ -180,16 +179,6 @@ def test_the_turns_of_a_user_session_are_stored_under_that_user(host: MemoryHost
 
 
 # --------------------------------------------------------------------------- the CLI
-
-
-@pytest.fixture
-def cli() -> click.Group:
-    @click.group()
-    def root() -> None:
-        pass
-
-    register(root)
-    return root
 
 
 def _cli(cli: click.Group, *args: str) -> Any:
