@@ -483,6 +483,7 @@ class MemoryHost:
         """Open a session. Its system prompt and tools are fixed from here on."""
         if self._closed:
             raise HermesError("this MemoryHost is closed; open a new one with MemoryHost.open()")
+        _check_session_ids(session_id=session_id, parent_id=parent_id)
         info = SessionInfo(
             id=session_id or new_session_id(),
             home=self.home,
@@ -525,6 +526,24 @@ class MemoryHost:
         tb: TracebackType | None,
     ) -> None:
         self.close()
+
+
+def _check_session_ids(**ids: object) -> None:
+    """Session ids are keys in every store: printable text of at most 256 characters."""
+    for name, value in ids.items():
+        if value is None or value == "":
+            continue  # no id: a fresh one / no parent
+        if (
+            not isinstance(value, str)
+            or not value.strip()
+            or len(value) > 256
+            or any(ch < " " or "\ud800" <= ch <= "\udfff" or ch == "\x7f" for ch in value)
+        ):
+            shown = repr(value)[:80]
+            raise HermesError(
+                f"{name} {shown} is not usable: give printable text of at most 256 characters "
+                "(or omit session_id to get a fresh one)"
+            )
 
 
 def new_session_id() -> str:

@@ -205,9 +205,9 @@ def scope_sql(scope: UserScope, column: str = "user_id") -> tuple[str, list[Any]
     """``(SQL condition, params)`` restricting ``column`` to ``scope``."""
     if isinstance(scope, AllUsers):
         return "1=1", []
-    if scope is None:
+    if scope is None or not scope:
         return f"{column} IS NULL", []
-    return f"{column} = ?", [scope]
+    return f"{column} = ?", [clean_text(str(scope))]
 
 
 # --------------------------------------------------------------------------- rows

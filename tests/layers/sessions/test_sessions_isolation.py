@@ -282,3 +282,31 @@ def test_naming_another_users_session_as_parent_reveals_nothing(host: MemoryHost
     bob = host.session(user_id="bob")
     assert _ids(_search(bob, limit=10)) == {"bob-0001", "bob-plan-02"}
     bob.close()
+
+
+def test_odd_user_ids_are_one_consistent_scope(hermes_home: Path) -> None:
+    """A user id with a lone surrogate (decoded with surrogateescape) or an empty string:
+    stored and searched consistently, never an encoding error; "" is the no-user scope."""
+    odd = "用户\udcff"
+    with MemoryHost.open(hermes_home) as host:
+        s = host.session(user_id=odd, session_id="odd-user")
+        _turns(s, ("秘密计划 secret plan", "noted"))
+        again = host.session(user_id=odd)
+        assert _ids(_search(again, query="秘密计划")) == {"odd-user"}
+        empty = host.session(user_id="")
+        assert _ids(_search(empty, query="秘密计划")) == set()
+        for opened in (s, again, empty):
+            opened.close()
+
+
+@pytest.mark.parametrize("bad", ["", " ", "a\nb", "x" * 300, "id\udcff", 42])
+def test_unusable_session_ids_are_refused_at_open(memory_host: MemoryHost, bad: Any) -> None:
+    from hermes_core.errors import HermesError
+
+    if bad == "":
+        memory_host.session(session_id=bad).close()  # empty means "a fresh id"
+        return
+    with pytest.raises(HermesError, match="printable text"):
+        memory_host.session(session_id=bad)
+    with pytest.raises(HermesError, match="parent_id"):
+        memory_host.session(parent_id=bad)
