@@ -61,6 +61,11 @@ def _open_db() -> Iterator[Any]:
         yield db
     except SessionStoreError as exc:
         raise click.ClickException(str(exc)) from exc
+    except sqlite3.Error as exc:
+        raise click.ClickException(
+            f"state.db failed: {exc} — the command's changes were rolled back; check the "
+            "disk (space, permissions) and `hermes doctor`, then rerun"
+        ) from exc
     finally:
         db.close()
 
