@@ -65,6 +65,7 @@ from hermes_core.layers.sessions.records import (
     sanitize_title,
     scope_sql,
     session_from_row,
+    stored_user_id,
     tool_call_parts,
 )
 from hermes_core.layers.sessions.sanitize import (
@@ -92,14 +93,6 @@ RETRY_DEADLINE_S = 60.0
 CHECKPOINT_EVERY = 50
 
 T = TypeVar("T")
-
-
-def normalize_user(user_id: object) -> str | None:
-    """A stored ``user_id``: ``None`` and ``""`` are the no-user scope; anything else text."""
-    if user_id is None or isinstance(user_id, AllUsers):
-        return None
-    text = as_text(user_id)
-    return text or None
 
 
 def _claim(conn: sqlite3.Connection, session_id: str, user: str | None) -> None:
@@ -345,7 +338,7 @@ class SessionDB:
         redacted unless :attr:`redact_secrets` is off."""
         if not isinstance(session_id, str) or not session_id:
             raise SessionStoreError("session id must be a non-empty string")
-        user = normalize_user(user_id)
+        user = stored_user_id(user_id)
         config_json = json_text(dict(model_config)) if model_config else None
         prompt = optional_text(system_prompt)
         if prompt is not None and self.redact_secrets:
@@ -385,8 +378,8 @@ class SessionDB:
         rows = self.read("SELECT user_id FROM sessions WHERE id=?", (session_id,))
         if not rows:
             self.create_session(session_id, **fields)
-        elif rows[0][0] != normalize_user(fields.get("user_id")):
-            self.write(lambda c: _claim(c, session_id, normalize_user(fields.get("user_id"))))
+        elif rows[0][0] != stored_user_id(fields.get("user_id")):
+            self.write(lambda c: _claim(c, session_id, stored_user_id(fields.get("user_id"))))
 
     def record_system_prompt(
         self, session_id: str, text: str, *, user_id: str | None = None
@@ -396,7 +389,7 @@ class SessionDB:
         prompt = as_text(text)
         if self.redact_secrets:
             prompt = redact(prompt)
-        user = normalize_user(user_id)
+        user = stored_user_id(user_id)
 
         def do(conn: sqlite3.Connection) -> None:
             _claim(conn, session_id, user)
@@ -665,7 +658,7 @@ class SessionDB:
         )
         if not batch.rows:
             return []
-        owner = None if isinstance(user, AllUsers) else normalize_user(user)
+        owner = None if isinstance(user, AllUsers) else stored_user_id(user)
         src = as_text(source) or "cli"
         key = optional_text(turn_key)
 

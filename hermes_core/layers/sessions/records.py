@@ -7,6 +7,7 @@ with, and :func:`session_from_row` / :func:`message_from_row` build them from a 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import unicodedata
@@ -15,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from hermes_core.layers.sessions.sanitize import as_text, clean_text
+from hermes_core.scope import normalize_user_id
 from hermes_core.text import IMAGE_PART_TYPES
 from hermes_core.text import content_text as shared_content_text
 
@@ -201,13 +203,31 @@ UserScope = str | None | AllUsers
 stored without a user) or :data:`ALL_USERS`."""
 
 
+def stored_user_id(user_id: object) -> str | None:
+    """The ``sessions.user_id`` of a scope: ``NULL`` for no user (``None`` or ``""``, as
+    :func:`hermes_core.scope.normalize_user_id` decides), else the id. An id with lone
+    surrogates (SQLite cannot store them) becomes its U+FFFD form plus a digest of the exact
+    id, so two such ids never share a scope."""
+    if isinstance(user_id, AllUsers):
+        return None
+    uid = normalize_user_id(user_id)
+    if uid is None:
+        return None
+    clean = clean_text(uid)
+    if clean == uid:
+        return uid
+    digest = hashlib.sha256(uid.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+    return f"{clean}#{digest}"
+
+
 def scope_sql(scope: UserScope, column: str = "user_id") -> tuple[str, list[Any]]:
     """``(SQL condition, params)`` restricting ``column`` to ``scope``."""
     if isinstance(scope, AllUsers):
         return "1=1", []
-    if scope is None or not scope:
+    uid = stored_user_id(scope)
+    if uid is None:
         return f"{column} IS NULL", []
-    return f"{column} = ?", [clean_text(str(scope))]
+    return f"{column} = ?", [uid]
 
 
 # --------------------------------------------------------------------------- rows
@@ -285,5 +305,6 @@ __all__ = [
     "sanitize_title",
     "scope_sql",
     "session_from_row",
+    "stored_user_id",
     "tool_call_parts",
 ]

@@ -310,3 +310,15 @@ def test_unusable_session_ids_are_refused_at_open(memory_host: MemoryHost, bad: 
         memory_host.session(session_id=bad)
     with pytest.raises(HermesError, match="parent_id"):
         memory_host.session(parent_id=bad)
+
+
+def test_ids_differing_only_in_undecodable_bytes_are_different_users(hermes_home: Path) -> None:
+    one, two = "用户\udcff", "用户\udcfe"
+    with MemoryHost.open(hermes_home) as host:
+        a = host.session(user_id=one, session_id="one-1")
+        _turns(a, ("甲的秘密 first secret", "ok"))
+        b = host.session(user_id=two)
+        assert _ids(_search(b, query="秘密 secret")) == set()
+        assert _search(b, session_id="one-1")["success"] is False
+        a.close()
+        b.close()
