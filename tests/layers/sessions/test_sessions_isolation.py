@@ -10,6 +10,8 @@ from typing import Any
 import click
 import pytest
 from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from hermes_core import MemoryHost
 from hermes_core.host import Session
@@ -322,3 +324,41 @@ def test_ids_differing_only_in_undecodable_bytes_are_different_users(hermes_home
         assert _search(b, session_id="one-1")["success"] is False
         a.close()
         b.close()
+
+
+_USER_IDS = st.one_of(
+    st.none(),
+    st.text(min_size=0, max_size=12),
+    st.sampled_from(["alice", "Alice", "用户甲", "u\udcff", "u\udcfe", " alice", "0", "None"]),
+)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(first=_USER_IDS, second=_USER_IDS)
+def test_any_two_user_ids_never_see_each_others_sessions(
+    tmp_path_factory: pytest.TempPathFactory, first: str | None, second: str | None
+) -> None:
+    from hermes_core.layers.sessions.records import stored_user_id
+    from hermes_core.layers.sessions.search import SessionSearch
+
+    if stored_user_id(first) == stored_user_id(second):
+        return  # the same scope (None and "" are both the no-user scope)
+    db = SessionDB.open(tmp_path_factory.mktemp("iso"))
+    db.create_session("first-0001", user_id=first, title="甲 plan")
+    db.append_messages(
+        "first-0001", [{"role": "user", "content": "机密 confidential 内容XYZ"}], user=first
+    )
+    search = SessionSearch(db)
+    for args in (
+        {"query": "机密 confidential"},
+        {},
+        {"session_id": "first-0001"},
+        {"session_id": "first"},
+        {"session_id": "甲 plan"},
+    ):
+        mine = json.dumps(search.run(args, user_id=first), ensure_ascii=False)
+        theirs = search.run(args, user_id=second)
+        assert "内容XYZ" in mine
+        assert "内容XYZ" not in json.dumps(theirs, ensure_ascii=False)
+        assert theirs.get("count", 0) == 0
+    db.close()
