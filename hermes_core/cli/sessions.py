@@ -1,4 +1,4 @@
-"""``hermes sessions``: list, show, search, export, import, prune, stats, title, reindex.
+"""``hermes sessions``: list, show, search, export, import, prune, stats, title, users, reindex.
 
 Every listing command takes ``--json`` (machine-readable, UTF-8). The export and import
 formats and their rules live in :mod:`hermes_core.layers.sessions.transfer`; this module only
@@ -140,19 +140,43 @@ def list_cmd(
         print_json([r.to_dict() for r in records])
         return
     if not records:
-        console().print("No sessions recorded yet.")
+        hint = "" if user_id or all_users else " (without a user id; try --user ID or --all-users)"
+        console().print(f"No sessions recorded yet{hint}.", markup=False)
         return
     table = Table(title="Sessions (newest first)")
-    for col in ("id", "started", "source", "title", "msgs", "ended"):
+    columns = ["id", "started", "source", "title", "msgs", "ended"]
+    for col in [*columns, "user"] if all_users else columns:
         table.add_column(col, overflow="fold")
     for r in records:
-        table.add_row(
+        row = [
             escape(r.id),
             _when(r.started_at),
             escape(r.source),
             escape(r.title or ""),
             str(r.message_count),
             escape(r.end_reason or ("open" if r.ended_at is None else "ended")),
+        ]
+        table.add_row(*row, *([escape(r.user_id or "-")] if all_users else []))
+    console().print(table)
+
+
+@sessions.command(name="users")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def users_cmd(as_json: bool) -> None:
+    """User scopes in the archive (operators): user id, sessions, last activity."""
+    with _open_db() as db:
+        rows = db.user_scopes()
+    if as_json:
+        print_json(rows)
+        return
+    table = Table(title="User scopes of the session archive")
+    for col, justify in (("user", "left"), ("sessions", "right"), ("last active", "left")):
+        table.add_column(col, justify=justify, overflow="fold")  # type: ignore[arg-type]
+    for row in rows:
+        table.add_row(
+            escape(row["user_id"] if row["user_id"] is not None else "(no user)"),
+            str(row["sessions"]),
+            _when(row["last_active"]),
         )
     console().print(table)
 

@@ -889,6 +889,16 @@ class SessionDB:
                 out["compression"] = {"error": str(exc)}
         return out
 
+    def user_scopes(self) -> list[dict[str, Any]]:
+        """Every user scope with sessions: ``user_id`` (``None``: no user), ``sessions`` and
+        ``last_active`` (latest start), busiest first. For operators; never shown to a
+        user's tool."""
+        rows = self.read(
+            "SELECT user_id, COUNT(*), MAX(started_at) FROM sessions GROUP BY user_id "
+            "ORDER BY COUNT(*) DESC, user_id"
+        )
+        return [{"user_id": r[0], "sessions": int(r[1]), "last_active": r[2]} for r in rows]
+
     def speaker_names(self, *, user: UserScope = ALL_USERS) -> frozenset[str]:
         """Lower-cased words of every participant name (``messages.name``) in ``user``'s
         sessions. Cached per object and scope; recomputed when a message was added since."""

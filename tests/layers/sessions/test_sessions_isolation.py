@@ -362,3 +362,13 @@ def test_any_two_user_ids_never_see_each_others_sessions(
         assert "内容XYZ" not in json.dumps(theirs, ensure_ascii=False)
         assert theirs.get("count", 0) == 0
     db.close()
+
+
+def test_cli_users_lists_the_scopes_for_operators(cli: click.Group, host: MemoryHost) -> None:
+    rows = json.loads(_cli(cli, "users", "--json").output)
+    counts = {r["user_id"]: r["sessions"] for r in rows}
+    assert counts == {"alice": 2, "bob": 2, None: 1}
+    table = _cli(cli, "users").output
+    assert "alice" in table and "(no user)" in table
+    listed = _cli(cli, "list", "--all-users").output
+    assert "alice" in listed and "bob" in listed
