@@ -277,6 +277,7 @@ _FILE_KEYS = {
     "bankId": "bank_id",
     "bank_id": "bank_id",
     "budget": "recall_budget",
+    "recall_max_tokens": "recall_context_budget",
 }
 
 
