@@ -150,7 +150,9 @@ class HindsightAPI:
             raise self._bad("reflect", answer)
         return str(answer["text"])
 
-    def put_bank(self, bank: str, *, reflect_mission: str | None, retain_mission: str | None) -> None:
+    def put_bank(
+        self, bank: str, *, reflect_mission: str | None, retain_mission: str | None
+    ) -> None:
         """Create ``bank`` (or update its missions)."""
         body: dict[str, Any] = {}
         if reflect_mission:

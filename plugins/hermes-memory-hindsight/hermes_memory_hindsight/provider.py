@@ -592,7 +592,9 @@ class HindsightProvider(MemoryProvider):
             return _fail("'tags' must be a list of strings")
         if len(raw_tags) > MAX_TOOL_TAGS:
             return _fail(f"at most {MAX_TOOL_TAGS} tags")
-        tags = [t.strip() for t in raw_tags if t.strip() and not t.startswith(("user:", "session:"))]
+        tags = [
+            t.strip() for t in raw_tags if t.strip() and not t.startswith(("user:", "session:"))
+        ]
         session = ctx.session
 
         def run() -> str:

@@ -125,16 +125,22 @@ class HindsightSettings(ProviderSettings):
         ge=64,
         le=32768,
         description="Tokens one recall may return (Hermes Agent calls it recall_max_tokens).",
-        validation_alias=AliasChoices(_PREFIX + "RECALL_CONTEXT_BUDGET", "recall_context_budget",
-                                      "recall_max_tokens"),
+        validation_alias=AliasChoices(
+            _PREFIX + "RECALL_CONTEXT_BUDGET", "recall_context_budget", "recall_max_tokens"
+        ),
         json_schema_extra=_advanced(),
     )
     recall_max_input_chars: int = Field(
-        800, ge=16, description="Automatic recall sends at most this many characters of the "
-        "user's message.", json_schema_extra=_advanced(),
+        800,
+        ge=16,
+        description="Automatic recall sends at most this many characters of the user's message.",
+        json_schema_extra=_advanced(),
     )
     recall_max_results: int = Field(
-        8, ge=1, le=50, description="At most this many memories go into the prompt.",
+        8,
+        ge=1,
+        le=50,
+        description="At most this many memories go into the prompt.",
         json_schema_extra=_advanced(),
     )
     recall_types: list[str] = Field(
@@ -149,7 +155,8 @@ class HindsightSettings(ProviderSettings):
         json_schema_extra=_advanced(),
     )
     auto_recall: bool = Field(
-        True, description="Recall memories automatically before each turn.",
+        True,
+        description="Recall memories automatically before each turn.",
         json_schema_extra=_advanced(),
     )
     recall_sync: bool = Field(
@@ -159,16 +166,22 @@ class HindsightSettings(ProviderSettings):
         json_schema_extra=_advanced(),
     )
     auto_retain: bool = Field(
-        True, description="Retain every completed turn automatically.",
+        True,
+        description="Retain every completed turn automatically.",
         json_schema_extra=_advanced(),
     )
     retain_async: bool = Field(
-        True, description="Let the server process retains in the background.",
+        True,
+        description="Let the server process retains in the background.",
         json_schema_extra=_advanced(),
     )
     retain_every_n_turns: int = Field(
-        1, ge=1, le=100, description="Retain every N turns (turns in between are buffered; "
-        "the rest is retained at session end).", json_schema_extra=_advanced(),
+        1,
+        ge=1,
+        le=100,
+        description="Retain every N turns (turns in between are buffered; "
+        "the rest is retained at session end).",
+        json_schema_extra=_advanced(),
     )
     retain_context: str = Field(
         "conversation between Hermes Agent and the User",
@@ -176,19 +189,23 @@ class HindsightSettings(ProviderSettings):
         json_schema_extra=_advanced(),
     )
     retain_user_prefix: str = Field(
-        "User", description="Label before user messages in retained turns.",
+        "User",
+        description="Label before user messages in retained turns.",
         json_schema_extra=_advanced(),
     )
     retain_assistant_prefix: str = Field(
-        "Assistant", description="Label before assistant messages in retained turns.",
+        "Assistant",
+        description="Label before assistant messages in retained turns.",
         json_schema_extra=_advanced(),
     )
     retain_tags: list[str] = Field(
-        default_factory=list, description="Extra tags attached to every retained memory.",
+        default_factory=list,
+        description="Extra tags attached to every retained memory.",
         json_schema_extra=_advanced(),
     )
     retain_source: str | None = Field(
-        None, description="Optional metadata.source of retained memories.",
+        None,
+        description="Optional metadata.source of retained memories.",
         json_schema_extra=_advanced(),
     )
     memory_mode: MemoryMode = Field(
@@ -198,25 +215,41 @@ class HindsightSettings(ProviderSettings):
         json_schema_extra=_advanced(),
     )
     timeout: float = Field(
-        60.0, gt=0, le=600, description="Seconds one HTTP call may take (tools, retains).",
+        60.0,
+        gt=0,
+        le=600,
+        description="Seconds one HTTP call may take (tools, retains).",
         validation_alias=_env("timeout", "HINDSIGHT_TIMEOUT"),
         json_schema_extra=_advanced(env_var="HINDSIGHT_TIMEOUT"),
     )
     prefetch_wait: float = Field(
-        3.0, gt=0, le=30, description="Seconds automatic recall waits for the server.",
+        3.0,
+        gt=0,
+        le=30,
+        description="Seconds automatic recall waits for the server.",
         json_schema_extra=_advanced(),
     )
     retries: int = Field(
-        2, ge=0, le=10, description="Retries (with backoff) of a failed idempotent call.",
+        2,
+        ge=0,
+        le=10,
+        description="Retries (with backoff) of a failed idempotent call.",
         json_schema_extra=_advanced(),
     )
     failure_threshold: int = Field(
-        5, ge=1, le=100, description="Consecutive failures that pause the provider.",
+        5,
+        ge=1,
+        le=100,
+        description="Consecutive failures that pause the provider.",
         json_schema_extra=_advanced(),
     )
     breaker_cooldown: float = Field(
-        60.0, ge=0, le=3600, description="Seconds the provider stays paused after the "
-        "failures; then one call probes the server.", json_schema_extra=_advanced(),
+        60.0,
+        ge=0,
+        le=3600,
+        description="Seconds the provider stays paused after the "
+        "failures; then one call probes the server.",
+        json_schema_extra=_advanced(),
     )
 
     @field_validator("recall_types", "recall_tags", "retain_tags", mode="before")

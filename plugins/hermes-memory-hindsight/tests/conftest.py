@@ -15,9 +15,8 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from hindsight_double import HindsightDouble  # noqa: E402
-
-from hermes_memory_hindsight import HindsightProvider, HindsightSettings  # noqa: E402
+from hermes_memory_hindsight import HindsightProvider, HindsightSettings
+from hindsight_double import HindsightDouble
 
 REAL_SERVER_ENV = "HERMES_TEST_HINDSIGHT_SERVER"
 """Set to 1 to run the real-server tests; they then fail (never skip) if it cannot start."""
@@ -85,8 +84,10 @@ def make_provider(hermes_home: Path) -> Iterator[Callable[..., HindsightProvider
 def real_server() -> Iterator[str]:
     """The URL of Hindsight's own server (started once per test run)."""
     if os.environ.get(REAL_SERVER_ENV) != "1":
-        pytest.skip(f"real Hindsight server tests run with {REAL_SERVER_ENV}=1 "
-                    "(tox -e providers-hindsight-server)")
+        pytest.skip(
+            f"real Hindsight server tests run with {REAL_SERVER_ENV}=1 "
+            "(tox -e providers-hindsight-server)"
+        )
     from hindsight_server import start_server
 
     server = start_server()

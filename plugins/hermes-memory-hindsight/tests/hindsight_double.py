@@ -21,7 +21,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from hermes_core.testing.loopback import LoopbackRequest, LoopbackServer, error_reply, reply
+from hermes_core.testing.loopback import LoopbackRequest, LoopbackServer, error_reply
 
 OPENAPI = Path(__file__).parent / "api" / "hindsight-openapi-1.1.0.json"
 _TOKEN = re.compile(r"[\u3400-\u9fff]|[^\W_]+", re.UNICODE)
@@ -82,9 +82,9 @@ class HindsightDouble:
 
     def _guard(self, handler: Any) -> Any:
         def run(req: LoopbackRequest) -> Any:
-            if self.api_key is not None:
-                if req.headers.get("authorization") != f"Bearer {self.api_key}":
-                    return error_reply(401, "Invalid API key")
+            wanted = f"Bearer {self.api_key}"
+            if self.api_key is not None and req.headers.get("authorization") != wanted:
+                return error_reply(401, "Invalid API key")
             with self._lock:
                 return handler(req)
 

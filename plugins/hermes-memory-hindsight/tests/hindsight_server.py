@@ -139,7 +139,9 @@ def start_server() -> RunningServer:
         time.sleep(0.5)
     tail = server.log_tail()
     server.stop()
-    raise ServerUnavailable(f"hindsight-api did not answer /health in {STARTUP_SECONDS:.0f} s:\n{tail}")
+    raise ServerUnavailable(
+        f"hindsight-api did not answer /health in {STARTUP_SECONDS:.0f} s:\n{tail}"
+    )
 
 
 __all__ = ["RunningServer", "ServerUnavailable", "server_installed", "start_server"]

@@ -9,11 +9,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hermes_memory_hindsight import HindsightProvider
 from hindsight_double import HindsightDouble
 
 from hermes_core import MemoryWrite, SessionInfo, ToolContext
 from hermes_core.testing.fakes import make_session_info, make_turn
-from hermes_memory_hindsight import HindsightProvider
 
 KEY = "hs-test-key"
 Make = Callable[..., HindsightProvider]
@@ -49,8 +49,9 @@ def retains(double: HindsightDouble) -> list[Any]:
     return [r for r in double.server.requests if r.route == "/v1/default/banks/{bank_id}/memories"]
 
 
-def test_a_bank_and_a_tag_per_user(make_provider: Make, double: HindsightDouble,
-                                   hermes_home: Path) -> None:
+def test_a_bank_and_a_tag_per_user(
+    make_provider: Make, double: HindsightDouble, hermes_home: Path
+) -> None:
     p = provider_for(make_provider, double)
     alice = session(hermes_home, "alice")
     p.sync(alice, make_turn("I deploy with Ansible.", "Noted.", session_id="s1", number=1))
@@ -77,16 +78,24 @@ def test_a_bank_and_a_tag_per_user(make_provider: Make, double: HindsightDouble,
     ],
 )
 def test_a_shared_bank_still_never_mixes_users(
-    make_provider: Make, double: HindsightDouble, hermes_home: Path,
-    fact: str, query: str, expect: str,
+    make_provider: Make,
+    double: HindsightDouble,
+    hermes_home: Path,
+    fact: str,
+    query: str,
+    expect: str,
 ) -> None:
     p = provider_for(make_provider, double, bank_id_template="{bank}")
     alice, bob = session(hermes_home, "alice", "sa"), session(hermes_home, "bob", "sb")
     p.sync(alice, make_turn(fact, "OK", session_id="sa"))
     assert {r.path for r in retains(double)} == {"/v1/default/banks/hermes/memories"}
     assert p.prefetch(bob, query) is None
-    assert expect not in json.dumps(tool(p, bob, "hindsight_recall", query=query), ensure_ascii=False)
-    assert expect not in json.dumps(tool(p, bob, "hindsight_reflect", query=query), ensure_ascii=False)
+    assert expect not in json.dumps(
+        tool(p, bob, "hindsight_recall", query=query), ensure_ascii=False
+    )
+    assert expect not in json.dumps(
+        tool(p, bob, "hindsight_reflect", query=query), ensure_ascii=False
+    )
     own = p.prefetch(alice, query)
     assert own is not None and expect in own.text
 
@@ -132,15 +141,19 @@ def test_memory_writes_are_mirrored_and_replaced(
     assert [f.text for f in double.facts()] == ["Prefers tea."]
     p.on_memory_write(
         s,
-        MemoryWrite(action="replace", target="user", content="Prefers 乌龙茶.",
-                    previous_content="Prefers tea."),
+        MemoryWrite(
+            action="replace",
+            target="user",
+            content="Prefers 乌龙茶.",
+            previous_content="Prefers tea.",
+        ),
     )
     assert [f.text for f in double.facts()] == ["Prefers 乌龙茶."]
     deletes = [r for r in double.server.requests if r.method == "DELETE"]
     assert len(deletes) == 1 and deletes[0].path.startswith("/v1/default/banks/hermes-alice/")
     p.on_memory_write(
-        s, MemoryWrite(action="remove", target="user", content="",
-                       previous_content="Prefers 乌龙茶.")
+        s,
+        MemoryWrite(action="remove", target="user", content="", previous_content="Prefers 乌龙茶."),
     )
     assert double.facts() == []
     # removing something never mirrored is not an error
@@ -149,12 +162,17 @@ def test_memory_writes_are_mirrored_and_replaced(
     )
 
 
-def test_tools_return_json(make_provider: Make, double: HindsightDouble,
-                           hermes_home: Path) -> None:
+def test_tools_return_json(make_provider: Make, double: HindsightDouble, hermes_home: Path) -> None:
     p = provider_for(make_provider, double)
     s = session(hermes_home)
-    stored = tool(p, s, "hindsight_retain", content="Ben's bike has carbon wheels.",
-                  context="user fact", tags=["bikes"])
+    stored = tool(
+        p,
+        s,
+        "hindsight_retain",
+        content="Ben's bike has carbon wheels.",
+        context="user fact",
+        tags=["bikes"],
+    )
     assert stored["success"] is True
     again = tool(p, s, "hindsight_retain", content="Ben's bike has carbon wheels.")
     assert again["document_id"] == stored["document_id"]
@@ -166,9 +184,12 @@ def test_tools_return_json(make_provider: Make, double: HindsightDouble,
     answer = tool(p, s, "hindsight_reflect", query="bike wheels")
     assert answer["success"] and "carbon" in answer["answer"]
     assert tool(p, s, "hindsight_recall", query="no such topic zzz")["count"] == 0
-    for name, args in [("hindsight_retain", {}), ("hindsight_recall", {"query": "  "}),
-                       ("hindsight_reflect", {"query": 7}),
-                       ("hindsight_retain", {"content": "x", "tags": "bikes"})]:
+    for name, args in [
+        ("hindsight_retain", {}),
+        ("hindsight_recall", {"query": "  "}),
+        ("hindsight_reflect", {"query": 7}),
+        ("hindsight_retain", {"content": "x", "tags": "bikes"}),
+    ]:
         bad = tool(p, s, name, **args)
         assert bad["success"] is False and bad["error"]
 
@@ -178,8 +199,7 @@ def test_tags_cannot_impersonate_another_user(
 ) -> None:
     p = provider_for(make_provider, double, bank_id_template="{bank}")
     mallory = session(hermes_home, "mallory", "sm")
-    tool(p, mallory, "hindsight_retain", content="Alice's password is hunter2",
-         tags=["user:alice"])
+    tool(p, mallory, "hindsight_retain", content="Alice's password is hunter2", tags=["user:alice"])
     tags = retains(double)[0].json["items"][0]["tags"]
     assert "user:alice" not in tags
     alice = session(hermes_home, "alice", "sa")
@@ -211,8 +231,9 @@ def test_memory_modes(make_provider: Make, double: HindsightDouble, hermes_home:
     assert "hermes-alice" in block.text and "hindsight_recall" in block.text
 
 
-def test_reflect_as_the_prefetch_method(make_provider: Make, double: HindsightDouble,
-                                        hermes_home: Path) -> None:
+def test_reflect_as_the_prefetch_method(
+    make_provider: Make, double: HindsightDouble, hermes_home: Path
+) -> None:
     p = provider_for(make_provider, double, recall_prefetch_method="reflect")
     s = session(hermes_home)
     p.sync(s, make_turn("My editor is Helix.", "OK", session_id="s1"))
@@ -227,14 +248,16 @@ def test_pre_compress_hands_known_facts_to_the_summariser(
     p = provider_for(make_provider, double)
     s = session(hermes_home)
     p.sync(s, make_turn("我的猫叫墨墨。", "好的。", session_id="s1"))
-    notes = p.on_pre_compress(s, [{"role": "user", "content": "我的猫叫什么？"},
-                                  {"role": "assistant", "content": "..."}])
+    notes = p.on_pre_compress(
+        s, [{"role": "user", "content": "我的猫叫什么？"}, {"role": "assistant", "content": "..."}]
+    )
     assert notes is not None and "墨墨" in notes
     assert p.on_pre_compress(s, [{"role": "assistant", "content": "only me"}]) is None
 
 
-def test_missions_are_set_once_per_bank(make_provider: Make, double: HindsightDouble,
-                                        hermes_home: Path) -> None:
+def test_missions_are_set_once_per_bank(
+    make_provider: Make, double: HindsightDouble, hermes_home: Path
+) -> None:
     p = provider_for(make_provider, double, bank_mission="Help Alice ship code.")
     s = session(hermes_home)
     for n in (1, 2):
@@ -244,8 +267,9 @@ def test_missions_are_set_once_per_bank(make_provider: Make, double: HindsightDo
     assert double.banks["hermes-alice"].mission == "Help Alice ship code."
 
 
-def test_shutdown_stops_calls(make_provider: Make, double: HindsightDouble,
-                              hermes_home: Path) -> None:
+def test_shutdown_stops_calls(
+    make_provider: Make, double: HindsightDouble, hermes_home: Path
+) -> None:
     p = provider_for(make_provider, double)
     s = session(hermes_home)
     p.shutdown()

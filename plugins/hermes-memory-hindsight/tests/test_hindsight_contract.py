@@ -10,13 +10,13 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
+from hermes_memory_hindsight import HindsightProvider
 from hindsight_double import HindsightDouble
 
 from hermes_core.testing.contract import ProviderContract
 from hermes_core.testing.harness import ProviderHarness
 from hermes_core.testing.loopback import LoopbackServer
 from hermes_core.testing.service_faults import ServiceProviderContract
-from hermes_memory_hindsight import HindsightProvider
 
 KEY = "hs-test-key"
 ALL_TYPES = "world,experience,observation"

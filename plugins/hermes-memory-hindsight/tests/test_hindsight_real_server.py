@@ -11,10 +11,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hermes_memory_hindsight import HindsightProvider
 
 from hermes_core import MemoryWrite, SessionInfo, ToolContext
 from hermes_core.testing.fakes import make_session_info, make_turn
-from hermes_memory_hindsight import HindsightProvider
 
 Make = Callable[..., HindsightProvider]
 
@@ -53,8 +53,12 @@ def tool(p: HindsightProvider, s: SessionInfo, name: str, **args: Any) -> dict[s
     ],
 )
 def test_two_users_never_share_on_the_real_server(
-    real: Callable[..., HindsightProvider], hermes_home: Path,
-    template: str, fact: str, query: str, expect: str,
+    real: Callable[..., HindsightProvider],
+    hermes_home: Path,
+    template: str,
+    fact: str,
+    query: str,
+    expect: str,
 ) -> None:
     p = real(bank_id_template=template)
     alice = make_session_info(hermes_home, session_id="sa", user_id="alice")
@@ -64,8 +68,9 @@ def test_two_users_never_share_on_the_real_server(
     assert mine is not None and expect in mine.text
     theirs = p.prefetch(bob, query)
     assert theirs is None or expect not in theirs.text
-    assert expect not in json.dumps(tool(p, bob, "hindsight_recall", query=query),
-                                    ensure_ascii=False)
+    assert expect not in json.dumps(
+        tool(p, bob, "hindsight_recall", query=query), ensure_ascii=False
+    )
 
 
 def test_tools_and_mirrored_writes_on_the_real_server(
@@ -77,10 +82,18 @@ def test_tools_and_mirrored_writes_on_the_real_server(
     found = tool(p, s, "hindsight_recall", query="What wheels does the bike have?")
     assert any("carbon wheels" in r["text"] for r in found["results"])
     p.on_memory_write(s, MemoryWrite(action="add", target="user", content="Carol drinks 乌龙茶."))
-    p.on_memory_write(s, MemoryWrite(action="replace", target="user", content="Carol drinks coffee.",
-                                     previous_content="Carol drinks 乌龙茶."))
-    drinks = json.dumps(tool(p, s, "hindsight_recall", query="What does Carol drink?"),
-                        ensure_ascii=False)
+    p.on_memory_write(
+        s,
+        MemoryWrite(
+            action="replace",
+            target="user",
+            content="Carol drinks coffee.",
+            previous_content="Carol drinks 乌龙茶.",
+        ),
+    )
+    drinks = json.dumps(
+        tool(p, s, "hindsight_recall", query="What does Carol drink?"), ensure_ascii=False
+    )
     assert "coffee" in drinks and "乌龙茶" not in drinks
 
 

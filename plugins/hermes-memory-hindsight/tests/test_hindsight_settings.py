@@ -6,14 +6,14 @@ import json
 from pathlib import Path
 
 import pytest
+from hermes_memory_hindsight import HindsightProvider, HindsightSettings
+from hermes_memory_hindsight.banks import render_bank_id, sanitize
+from hermes_memory_hindsight.settings import CLOUD_URL
 
 from hermes_core.cli.prompts import skipped_in_setup
 from hermes_core.errors import ConfigError
 from hermes_core.providers.base import load_provider_settings
 from hermes_core.testing.fakes import make_session_info
-from hermes_memory_hindsight import HindsightProvider, HindsightSettings
-from hermes_memory_hindsight.banks import render_bank_id, sanitize
-from hermes_memory_hindsight.settings import CLOUD_URL
 
 
 def load(home: Path, raw: dict[str, object] | None = None) -> HindsightSettings:
@@ -25,8 +25,9 @@ def test_setup_asks_only_key_url_and_bank() -> None:
     assert asked == ["api_key", "api_url", "bank_id"]
 
 
-def test_hermes_agent_environment_variables(hermes_home: Path,
-                                            monkeypatch: pytest.MonkeyPatch) -> None:
+def test_hermes_agent_environment_variables(
+    hermes_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("HINDSIGHT_API_KEY", "k-123")
     monkeypatch.setenv("HINDSIGHT_API_URL", "http://127.0.0.1:8888/")
     monkeypatch.setenv("HINDSIGHT_BANK_ID", "team")
@@ -40,26 +41,41 @@ def test_hermes_agent_environment_variables(hermes_home: Path,
 def test_hermes_agent_config_json_is_read(hermes_home: Path) -> None:
     path = hermes_home / "hindsight" / "config.json"
     path.parent.mkdir()
-    path.write_text(json.dumps({
-        "mode": "local_external", "apiUrl": "http://127.0.0.1:9999", "apiKey": "from-file",
-        "banks": {"hermes": {"bankId": "legacy", "budget": "low"}},
-        "recall_types": "observation,world", "recall_max_tokens": 1000,
-    }), encoding="utf-8")
+    path.write_text(
+        json.dumps(
+            {
+                "mode": "local_external",
+                "apiUrl": "http://127.0.0.1:9999",
+                "apiKey": "from-file",
+                "banks": {"hermes": {"bankId": "legacy", "budget": "low"}},
+                "recall_types": "observation,world",
+                "recall_max_tokens": 1000,
+            }
+        ),
+        encoding="utf-8",
+    )
     p = HindsightProvider(load(hermes_home, {"bank_id": "explicit"}), hermes_home)
     s = p.settings
     assert s.api_url == "http://127.0.0.1:9999" and s.key() == "from-file"
     assert s.bank_id == "explicit", "config.yaml wins over the Hermes Agent file"
     assert (s.recall_budget, s.recall_types, s.recall_context_budget) == (
-        "low", ["observation", "world"], 1000)
+        "low",
+        ["observation", "world"],
+        1000,
+    )
 
 
 @pytest.mark.parametrize(
     ("content", "needle"),
-    [("{not json", "not valid JSON"), (json.dumps({"mode": "local_embedded"}), "local_external"),
-     (json.dumps({"recall_budget": "huge"}), "recall_budget")],
+    [
+        ("{not json", "not valid JSON"),
+        (json.dumps({"mode": "local_embedded"}), "local_external"),
+        (json.dumps({"recall_budget": "huge"}), "recall_budget"),
+    ],
 )
-def test_bad_config_json_names_the_file_and_the_fix(hermes_home: Path, content: str,
-                                                    needle: str) -> None:
+def test_bad_config_json_names_the_file_and_the_fix(
+    hermes_home: Path, content: str, needle: str
+) -> None:
     path = hermes_home / "hindsight" / "config.json"
     path.parent.mkdir()
     path.write_text(content, encoding="utf-8")

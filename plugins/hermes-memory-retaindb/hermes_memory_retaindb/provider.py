@@ -272,8 +272,9 @@ class RetainDBProvider(MemoryProvider):
         out = []
         for role, text in (("user", turn.user_text), ("assistant", turn.reply)):
             if text and text.strip():
-                out.append({"role": role, "content": text.strip()[:MAX_MESSAGE_CHARS],
-                            "timestamp": stamp})
+                out.append(
+                    {"role": role, "content": text.strip()[:MAX_MESSAGE_CHARS], "timestamp": stamp}
+                )
         return out
 
     @hookimpl
@@ -342,9 +343,7 @@ class RetainDBProvider(MemoryProvider):
         )
 
     @hookimpl
-    def on_pre_compress(
-        self, session: SessionInfo, messages: Sequence[ChatMessage]
-    ) -> str | None:
+    def on_pre_compress(self, session: SessionInfo, messages: Sequence[ChatMessage]) -> str | None:
         users = [
             str(m.get("content"))
             for m in messages
@@ -374,8 +373,11 @@ class RetainDBProvider(MemoryProvider):
             return
         stamp = _iso(datetime.now(UTC).timestamp())
         transcript = [
-            {"role": str(m["role"]), "content": m["content"].strip()[:MAX_MESSAGE_CHARS],
-             "timestamp": stamp}
+            {
+                "role": str(m["role"]),
+                "content": m["content"].strip()[:MAX_MESSAGE_CHARS],
+                "timestamp": stamp,
+            }
             for m in messages
             if m.get("role") in ("user", "assistant")
             and isinstance(m.get("content"), str)
@@ -443,8 +445,7 @@ class RetainDBProvider(MemoryProvider):
             ),
             ToolSpec(
                 name="retaindb_remember",
-                description="Store an explicit fact, preference or decision in long-term "
-                "memory.",
+                description="Store an explicit fact, preference or decision in long-term memory.",
                 parameters={
                     "type": "object",
                     "properties": {
@@ -501,8 +502,7 @@ class RetainDBProvider(MemoryProvider):
                     ok=False,
                     detail=f"paused for {api.client.breaker.remaining():.0f} s after repeated "
                     "failures",
-                    fix="check RETAINDB_API_KEY and RETAINDB_BASE_URL; calls resume "
-                    "automatically",
+                    fix="check RETAINDB_API_KEY and RETAINDB_BASE_URL; calls resume automatically",
                 )
             )
         return checks
@@ -576,9 +576,7 @@ class RetainDBProvider(MemoryProvider):
         top_k = args.get("top_k", self.settings.top_k)
         if isinstance(top_k, bool) or not isinstance(top_k, int | float) or not 1 <= top_k <= 20:
             return _fail("'top_k' must be an integer between 1 and 20")
-        return self._guard(
-            lambda: self._listing(self.search(ctx.session, query, top_k=int(top_k)))
-        )
+        return self._guard(lambda: self._listing(self.search(ctx.session, query, top_k=int(top_k))))
 
     def _tool_context(self, args: Mapping[str, Any], ctx: ToolContext) -> str:
         query = self._text_arg(args, "query")

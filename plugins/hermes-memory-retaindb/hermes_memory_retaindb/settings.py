@@ -81,11 +81,16 @@ class RetainDBSettings(ProviderSettings):
         json_schema_extra=_advanced(),
     )
     agent_id: str = Field(
-        "hermes", min_length=1, description="Agent id sent with writes.",
+        "hermes",
+        min_length=1,
+        description="Agent id sent with writes.",
         json_schema_extra=_advanced(),
     )
     top_k: int = Field(
-        8, ge=1, le=20, description="Memories recalled per search (max 20).",
+        8,
+        ge=1,
+        le=20,
+        description="Memories recalled per search (max 20).",
         json_schema_extra=_advanced(),
     )
     profile_in_context: int = Field(
@@ -96,7 +101,10 @@ class RetainDBSettings(ProviderSettings):
         json_schema_extra=_advanced(),
     )
     default_importance: float = Field(
-        0.7, ge=0, le=1, description="Importance of memories stored without one.",
+        0.7,
+        ge=0,
+        le=1,
+        description="Importance of memories stored without one.",
         json_schema_extra=_advanced(),
     )
     write_mode: Literal["async", "sync"] = Field(
@@ -115,24 +123,40 @@ class RetainDBSettings(ProviderSettings):
         "fast", description="RetainDB search profile.", json_schema_extra=_advanced()
     )
     timeout: float = Field(
-        10.0, gt=0, le=300, description="Seconds one HTTP call may take.",
+        10.0,
+        gt=0,
+        le=300,
+        description="Seconds one HTTP call may take.",
         json_schema_extra=_advanced(),
     )
     prefetch_wait: float = Field(
-        3.0, gt=0, le=30, description="Seconds automatic recall waits for RetainDB.",
+        3.0,
+        gt=0,
+        le=30,
+        description="Seconds automatic recall waits for RetainDB.",
         json_schema_extra=_advanced(),
     )
     retries: int = Field(
-        2, ge=0, le=10, description="Retries (with backoff) of a failed idempotent call.",
+        2,
+        ge=0,
+        le=10,
+        description="Retries (with backoff) of a failed idempotent call.",
         json_schema_extra=_advanced(),
     )
     failure_threshold: int = Field(
-        5, ge=1, le=100, description="Consecutive failures that pause the provider.",
+        5,
+        ge=1,
+        le=100,
+        description="Consecutive failures that pause the provider.",
         json_schema_extra=_advanced(),
     )
     breaker_cooldown: float = Field(
-        60.0, ge=0, le=3600, description="Seconds the provider stays paused after the "
-        "failures; then one call probes the service.", json_schema_extra=_advanced(),
+        60.0,
+        ge=0,
+        le=3600,
+        description="Seconds the provider stays paused after the "
+        "failures; then one call probes the service.",
+        json_schema_extra=_advanced(),
     )
 
     @field_validator("base_url")

@@ -15,9 +15,8 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from retaindb_double import RetainDBDouble  # noqa: E402
-
-from hermes_memory_retaindb import RetainDBProvider, RetainDBSettings  # noqa: E402
+from hermes_memory_retaindb import RetainDBProvider, RetainDBSettings
+from retaindb_double import RetainDBDouble
 
 _real_connect = socket.socket.connect
 _real_connect_ex = socket.socket.connect_ex

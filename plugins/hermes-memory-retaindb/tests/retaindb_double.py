@@ -75,9 +75,9 @@ class RetainDBDouble:
 
     def _guard(self, handler: Any) -> Any:
         def run(req: LoopbackRequest) -> Any:
-            if self.api_key is not None:
-                if req.headers.get("authorization") != f"Bearer {self.api_key}":
-                    return _error(401, "NOT_AUTHORIZED", "Invalid API key")
+            wanted = f"Bearer {self.api_key}"
+            if self.api_key is not None and req.headers.get("authorization") != wanted:
+                return _error(401, "NOT_AUTHORIZED", "Invalid API key")
             with self._lock:
                 return handler(req)
 
@@ -85,7 +85,8 @@ class RetainDBDouble:
 
     def live(self, project: str | None = None) -> list[Stored]:
         return [
-            m for m in self.memories.values()
+            m
+            for m in self.memories.values()
             if not m.deleted and (project is None or m.project == project)
         ]
 
@@ -120,14 +121,23 @@ class RetainDBDouble:
         mode = body.get("write_mode", "async")
         if mode == "sync":
             answer = reply(
-                {"success": True, "mode": "sync", "trace_id": "trc_double",
-                 "memory_id": memory.id, "memory": memory.as_json()},
+                {
+                    "success": True,
+                    "mode": "sync",
+                    "trace_id": "trc_double",
+                    "memory_id": memory.id,
+                    "memory": memory.as_json(),
+                },
                 201,
             )
         else:
             answer = reply(
-                {"success": True, "mode": "async", "trace_id": "trc_double",
-                 "job_id": f"job_{uuid.uuid4().hex[:8]}"},
+                {
+                    "success": True,
+                    "mode": "async",
+                    "trace_id": "trc_double",
+                    "job_id": f"job_{uuid.uuid4().hex[:8]}",
+                },
                 202,
             )
         if key:
@@ -149,8 +159,7 @@ class RetainDBDouble:
         scored.sort(key=lambda t: -t[0])
         top = scored[: int(body.get("top_k", 10))]
         results = [
-            {"memory": m.as_json(), "similarity": round(s / max(len(query), 1), 4)}
-            for s, m in top
+            {"memory": m.as_json(), "similarity": round(s / max(len(query), 1), 4)} for s, m in top
         ]
         return {"results": results, "count": len(results), "trace_id": "trc_double"}
 
@@ -160,13 +169,21 @@ class RetainDBDouble:
         created = 0
         for message in body["messages"]:
             if message["role"] == "user" and message["content"].strip():
-                self.add(project, message["content"].strip(), body.get("user_id"),
-                         session_id=body["session_id"])
+                self.add(
+                    project,
+                    message["content"].strip(),
+                    body.get("user_id"),
+                    session_id=body["session_id"],
+                )
                 created += 1
         mode = body.get("write_mode", "async")
         if mode == "sync":
-            return {"success": True, "mode": "sync", "session_id": body["session_id"],
-                    "memories_created": created}
+            return {
+                "success": True,
+                "mode": "sync",
+                "session_id": body["session_id"],
+                "memories_created": created,
+            }
         return reply({"success": True, "mode": "async", "session_id": body["session_id"]}, 202)
 
     def profile(self, req: LoopbackRequest) -> Any:
@@ -179,8 +196,11 @@ class RetainDBDouble:
         memory = self.memories.get(req.path_params["memoryId"])
         if memory is None or memory.deleted:
             return _error(404, "MEMORY_NOT_FOUND", "Memory not found")
-        return {"success": True, "memory_id": memory.id,
-                "memory": {**memory.as_json(), "project_id": memory.project}}
+        return {
+            "success": True,
+            "memory_id": memory.id,
+            "memory": {**memory.as_json(), "project_id": memory.project},
+        }
 
     def delete(self, req: LoopbackRequest) -> Any:
         memory = self.memories.get(req.path_params["memoryId"])

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from hermes_memory_retaindb import RetainDBProvider
 from retaindb_double import RetainDBDouble
 
 from hermes_core.testing.loopback import LoopbackServer
 from hermes_core.testing.service_faults import ServiceProviderContract
-from hermes_memory_retaindb import RetainDBProvider
 
 KEY = "rdb-test-key"
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hermes_memory_retaindb import RetainDBProvider, RetainDBSettings
+from hermes_memory_retaindb.settings import DEFAULT_URL
 
 from hermes_core.cli.prompts import skipped_in_setup
 from hermes_core.errors import ConfigError
 from hermes_core.providers.base import load_provider_settings
-from hermes_memory_retaindb import RetainDBProvider, RetainDBSettings
-from hermes_memory_retaindb.settings import DEFAULT_URL
 
 
 def load(home: Path, raw: dict[str, object] | None = None) -> RetainDBSettings:
@@ -22,8 +22,9 @@ def test_setup_asks_only_key_url_and_project() -> None:
     assert asked == ["api_key", "base_url", "project"]
 
 
-def test_hermes_agent_environment_variables(hermes_home: Path,
-                                            monkeypatch: pytest.MonkeyPatch) -> None:
+def test_hermes_agent_environment_variables(
+    hermes_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("RETAINDB_API_KEY", "rdb-secret")
     monkeypatch.setenv("RETAINDB_BASE_URL", "http://127.0.0.1:7000/")
     monkeypatch.setenv("RETAINDB_PROJECT", "team-a")

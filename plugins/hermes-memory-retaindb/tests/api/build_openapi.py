@@ -22,9 +22,22 @@ from pathlib import Path
 from typing import Any
 
 MEMORY_TYPES = [
-    "factual", "episodic", "semantic", "procedural", "preference", "event", "relationship",
-    "opinion", "goal", "instruction", "decision", "constraint", "solution", "project_state",
-    "correction", "workflow",
+    "factual",
+    "episodic",
+    "semantic",
+    "procedural",
+    "preference",
+    "event",
+    "relationship",
+    "opinion",
+    "goal",
+    "instruction",
+    "decision",
+    "constraint",
+    "solution",
+    "project_state",
+    "correction",
+    "workflow",
 ]
 WRITE_MODE = {"type": "string", "enum": ["async", "sync"]}
 STR = {"type": "string"}
@@ -43,13 +56,25 @@ def body(ref: str) -> dict[str, Any]:
 
 
 def ok(ref: str, status: str = "200", extra: tuple[str, ...] = ()) -> dict[str, Any]:
-    out = {status: {"description": "OK", "content": {"application/json": {"schema": {"$ref": ref}}}}}
+    out = {
+        status: {"description": "OK", "content": {"application/json": {"schema": {"$ref": ref}}}}
+    }
     for code in extra:
-        out[code] = {"description": "OK", "content": {"application/json": {"schema": {"$ref": ref}}}}
-    for code, what in (("400", "Validation error"), ("401", "Unauthorized"), ("404", "Not found"),
-                       ("429", "Rate limited"), ("500", "Server error")):
-        out[code] = {"description": what,
-                     "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}
+        out[code] = {
+            "description": "OK",
+            "content": {"application/json": {"schema": {"$ref": ref}}},
+        }
+    for code, what in (
+        ("400", "Validation error"),
+        ("401", "Unauthorized"),
+        ("404", "Not found"),
+        ("429", "Rate limited"),
+        ("500", "Server error"),
+    ):
+        out[code] = {
+            "description": what,
+            "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}},
+        }
     return out
 
 
@@ -81,8 +106,13 @@ schemas: dict[str, Any] = {
         ["content"],
     ),
     "WriteMemoryResponse": obj(
-        {"success": {"type": "boolean"}, "mode": WRITE_MODE, "trace_id": STR,
-         "memory_id": STR, "job_id": STR},
+        {
+            "success": {"type": "boolean"},
+            "mode": WRITE_MODE,
+            "trace_id": STR,
+            "memory_id": STR,
+            "job_id": STR,
+        },
         ["success"],
         closed=False,
     ),
@@ -106,20 +136,28 @@ schemas: dict[str, Any] = {
         ["query"],
     ),
     "SearchMemory": obj(
-        {"id": STR, "content": STR, "type": STR, "user_id": NULLABLE_STR,
-         "session_id": NULLABLE_STR, "scope": STR},
+        {
+            "id": STR,
+            "content": STR,
+            "type": STR,
+            "user_id": NULLABLE_STR,
+            "session_id": NULLABLE_STR,
+            "scope": STR,
+        },
         ["id", "content"],
         closed=False,
     ),
     "SearchResult": obj(
-        {"memory": {"$ref": "#/components/schemas/SearchMemory"},
-         "similarity": {"type": "number"}},
+        {"memory": {"$ref": "#/components/schemas/SearchMemory"}, "similarity": {"type": "number"}},
         ["memory"],
         closed=False,
     ),
     "SearchResponse": obj(
-        {"results": {"type": "array", "items": {"$ref": "#/components/schemas/SearchResult"}},
-         "count": {"type": "integer"}, "trace_id": STR},
+        {
+            "results": {"type": "array", "items": {"$ref": "#/components/schemas/SearchResult"}},
+            "count": {"type": "integer"},
+            "trace_id": STR,
+        },
         ["results"],
         closed=False,
     ),
@@ -151,15 +189,29 @@ schemas: dict[str, Any] = {
         closed=False,
     ),
     "ProfileResponse": obj(
-        {"user_id": STR,
-         "memories": {"type": "array", "items": {"$ref": "#/components/schemas/ProfileMemory"}}},
+        {
+            "user_id": STR,
+            "memories": {"type": "array", "items": {"$ref": "#/components/schemas/ProfileMemory"}},
+        },
         ["memories"],
         closed=False,
     ),
     "GetMemoryResponse": obj(
-        {"success": {"type": "boolean"}, "memory_id": STR,
-         "memory": obj({"id": STR, "content": STR, "type": STR, "user_id": NULLABLE_STR,
-                        "project_id": STR}, ["id", "content"], closed=False)},
+        {
+            "success": {"type": "boolean"},
+            "memory_id": STR,
+            "memory": obj(
+                {
+                    "id": STR,
+                    "content": STR,
+                    "type": STR,
+                    "user_id": NULLABLE_STR,
+                    "project_id": STR,
+                },
+                ["id", "content"],
+                closed=False,
+            ),
+        },
         ["memory"],
         closed=False,
     ),
@@ -184,23 +236,51 @@ document = {
     "servers": [{"url": "https://api.retaindb.com"}],
     "security": [{"bearer": []}],
     "paths": {
-        "/v1/memory": {"post": {"parameters": [IDEMPOTENCY], "requestBody": body(S + "WriteMemoryRequest"),
-                                "responses": ok(S + "WriteMemoryResponse", "201", ("200", "202"))}},
-        "/v1/memory/search": {"post": {"requestBody": body(S + "SearchRequest"),
-                                       "responses": ok(S + "SearchResponse")}},
-        "/v1/memory/ingest/session": {"post": {"parameters": [IDEMPOTENCY],
-                                               "requestBody": body(S + "IngestRequest"),
-                                               "responses": ok(S + "IngestResponse", "200", ("202",))}},
-        "/v1/memory/profile/{userId}": {"get": {
-            "parameters": [path_param("userId"),
-                           {"name": "project", "in": "query", "required": False, "schema": STR},
-                           {"name": "memory_types", "in": "query", "required": False, "schema": STR},
-                           {"name": "include_pending", "in": "query", "required": False,
-                            "schema": {"type": "string", "enum": ["true", "false"]}}],
-            "responses": ok(S + "ProfileResponse")}},
+        "/v1/memory": {
+            "post": {
+                "parameters": [IDEMPOTENCY],
+                "requestBody": body(S + "WriteMemoryRequest"),
+                "responses": ok(S + "WriteMemoryResponse", "201", ("200", "202")),
+            }
+        },
+        "/v1/memory/search": {
+            "post": {
+                "requestBody": body(S + "SearchRequest"),
+                "responses": ok(S + "SearchResponse"),
+            }
+        },
+        "/v1/memory/ingest/session": {
+            "post": {
+                "parameters": [IDEMPOTENCY],
+                "requestBody": body(S + "IngestRequest"),
+                "responses": ok(S + "IngestResponse", "200", ("202",)),
+            }
+        },
+        "/v1/memory/profile/{userId}": {
+            "get": {
+                "parameters": [
+                    path_param("userId"),
+                    {"name": "project", "in": "query", "required": False, "schema": STR},
+                    {"name": "memory_types", "in": "query", "required": False, "schema": STR},
+                    {
+                        "name": "include_pending",
+                        "in": "query",
+                        "required": False,
+                        "schema": {"type": "string", "enum": ["true", "false"]},
+                    },
+                ],
+                "responses": ok(S + "ProfileResponse"),
+            }
+        },
         "/v1/memory/{memoryId}": {
-            "get": {"parameters": [path_param("memoryId")], "responses": ok(S + "GetMemoryResponse")},
-            "delete": {"parameters": [path_param("memoryId")], "responses": ok(S + "DeleteMemoryResponse")},
+            "get": {
+                "parameters": [path_param("memoryId")],
+                "responses": ok(S + "GetMemoryResponse"),
+            },
+            "delete": {
+                "parameters": [path_param("memoryId")],
+                "responses": ok(S + "DeleteMemoryResponse"),
+            },
         },
     },
     "components": {
