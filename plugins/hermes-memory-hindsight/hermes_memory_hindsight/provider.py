@@ -52,8 +52,10 @@ from hermes_core.providers.service import (
     ServiceClient,
     ServiceError,
     ServiceNotFound,
+    ServicePaused,
     service_settings,
 )
+from hermes_core.providers.service.outbox import Outbox
 from hermes_memory_hindsight.api import Fact, HindsightAPI
 from hermes_memory_hindsight.banks import render_bank_id, session_tag, user_tag
 from hermes_memory_hindsight.settings import HindsightSettings, apply_config_file
@@ -119,6 +121,7 @@ class HindsightProvider(MemoryProvider):
         self._synced: set[tuple[str, int]] = set()
         self._buffer: dict[str, list[Turn]] = {}
         self._banks_ready: set[str] = set()
+        self.outbox = Outbox("Hindsight", logger=log)
         self._closed = False
 
     # ------------------------------------------------------------ availability
@@ -214,7 +217,28 @@ class HindsightProvider(MemoryProvider):
         self.api().put_bank(
             bank, reflect_mission=s.bank_mission, retain_mission=s.bank_retain_mission
         )
-        self._banks_ready.add(bank)
+        with self._lock:
+            self._banks_ready.add(bank)
+
+    def _retain_later(self, bank: str, item: Mapping[str, Any]) -> None:
+        """Retain ``item`` through the outbox: delivered in order, kept while the server is
+        unavailable (its document id makes a re-send harmless)."""
+        run_async = self.settings.retain_async
+
+        def write() -> None:
+            self._ensure_bank(bank)
+            self.api().retain(bank, [item], run_async=run_async)
+
+        self.outbox.send(f"retain:{bank}:{item['document_id']}", write)
+
+    def _forget_later(self, bank: str, document_id: str) -> None:
+        def write() -> None:
+            try:
+                self.api().delete_document(bank, document_id)
+            except ServiceNotFound:
+                log.debug("hindsight: no document %s to forget", document_id)
+
+        self.outbox.send(f"delete:{bank}:{document_id}", write)
 
     def _submit(self, fn: Callable[[], T]) -> cf.Future[T]:
         with self._lock:
@@ -324,6 +348,9 @@ class HindsightProvider(MemoryProvider):
             log.info("hindsight recall still running after %.1fs", self._wait_budget(session))
             with self._lock:
                 facts = self._cached.get(session.id, [])
+        except ServicePaused as exc:  # the breaker already said so, once
+            log.debug("hindsight recall skipped: %s", exc)
+            return None
         except ServiceError as exc:
             log.warning("hindsight recall failed: %s", exc)
             return None
@@ -368,9 +395,7 @@ class HindsightProvider(MemoryProvider):
             "tags": self._write_tags(session),
             "metadata": self._metadata(session, turn_index=str(last)),
         }
-        bank = self.bank(session)
-        self._ensure_bank(bank)
-        self.api().retain(bank, [item], run_async=self.settings.retain_async)
+        self._retain_later(self.bank(session), item)
 
     @hookimpl
     def sync(self, session: SessionInfo, turn: Turn) -> None:
@@ -413,10 +438,7 @@ class HindsightProvider(MemoryProvider):
         bank = self.bank(session)
         if write.action in ("replace", "remove") and write.previous_content:
             old = self._entry_document(session, write.target, write.previous_content)
-            try:
-                self.api().delete_document(bank, old)
-            except ServiceNotFound:
-                log.debug("hindsight: no document %s to forget", old)
+            self._forget_later(bank, old)
         if write.action == "remove" or not write.content.strip():
             return
         label = "user profile" if write.target == "user" else "agent memory"
@@ -427,8 +449,7 @@ class HindsightProvider(MemoryProvider):
             "tags": self._write_tags(session, [f"builtin:{write.target}"]),
             "metadata": self._metadata(session, source=f"builtin:{write.target}"),
         }
-        self._ensure_bank(bank)
-        self.api().retain(bank, [item], run_async=self.settings.retain_async)
+        self._retain_later(bank, item)
 
     @hookimpl
     def on_pre_compress(self, session: SessionInfo, messages: Sequence[ChatMessage]) -> str | None:
@@ -458,8 +479,11 @@ class HindsightProvider(MemoryProvider):
             self._pending.pop(session.id, None)
             self._cached.pop(session.id, None)
             self._synced = {k for k in self._synced if k[0] != session.id}
-        if buffered and not self._closed:
+        if self._closed:
+            return
+        if buffered:
             self._retain_turns(session, buffered)
+        self.outbox.flush()
 
     @hookimpl
     def register_tools(self, session: SessionInfo) -> list[ToolSpec]:
@@ -548,6 +572,12 @@ class HindsightProvider(MemoryProvider):
         return checks
 
     def shutdown(self) -> None:
+        if self.outbox.pending and not self._closed:
+            log.warning(
+                "%d write(s) to Hindsight could not be delivered before shutdown (the server "
+                "was unavailable); they are lost",
+                self.outbox.pending,
+            )
         with self._lock:
             executor, self._executor = self._executor, None
             api, self._api = self._api, None

@@ -277,3 +277,36 @@ def test_shutdown_stops_calls(
     assert p.prefetch(s, "anything") is None
     assert double.server.requests == []
     assert tool(p, s, "hindsight_recall", query="x")["success"] is False
+
+
+def test_turns_synced_while_the_server_is_down_are_delivered_later(
+    make_provider: Make, double: HindsightDouble, hermes_home: Path
+) -> None:
+    p = provider_for(make_provider, double)
+    s = session(hermes_home)
+    double.server.fault(status=503)
+    p.sync(s, make_turn("I deploy with Ansible.", "ok", session_id="s1", number=1))
+    p.on_memory_write(s, MemoryWrite(action="add", target="user", content="Prefers tea."))
+    assert p.outbox.pending == 2 and double.facts() == []
+    double.server.clear_faults()
+    p.sync(s, make_turn("我住在杭州。", "好的", session_id="s1", number=2))
+    assert p.outbox.pending == 0
+    docs = [r.json["items"][0]["document_id"] for r in retains(double)]
+    assert docs[:2] == ["s1-t1", docs[1]] and docs[-1] == "s1-t2", "delivered in order"
+    assert {f.text.split("\n")[0] for f in double.facts()} == {
+        "User: I deploy with Ansible.",
+        "Prefers tea.",
+        "User: 我住在杭州。",
+    }
+
+
+def test_session_end_delivers_what_is_left(
+    make_provider: Make, double: HindsightDouble, hermes_home: Path
+) -> None:
+    p = provider_for(make_provider, double)
+    s = session(hermes_home)
+    double.server.fault(status=503)
+    p.sync(s, make_turn("Remember the blue door.", "ok", session_id="s1", number=1))
+    double.server.clear_faults()
+    p.on_session_end(s)
+    assert p.outbox.pending == 0 and len(double.facts()) == 1

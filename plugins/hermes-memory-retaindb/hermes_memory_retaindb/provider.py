@@ -54,8 +54,10 @@ from hermes_core.providers.service import (
     ServiceClient,
     ServiceError,
     ServiceNotFound,
+    ServicePaused,
     service_settings,
 )
+from hermes_core.providers.service.outbox import Outbox
 from hermes_memory_retaindb.api import Memory, RetainDBAPI, idempotency_key
 from hermes_memory_retaindb.settings import MEMORY_TYPES, RetainDBSettings
 
@@ -117,6 +119,7 @@ class RetainDBProvider(MemoryProvider):
         self._pending: dict[str, tuple[str, cf.Future[list[Memory]]]] = {}
         self._cached: dict[str, list[Memory]] = {}
         self._synced: set[tuple[str, int]] = set()
+        self.outbox = Outbox("RetainDB", logger=log)
         self._closed = False
 
     # ------------------------------------------------------------ availability
@@ -254,6 +257,9 @@ class RetainDBProvider(MemoryProvider):
             log.info("retaindb recall still running after %.1fs", self.settings.prefetch_wait)
             with self._lock:
                 memories = self._cached.get(session.id, [])
+        except ServicePaused as exc:  # the breaker already said so, once
+            log.debug("retaindb recall skipped: %s", exc)
+            return None
         except ServiceError as exc:
             log.warning("retaindb recall failed: %s", exc)
             return None
@@ -288,15 +294,7 @@ class RetainDBProvider(MemoryProvider):
         messages = self._turn_messages(turn)
         if not messages:
             return
-        uid = self.user(session)
-        self.api().ingest(
-            uid,
-            session.id,
-            messages,
-            agent_id=self.settings.agent_id,
-            write_mode=self.settings.write_mode,
-            key=idempotency_key(self.project, uid, session.id, str(turn.number)),
-        )
+        self._ingest_later(session, messages, str(turn.number))
         with self._lock:
             self._synced.add(key)
 
@@ -318,29 +316,49 @@ class RetainDBProvider(MemoryProvider):
         wanted = _compact(content)
         return [m for m in self.search(session, wanted, top_k=20) if _compact(m.content) == wanted]
 
+    def _ingest_later(
+        self, session: SessionInfo, messages: Sequence[Mapping[str, str]], label: str
+    ) -> None:
+        """Ingest ``messages`` through the outbox: delivered in order, kept while RetainDB is
+        unavailable (the ``Idempotency-Key`` makes a re-send harmless)."""
+        uid = self.user(session)
+        key = idempotency_key(self.project, uid, session.id, label)
+        agent, mode = self.settings.agent_id, self.settings.write_mode
+
+        def write() -> None:
+            self.api().ingest(uid, session.id, messages, agent_id=agent, write_mode=mode, key=key)
+
+        self.outbox.send(f"ingest:{key}", write)
+
     @hookimpl
     def on_memory_write(self, session: SessionInfo, write: MemoryWrite) -> None:
-        if write.action in ("replace", "remove") and write.previous_content:
-            for old in self._find_own(session, write.previous_content):
-                try:
-                    self.api().delete(old.id)
-                except ServiceNotFound:
-                    log.debug("retaindb: memory %s already gone", old.id)
-        if write.action == "remove" or not write.content.strip():
-            return
         uid = self.user(session)
         content = write.content.strip()[:MAX_CONTENT_CHARS]
-        self.api().remember(
-            uid,
-            content,
-            memory_type="preference" if write.target == "user" else "factual",
-            importance=self.settings.default_importance,
-            session_id=session.id,
-            agent_id=self.settings.agent_id,
-            write_mode=self.settings.write_mode,
-            metadata={"source": f"hermes:builtin:{write.target}"},
-            key=idempotency_key(self.project, uid, write.target, content),
-        )
+        previous = (write.previous_content or "").strip()
+
+        def mirror() -> None:
+            if write.action in ("replace", "remove") and previous:
+                for old in self._find_own(session, previous):
+                    try:
+                        self.api().delete(old.id)
+                    except ServiceNotFound:
+                        log.debug("retaindb: memory %s already gone", old.id)
+            if write.action == "remove" or not content:
+                return
+            self.api().remember(
+                uid,
+                content,
+                memory_type="preference" if write.target == "user" else "factual",
+                importance=self.settings.default_importance,
+                session_id=session.id,
+                agent_id=self.settings.agent_id,
+                write_mode=self.settings.write_mode,
+                metadata={"source": f"hermes:builtin:{write.target}"},
+                key=idempotency_key(self.project, uid, write.target, content),
+            )
+
+        label = idempotency_key(self.project, uid, write.action, write.target, previous, content)
+        self.outbox.send(f"mirror:{label}", mirror)
 
     @hookimpl
     def on_pre_compress(self, session: SessionInfo, messages: Sequence[ChatMessage]) -> str | None:
@@ -369,7 +387,10 @@ class RetainDBProvider(MemoryProvider):
             self._pending.pop(session.id, None)
             self._cached.pop(session.id, None)
             self._synced = {k for k in self._synced if k[0] != session.id}
-        if self.settings.ingest != "session" or self._closed:
+        if self._closed:
+            return
+        if self.settings.ingest != "session":
+            self.outbox.flush()
             return
         stamp = _iso(datetime.now(UTC).timestamp())
         transcript = [
@@ -385,15 +406,7 @@ class RetainDBProvider(MemoryProvider):
         ]
         if not transcript:
             return
-        uid = self.user(session)
-        self.api().ingest(
-            uid,
-            session.id,
-            transcript,
-            agent_id=self.settings.agent_id,
-            write_mode=self.settings.write_mode,
-            key=idempotency_key(self.project, uid, session.id, "session", str(len(transcript))),
-        )
+        self._ingest_later(session, transcript, f"session:{len(transcript)}")
 
     @hookimpl
     def register_tools(self, session: SessionInfo) -> list[ToolSpec]:
@@ -508,6 +521,12 @@ class RetainDBProvider(MemoryProvider):
         return checks
 
     def shutdown(self) -> None:
+        if self.outbox.pending and not self._closed:
+            log.warning(
+                "%d write(s) to RetainDB could not be delivered before shutdown (the service "
+                "was unavailable); they are lost",
+                self.outbox.pending,
+            )
         with self._lock:
             executor, self._executor = self._executor, None
             api, self._api = self._api, None

@@ -298,3 +298,27 @@ def test_shutdown_stops_calls(
     assert p.prefetch(s, "anything") is None
     assert double.server.requests == []
     assert tool(p, s, "retaindb_search", query="x")["success"] is False
+
+
+def test_writes_while_the_service_is_down_are_delivered_later(
+    make_provider: Make, double: RetainDBDouble, hermes_home: Path
+) -> None:
+    p = provider_for(make_provider, double, write_mode="sync")
+    s = session(hermes_home)
+    double.server.fault(status=503)
+    p.sync(s, make_turn("I deploy with Ansible.", "ok", session_id="s1", number=1))
+    p.on_memory_write(s, MemoryWrite(action="add", target="user", content="Prefers tea."))
+    assert p.outbox.pending == 2 and double.live() == []
+    double.server.clear_faults()
+    p.sync(s, make_turn("我住在杭州。", "好的", session_id="s1", number=2))
+    assert p.outbox.pending == 0
+    assert [m.content for m in double.live()] == [
+        "I deploy with Ansible.",
+        "Prefers tea.",
+        "我住在杭州。",
+    ], "delivered in order"
+    double.server.fault(status=503)
+    p.sync(s, make_turn("Remember the blue door.", "ok", session_id="s1", number=3))
+    double.server.clear_faults()
+    p.on_session_end(s, [])
+    assert p.outbox.pending == 0 and double.live()[-1].content == "Remember the blue door."
