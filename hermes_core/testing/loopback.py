@@ -24,6 +24,7 @@ Example::
 
 from __future__ import annotations
 
+import itertools
 import json
 import logging
 import re
@@ -536,6 +537,36 @@ def _make_handler(server: LoopbackServer) -> type[BaseHTTPRequestHandler]:
     return Handler
 
 
+_WORDS = re.compile(r"[^\W\d_]+|\d+", re.UNICODE)
+_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+_STOP_WORDS = (
+    "the and for are was were what which who whom whose when where why how you your yours "
+    "my mine our ours his her hers its their theirs this that these those with from into "
+    "about does did have has had not but can could would should will shall may might "
+    "please remember"
+)
+_STOP = frozenset(_STOP_WORDS.split())
+
+
+def text_terms(text: str) -> set[str]:
+    """Search terms of ``text`` for a double's naive search: lower-cased words of 3+ letters
+    (minus a few stop words) and numbers, plus every CJK character pair (Chinese has no
+    spaces, so bigrams stand in for words)."""
+    terms: set[str] = set()
+    for word in _WORDS.findall(text.lower()):
+        if _CJK.search(word):
+            chars = _CJK.findall(word)
+            terms.update(a + b for a, b in itertools.pairwise(chars))
+        elif (len(word) >= 3 or word.isdigit()) and word not in _STOP:
+            terms.add(word)
+    return terms
+
+
+def match_score(query: str, text: str) -> int:
+    """How many search terms ``query`` and ``text`` share (0 = no match)."""
+    return len(text_terms(query) & text_terms(text))
+
+
 def iter_routes(server: LoopbackServer) -> Iterator[tuple[str, str]]:
     """``(method, pattern)`` of every registered route (for coverage checks)."""
     with server._lock:
@@ -554,5 +585,7 @@ __all__ = [
     "error_reply",
     "iter_routes",
     "load_openapi",
+    "match_score",
     "reply",
+    "text_terms",
 ]

@@ -1,6 +1,7 @@
 """Shared parts of service (HTTP) memory providers: :class:`ServiceClient` (httpx with
 timeouts, retries with backoff and jitter, a circuit breaker), the typed
-:class:`ServiceError` family, and :func:`setting_label` for messages that name the fix.
+:class:`ServiceError` family, :func:`setting_label` for messages that name the fix, and
+:func:`screen_recalled` for recalled text a tool returns.
 
 Importing this package does not import httpx; the client imports it on first use.
 See docs/writing-a-provider.md, "Service providers".
@@ -21,6 +22,7 @@ from hermes_core.providers.service.errors import (
     ServiceSettings,
     ServiceUnavailable,
 )
+from hermes_core.providers.service.recall import screen_recalled, screen_text
 from hermes_core.providers.service.settings import service_settings, setting_label
 
 __all__ = [
@@ -36,6 +38,8 @@ __all__ = [
     "ServiceSettings",
     "ServiceUnavailable",
     "parse_retry_after",
+    "screen_recalled",
+    "screen_text",
     "service_settings",
     "setting_label",
 ]

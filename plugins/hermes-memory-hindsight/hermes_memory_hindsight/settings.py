@@ -7,14 +7,14 @@ and the Hermes Agent variables (``HINDSIGHT_API_KEY``, ``HINDSIGHT_API_URL``,
 ``$HERMES_HOME/hindsight/config.json`` (see :func:`apply_config_file`), then the defaults.
 
 ``hermes memory setup hindsight`` asks only for the API key, the server URL and the bank;
-every other field keeps its default and is not written to config.
+every other field keeps its default and is not written to config (`--advanced` asks them too).
 """
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import SettingsConfigDict
@@ -27,7 +27,7 @@ LOCAL_URL = "http://localhost:8888"
 KEY_URL = "https://ui.hindsight.vectorize.io"
 CONFIG_FILE = Path("hindsight") / "config.json"
 _PREFIX = "HERMES_MEMORY__PROVIDERS__HINDSIGHT__"
-_ADVANCED: dict[str, Any] = {"setup": False}
+_ADVANCED: dict[str, Any] = {"setup": "advanced"}
 
 Mode = Literal["cloud", "local_external"]
 Budget = Literal["low", "mid", "high"]
@@ -51,20 +51,25 @@ class HindsightSettings(ProviderSettings):
 
     model_config = SettingsConfigDict(extra="ignore", validate_default=True, populate_by_name=True)
 
+    setup_note: ClassVar[str] = (
+        f"Hindsight Cloud: get an API key at {KEY_URL}. Your own server (Docker, "
+        "hindsight-api): enter its URL; the key may stay empty."
+    )
+
     # -- asked by `hermes memory setup hindsight`
     api_key: SecretStr | None = Field(
         None,
         description="Hindsight API key (required for Hindsight Cloud; optional for your own "
         "server).",
         validation_alias=_env("api_key", "HINDSIGHT_API_KEY"),
-        json_schema_extra={"env_var": "HINDSIGHT_API_KEY", "url": KEY_URL},
+        json_schema_extra={"setup": "ask", "env_var": "HINDSIGHT_API_KEY", "url": KEY_URL},
     )
     api_url: str | None = Field(
         None,
         description=f"Hindsight server URL; empty = Hindsight Cloud ({CLOUD_URL}). For your "
         f"own server (Docker, hindsight-api) e.g. {LOCAL_URL}.",
         validation_alias=_env("api_url", "HINDSIGHT_API_URL"),
-        json_schema_extra={"env_var": "HINDSIGHT_API_URL"},
+        json_schema_extra={"setup": "ask", "env_var": "HINDSIGHT_API_URL"},
     )
     bank_id: str = Field(
         "hermes",
@@ -72,7 +77,7 @@ class HindsightSettings(ProviderSettings):
         description="Memory bank name; each user gets their own bank derived from it "
         "(see bank_id_template).",
         validation_alias=_env("bank_id", "HINDSIGHT_BANK_ID"),
-        json_schema_extra={"env_var": "HINDSIGHT_BANK_ID"},
+        json_schema_extra={"setup": "ask", "env_var": "HINDSIGHT_BANK_ID"},
     )
 
     # -- advanced: defaults, not asked

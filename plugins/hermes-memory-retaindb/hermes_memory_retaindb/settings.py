@@ -5,13 +5,13 @@ Hermes Agent's variables (``RETAINDB_API_KEY``, ``RETAINDB_BASE_URL``, ``RETAIND
 ``$HERMES_HOME/.env``, ``memory.providers.retaindb`` in config.yaml, then the defaults.
 
 ``hermes memory setup retaindb`` asks only for the API key, the API URL and the project;
-every other field keeps its default and is not written to config.
+every other field keeps its default and is not written to config (`--advanced` asks them too).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import AliasChoices, Field, SecretStr, field_validator
 from pydantic_settings import SettingsConfigDict
@@ -44,7 +44,7 @@ def _env(field: str, fallback: str | None = None) -> AliasChoices:
 
 
 def _advanced(**extra: Any) -> dict[str, Any]:
-    return {"setup": False, **extra}
+    return {"setup": "advanced", **extra}
 
 
 class RetainDBSettings(ProviderSettings):
@@ -52,25 +52,29 @@ class RetainDBSettings(ProviderSettings):
 
     model_config = SettingsConfigDict(extra="ignore", validate_default=True, populate_by_name=True)
 
+    setup_note: ClassVar[str] = (
+        f"Get a RetainDB API key at {KEY_URL}; keep the API URL unless you self-host."
+    )
+
     # -- asked by `hermes memory setup retaindb`
     api_key: SecretStr | None = Field(
         None,
         description="RetainDB API key.",
         validation_alias=_env("api_key", "RETAINDB_API_KEY"),
-        json_schema_extra={"env_var": "RETAINDB_API_KEY", "url": KEY_URL},
+        json_schema_extra={"setup": "ask", "env_var": "RETAINDB_API_KEY", "url": KEY_URL},
     )
     base_url: str = Field(
         DEFAULT_URL,
         description="RetainDB API URL (change it only for a self-hosted RetainDB).",
         validation_alias=_env("base_url", "RETAINDB_BASE_URL"),
-        json_schema_extra={"env_var": "RETAINDB_BASE_URL"},
+        json_schema_extra={"setup": "ask", "env_var": "RETAINDB_BASE_URL"},
     )
     project: str | None = Field(
         None,
         description="RetainDB project; empty = hermes-<profile> for a Hermes profile "
         "(~/.hermes/profiles/<profile>), else 'default'.",
         validation_alias=_env("project", "RETAINDB_PROJECT"),
-        json_schema_extra={"env_var": "RETAINDB_PROJECT"},
+        json_schema_extra={"setup": "ask", "env_var": "RETAINDB_PROJECT"},
     )
 
     # -- advanced: defaults, not asked
