@@ -24,7 +24,6 @@ Example::
 
 from __future__ import annotations
 
-import hashlib
 import itertools
 import json
 import logging
@@ -178,33 +177,45 @@ def load_openapi(source: Path | str | Mapping[str, Any]) -> dict[str, Any]:
     return data
 
 
-_CHECKED_DOCUMENTS: set[str] = set()
-"""Digests of documents openapi-core already checked (checking one takes seconds; a test
-suite starts a server per test)."""
+_OPENAPI_CACHE: dict[str, Any] = {}
+_OPENAPI_LOCK = threading.Lock()
 
 
-class _Validator:
-    """openapi-core validation against the document, re-based on the loopback URL."""
+def _openapi_for(document: Mapping[str, Any]) -> tuple[Any, str]:
+    """``(openapi_core.OpenAPI, path prefix)`` for ``document``, built once per content.
 
-    def __init__(self, document: Mapping[str, Any], host_url: str) -> None:
-        from openapi_core import Config, OpenAPI
+    The document's first server is replaced by its path alone (``https://api.x/v2`` →
+    ``/v2``): a relative server matches any host, so one parsed document serves every
+    loopback port (parsing and checking a document takes seconds; a test should not pay
+    that for each server it starts).
+    """
+    import hashlib
 
-        text = json.dumps(document, sort_keys=True)
-        digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
-        spec = json.loads(text)
+    from openapi_core import OpenAPI
+
+    raw = json.dumps(document, sort_keys=True)
+    key = hashlib.sha256(raw.encode("utf-8")).hexdigest()
+    with _OPENAPI_LOCK:
+        cached = _OPENAPI_CACHE.get(key)
+        if cached is not None:
+            return cached  # type: ignore[no-any-return]
+        spec = json.loads(raw)
         prefix = ""
         servers = spec.get("servers") or []
         if servers and isinstance(servers[0], Mapping):
             prefix = urlsplit(str(servers[0].get("url", ""))).path.rstrip("/")
-        spec["servers"] = [{"url": host_url + prefix}]
+        spec["servers"] = [{"url": prefix or "/"}]
+        made = (OpenAPI.from_dict(spec), prefix)
+        _OPENAPI_CACHE[key] = made
+        return made
+
+
+class _Validator:
+    """openapi-core validation of loopback requests and responses against the document."""
+
+    def __init__(self, document: Mapping[str, Any], host_url: str) -> None:
+        self.openapi, self.prefix = _openapi_for(document)
         self.host_url = host_url
-        self.prefix = prefix
-        if digest in _CHECKED_DOCUMENTS:  # the document itself was validated already
-            self.openapi = OpenAPI.from_dict(spec, config=Config(spec_validator_cls=None))
-        else:
-            self.openapi = OpenAPI.from_dict(spec)
-            _CHECKED_DOCUMENTS.add(digest)
-        self.paths = set((spec.get("paths") or {}).keys())
 
     def _request(self, req: LoopbackRequest) -> Any:
         from openapi_core.testing import MockRequest

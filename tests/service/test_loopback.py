@@ -225,3 +225,26 @@ def test_openapi_from_yaml_file(tmp_path: Any) -> None:
     bad.write_text("{}", encoding="utf-8")
     with pytest.raises(ValueError, match="not an OpenAPI document"):
         LoopbackServer(openapi=bad)
+
+
+def test_text_terms_and_match_score_in_english_and_chinese() -> None:
+    from hermes_core.testing.loopback import match_score, text_terms
+
+    assert "editor" in text_terms("My favourite EDITOR is Helix")
+    assert "the" not in text_terms("the editor")
+    assert "乌龙" in text_terms("我喜欢乌龙茶") and "龙茶" in text_terms("我喜欢乌龙茶")
+    assert match_score("Which editor do I like?", "my favourite editor is Helix") == 1
+    assert match_score("我喜欢喝什么饮料？", "我最喜欢的饮料是乌龙茶") >= 2
+    assert match_score("locker code", "我的猫叫墨墨") == 0
+
+
+def test_two_servers_share_one_parsed_document() -> None:
+    first, second = notes_double(), notes_double()
+    with first, second:
+        assert first.port != second.port
+        for server in (first, second):
+            r = httpx.post(server.base_url + "/v2/notes", json={"text": "x"}, headers=AUTH)
+            assert r.status_code == 200
+            server.assert_no_violations()
+        assert first._validator is not None and second._validator is not None
+        assert first._validator.openapi is second._validator.openapi

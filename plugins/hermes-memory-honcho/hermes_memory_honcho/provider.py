@@ -830,6 +830,15 @@ class HonchoProvider(MemoryProvider):
 
     def shutdown(self) -> None:
         with self._lock:
+            unsent = sum(len(queue) for queue in self._pending.values())
+            self._pending.clear()
+        if unsent:
+            log.warning(
+                "honcho: %d queued messages were not written (Honcho unreachable, or "
+                "write_frequency held them and the session did not end)",
+                unsent,
+            )
+        with self._lock:
             self._closed = True
             executor, self._executor = self._executor, None
             client, self._client, self._api = self._client, None, None

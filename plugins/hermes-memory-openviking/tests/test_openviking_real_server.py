@@ -4,7 +4,7 @@
 embedding model and VLM pointed at hermes-core's loopback OpenAI-compatible fake
 (deterministic hashed bag-of-words embeddings), so nothing leaves the machine. Skipped with
 a reason when the server is not installed (``pip install 'hermes-memory-openviking[server]'``);
-``tox -e openviking-server`` installs it and runs this module.
+``tox -e providers-openviking-server`` installs it and runs this module.
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ def _server_binary() -> str | None:
 pytestmark = pytest.mark.skipif(
     _server_binary() is None,
     reason="openviking-server is not installed: pip install 'hermes-memory-openviking[server]' "
-    "or run `tox -e openviking-server`",
+    "or run `tox -e providers-openviking-server`",
 )
 
 
