@@ -126,8 +126,10 @@ def cap_summary(body: str, limit_tokens: int) -> str:
 
 
 def summary_message_text(body: str) -> str:
-    """The full text of a summary message: REFERENCE-ONLY prefix, body, END marker."""
-    return f"{SUMMARY_PREFIX}\n\n{body.strip()}\n\n{SUMMARY_END_MARKER}"
+    """The full text of a summary message: REFERENCE-ONLY prefix, body, END marker. A body
+    that already carries framing (any prefix, repeated or legacy) is unwrapped first, so the
+    prefix is never doubled."""
+    return f"{SUMMARY_PREFIX}\n\n{strip_summary_framing(body)}\n\n{SUMMARY_END_MARKER}"
 
 
 def assemble(
@@ -333,6 +335,7 @@ def fallback_sheet(cut: Cut, *, budget: CompressionBudget, notes: str) -> str:
         previous_summary=cut.previous_summary,
         focus=budget.focus,
         notes=notes,
+        head=cut.head,
     )
 
 

@@ -1,0 +1,237 @@
+"""How salient is a line of a compacted span? Deterministic scoring, English and Chinese.
+
+:func:`score_line` gives a line of text a salience score from what it *says*, not where it
+stands: things someone marked (remember, note, important, must, never, always, 记住, 注意,
+必须, 不要, 务必…), constraints and decisions, numbers with units, ports, versions, error codes
+and error lines, paths, URLs, identifiers, dates and deadlines, names. The source weighs in
+(a user's substantive request counts more than an assistant's narration; a tool's output
+counts only for what it signals), and :func:`template_of` lets callers discount lines that
+repeat with only their numbers changed (log noise, polling loops).
+
+:func:`is_filler` recognises messages that carry no request ("ok", "continue", "继续",
+"好的", "sounds good, thanks!"), so they are never taken for a goal or a pending ask.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+from hermes_core.context import is_trivial_prompt
+from hermes_core.layers.compression.prune import ERROR_LINE
+
+Source = Literal["user", "assistant", "tool", "previous"]
+
+MARKED = re.compile(
+    r"(?i)\b(remember|keep in mind|note(?: that)?|nb|important(?:ly)?|crucial|critical|"
+    r"must(?:n't)?|never|always|don't|do not|make sure|be sure|heads[- ]up|warning|"
+    r"caution|whatever you do)\b"
+    r"|记住|记得|注意|重要|关键|必须|不要|别忘|务必|千万|切记|一定要|不许|禁止|不准|提醒"
+)
+"""Things a user or agent explicitly marked as worth keeping."""
+
+CONSTRAINT = re.compile(
+    r"(?i)\b(only|avoid|prefer(?:s|red|ence)?|rather than|instead of|not allowed|forbidden|"
+    r"no more than|at most|at least|no later than|deadline|due|limit(?:ed)?|capped|"
+    r"required|requires?|requirement|policy|retention|retain|keep (?:it|them|backups?|logs?)|"
+    r"can't|cannot|won't|shouldn't|should|needs? to|has to|have to|off[- ]limits|"
+    r"read[- ]only|allow(?:ed)?|approval|approve[sd]?|sign(?:s|ed)? off)\b"
+    r"|只能|不能|不可以|不行|偏好|喜欢用|宁可|而不是|至少|至多|最多|不超过|以内|截止|之前|"
+    r"要求|保留|策略|应该|需要|得先|只读|审批|批准|签字|同意"
+)
+DECISION = re.compile(
+    r"(?i)\b(decided|decision|we'll use|we will use|let's use|let's go with|go with|"
+    r"agreed|chose|chosen|choose|going with|went with|settled on|switch(?:ed|ing)? to|"
+    r"opted|picked|the plan is|plan:|final(?:ly)?|conclusion|instead)\b"
+    r"|决定|选定|选择|采用|确定|就用|改用|换成|定了|敲定|最终|结论|方案是"
+)
+ERROR_CODE = re.compile(
+    r"\b[A-Z]{1,6}-?\d{3,6}\b|\b(?:HTTP|status|code|错误码|状态码)\s*[:=]?\s*\d{3,}\b"
+    r"|(?i:\b(?:exit (?:code|status)|errno|sqlstate|returncode)\s*[:=]?\s*-?\w+)"
+    r"|\b0x[0-9a-fA-F]{4,}\b"
+)
+PORT = re.compile(r"(?i)\bport\s*[:=#]?\s*\d{2,5}\b|(?<![\d.]):\d{2,5}\b(?![.:]\d)|端口\s*\d{2,5}")
+VERSION = re.compile(r"(?i)(?<![\w.])v?\d+\.\d+(?:\.\d+)+(?:[-+][\w.]+)?\b|\bv\d+(?:\.\d+)?\b")
+_UNITS = (
+    r"%|ms|s|sec|secs|seconds?|min|mins|minutes?|h|hrs?|hours?|d|days?|weeks?|months?|"
+    r"years?|yrs?|b|kb|mb|gb|tb|kib|mib|gib|tib|k|m|px|rpm|rps|qps|tps|req/s|cores?|cpus?|"
+    r"vcpus?|replicas?|nodes?|shards?|users?|rows?|records?|items?|workers?|threads?|"
+    r"connections?|retries|times|x|usd|eur|gbp|rmb|cny|yuan|dollars?|euros?"
+)
+NUMBER_UNIT = re.compile(
+    rf"(?i)[$€£¥]\s?\d[\d,.]*|\b\d[\d,]*(?:\.\d+)?\s?(?:{_UNITS})\b"
+    r"|\d[\d,]*(?:\.\d+)?\s?(?:元|块|万|亿|个|次|天|周|小时|分钟|秒|毫秒|台|条|行|倍|人|张|份|兆|G|M|号)"
+)
+ANY_NUMBER = re.compile(r"\d{2,}|[零一二三四五六七八九十百千万亿两]{2,}")
+PATH = re.compile(
+    r"(?:(?<![\w/.])(?:~|\.{1,2})?/(?:[\w.\-\u4e00-\u9fff@+]+/)*[\w.\-\u4e00-\u9fff@+]+"
+    r"|\b[A-Za-z]:\\[^\s\"'<>|]+"
+    r"|(?<![\w/])[\w\-\u4e00-\u9fff]+(?:/[\w.\-\u4e00-\u9fff]+)*\.(?:py|md|json|ya?ml|toml|txt|"
+    r"csv|log|js|ts|tsx|go|rs|sh|cfg|ini|sql|db|html|css|lock|env|conf|xml|ipynb|c|h|cpp|java|"
+    r"tf|tfvars|proto|gz|zip|tar|bak|dump|pem|crt|key|service|rb|php|kt|swift))"
+)
+URL = re.compile(r"\b(?:https?|s3|gs|postgres(?:ql)?|mysql|redis|ftp|ssh)://[^\s<>\"')\]]+")
+COMMAND = re.compile(r"`([^`\n]{2,200})`|^\s*\$ (.{2,200})$", re.MULTILINE)
+IDENTIFIER = re.compile(
+    r"\b[a-z][a-z0-9]*_[a-z0-9_]+\b"  # snake_case
+    r"|\b[a-z]+[A-Z]\w*\b|\b[A-Z][a-z]+[A-Z]\w+\b"  # camelCase, CamelCase
+    r"|\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b"  # ENV_VARS
+    r"|\b[A-Z][A-Z0-9]+-\d+\b"  # tickets
+    r"|\b[\w-]+(?:\.[\w-]+)+\.(?:internal|local|lan|com|net|io|org|dev|svc|cluster|cn)\b"
+    r"|\b(?=[a-z0-9-]*\d)(?=[a-z0-9-]*[a-z])[a-z0-9]+(?:-[a-z0-9]+)+\b"  # host-01, db-eu-2
+    r"|\b[0-9a-f]{7,40}\b"  # hashes
+    r"|\b\w+@[\w.-]+\.\w+\b"  # e-mail
+)
+DATE = re.compile(
+    r"(?i)\b(?:mon|tues|wednes|thurs|fri|satur|sun)day\b|\b(?:tomorrow|tonight|eod|eow|"
+    r"end of (?:day|week|month|quarter)|next week|q[1-4])\b"
+    r"|\b\d{4}-\d{2}-\d{2}\b"
+    r"|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.? \d{1,2}\b"
+    r"|周[一二三四五六日天]|星期[一二三四五六日天]|明天|后天|下周|月底|年底|\d{1,2}月\d{1,2}[日号]"
+)
+PROPER_NAME = re.compile(r"(?<=[a-z,;:] )[A-Z][a-z]{2,}(?: [A-Z][a-z]{2,})?")
+REQUEST = re.compile(
+    r"(?i)^(?:please|pls|can you|could you|would you|i need|we need|i want|we want|let's|"
+    r"make|add|fix|write|build|set up|setup|migrate|deploy|create|update|change|move|find|"
+    r"check|run|help|implement|refactor|investigate|look into|figure out|compare|draft|plan)\b"
+    r"|请|帮我|帮忙|麻烦|需要|我想|我们要|想要|能不能|可以.*吗|给我|把"
+)
+REFINEMENT = re.compile(
+    r"(?i)\b(also|additionally|actually|instead|change (?:it|that)|make (?:it|sure)|but|"
+    r"update:|correction|scratch that|on second thought|one more thing|and then)\b"
+    r"|还要|另外|改成|改为|换成|其实|不过|更正|补充|再加|顺便"
+)
+CHATTER = re.compile(
+    r"(?i)\b(haha+|lol|lmao|hehe|:\)|:d|weather|weekend|coffee|lunch|sounds good|"
+    r"awesome|cool|nice one|no worries|cheers|thanks|thank you|great job|good morning|"
+    r"good night)\b|哈哈|呵呵|嘿嘿|天气|周末|咖啡|午饭|辛苦了|谢谢|太好了|不错"
+)
+LOG_NOISE = re.compile(
+    r"(?i)^\s*(?:\[?\d{4}-\d{2}-\d{2}[t ][\d:.,]+z?\]?|\d{2}:\d{2}:\d{2})?\s*\[?"
+    r"(?:info|debug|trace|notice)\b"
+)
+_DIGITS = re.compile(r"\d+")
+_HEX = re.compile(r"\b[0-9a-f]{6,}\b")
+_SPACE = re.compile(r"\s+")
+_WORD = re.compile(r"[A-Za-z]{2,}|[\u4e00-\u9fff]")
+
+
+@dataclass(frozen=True, slots=True)
+class Salience:
+    """A line's score and the strongest signal found (``anchor``: where a clip should be
+    centred; empty when nothing specific was found)."""
+
+    score: float
+    kinds: tuple[str, ...]
+    anchor: str = ""
+
+    def has(self, *kinds: str) -> bool:
+        return any(k in self.kinds for k in kinds)
+
+
+_WEIGHTS: tuple[tuple[str, re.Pattern[str], float], ...] = (
+    ("marked", MARKED, 4.0),
+    ("error", ERROR_LINE, 3.0),
+    ("code", ERROR_CODE, 2.5),
+    ("decision", DECISION, 2.5),
+    ("constraint", CONSTRAINT, 2.0),
+    ("port", PORT, 2.5),
+    ("version", VERSION, 2.0),
+    ("quantity", NUMBER_UNIT, 2.0),
+    ("url", URL, 2.0),
+    ("path", PATH, 2.0),
+    ("date", DATE, 1.5),
+    ("identifier", IDENTIFIER, 1.5),
+    ("command", COMMAND, 1.5),
+    ("number", ANY_NUMBER, 0.7),
+    ("name", PROPER_NAME, 0.8),
+)
+_BASE: dict[str, float] = {"user": 2.0, "assistant": 0.6, "tool": 0.0, "previous": 2.0}
+
+
+def template_of(text: str) -> str:
+    """``text`` with digits, hex runs and spacing normalised: lines that differ only in
+    numbers (timestamps, counters, ids) share a template."""
+    lowered = _HEX.sub("#", text.lower())
+    return _SPACE.sub(" ", _DIGITS.sub("#", lowered)).strip()
+
+
+def is_filler(text: str) -> bool:
+    """True for a message that asks for nothing: empty, a slash command, a bare
+    acknowledgement ("ok", "continue", "继续", "好的") or a short pleasantry made of
+    acknowledgements and chatter ("sounds good, thanks!", "好的，谢谢")."""
+    if is_trivial_prompt(text):
+        return True
+    stripped = text.strip()
+    if len(stripped) > 60 or any(
+        p.search(stripped) for p in (PATH, URL, ANY_NUMBER, ERROR_LINE, COMMAND)
+    ):
+        return False
+    parts = [p for p in re.split(r"[\s,，。.!！?？~…;；:：、]+", stripped) if p]
+    return bool(parts) and all(is_trivial_prompt(p) or CHATTER.fullmatch(p) for p in parts)
+
+
+def score_line(text: str, source: Source) -> Salience:
+    """Salience of one line or sentence from ``source`` (see the module docstring).
+
+    Each kind of signal counts once (a line with five numbers is not five times as
+    salient); user requests and questions add to the user's base; chatter and log noise
+    subtract; very short fragments without signals score 0.
+    """
+    stripped = text.strip()
+    if not stripped or (source == "user" and is_filler(stripped)):
+        return Salience(0.0, ())
+    score = _BASE[source]
+    kinds: list[str] = []
+    anchor = ""
+    for kind, pattern, weight in _WEIGHTS:
+        match = pattern.search(stripped)
+        if match is None:
+            continue
+        if kind == "error" and source == "assistant" and not ERROR_CODE.search(stripped):
+            weight = 1.0  # an agent talking about an error is not the error line itself
+        score += weight
+        kinds.append(kind)
+        if not anchor and weight >= 1.5:
+            anchor = match.group(0)
+    if source == "user":
+        if REQUEST.search(stripped):
+            score += 1.0
+            kinds.append("request")
+        if stripped.endswith(("?", "？")):
+            score += 0.5
+            kinds.append("question")
+    if CHATTER.search(stripped):
+        score -= 1.5
+    if source == "tool" and LOG_NOISE.search(stripped) and "error" not in kinds:
+        score *= 0.3
+    words = len(_WORD.findall(stripped))
+    if words < 3 and not kinds:
+        score = 0.0
+    elif words > 60:
+        score *= 0.8  # a wall of text: its signals are diluted
+    return Salience(max(score, 0.0), tuple(kinds), anchor)
+
+
+def repetition_discount(count: int) -> float:
+    """Factor for a line whose template occurs ``count`` times in the span (1 → 1.0)."""
+    return 1.0 / (1.0 + math.log2(count)) if count > 1 else 1.0
+
+
+__all__ = [
+    "COMMAND",
+    "CONSTRAINT",
+    "DECISION",
+    "MARKED",
+    "PATH",
+    "REFINEMENT",
+    "URL",
+    "Salience",
+    "Source",
+    "is_filler",
+    "repetition_discount",
+    "score_line",
+    "template_of",
+]
