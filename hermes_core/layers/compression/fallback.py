@@ -417,7 +417,7 @@ def build_fallback_summary(
                 if isinstance(args, Mapping):
                     span.entities(" ".join(str(v) for v in args.values()), "tool", index)
         elif who == "tool":
-            for line in text.splitlines():
+            for line in _sentences(text):
                 span.sentence(line, "tool", index)
             span.entities(text, "tool", index)
 

@@ -44,8 +44,8 @@ CONSTRAINT = re.compile(
 DECISION = re.compile(
     r"(?i)\b(decided|decision|we'll use|we will use|let's use|let's go with|go with|"
     r"agreed|chose|chosen|choose|going with|went with|settled on|switch(?:ed|ing)? to|"
-    r"opted|picked|the plan is|plan:|final(?:ly)?|conclusion|instead)\b"
-    r"|决定|选定|选择|采用|确定|就用|改用|换成|定了|敲定|最终|结论|方案是"
+    r"opted|picked|the plan is|plan:|final(?:ly)?|instead)\b"
+    r"|决定|选定|选了|采用|确定用|就用|改用|换成|定了|就定|敲定|最终选|方案是"
 )
 ERROR_CODE = re.compile(
     r"\b[A-Z]{1,6}-?\d{3,6}\b|\b(?:HTTP|status|code|错误码|状态码)\s*[:=]?\s*\d{3,}\b"
@@ -60,9 +60,19 @@ _UNITS = (
     r"vcpus?|replicas?|nodes?|shards?|users?|rows?|records?|items?|workers?|threads?|"
     r"connections?|retries|times|x|usd|eur|gbp|rmb|cny|yuan|dollars?|euros?"
 )
+_NUMBER_WORDS = (
+    r"one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|"
+    r"thirty|forty|fifty|sixty|ninety|hundred|thousand|million|a dozen|a couple of|half an?"
+)
+_ZH_UNITS = (
+    r"元|块|万|亿|个月|个|次|天|周|年|小时|分钟|分半|分|秒|毫秒|台|条|行|倍|人|张|份|兆|号|公里|米|"
+    r"成|折|岁|桌|间|层|遍|项"
+)
 NUMBER_UNIT = re.compile(
     rf"(?i)[$€£¥]\s?\d[\d,.]*|\b\d[\d,]*(?:\.\d+)?\s?(?:{_UNITS})\b"
-    r"|\d[\d,]*(?:\.\d+)?\s?(?:元|块|万|亿|个|次|天|周|小时|分钟|秒|毫秒|台|条|行|倍|人|张|份|兆|G|M|号)"
+    rf"|\b(?:{_NUMBER_WORDS})[ -](?:{_UNITS})\b"
+    rf"|\d[\d,]*(?:\.\d+)?\s?(?:{_ZH_UNITS}|G|M)"
+    rf"|[零一二两三四五六七八九十百千万亿半几]+\s?(?:{_ZH_UNITS})"
 )
 ANY_NUMBER = re.compile(r"\d{2,}|[零一二三四五六七八九十百千万亿两]{2,}")
 PATH = re.compile(
@@ -103,6 +113,12 @@ REFINEMENT = re.compile(
     r"update:|correction|scratch that|on second thought|one more thing|and then)\b"
     r"|还要|另外|改成|改为|换成|其实|不过|更正|补充|再加|顺便"
 )
+GREETING = re.compile(
+    r"(?i)^(?:hi|hey|hello|yo|hiya|howdy|morning|good (?:morning|afternoon|evening)|there|"
+    r"all|team|folks|嗨|哈喽|哈啰|你好|你好呀|您好|在吗|在不在|在嘛|早|早上好|早安|上午好|下午好|"
+    r"晚上好|大家好)$"
+)
+"""One word of a greeting ("hey, morning", "hi there", "在吗", "早上好")."""
 CHATTER = re.compile(
     r"(?i)\b(haha+|lol|lmao|hehe|:\)|:d|weather|weekend|coffee|lunch|sounds good|"
     r"awesome|cool|nice one|no worries|cheers|thanks|thank you|great job|good morning|"
@@ -170,7 +186,9 @@ def is_filler(text: str) -> bool:
     ):
         return False
     parts = [p for p in re.split(r"[\s,，。.!！?？~…;；:：、]+", stripped) if p]
-    return bool(parts) and all(is_trivial_prompt(p) or CHATTER.fullmatch(p) for p in parts)
+    return bool(parts) and all(
+        is_trivial_prompt(p) or CHATTER.fullmatch(p) or GREETING.match(p) for p in parts
+    )
 
 
 def score_line(text: str, source: Source) -> Salience:
