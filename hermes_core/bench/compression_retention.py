@@ -160,9 +160,7 @@ def score(scenario: Scenario, sheet: str) -> tuple[int, list[str], int, dict[str
     return len(scenario.facts) - len(lost), lost, distractors, where
 
 
-def run_cell(
-    scenario: Scenario, ratio: int, path: Path_, llm: FakeLLMServer | None = None
-) -> Cell:
+def run_cell(scenario: Scenario, ratio: int, path: Path_, llm: FakeLLMServer | None = None) -> Cell:
     """Compact ``scenario`` at ``ratio`` with ``path`` and score the sheet."""
     cut = cut_scenario(scenario)
     middle_tokens = estimate_messages_tokens(cut.middle)

@@ -137,9 +137,9 @@ def ops_db_migration_zh() -> Scenario:
     b.user(
         "这周要把会员库从旧机房的那台虚拟机迁到新的 Postgres 集群上。新主库叫 pg-huiyuan-03，"
         "只能走 pgbouncer 的 6543 端口连，默认端口是关着的。"
-    ).fact("goal", "会员库", form="第一条实质请求").fact(
-        "port", "6543", form="口语里的端口"
-    ).fact("host", "pg-huiyuan-03", form="主机名")
+    ).fact("goal", "会员库", form="第一条实质请求").fact("port", "6543", form="口语里的端口").fact(
+        "host", "pg-huiyuan-03", form="主机名"
+    )
     b.assistant("明白，我先检查一下新主库的连通性。")
     b.tool(
         "terminal",
@@ -158,9 +158,9 @@ def ops_db_migration_zh() -> Scenario:
         {"command": "ls -la /data/backup/members"},
         listing(b.rng, "/data/backup/members", names),
     ).distractor("/data/backup/members/members-2026-01-24.dump", "最新的备份，不能用")
-    b.user("用上周日晚上那份 members-2026-01-18.dump，之后的几份是夜间任务没跑完时导的，不一致。").fact(
-        "dump", "members-2026-01-18.dump", form="只有文件名，带原因"
-    )
+    b.user(
+        "用上周日晚上那份 members-2026-01-18.dump，之后的几份是夜间任务没跑完时导的，不一致。"
+    ).fact("dump", "members-2026-01-18.dump", form="只有文件名，带原因")
     b.tool(
         "terminal",
         {"command": "pg_restore -p 6543 -d members /data/backup/members/members-2026-01-18.dump"},
@@ -183,12 +183,17 @@ def ops_db_migration_zh() -> Scenario:
     )
     b.poll(
         "terminal",
-        [{"command": f"psql -p 6543 -c 'SELECT count(*) FROM points_{y}'"} for y in range(2015, 2026)],
+        [
+            {"command": f"psql -p 6543 -c 'SELECT count(*) FROM points_{y}'"}
+            for y in range(2015, 2026)
+        ],
         [f" count\n-------\n {b.rng.randint(300_000, 900_000)}\n(1 row)" for _ in range(11)],
         acks=3,
     )
     b.user("继续")
-    b.assistant("两边会员表的总行数都是 9,310,442 行。").fact("rows", "9,310,442", form="助手说的行数")
+    b.assistant("两边会员表的总行数都是 9,310,442 行。").fact(
+        "rows", "9,310,442", form="助手说的行数"
+    )
     b.chatter(2)
     b.user("好，切流量之前还差什么？")
     b.assistant("还差核对积分流水、改应用的连接串，然后做一次冒烟测试。")
@@ -213,9 +218,11 @@ def coding_refactor_en() -> Scenario:
     ).fact("goal", "into a package of smaller modules", form="first substantive request").fact(
         "import", "from billing.invoice import render_invoice", form="import line in backticks"
     )
-    b.tool("read_file", {"path": "billing/invoice.py"}, "\n".join(
-        f"def helper_{i}(x):\n    return x  # line {i}" for i in range(160)
-    ))
+    b.tool(
+        "read_file",
+        {"path": "billing/invoice.py"},
+        "\n".join(f"def helper_{i}(x):\n    return x  # line {i}" for i in range(160)),
+    )
     b.poll(
         "grep",
         [{"pattern": f"helper_{i}", "path": "billing/"} for i in range(30)],
@@ -287,13 +294,14 @@ def research_en() -> Scenario:
         b.tool(
             "web_search",
             {"query": query},
-            "\n".join(page(b.rng, "en", 6) + f" Sample: {b.rng.randint(40, 190)} students."
-                      for _ in range(8)),
+            "\n".join(
+                page(b.rng, "en", 6) + f" Sample: {b.rng.randint(40, 190)} students."
+                for _ in range(8)
+            ),
         )
     b.distractor("students", "sample sizes of small studies")
     b.user(
-        "Skip anything with fewer than 200 participants; reviewers will tear small samples "
-        "apart."
+        "Skip anything with fewer than 200 participants; reviewers will tear small samples apart."
     ).fact("exclusion", "fewer than 200 participants", form="threshold with a reason")
     b.tool(
         "web_search",
@@ -345,14 +353,20 @@ def chat_travel_en() -> Scenario:
         "seven, and my mom."
     ).fact("goal", "family trip to Lisbon", form="first substantive request")
     b.chatter(2)
-    b.user(
-        "Oh and Inês is allergic to tree nuts, properly allergic, so restaurants matter."
-    ).fact("allergy", "allergic to tree nuts", form="health fact without a marker word")
+    b.user("Oh and Inês is allergic to tree nuts, properly allergic, so restaurants matter.").fact(
+        "allergy", "allergic to tree nuts", form="health fact without a marker word"
+    )
     hotels = "\n".join(
         f"{name} — €{b.rng.randint(120, 340)}/night — rating {b.rng.uniform(7.5, 9.6):.1f}"
         for name in (
-            "Hotel Avenida Palace", "Casa do Largo", "Memmo Alfama", "Lisboa Pessoa",
-            "Hotel Britania", "The Lumiares", "Almalusa Baixa", "Pestana Palace",
+            "Hotel Avenida Palace",
+            "Casa do Largo",
+            "Memmo Alfama",
+            "Lisboa Pessoa",
+            "Hotel Britania",
+            "The Lumiares",
+            "Almalusa Baixa",
+            "Pestana Palace",
         )
     )
     b.tool("web_search", {"query": "family hotels Lisbon May"}, hotels)
@@ -360,9 +374,21 @@ def chat_travel_en() -> Scenario:
     b.tool("fetch", {"url": "https://www.visitlisboa.example/families"}, page(b.rng, "en", 60))
     b.poll(
         "web_search",
-        [{"query": f"Lisbon restaurant nut free {area}"} for area in
-         ("Alfama", "Baixa", "Chiado", "Belém", "Bairro Alto", "Príncipe Real",
-          "Cais do Sodré", "Graça", "Estrela", "Campo de Ourique")],
+        [
+            {"query": f"Lisbon restaurant nut free {area}"}
+            for area in (
+                "Alfama",
+                "Baixa",
+                "Chiado",
+                "Belém",
+                "Bairro Alto",
+                "Príncipe Real",
+                "Cais do Sodré",
+                "Graça",
+                "Estrela",
+                "Campo de Ourique",
+            )
+        ],
         [page(b.rng, "en", 8) for _ in range(10)],
         acks=2,
     )
@@ -414,7 +440,8 @@ def ops_incident_en() -> Scenario:
             "NAME                            READY   STATUS             RESTARTS   AGE\n"
             + "\n".join(
                 f"payments-api-7d9f{b.rng.randint(100, 999)}-{b.rng.randint(1000, 9999)}   "
-                f"0/1     CrashLoopBackOff   {b.rng.randint(3, 40)}          {b.rng.randint(5, 50)}m"
+                f"0/1     CrashLoopBackOff   {b.rng.randint(3, 40)}          "
+                f"{b.rng.randint(5, 50)}m"
                 for _ in range(4)
             )
             for _ in range(30)
@@ -453,10 +480,15 @@ def ops_incident_en() -> Scenario:
     )
     b.poll(
         "terminal",
-        [{"command": "kubectl rollout status deploy/payments-api -n payments-prod"}
-         for _ in range(15)],
-        ['Waiting for deployment "payments-api" rollout to finish: 2 of 4 updated replicas are '
-         "available..." for _ in range(15)],
+        [
+            {"command": "kubectl rollout status deploy/payments-api -n payments-prod"}
+            for _ in range(15)
+        ],
+        [
+            'Waiting for deployment "payments-api" rollout to finish: 2 of 4 updated replicas are '
+            "available..."
+            for _ in range(15)
+        ],
         acks=3,
     )
     b.user("The customer escalation is SUP-4471, post the root cause there when done.").fact(
@@ -484,18 +516,16 @@ def chat_speech_en() -> Scenario:
     ).fact("goal", "writing the speech", form="first substantive request").fact(
         "names", "Tomasz", "Ana", form="names in prose"
     )
-    drafts = [
-        "Good evening everyone. " + page(b.rng, "en", 45) for _ in range(4)
-    ]
+    drafts = ["Good evening everyone. " + page(b.rng, "en", 45) for _ in range(4)]
     b.assistant("Here's a first rough draft:\n\n" + drafts[0])
     b.user("Too long. The DJ gave me four minutes, tops.").fact(
         "length", "four minutes", form="time limit in words"
     )
     b.assistant("Shorter version:\n\n" + drafts[1])
     b.chatter(3)
-    b.user(
-        "Please don't mention Vegas at all. Ana's parents would not find it funny."
-    ).fact("vegas", "don't mention Vegas", form="topic to avoid, marked")
+    b.user("Please don't mention Vegas at all. Ana's parents would not find it funny.").fact(
+        "vegas", "don't mention Vegas", form="topic to avoid, marked"
+    )
     b.assistant("Removed. New version:\n\n" + drafts[2])
     b.user(
         "Their grandmother only speaks Polish, so end with one line in Polish for her: "
@@ -503,10 +533,10 @@ def chat_speech_en() -> Scenario:
     ).fact("polish", "Sto lat, kochani!", form="a quoted phrase in another language")
     b.assistant("Lovely idea. Updated draft:\n\n" + drafts[3])
     b.chatter(2)
-    b.user("The story I want in the middle is when he taught me to ride a bike and we both "
-           "ended up in the neighbour's hedge.").fact(
-        "story", "neighbour's hedge", form="an anecdote to include"
-    )
+    b.user(
+        "The story I want in the middle is when he taught me to ride a bike and we both "
+        "ended up in the neighbour's hedge."
+    ).fact("story", "neighbour's hedge", form="an anecdote to include")
     b.user("There'll be about 120 people, mostly family.").fact(
         "guests", "120 people", form="audience size"
     )
@@ -514,7 +544,8 @@ def chat_speech_en() -> Scenario:
     b.user("ok can you put it all together one more time?")
     b.assistant("Here's the full speech, about three and a half minutes read aloud.")
     return b.build(
-        "## Goal\n- Writing the speech: best man at brother Tomasz's wedding to Ana.\n## Constraints & "
+        "## Goal\n- Writing the speech: best man at brother Tomasz's wedding to Ana.\n"
+        "## Constraints & "
         "Preferences\n- Four minutes, tops.\n- Don't mention Vegas.\n- End with one line in "
         "Polish for the grandmother: 'Sto lat, kochani!'\n- Include the story of the bike "
         "lesson ending in the neighbour's hedge.\n## Critical Context\n- About 120 people, "
@@ -591,11 +622,14 @@ def research_zh() -> Scenario:
         b.tool(
             "web_search",
             {"query": query},
-            "\n".join(page(b.rng, "zh", 5) + f"年费约 {b.rng.randint(800, 9800)} 元。"
-                      for _ in range(8)),
+            "\n".join(
+                page(b.rng, "zh", 5) + f"年费约 {b.rng.randint(800, 9800)} 元。" for _ in range(8)
+            ),
         )
     b.distractor("年费约", "各种网页上的价格")
-    b.user("海外的产品就不用看了，国内小店用不起来。").fact("exclude", "海外的产品", form="排除条件")
+    b.user("海外的产品就不用看了，国内小店用不起来。").fact(
+        "exclude", "海外的产品", form="排除条件"
+    )
     b.poll(
         "fetch",
         [{"url": f"https://news.example.cn/article/{2000 + i}"} for i in range(16)],
@@ -607,7 +641,9 @@ def research_zh() -> Scenario:
         "price", "1980", form="价格"
     ).fact("rival", "客如云", form="竞品名")
     b.chatter(2)
-    b.user("结论里要写清楚我们能不能做到比他们便宜两成。").fact("target", "便宜两成", form="中文比例")
+    b.user("结论里要写清楚我们能不能做到比他们便宜两成。").fact(
+        "target", "便宜两成", form="中文比例"
+    )
     b.user("下周三之前要给老板看初稿。").fact("deadline", "下周三", form="相对日期")
     b.tool("fetch", {"url": "https://news.example.cn/article/3100"}, page(b.rng, "zh", 40))
     b.user("先列个提纲？")
@@ -631,14 +667,20 @@ def chat_renovation_zh() -> Scenario:
     b.tool(
         "web_search",
         {"query": "两居室 装修 报价 清单"},
-        "\n".join(page(b.rng, "zh", 4) + f"半包报价 {b.rng.randint(6, 15)} 万。" for _ in range(10)),
+        "\n".join(
+            page(b.rng, "zh", 4) + f"半包报价 {b.rng.randint(6, 15)} 万。" for _ in range(10)
+        ),
     )
     b.distractor("半包报价", "网上的报价")
-    b.user("我老婆做饭油烟大，开放式厨房就算了。").fact("kitchen", "开放式厨房就算了", form="口语化的否定")
+    b.user("我老婆做饭油烟大，开放式厨房就算了。").fact(
+        "kitchen", "开放式厨房就算了", form="口语化的否定"
+    )
     b.poll(
         "web_search",
-        [{"query": f"地板 {kind} 优缺点"} for kind in
-         ("实木", "实木复合", "强化", "SPC", "瓷砖", "竹地板", "软木", "地毯")],
+        [
+            {"query": f"地板 {kind} 优缺点"}
+            for kind in ("实木", "实木复合", "强化", "SPC", "瓷砖", "竹地板", "软木", "地毯")
+        ],
         [page(b.rng, "zh", 10) for _ in range(8)],
         acks=2,
     )
@@ -651,7 +693,8 @@ def chat_renovation_zh() -> Scenario:
     b.user("那先做什么？")
     b.assistant("先定设计方案和水电改造，再做瓷砖和木工。")
     return b.build(
-        "## Goal\n- 规划一下装修（两居室新房）。\n## Constraints & Preferences\n- 总预算二十万，含家电。\n"
+        "## Goal\n- 规划一下装修（两居室新房）。\n## Constraints & Preferences\n"
+        "- 总预算二十万，含家电。\n"
         "- 开放式厨房就算了（油烟大）。\n- 老人房一定要朝南。\n- 明年五一前入住。\n## Key "
         "Decisions\n- 地板：实木复合。\n## Critical Context\n- 设计师小林，周五发图纸。"
     )
@@ -666,7 +709,8 @@ def ops_disk_zh() -> Scenario:
     b.tool(
         "terminal",
         {"command": "df -h /data"},
-        "Filesystem      Size  Used Avail Use% Mounted on\n/dev/vdb1       500G  485G   15G  97% /data",
+        "Filesystem      Size  Used Avail Use% Mounted on\n"
+        "/dev/vdb1       500G  485G   15G  97% /data",
     ).fact("usage", "97%", form="df 输出里的百分比")
     b.poll(
         "terminal",
@@ -689,7 +733,10 @@ def ops_disk_zh() -> Scenario:
     b.poll(
         "terminal",
         [{"command": "df -h /data"} for _ in range(12)],
-        [f"/dev/vdb1       500G  {480 - i * 10}G   {20 + i * 10}G  {96 - i * 2}% /data" for i in range(12)],
+        [
+            f"/dev/vdb1       500G  {480 - i * 10}G   {20 + i * 10}G  {96 - i * 2}% /data"
+            for i in range(12)
+        ],
         acks=3,
     )
     b.distractor("74%", "清理过程中的中间值")
@@ -722,19 +769,23 @@ def data_report_zh() -> Scenario:
     b.poll(
         "terminal",
         [{"command": f"python report.py --week 2026-W{w:02d} --dry-run"} for w in range(1, 21)],
-        [f"rows={b.rng.randint(10000, 90000)} total={b.rng.randint(10**6, 9 * 10**6)}"
-         for _ in range(20)],
+        [
+            f"rows={b.rng.randint(10000, 90000)} total={b.rng.randint(10**6, 9 * 10**6)}"
+            for _ in range(20)
+        ],
         acks=4,
     )
     b.distractor("rows=", "试跑的行数")
     b.tool(
         "terminal",
         {"command": "python report.py --week 2026-W21"},
-        "Traceback (most recent call last):\n  File \"report.py\", line 88, in build\n"
+        'Traceback (most recent call last):\n  File "report.py", line 88, in build\n'
         "    region = row['region_code']\nKeyError: 'region_code'",
     ).fact("error", "KeyError: 'region_code'", form="工具输出里的异常")
     b.assistant("第 21 周的数据里有几行没有 region_code，我改成归到「未知地区」。")
-    b.user("可以。退款不算进销售额，这个口径财务很在意。").fact("refund", "退款不算进销售额", form="口径约束")
+    b.user("可以。退款不算进销售额，这个口径财务很在意。").fact(
+        "refund", "退款不算进销售额", form="口径约束"
+    )
     b.chatter(3)
     b.user("邮件发给财务部的王敏，每周一早上九点发。").fact("to", "王敏", form="人名").fact(
         "when", "每周一早上九点", form="时间"
@@ -742,7 +793,9 @@ def data_report_zh() -> Scenario:
     b.tool(
         "read_file",
         {"path": "report.py"},
-        "\n".join(f"    df_{i} = df.groupby('region').agg(total=('amount', 'sum'))" for i in range(120)),
+        "\n".join(
+            f"    df_{i} = df.groupby('region').agg(total=('amount', 'sum'))" for i in range(120)
+        ),
     )
     b.user("现在能跑通吗？")
     b.assistant("能跑通，明早我再试一次定时任务。")
@@ -761,12 +814,16 @@ def chat_running_zh() -> Scenario:
         "goal", "杭州马拉松", form="第一条实质请求"
     )
     b.chatter(3)
-    b.user("先说一下，我左膝半月板做过手术，跑多了会疼。").fact("knee", "左膝半月板", form="健康情况")
+    b.user("先说一下，我左膝半月板做过手术，跑多了会疼。").fact(
+        "knee", "左膝半月板", form="健康情况"
+    )
     b.assistant("了解，计划会控制跑量，加强力量训练。")
     b.tool(
         "web_search",
         {"query": "全马 训练计划 16周"},
-        "\n".join(page(b.rng, "zh", 6) + f"每周跑量 {b.rng.randint(30, 90)} 公里。" for _ in range(10)),
+        "\n".join(
+            page(b.rng, "zh", 6) + f"每周跑量 {b.rng.randint(30, 90)} 公里。" for _ in range(10)
+        ),
     )
     b.distractor("每周跑量", "网上计划的跑量")
     b.user("一周最多只能跑四次，工作太忙了。").fact("freq", "四次", form="中文数字的上限")
@@ -779,13 +836,16 @@ def chat_running_zh() -> Scenario:
     b.user("目标是全程配速六分半左右，能完赛就行。").fact("pace", "六分半", form="口语化的配速")
     b.user("我不喝牛奶也不吃奶制品，补给别推荐这些。").fact("dairy", "奶制品", form="饮食偏好")
     b.chatter(2)
-    b.user("周末可以长距离，周中只有早上六点到七点有空。").fact("time", "早上六点到七点", form="时间段")
+    b.user("周末可以长距离，周中只有早上六点到七点有空。").fact(
+        "time", "早上六点到七点", form="时间段"
+    )
     b.tool("web_search", {"query": "半月板 术后 跑步 注意"}, page(b.rng, "zh", 90))
     b.user("第一周怎么安排？")
     b.assistant("第一周以轻松跑和力量训练为主，周末一次长距离慢跑。")
     return b.build(
         "## Goal\n- 为今年十月的杭州马拉松排训练计划。\n## Constraints & Preferences\n- 左膝半月板"
-        "做过手术。\n- 一周最多跑四次。\n- 不吃奶制品。\n- 周中只有早上六点到七点有空，周末可长距离。\n"
+        "做过手术。\n- 一周最多跑四次。\n- 不吃奶制品。\n"
+        "- 周中只有早上六点到七点有空，周末可长距离。\n"
         "## Critical Context\n- 目标配速六分半左右。"
     )
 
@@ -810,16 +870,16 @@ def ops_ci_en() -> Scenario:
         + "\nintegration-tests  Error: connect ECONNREFUSED 127.0.0.1:6379\n"
         "integration-tests  Process completed with exit code 1.",
     ).fact("econnrefused", "ECONNREFUSED 127.0.0.1:6379", form="error line with an address")
-    b.assistant(
-        "The integration job sometimes starts before its Redis service container is ready."
-    )
+    b.assistant("The integration job sometimes starts before its Redis service container is ready.")
     b.user(
         "Fix it with a proper health check on the service, not a sleep. Sleeps are banned in "
         "our workflows."
     ).fact("nosleep", "not a sleep", form="constraint, with a house rule")
     b.chatter(2)
-    b.user("The release manager is Priya Natarajan; she wants a green run three times in a row "
-           "before tagging.").fact("rm", "Priya Natarajan", form="a person's full name").fact(
+    b.user(
+        "The release manager is Priya Natarajan; she wants a green run three times in a row "
+        "before tagging."
+    ).fact("rm", "Priya Natarajan", form="a person's full name").fact(
         "three", "three times in a row", form="a count in words"
     )
     b.poll(
@@ -845,6 +905,241 @@ def ops_ci_en() -> Scenario:
     )
 
 
+def coding_debug_en() -> Scenario:
+    b = ScenarioBuilder(
+        "coding-debug-en", "en", "coding", "tenants seeing each other's cached data", SYSTEM_EN
+    )
+    b.user("hey, got a nasty one").assistant("Sure, what's going on?")
+    b.user(
+        "So this is a bit embarrassing, I've been staring at it since lunch and my coffee went "
+        "cold twice. Customers on the shared plan are occasionally seeing another company's "
+        "dashboard numbers for a few seconds after login. It's intermittent, it started after "
+        "last Tuesday's release, and our CTO is, let's say, interested. Find out what's going "
+        "on, but this is production data so reads only until I say otherwise."
+    ).fact(
+        "goal",
+        "seeing another company's dashboard numbers",
+        form="request inside a long, chatty message",
+    ).fact(
+        "readonly",
+        "reads only until I say otherwise",
+        form="constraint at the end of a long message",
+    )
+    b.tool(
+        "terminal",
+        {"command": "git log --oneline -n 40"},
+        "\n".join(
+            f"{b.rng.getrandbits(28):07x} {msg}"
+            for msg in [
+                "bump deps",
+                "fix typo",
+                "dashboard: cache widgets",
+                "ci: cache pip",
+                "docs",
+            ]
+            * 8
+        ),
+    )
+    b.poll(
+        "read_file",
+        [{"path": f"app/dashboard/widgets/w{i:02d}.py"} for i in range(22)],
+        ["\n".join(f"    value_{j} = compute({j})" for j in range(30)) for _ in range(22)],
+        acks=3,
+    )
+    b.tool(
+        "read_file",
+        {"path": "app/dashboard/cache.py"},
+        "\n".join(f"# {i}" for i in range(40))
+        + '\ndef cache_key(widget, user):\n    return f"dash:{widget.id}:{user.plan}"\n',
+    )
+    b.assistant(
+        "I think I've found it, and it fits everything you described. In the release, widget "
+        "results started being cached, and if you look at cache_key in app/dashboard/cache.py "
+        "it is built from the widget id and the user's plan only: the tenant id is not part of "
+        "the key. So two companies on the shared plan who open the same widget within the TTL "
+        "get each other's cached result. That also explains why it's only the shared plan and "
+        "only for a few seconds — the TTL is short. The fix is to put the tenant id into the "
+        "key and flush the existing dash: keys once."
+    ).fact(
+        "cause",
+        "tenant id is not part of the key",
+        form="root cause buried in an assistant explanation",
+    )
+    b.chatter(2)
+    b.tool(
+        "terminal",
+        {"command": "redis-cli -h cache-eu-1 info keyspace"},
+        "# Keyspace\ndb0:keys=184233,expires=184101,avg_ttl=9000\ndb3:keys=12,expires=0,avg_ttl=0",
+    ).distractor("184233", "key count, not needed")
+    b.user("ok. make the fix on a branch, I'll deploy it myself tonight.")
+    b.tool(
+        "terminal",
+        {
+            "command": "git switch -c fix/tenant-cache-key && "
+            "git commit -am 'cache key includes tenant'"
+        },
+        "Switched to a new branch 'fix/tenant-cache-key'\n[fix/tenant-cache-key 9c41e7a] cache "
+        "key includes tenant\n 2 files changed, 11 insertions(+), 3 deletions(-)",
+    ).fact("branch", "fix/tenant-cache-key", form="branch name in git output").fact(
+        "commit", "9c41e7a", form="commit hash in git output"
+    )
+    b.poll(
+        "terminal",
+        [{"command": f"pytest tests/dashboard -q -k widget_{i:02d}"} for i in range(16)],
+        [pytest_output(b.rng, "tests/dashboard/test_widgets.py", 4) for _ in range(16)],
+        acks=2,
+    )
+    b.assistant(
+        "Tests pass. When you deploy, remember the old entries: run the flush for the dash: "
+        "prefix on cache-eu-1 right after the deploy, otherwise stale cross-tenant entries "
+        "live until their TTL."
+    ).fact("flush", "flush for the dash: prefix", form="follow-up instruction in assistant text")
+    b.user("what do I tell the CTO?")
+    b.assistant("A short incident note: cause, blast radius, fix, and the follow-up flush.")
+    return b.build(
+        "## Goal\n- Customers on the shared plan were seeing another company's dashboard "
+        "numbers after login; find out why.\n## Constraints & Preferences\n- Production data: "
+        "reads only until I say otherwise.\n## Critical Context\n- Cause: cache_key in "
+        "app/dashboard/cache.py uses widget id and plan; the tenant id is not part of the key.\n"
+        "## Completed Actions\n1. Fix committed on branch fix/tenant-cache-key (9c41e7a); "
+        "tests pass.\n## Historical Remaining Work\n- After the deploy, run the flush for the "
+        "dash: prefix on cache-eu-1."
+    )
+
+
+def ops_cert_zh() -> Scenario:
+    b = ScenarioBuilder("ops-cert-zh", "zh", "ops", "证书续期和网关切换", SYSTEM_ZH)
+    b.user("哈喽").assistant("你好！需要做什么？")
+    b.user(
+        "是这样的，我们官网的证书下个月就到期了，之前一直是小王手动续的，他上个月离职了，"
+        "交接文档写得乱七八糟，我看了半天也没看懂。能不能帮我把证书续上，最好顺便改成自动续期，"
+        "以后就不用人盯着了。对了，网关那台机器是生产环境，重启之前一定要先跟我说。"
+    ).fact("goal", "改成自动续期", form="长段落里的请求").fact(
+        "restart", "重启之前一定要先跟我说", form="长段落末尾的约束"
+    )
+    b.tool(
+        "terminal",
+        {"command": "openssl x509 -in /etc/nginx/certs/site.pem -noout -dates"},
+        "notBefore=Mar 14 00:00:00 2025 GMT\nnotAfter=Mar 13 23:59:59 2026 GMT",
+    ).fact("expiry", "Mar 13 23:59:59 2026", form="工具输出里的到期时间")
+    b.poll(
+        "terminal",
+        [
+            {"command": f"grep -rn ssl_certificate /etc/nginx/conf.d/site-{i:02d}.conf"}
+            for i in range(20)
+        ],
+        [
+            f"/etc/nginx/conf.d/site-{i:02d}.conf:{b.rng.randint(3, 40)}:    "
+            "ssl_certificate /etc/nginx/certs/site.pem;"
+            for i in range(20)
+        ],
+        acks=4,
+    )
+    b.assistant(
+        "我看了一下，这几个站点都引用同一张证书 /etc/nginx/certs/site.pem。证书是在阿里云买的 "
+        "OV 证书，不是 Let's Encrypt，所以不能直接用 certbot 自动续，要么继续每年在控制台续费，"
+        "要么换成 Let's Encrypt 的免费证书。"
+    ).fact("ov", "不能直接用 certbot", form="助手解释里的关键结论")
+    b.chatter(2)
+    b.user("那就换成 Let's Encrypt 吧，省事。DNS 在 Cloudflare 上，用 DNS 验证。").fact(
+        "le", "换成 Let's Encrypt", form="口语化的决定"
+    ).fact("dns", "Cloudflare", form="服务商名")
+    b.tool(
+        "terminal",
+        {"command": "certbot certonly --dns-cloudflare -d example.cn -d www.example.cn"},
+        log_lines(b.rng, "certbot", 40, level_mix=False)
+        + "\nSuccessfully received certificate.\nCertificate is saved at: "
+        "/etc/letsencrypt/live/example.cn/fullchain.pem",
+    ).fact("newcert", "/etc/letsencrypt/live/example.cn/fullchain.pem", form="工具输出里的路径")
+    b.poll(
+        "terminal",
+        [{"command": "systemctl status certbot.timer"} for _ in range(10)],
+        [
+            "● certbot.timer - Run certbot twice daily\n   Active: active (waiting)"
+            for _ in range(10)
+        ],
+        acks=2,
+    )
+    b.assistant("新证书已经签好了。要切换 nginx 的配置并 reload 网关，需要你确认。")
+    b.user("现在可以 reload 吗？")
+    b.assistant("可以，reload 不会断开现有连接。")
+    return b.build(
+        "## Goal\n- 续官网证书，并改成自动续期。\n## Constraints & Preferences\n- 网关是生产环境，"
+        "重启之前一定要先跟我说。\n## Critical Context\n- 旧证书 /etc/nginx/certs/site.pem 到期："
+        "Mar 13 23:59:59 2026 GMT。\n- 旧证书是阿里云 OV 证书，不能直接用 certbot 自动续。\n"
+        "## Key Decisions\n- 换成 Let's Encrypt，DNS 在 Cloudflare，用 DNS 验证。\n## Completed "
+        "Actions\n1. 新证书：/etc/letsencrypt/live/example.cn/fullchain.pem。"
+    )
+
+
+def research_notes_en() -> Scenario:
+    b = ScenarioBuilder(
+        "research-notes-en", "en", "research", "choosing a vector database", SYSTEM_EN
+    )
+    b.user("hello").assistant("Hello! What are we looking into?")
+    b.user(
+        "We need to pick a vector database for the support-search feature. Compare the main "
+        "options for us and recommend one."
+    ).fact("goal", "pick a vector database", form="first substantive request")
+    b.user(
+        "Context you should know: we're a four-person team, nobody wants to run another "
+        "stateful service, and everything we have is already on Postgres 15."
+    ).fact("team", "four-person team", form="team size in words").fact(
+        "pg", "Postgres 15", form="version in prose"
+    )
+    b.poll(
+        "fetch",
+        [{"url": f"https://docs.vendor{i}.example/benchmarks"} for i in range(12)],
+        [
+            page(
+                b.rng,
+                "en",
+                14,
+                seed_text=f"Throughput reached {b.rng.randint(800, 9000)} QPS "
+                f"at recall {b.rng.uniform(0.90, 0.99):.2f}.",
+            )
+            for i in range(12)
+        ],
+        acks=3,
+    )
+    b.distractor("QPS", "vendor benchmark figures")
+    b.tool(
+        "fetch",
+        {"url": "https://github.com/pgvector/pgvector"},
+        page(b.rng, "en", 20, seed_text="HNSW indexes were added in version 0.5.0."),
+    ).fact("hnsw", "0.5.0", form="version inside fetched docs")
+    b.assistant(
+        "Given no new stateful services and an existing Postgres 15, pgvector is the natural "
+        "fit. Its HNSW index (since 0.5.0) closes most of the recall gap to dedicated engines "
+        "at our scale of roughly two million embeddings."
+    ).fact("scale", "two million embeddings", form="scale in words, assistant text")
+    b.chatter(2)
+    b.user(
+        "Good. One hard requirement from security: embeddings may not leave the EU, so any "
+        "hosted option must have a Frankfurt or Dublin region."
+    ).fact("eu", "may not leave the EU", form="security requirement").fact(
+        "regions", "Frankfurt or Dublin", form="place names"
+    )
+    b.tool(
+        "web_search",
+        {"query": "managed postgres pgvector eu region"},
+        page(b.rng, "en", 40),
+    )
+    b.user("Write it up as a one-pager for Thursday's architecture review.").fact(
+        "onepager", "one-pager", form="deliverable format"
+    )
+    b.user("can you start with the recommendation section?")
+    b.assistant("Sure, here's the recommendation section first.")
+    return b.build(
+        "## Goal\n- Pick a vector database for support-search: compare options and recommend "
+        "one.\n## Constraints & Preferences\n- Four-person team; no new stateful service; "
+        "already on Postgres 15.\n- Embeddings may not leave the EU: hosted options need "
+        "Frankfurt or Dublin.\n- Deliverable: a one-pager for Thursday's architecture "
+        "review.\n## Key Decisions\n- Recommend pgvector (HNSW since 0.5.0) for about two "
+        "million embeddings."
+    )
+
+
 SCENARIOS: tuple[Callable[[], Scenario], ...] = (
     ops_db_migration_en,
     ops_db_migration_zh,
@@ -860,6 +1155,9 @@ SCENARIOS: tuple[Callable[[], Scenario], ...] = (
     data_report_zh,
     chat_running_zh,
     ops_ci_en,
+    coding_debug_en,
+    ops_cert_zh,
+    research_notes_en,
 )
 
 

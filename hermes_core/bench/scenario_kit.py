@@ -295,36 +295,136 @@ def pytest_output(rng: random.Random, module: str, count: int, failing: str | No
     return "\n".join(lines)
 
 
-FILLER_EN = [
-    "Several studies report comparable effects under slightly different conditions.",
-    "The authors note that the sample was drawn from a single region.",
-    "Results were broadly consistent with earlier work in the field.",
-    "A sensitivity analysis did not change the main conclusions.",
-    "The discussion section lists limitations common to observational designs.",
-    "Figure 3 shows the distribution across the cohorts studied.",
-    "Code and data availability statements vary between journals.",
-    "Some of the reviewed work predates the current reporting guidelines.",
-    "The method section describes preprocessing in moderate detail.",
-    "Confidence intervals overlap for most of the secondary outcomes.",
+_SUBJECTS_EN = [
+    "The 2019 cohort study",
+    "A follow-up analysis",
+    "The vendor's whitepaper",
+    "One survey",
+    "The replication attempt",
+    "A later meta-analysis",
+    "The pilot deployment",
+    "An internal benchmark",
+    "The Berlin team's report",
+    "A conference talk",
+    "The original authors",
+    "Independent testers",
+    "The documentation",
+    "A forum thread",
 ]
-FILLER_ZH = [
-    "多项研究在略有不同的条件下报告了类似的效果。",
-    "作者指出样本来自单一地区。",
-    "结果与该领域早期的工作大体一致。",
-    "敏感性分析没有改变主要结论。",
-    "讨论部分列出了观察性研究常见的局限。",
-    "图三展示了各组之间的分布情况。",
-    "不同期刊对代码和数据公开的要求不一样。",
-    "部分文献早于现行的报告规范。",
-    "方法部分对预处理的描述比较一般。",
-    "大部分次要指标的置信区间有重叠。",
+_VERBS_EN = [
+    "reports",
+    "suggests",
+    "found",
+    "claims",
+    "measured",
+    "observed",
+    "argues",
+    "could not confirm",
+    "estimates",
+    "notes",
 ]
+_OBJECTS_EN = [
+    "a modest improvement",
+    "no significant difference",
+    "a large effect in one subgroup",
+    "higher latency under load",
+    "lower costs after the first year",
+    "mixed results",
+    "a 12% drop in errors",
+    "a peak of 3,400 requests per second",
+    "a median of 41 ms",
+    "that 2 of 9 sites dropped out",
+    "a cost of $0.12 per thousand calls",
+    "version 2.3 fixing the regression",
+    "an error rate of 0.7%",
+    "a 30-day retention of 64%",
+]
+_QUALIFIERS_EN = [
+    "though the sample was small.",
+    "in a single region.",
+    "with wide confidence intervals.",
+    "after adjusting for age.",
+    "on older hardware.",
+    "in the default configuration.",
+    "according to the appendix.",
+    "but only for new users.",
+    "over a six-week window.",
+    "which later work disputed.",
+]
+_SUBJECTS_ZH = [
+    "二〇一九年的一项研究",
+    "一份行业报告",
+    "厂商白皮书",
+    "一项问卷调查",
+    "复现实验",
+    "后来的综述",
+    "试点项目",
+    "内部测评",
+    "北京团队的报告",
+    "一场技术分享",
+    "原作者",
+    "第三方测试",
+    "官方文档",
+    "论坛帖子",
+]
+_VERBS_ZH = [
+    "报告了",
+    "认为有",
+    "发现了",
+    "声称有",
+    "测到了",
+    "观察到",
+    "指出存在",
+    "没能证实",
+    "估计有",
+    "提到了",
+]
+_OBJECTS_ZH = [
+    "小幅提升",
+    "没有显著差异",
+    "某个子群体效果明显",
+    "高负载下延迟偏高",
+    "第二年成本下降",
+    "结果不一",
+    "错误减少百分之十二",
+    "峰值每秒三千四百次请求",
+    "中位数四十一毫秒",
+    "九个站点里有两个退出",
+    "每千次调用零点一二元",
+    "二点三版修复了回退",
+    "错误率百分之零点七",
+    "三十天留存百分之六十四",
+]
+_QUALIFIERS_ZH = [
+    "，不过样本量不大。",
+    "，只覆盖一个地区。",
+    "，置信区间很宽。",
+    "，已按年龄校正。",
+    "，用的是旧硬件。",
+    "，在默认配置下。",
+    "，见附录。",
+    "，但只针对新用户。",
+    "，观察期六周。",
+    "，后来有人质疑。",
+]
+
+
+def _sentence(rng: random.Random, language: Language) -> str:
+    if language == "en":
+        return (
+            f"{rng.choice(_SUBJECTS_EN)} {rng.choice(_VERBS_EN)} {rng.choice(_OBJECTS_EN)} "
+            f"{rng.choice(_QUALIFIERS_EN)}"
+        )
+    return (
+        f"{rng.choice(_SUBJECTS_ZH)}{rng.choice(_VERBS_ZH)}{rng.choice(_OBJECTS_ZH)}"
+        f"{rng.choice(_QUALIFIERS_ZH)}"
+    )
 
 
 def page(rng: random.Random, language: Language, sentences: int, *, seed_text: str = "") -> str:
-    """A web page or paper excerpt of ``sentences`` generic sentences (plus ``seed_text``)."""
-    pool = FILLER_EN if language == "en" else FILLER_ZH
-    body = [rng.choice(pool) for _ in range(sentences)]
+    """A web page or paper excerpt of ``sentences`` varied sentences (subjects, findings,
+    numbers with units, caveats: they look like facts), plus ``seed_text``."""
+    body = [_sentence(rng, language) for _ in range(sentences)]
     if seed_text:
         body.insert(rng.randint(0, len(body)), seed_text)
     joiner = " " if language == "en" else ""

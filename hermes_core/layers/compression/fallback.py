@@ -42,10 +42,10 @@ from hermes_core.layers.compression.messages import (
     tool_call_index,
     without_summary,
 )
-from hermes_core.layers.compression.prune import ERROR_LINE
 from hermes_core.layers.compression.salience import (
     COMMAND,
     DECISION,
+    ERROR_LINE,
     MARKED,
     PATH,
     REFINEMENT,

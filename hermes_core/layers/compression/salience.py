@@ -20,7 +20,6 @@ from dataclasses import dataclass
 from typing import Literal
 
 from hermes_core.context import is_trivial_prompt
-from hermes_core.layers.compression.prune import ERROR_LINE
 
 Source = Literal["user", "assistant", "tool", "previous"]
 
@@ -47,6 +46,17 @@ DECISION = re.compile(
     r"opted|picked|the plan is|plan:|final(?:ly)?|instead)\b"
     r"|决定|选定|选了|采用|确定用|就用|改用|换成|定了|就定|敲定|最终选|方案是"
 )
+ERROR_LINE = re.compile(
+    r"\b[A-Z]\w*(?:Error|Exception|Fault)\b|\b(?:ERROR|FATAL|FAILED|FAILURE|CRITICAL|PANIC)\b"
+    r"|(?i:^\s*(?:error|fatal|panic|failed|failure|e)\b\s*[:!\]]|\berror:|\bfailed to\b|"
+    r"\bfailed with\b|\bnot found\b|permission denied|access denied|connection refused|"
+    r"no such file|no space left|timed out|\btimeout\b|traceback|segmentation fault|"
+    r"exit (?:code|status) [1-9]\d*|errno|oomkilled|crashloopbackoff|unauthori[sz]ed|forbidden)"
+    r"|错误[:：码]|出错|报错|(?<!成)失败(?!率)|异常[:：]|抛出异常|拒绝访问|连接被拒绝|权限不足|"
+    r"磁盘已满|空间不足|超时"
+)
+"""A line reporting a failure. Stricter than a word search: "a 12% drop in errors" or "the
+error rate" in a page is prose, not a failure."""
 ERROR_CODE = re.compile(
     r"\b[A-Z]{1,6}-?\d{3,6}\b|\b(?:HTTP|status|code|错误码|状态码)\s*[:=]?\s*\d{3,}\b"
     r"|(?i:\b(?:exit (?:code|status)|errno|sqlstate|returncode)\s*[:=]?\s*-?\w+)"
@@ -131,7 +141,8 @@ LOG_NOISE = re.compile(
 _DIGITS = re.compile(r"\d+")
 _HEX = re.compile(r"\b[0-9a-f]{6,}\b")
 _SPACE = re.compile(r"\s+")
-_WORD = re.compile(r"[A-Za-z]{2,}|[\u4e00-\u9fff]")
+_WORD = re.compile(r"[A-Za-z]{2,}")
+_CJK = re.compile(r"[\u4e00-\u9fff]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,7 +175,13 @@ _WEIGHTS: tuple[tuple[str, re.Pattern[str], float], ...] = (
     ("number", ANY_NUMBER, 0.7),
     ("name", PROPER_NAME, 0.8),
 )
-_BASE: dict[str, float] = {"user": 2.0, "assistant": 0.6, "tool": 0.0, "previous": 2.0}
+_BASE: dict[str, float] = {"user": 3.5, "assistant": 0.8, "tool": 0.0, "previous": 2.0}
+_TOOL_FULL_WEIGHT = frozenset({"error", "code", "port", "url", "path", "identifier", "command"})
+"""Signals a tool's output carries at full weight; its prose (docs, pages, logs) counts at
+:data:`_TOOL_PROSE` — tool output is evidence that can be fetched again, the user's words
+are not."""
+_TOOL_PROSE = 0.5
+_WEAK_KINDS = frozenset({"date", "name", "number", "question"})
 
 
 def template_of(text: str) -> str:
@@ -210,6 +227,8 @@ def score_line(text: str, source: Source) -> Salience:
             continue
         if kind == "error" and source == "assistant" and not ERROR_CODE.search(stripped):
             weight = 1.0  # an agent talking about an error is not the error line itself
+        if source == "tool" and kind not in _TOOL_FULL_WEIGHT:
+            weight *= _TOOL_PROSE
         score += weight
         kinds.append(kind)
         if not anchor and weight >= 1.5:
@@ -225,9 +244,12 @@ def score_line(text: str, source: Source) -> Salience:
         score -= 1.5
     if source == "tool" and LOG_NOISE.search(stripped) and "error" not in kinds:
         score *= 0.3
-    words = len(_WORD.findall(stripped))
+    words = len(_WORD.findall(stripped)) + len(_CJK.findall(stripped)) / 2
+    strong = [k for k in kinds if k not in _WEAK_KINDS]
     if words < 3 and not kinds:
         score = 0.0
+    elif source == "user" and words < 4 and not strong:
+        score *= 0.4  # "ugh monday": a date-like word is not a request
     elif words > 60:
         score *= 0.8  # a wall of text: its signals are diluted
     return Salience(max(score, 0.0), tuple(kinds), anchor)
@@ -242,6 +264,7 @@ __all__ = [
     "COMMAND",
     "CONSTRAINT",
     "DECISION",
+    "ERROR_LINE",
     "MARKED",
     "PATH",
     "REFINEMENT",
