@@ -11,8 +11,9 @@ Order of a session::
     configure ─▶ on_session_start ─▶ system_prompt_block, register_tools (once, frozen)
       └─ per turn: on_turn_start ─▶ prefetch ─▶ (model + tools; on_memory_write)
                    ─▶ sync ─▶ on_turn_end
-      └─ when the context is too long: on_pre_compress ─▶ compress ─▶ on_compressed
-    ─▶ on_session_end
+      └─ when the context is too long: on_context_loss ─▶ on_pre_compress ─▶ compress
+                   ─▶ on_compressed
+    ─▶ on_context_loss ─▶ on_session_end
 """
 
 from __future__ import annotations
@@ -119,6 +120,21 @@ def on_memory_write(session: SessionInfo, write: MemoryWrite) -> None:
     """A built-in memory write was committed (never for staged or failed writes).
 
     Called once per operation, egress-redacted. The provider mirrors it into its backend.
+    """
+
+
+@hookspec
+def on_context_loss(
+    session: SessionInfo, messages: Sequence[ChatMessage], trigger: str
+) -> list[str] | None:
+    """Turns are about to leave the context: before a compression (``trigger`` is
+    ``compression``) and before the session ends (``new_session``, ``reset``, ``exit``,
+    ``error``). One bounded chance to save what they taught (the review layer runs a memory
+    flush when enough turns passed since the last review or flush).
+
+    Return lines for the user ("💾 Memory ➕ …") or ``None``. Must return promptly: the
+    user is waiting to leave; built-ins bound themselves by ``review.flush_timeout``, the
+    provider's call is bounded by it too. A failure never blocks the exit or the compression.
     """
 
 

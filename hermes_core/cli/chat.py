@@ -270,6 +270,7 @@ class ChatUI:
                     self.console.print("[yellow](interrupted)[/yellow]")
         finally:
             self.agent.close()
+            self._print_notices()  # what the flush on exit saved
 
 
 # --------------------------------------------------------------------------- the command
@@ -300,6 +301,8 @@ def one_shot(agent: Agent, query: str, console: Console) -> None:
         raise click.ClickException(str(exc)) from exc
     finally:
         agent.close()
+        for line in agent.drain_notifications():
+            Console(file=sys.stderr).print(f"[magenta]{escape(line)}[/magenta]")
     if not result.completed and not result.reply:
         raise click.ClickException("the turn did not complete; see the lines above")
     console.print()

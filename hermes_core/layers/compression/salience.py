@@ -129,6 +129,42 @@ GREETING = re.compile(
     r"晚上好|大家好)$"
 )
 """One word of a greeting ("hey, morning", "hi there", "在吗", "早上好")."""
+_FILLER_WORDS = frozenset(
+    {
+        "good",
+        "great",
+        "perfect",
+        "alright",
+        "right",
+        "fine",
+        "so",
+        "then",
+        "please",
+        "pls",
+        "ty",
+        "again",
+        "now",
+        "on",
+        "ahead",
+        "go",
+        "keep",
+        "going",
+        "much",
+        "very",
+        "a",
+        "lot",
+        "谢",
+        "啦",
+        "吧",
+        "了",
+        "哦",
+        "噢",
+        "呀",
+        "啊",
+        "那",
+        "就",
+    }
+)
 CHATTER = re.compile(
     r"(?i)\b(haha+|lol|lmao|hehe|:\)|:d|weather|weekend|coffee|lunch|sounds good|"
     r"awesome|cool|nice one|no worries|cheers|thanks|thank you|great job|good morning|"
@@ -202,9 +238,10 @@ def is_filler(text: str) -> bool:
         p.search(stripped) for p in (PATH, URL, ANY_NUMBER, ERROR_LINE, COMMAND)
     ):
         return False
-    parts = [p for p in re.split(r"[\s,，。.!！?？~…;；:：、]+", stripped) if p]
-    return bool(parts) and all(
-        is_trivial_prompt(p) or CHATTER.fullmatch(p) or GREETING.match(p) for p in parts
+    rest = CHATTER.sub(" ", stripped)
+    parts = [p for p in re.split(r"[\s,，。.!！?？~…;；:：、]+", rest) if p]
+    return all(
+        is_trivial_prompt(p) or GREETING.match(p) or p.lower() in _FILLER_WORDS for p in parts
     )
 
 
