@@ -25,6 +25,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Literal
 
+from hermes_core.bench.compression_scenarios import HELD_OUT
 from hermes_core.bench.scenario_kit import HEAD_MESSAGES, Scenario, normalise
 from hermes_core.layers.compression.compressor import (
     CompressionState,
@@ -76,11 +77,23 @@ class RetentionResult:
 
     cells: list[Cell]
 
-    def share(self, path: str, ratio: int, *, language: str | None = None) -> float:
+    def share(
+        self,
+        path: str,
+        ratio: int,
+        *,
+        language: str | None = None,
+        scenarios: frozenset[str] | None = None,
+    ) -> float:
+        """Facts kept / facts, over the cells of ``path`` at ``ratio`` (optionally one
+        language, or only the scenario ids in ``scenarios``)."""
         rows = [
             c
             for c in self.cells
-            if c.path == path and c.ratio == ratio and language in (None, c.language)
+            if c.path == path
+            and c.ratio == ratio
+            and language in (None, c.language)
+            and (scenarios is None or c.scenario in scenarios)
         ]
         total = sum(c.facts for c in rows)
         return sum(c.kept for c in rows) / total if total else 0.0
@@ -106,6 +119,7 @@ class RetentionResult:
                 "retention": self.share(path, ratio),
                 "retention_en": self.share(path, ratio, language="en"),
                 "retention_zh": self.share(path, ratio, language="zh"),
+                "retention_held_out": self.share(path, ratio, scenarios=HELD_OUT),
                 "distractors_kept": self.distractor_share(path, ratio),
                 "by_where": self.by_where(path, ratio),
                 "mean_achieved_ratio": _mean(

@@ -1140,6 +1140,221 @@ def research_notes_en() -> Scenario:
     )
 
 
+# -- held out: written after the extractor was tuned on the scenarios above -----------------
+
+
+def coding_upgrade_en() -> Scenario:
+    b = ScenarioBuilder("coding-upgrade-en", "en", "coding", "Django 3.2 to 4.2", SYSTEM_EN)
+    b.user("hi, quick one (it won't be quick)").assistant("Ha. What is it?")
+    b.user(
+        "We're stuck on Django 3.2 and it's out of support. Get the shop project onto 4.2 LTS "
+        "without breaking checkout."
+    ).fact("goal", "onto 4.2 LTS", form="first substantive request, version in words")
+    b.poll(
+        "terminal",
+        [{"command": f"pip install -r requirements/{n}.txt"} for n in ("base", "dev", "test") * 6],
+        [
+            "\n".join(
+                f"Requirement already satisfied: pkg{j}=="
+                f"{b.rng.randint(0, 9)}.{b.rng.randint(0, 30)}"
+                for j in range(25)
+            )
+            for _ in range(18)
+        ],
+        acks=3,
+    )
+    b.tool(
+        "terminal",
+        {"command": "pip check"},
+        "django-celery-beat 2.2.1 has requirement Django<4.0,>=2.2, but you have django 4.2.11.",
+    ).fact("conflict", "django-celery-beat 2.2.1", form="package conflict in tool output")
+    b.assistant(
+        "pip check flags django-celery-beat: 2.2.1 pins Django below 4.0, so it has to move "
+        "to 2.5.0 along with Django."
+    ).fact("beat", "2.5.0", form="version in assistant reasoning")
+    b.chatter(2)
+    b.user(
+        "Fine. Heads up, checkout can't be down for more than five minutes during the switch, "
+        "marketing has a campaign running."
+    ).fact("downtime", "more than five minutes", form="limit in words")
+    b.tool(
+        "terminal",
+        {"command": "python manage.py test checkout"},
+        pytest_output(b.rng, "checkout/tests.py", 80, failing="test_coupon_stacking")
+        + "\nTypeError: Coupon.objects.filter() got an unexpected keyword argument "
+        "'is_active__exact'",
+    ).fact("failing", "test_coupon_stacking", form="failing test in tool output")
+    b.user("Ruth owns the deploy pipeline, loop her in before anything touches prod.").fact(
+        "ruth", "Ruth", form="a person's name"
+    )
+    b.poll(
+        "read_file",
+        [{"path": f"shop/apps/app_{i:02d}/models.py"} for i in range(14)],
+        [
+            "\n".join(f"    field_{j} = models.CharField(max_length={j + 10})" for j in range(40))
+            for _ in range(14)
+        ],
+        acks=2,
+    )
+    b.user("staging is https://staging.shop.acme.test if you want to click around").fact(
+        "staging", "https://staging.shop.acme.test", form="URL in a casual message"
+    )
+    b.user("what's the plan for the cutover?")
+    b.assistant("Blue-green: deploy 4.2 next to 3.2, switch traffic, keep 3.2 warm for rollback.")
+    return b.build(
+        "## Goal\n- Get the shop project onto 4.2 LTS (from Django 3.2) without breaking "
+        "checkout.\n## Critical Context\n- pip check: django-celery-beat 2.2.1 requires "
+        "Django<4.0; upgrade it to 2.5.0.\n- test_coupon_stacking fails (TypeError on "
+        "is_active__exact).\n## Constraints & Preferences\n- Checkout can't be down for more "
+        "than five minutes.\n- Ruth owns the deploy pipeline: loop her in before prod.\n"
+        "## Relevant Files\n- https://staging.shop.acme.test"
+    )
+
+
+def chat_moving_en() -> Scenario:
+    b = ScenarioBuilder("chat-moving-en", "en", "chat", "moving flat with a cat", SYSTEM_EN)
+    b.user("hello hello").assistant("Hi! What's up?")
+    b.user("I'm moving flats at the end of the month and I'm panicking. Help me make a plan?")
+    b.fact("goal", "moving flats", form="first substantive request")
+    b.chatter(3)
+    b.user("The new place is 14 Elm Court, flat 3B, third floor and there's no lift.").fact(
+        "address", "14 Elm Court", form="an address"
+    )
+    b.tool(
+        "web_search",
+        {"query": "removal companies near me reviews"},
+        "\n".join(
+            f"{name} — from £{b.rng.randint(180, 900)} — {b.rng.uniform(3.1, 4.9):.1f} stars"
+            for name in (
+                "ShiftIt",
+                "Two Guys & A Van",
+                "Careful Movers",
+                "BoxBros",
+                "EasyMove",
+                "Pronto Removals",
+                "The Van Man",
+                "Swift & Sons",
+            )
+        ),
+    )
+    b.distractor("ShiftIt", "a company not chosen")
+    b.poll(
+        "fetch",
+        [{"url": f"https://reviews.example.co.uk/movers/{i}"} for i in range(10)],
+        [page(b.rng, "en", 14) for _ in range(10)],
+        acks=2,
+    )
+    b.user("booked Two Guys & A Van for the 28th, 8am start").fact(
+        "movers", "Two Guys & A Van", form="company name"
+    ).fact("date", "the 28th", form="date as an ordinal")
+    b.user(
+        "Biggest worry honestly is Miso, my cat. She's on thyroid meds, half a pill twice a "
+        "day, and she hides for days when stressed."
+    ).fact("meds", "half a pill twice a day", form="dosage in words")
+    b.chatter(2)
+    b.user(
+        "Also the old landlord is holding a £1,150 deposit so I need to leave it spotless."
+    ).fact("deposit", "£1,150", form="money")
+    b.tool("web_search", {"query": "end of tenancy cleaning checklist"}, page(b.rng, "en", 60))
+    b.user("ok, what should I do this week?")
+    b.assistant("This week: start packing the rooms you use least and book the cleaner.")
+    return b.build(
+        "## Goal\n- Plan for moving flats at the end of the month.\n## Critical Context\n- New "
+        "address: 14 Elm Court, flat 3B, third floor, no lift.\n- Movers: Two Guys & A Van, "
+        "the 28th, 8am.\n- Cat Miso: thyroid meds, half a pill twice a day; hides when "
+        "stressed.\n- Old landlord holds a £1,150 deposit: leave it spotless."
+    )
+
+
+def ops_backup_zh() -> Scenario:
+    b = ScenarioBuilder("ops-backup-zh", "zh", "ops", "数据库备份修复", SYSTEM_ZH)
+    b.user("你好，在忙吗").assistant("不忙，请说。")
+    b.user("昨晚的数据库备份又没跑成功，帮我查一下，顺便把备份策略理一理。").fact(
+        "goal", "备份策略理一理", form="第一条实质请求"
+    )
+    b.tool(
+        "terminal",
+        {"command": "journalctl -u restic-backup --since yesterday"},
+        log_lines(b.rng, "restic", 80)
+        + "\nFatal: unable to create lock in backend: repository is already locked by PID 2231",
+    ).fact("lock", "repository is already locked", form="工具输出里的错误")
+    b.assistant("备份仓库被一个旧进程锁住了，PID 2231 是前天没退出的那次备份。")
+    b.poll(
+        "terminal",
+        [{"command": f"restic snapshots --host db-{i:02d}"} for i in range(16)],
+        [
+            "\n".join(
+                f"{b.rng.getrandbits(32):08x}  2026-02-{d:02d} 03:00:0{d % 10}  "
+                f"db-{i:02d}  /var/lib/mysql"
+                for d in range(1, 9)
+            )
+            for i in range(16)
+        ],
+        acks=4,
+    )
+    b.user("备份统一放到 oss://bk-prod-shanghai 这个桶里，别再往本地盘写了。").fact(
+        "bucket", "oss://bk-prod-shanghai", form="存储桶地址"
+    )
+    b.chatter(2)
+    b.user("保留一个月就行，但是每个月一号那份要留一年。").fact(
+        "keep", "每个月一号那份要留一年", form="口语化的保留规则"
+    )
+    b.user("还有，安全组要求备份必须开加密，密钥找阿杰要。").fact(
+        "encrypt", "必须开加密", form="标记过的要求"
+    ).fact("owner", "阿杰", form="人名")
+    b.tool(
+        "terminal",
+        {"command": "restic unlock && restic backup /var/lib/mysql"},
+        log_lines(b.rng, "restic", 40, level_mix=False) + "\nsnapshot 5f3c9a21 saved",
+    )
+    b.user("那以后恢复演练怎么安排？")
+    b.assistant("建议每季度做一次恢复演练，记录耗时。")
+    return b.build(
+        "## Goal\n- 查昨晚备份失败的原因，并把备份策略理一理。\n## Critical Context\n- 失败原因："
+        "repository is already locked（PID 2231 的旧进程）。\n## Constraints & Preferences\n- "
+        "备份统一放到 oss://bk-prod-shanghai。\n- 保留一个月，每个月一号那份要留一年。\n"
+        "- 必须开加密，"
+        "密钥找阿杰要。"
+    )
+
+
+def research_thesis_zh() -> Scenario:
+    b = ScenarioBuilder("research-thesis-zh", "zh", "research", "硕士论文相关工作", SYSTEM_ZH)
+    b.user("老师好").assistant("你好！有什么可以帮你？")
+    b.user("我在写硕士论文的相关工作一章，方向是中文医疗文本的实体识别，帮我梳理一下文献。").fact(
+        "goal", "相关工作一章", form="第一条实质请求"
+    )
+    for query in ("中文 医疗 命名实体识别 综述", "BERT CRF 医疗 NER", "CMeEE 基准"):
+        b.tool("web_search", {"query": query}, page(b.rng, "zh", 25))
+    b.user("我们实验用的是 CMeEE 数据集，基线是 BERT-CRF。").fact(
+        "dataset", "CMeEE", form="数据集名"
+    ).fact("baseline", "BERT-CRF", form="方法名")
+    b.chatter(2)
+    b.poll(
+        "fetch",
+        [{"url": f"https://paper.example.cn/abs/{3000 + i}"} for i in range(12)],
+        [page(b.rng, "zh", 16) for _ in range(12)],
+        acks=3,
+    )
+    b.user("陈老师说这一章至少要八千字，引用尽量用近五年的。").fact(
+        "length", "至少要八千字", form="中文数字的字数要求"
+    ).fact("advisor", "陈老师", form="人名")
+    b.assistant("好的，我会优先找 2021 年以后的论文。")
+    b.user("学校查重要求低于百分之十五，别大段照抄摘要。").fact(
+        "plag", "百分之十五", form="中文百分比"
+    )
+    b.user("初稿五月二十号前要交。").fact("due", "五月二十号", form="中文日期")
+    b.tool("fetch", {"url": "https://paper.example.cn/abs/3999"}, page(b.rng, "zh", 50))
+    b.user("先按什么结构写比较好？")
+    b.assistant("可以按方法演进来写：规则与词典、统计模型、预训练模型。")
+    return b.build(
+        "## Goal\n- 写硕士论文相关工作一章：中文医疗文本的实体识别。\n"
+        "## Constraints & Preferences\n"
+        "- 陈老师：至少要八千字，引用尽量近五年。\n- 查重低于百分之十五。\n- 初稿五月二十号前交。\n"
+        "## Critical Context\n- 数据集 CMeEE，基线 BERT-CRF。"
+    )
+
+
 SCENARIOS: tuple[Callable[[], Scenario], ...] = (
     ops_db_migration_en,
     ops_db_migration_zh,
@@ -1158,7 +1373,16 @@ SCENARIOS: tuple[Callable[[], Scenario], ...] = (
     coding_debug_en,
     ops_cert_zh,
     research_notes_en,
+    coding_upgrade_en,
+    chat_moving_en,
+    ops_backup_zh,
+    research_thesis_zh,
 )
+HELD_OUT: frozenset[str] = frozenset(
+    {"coding-upgrade-en", "chat-moving-en", "ops-backup-zh", "research-thesis-zh"}
+)
+"""Scenarios written after the fallback's salience rules were tuned on the others: their
+figures are reported separately, as the honest estimate for transcripts never seen."""
 
 
 def load_scenarios(ids: list[str] | None = None) -> list[Scenario]:
@@ -1174,4 +1398,4 @@ def load_scenarios(ids: list[str] | None = None) -> list[Scenario]:
     return [known[i] for i in ids]
 
 
-__all__ = ["SCENARIOS", "load_scenarios"]
+__all__ = ["HELD_OUT", "SCENARIOS", "load_scenarios"]

@@ -100,9 +100,17 @@ def _scenarios(
         out.print(_scenario_table(result, path, ratios))
     for path in (p for p in PATHS if p in paths):
         out.print(_totals_table(result, path, ratios))
+    summary = result.summary()
+    for key, row in summary.items():
+        where = row["by_where"]
+        parts = ", ".join(
+            f"{w} {where[w][0]}/{where[w][1]}" for w in ("user", "assistant", "tool") if w in where
+        )
+        out.print(f"{key.replace('@', ' ')} by source: {parts}")
     out.print(
-        "kept = facts whose every needle is in the sheet; distr. = distractors in the sheet; "
-        "achieved = middle tokens / sheet tokens (the fallback is also capped at 8,000 chars)"
+        "kept = facts whose every needle is in the sheet; held-out = the scenarios written "
+        "after the fallback was tuned; distractors = share found in the sheet; achieved = "
+        "middle tokens / sheet tokens (the fallback is also capped at 8,000 chars)"
     )
     for cell in result.cells:
         if cell.lost or cell.error:
@@ -133,7 +141,7 @@ def _scenario_table(result: RetentionResult, path: str, ratios: tuple[int, ...])
 
 def _totals_table(result: RetentionResult, path: str, ratios: tuple[int, ...]) -> Table:
     table = Table(title=f"{path} — all scenarios")
-    headers = ("ratio", "kept", "EN", "ZH", "user", "asst", "tool", "distr.", "achieved")
+    headers = ("ratio", "kept", "EN", "ZH", "held-out", "distractors", "achieved")
     for name in headers:
         table.add_column(name, justify="right", overflow="fold")
     summary = result.summary()
@@ -141,16 +149,12 @@ def _totals_table(result: RetentionResult, path: str, ratios: tuple[int, ...]) -
         row = summary.get(f"{path}@{ratio}x")
         if row is None:
             continue
-        where = row["by_where"]
         table.add_row(
             f"{ratio}×",
             f"[bold]{row['retention']:.1%}[/bold]",
             f"{row['retention_en']:.1%}",
             f"{row['retention_zh']:.1%}",
-            *(
-                f"{where[w][0]}/{where[w][1]}" if w in where else "-"
-                for w in ("user", "assistant", "tool")
-            ),
+            f"{row['retention_held_out']:.1%}",
             f"{row['distractors_kept']:.0%}",
             f"{row['mean_achieved_ratio']:.1f}×",
         )

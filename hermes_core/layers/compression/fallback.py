@@ -54,6 +54,7 @@ from hermes_core.layers.compression.salience import (
     Source,
     is_filler,
     repetition_discount,
+    saturation,
     score_line,
     template_of,
 )
@@ -72,6 +73,8 @@ MAX_CHARS = 8_000
 ITEM_CHARS = 300
 MAX_DISTINCT_ARGS = 6
 COLLAPSE_AT = 3
+PER_TEMPLATE = 3
+"""Tool-output lines kept per template (the first and the latest ones)."""
 """Calls sharing a tool and target template collapse into one line from this many on."""
 
 GOAL = "## Goal"
@@ -126,10 +129,14 @@ class _Collector:
     seen: dict[tuple[str, str], _Item] = field(default_factory=dict)
     order: int = 0
 
-    def add(self, heading: str, text: str, score: float, *, order: int | None = None) -> None:
+    def add(
+        self, heading: str, text: str, score: float, *, order: int | None = None
+    ) -> _Item | None:
+        """Add a candidate (or refresh the same line said again); the item, or None when
+        empty or scored 0."""
         text = redact_secrets(" ".join(text.split()))
         if not text or score <= 0:
-            return
+            return None
         lowered = text.lower()
         if self.focus and any(word in lowered for word in self.focus):
             score *= 1.5
@@ -139,10 +146,16 @@ class _Collector:
         if known is not None:  # said again: keep the latest position, the best score
             known.score = max(known.score, score)
             known.order = self.order if order is None else order
-            return
+            return known
         item = _Item(heading, text, score, self.order if order is None else order)
         self.seen[key] = item
         self.items.append(item)
+        return item
+
+    def discard(self, item: _Item) -> None:
+        if item in self.items:
+            self.items.remove(item)
+            self.seen.pop((item.heading, item.text), None)
 
 
 def _clip(text: str, limit: int = ITEM_CHARS, anchor: str | None = None) -> str:
@@ -263,33 +276,52 @@ def _previous_sections(previous: str) -> dict[str, list[str]]:
 
 
 class _Span:
-    """The compacted messages, flattened into scored candidates."""
+    """The compacted messages, flattened into scored candidates.
+
+    Repetition is judged per source. Tool output lines that differ only in numbers share a
+    *template* (log noise, polling): up to :data:`PER_TEMPLATE` of them count in full, more
+    are discounted by how often the template occurs, and only the first line of a template
+    (the state before) and the latest ones (after), :data:`PER_TEMPLATE` in all, are kept.
+    What the user or the assistant says again verbatim is kept once and not discounted
+    (restating is emphasis); "port 5432" and "port 6432" are two facts.
+    """
 
     def __init__(self, c: _Collector, middle: Sequence[Mapping[str, Any]]) -> None:
         self.c = c
         self.messages = [m for m in (without_summary(m) for m in middle) if m is not None]
         self.calls = tool_call_index(self.messages)
-        texts = [content_text(m.get("content")) for m in self.messages]
-        lines = [line for text in texts for line in _sentences(text)]
-        self.templates = Counter(template_of(line) for line in lines)
-        self.emitted: set[str] = set()
-
-    def discount(self, line: str) -> float:
-        return repetition_discount(self.templates[template_of(line)])
+        self.templates: Counter[str] = Counter()
+        kinds: Counter[str] = Counter()
+        for message in self.messages:
+            who = role(message)
+            lines = _sentences(content_text(message.get("content")))
+            if who == "tool":
+                self.templates.update(template_of(line) for line in lines)
+            elif who in ("user", "assistant"):
+                for line in lines:
+                    kinds.update(score_line(line, who).kinds)  # type: ignore[arg-type]
+        self.factors = saturation(kinds)
+        self.latest: dict[str, list[_Item]] = {}
 
     def sentence(self, text: str, source: Source, order: int) -> None:
-        template = template_of(text)
-        if template in self.emitted and self.templates[template] > 1:
-            return
-        sal = score_line(text, source)
+        sal = score_line(text, source, None if source == "tool" else self.factors)
         if sal.score <= 0:
             return
-        self.emitted.add(template)
+        key, discount = "", 1.0  # said again by a person: emphasis, kept once, not discounted
+        if source == "tool":
+            key = template_of(text)
+            discount = repetition_discount(max(1, self.templates[key] // PER_TEMPLATE))
         heading = _heading_for(text, sal, source)
         limit = 240 if source == "tool" else ITEM_CHARS
-        self.c.add(
-            heading, _clip(text, limit, sal.anchor), sal.score * self.discount(text), order=order
+        item = self.c.add(
+            heading, _clip(text, limit, sal.anchor), sal.score * discount, order=order
         )
+        if key and item is not None:
+            kept = self.latest.setdefault(key, [])
+            if item not in kept:
+                kept.append(item)
+            while len(kept) > PER_TEMPLATE:
+                self.c.discard(kept.pop(1))  # keep the first (before) and the latest (after)
 
     def entities(self, text: str, source: Source, order: int) -> None:
         bonus = 0.5 if source == "user" else 0.0

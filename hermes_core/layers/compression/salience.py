@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
@@ -62,7 +63,10 @@ ERROR_CODE = re.compile(
     r"|(?i:\b(?:exit (?:code|status)|errno|sqlstate|returncode)\s*[:=]?\s*-?\w+)"
     r"|\b0x[0-9a-fA-F]{4,}\b"
 )
-PORT = re.compile(r"(?i)\bport\s*[:=#]?\s*\d{2,5}\b|(?<![\d.]):\d{2,5}\b(?![.:]\d)|端口\s*\d{2,5}")
+PORT = re.compile(
+    r"(?i)\bport\s*(?:is|=|:|#|of|number)?\s*\d{2,5}\b|(?<![\d.]):\d{2,5}\b(?![.:]\d)"
+    r"|端口(?:号)?\s*(?:是|为|:|：|=)?\s*\d{2,5}"
+)
 VERSION = re.compile(r"(?i)(?<![\w.])v?\d+\.\d+(?:\.\d+)+(?:[-+][\w.]+)?\b|\bv\d+(?:\.\d+)?\b")
 _UNITS = (
     r"%|ms|s|sec|secs|seconds?|min|mins|minutes?|h|hrs?|hours?|d|days?|weeks?|months?|"
@@ -119,10 +123,13 @@ REQUEST = re.compile(
     r"|请|帮我|帮忙|麻烦|需要|我想|我们要|想要|能不能|可以.*吗|给我|把"
 )
 REFINEMENT = re.compile(
-    r"(?i)\b(also|additionally|actually|instead|change (?:it|that)|make (?:it|sure)|but|"
-    r"update:|correction|scratch that|on second thought|one more thing|and then)\b"
-    r"|还要|另外|改成|改为|换成|其实|不过|更正|补充|再加|顺便"
+    r"(?i)^(?:(?:oh|ok|okay|and|so|also)[, ]+)?(?:also|additionally|actually|instead|"
+    r"change (?:it|that)|make (?:it|sure)|update:|correction|scratch that|"
+    r"on second thought|one more thing)\b"
+    r"|还要|另外|改成|改为|换成|更正|补充一下|再加|顺便"
 )
+"""A user sentence that refines the goal: it *starts* like one ("Also…", "Actually…",
+"改成…"); a "but" in the middle of chat is not a refinement."""
 GREETING = re.compile(
     r"(?i)^(?:hi|hey|hello|yo|hiya|howdy|morning|good (?:morning|afternoon|evening)|there|"
     r"all|team|folks|嗨|哈喽|哈啰|你好|你好呀|您好|在吗|在不在|在嘛|早|早上好|早安|上午好|下午好|"
@@ -218,6 +225,17 @@ _TOOL_FULL_WEIGHT = frozenset({"error", "code", "port", "url", "path", "identifi
 are not."""
 _TOOL_PROSE = 0.5
 _WEAK_KINDS = frozenset({"date", "name", "number", "question"})
+_TOOL_ERROR = 5.0
+_ENTITY_KINDS = frozenset(
+    {"error", "code", "port", "version", "url", "path", "identifier", "command"}
+)
+SATURATION_FREE = 6
+"""Sentences a lexical signal may appear in before its weight starts to shrink."""
+_META_PREFIX = re.compile(
+    r"(?i)^\s*\[(?=[^\]\n]{0,40}(?:\d{1,2}:\d{2}|\d{4}-\d{2}-\d{2}|\d{1,2}月))[^\]\n]{1,40}\]\s*"
+)
+"""A leading time stamp (``[1:56 pm on 8 May, 2023]``, ``[2026-03-01 10:00]``): metadata,
+not what was said."""
 
 
 def template_of(text: str) -> str:
@@ -233,7 +251,9 @@ def is_filler(text: str) -> bool:
     acknowledgements and chatter ("sounds good, thanks!", "好的，谢谢")."""
     if is_trivial_prompt(text):
         return True
-    stripped = text.strip()
+    stripped = _META_PREFIX.sub("", text.strip())
+    if is_trivial_prompt(stripped):
+        return True
     if len(stripped) > 60 or any(
         p.search(stripped) for p in (PATH, URL, ANY_NUMBER, ERROR_LINE, COMMAND)
     ):
@@ -245,16 +265,38 @@ def is_filler(text: str) -> bool:
     )
 
 
-def score_line(text: str, source: Source) -> Salience:
+def saturation(counts: Mapping[str, int]) -> dict[str, float]:
+    """Weight factors for signal kinds that are everywhere in a span.
+
+    ``counts`` maps a kind to how many user/assistant sentences carry it. A lexical signal
+    (marked, constraint, decision, quantity, date, name...) in up to :data:`SATURATION_FREE`
+    sentences keeps its weight; beyond, its weight shrinks with the log of its frequency —
+    in a chat where "important" or "always" is in every other sentence, it no longer marks
+    anything. Entity signals (errors, codes, ports, versions, paths, URLs, identifiers) are
+    never saturated: each one is a different fact.
+    """
+    out: dict[str, float] = {}
+    for kind, count in counts.items():
+        if kind in _ENTITY_KINDS or count <= SATURATION_FREE:
+            continue
+        out[kind] = 1.0 / (1.0 + math.log2(count / SATURATION_FREE))
+    return out
+
+
+def score_line(text: str, source: Source, factors: Mapping[str, float] | None = None) -> Salience:
     """Salience of one line or sentence from ``source`` (see the module docstring).
 
     Each kind of signal counts once (a line with five numbers is not five times as
     salient); user requests and questions add to the user's base; chatter and log noise
-    subtract; very short fragments without signals score 0.
+    subtract; very short fragments without signals score 0. ``factors`` (from
+    :func:`saturation`) scale the weight of kinds that are everywhere in the span.
     """
     stripped = text.strip()
+    if source != "tool":
+        stripped = _META_PREFIX.sub("", stripped)
     if not stripped or (source == "user" and is_filler(stripped)):
         return Salience(0.0, ())
+    factors = factors or {}
     score = _BASE[source]
     kinds: list[str] = []
     anchor = ""
@@ -264,18 +306,21 @@ def score_line(text: str, source: Source) -> Salience:
             continue
         if kind == "error" and source == "assistant" and not ERROR_CODE.search(stripped):
             weight = 1.0  # an agent talking about an error is not the error line itself
+        elif kind == "error" and source == "tool":
+            weight = _TOOL_ERROR  # what a tool reports failing is what the next turn needs
         if source == "tool" and kind not in _TOOL_FULL_WEIGHT:
             weight *= _TOOL_PROSE
+        weight *= factors.get(kind, 1.0)
         score += weight
         kinds.append(kind)
         if not anchor and weight >= 1.5:
             anchor = match.group(0)
     if source == "user":
         if REQUEST.search(stripped):
-            score += 1.0
+            score += 1.0 * factors.get("request", 1.0)
             kinds.append("request")
         if stripped.endswith(("?", "？")):
-            score += 0.5
+            score += 0.5 * factors.get("question", 1.0)
             kinds.append("question")
     if CHATTER.search(stripped):
         score -= 1.5
@@ -310,6 +355,7 @@ __all__ = [
     "Source",
     "is_filler",
     "repetition_discount",
+    "saturation",
     "score_line",
     "template_of",
 ]
