@@ -153,8 +153,8 @@ class ReviewLayer:
         state = self._state(session.id)
         settings = session.settings
         minimum = settings.memory.flush_min_turns
-        if minimum <= 0 or state.turns_since_save < minimum:
-            return None
+        if not settings.review.enabled or minimum <= 0 or state.turns_since_save < minimum:
+            return None  # review.enabled: false stops every unattended review, flush included
         if state.runner is None:
             self._skip_once(
                 "no-runner",

@@ -153,6 +153,11 @@ def test_flush_min_turns_is_configurable_and_zero_disables(
     talk(session, 12)
     session.close()
     assert flushes(fake_llm) == []
+    off = review_host(memory={"nudge_interval": 0}, review={"enabled": False})
+    session_off = open_session(off)
+    talk(session_off, 8)
+    session_off.close()
+    assert flushes(fake_llm) == []  # review.enabled: false stops the flush too
     host2 = review_host(memory={"nudge_interval": 0, "flush_min_turns": 2})
     session2 = open_session(host2)
     talk(session2, 2)
