@@ -73,6 +73,8 @@ MAX_CHARS = 8_000
 ITEM_CHARS = 300
 MAX_DISTINCT_ARGS = 6
 COLLAPSE_AT = 3
+TOOL_HEAD_LINES = 100
+TOOL_TAIL_LINES = 300
 PER_TEMPLATE = 3
 """Tool-output lines kept per template (the first and the latest ones)."""
 """Calls sharing a tool and target template collapse into one line from this many on."""
@@ -114,12 +116,13 @@ _PREVIOUS_WEIGHT: dict[str, float] = {
 _FIXED = {"goal": 10.0, "snapshot": 9.0, "notes": 8.0, "in_progress": 1.0}
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)
 class _Item:
     heading: str
     text: str
     score: float
     order: int
+    dropped: bool = False
 
 
 @dataclass
@@ -153,8 +156,9 @@ class _Collector:
         return item
 
     def discard(self, item: _Item) -> None:
-        if item in self.items:
-            self.items.remove(item)
+        """Drop a candidate (O(1): marked, filtered when the sheet is laid out)."""
+        if not item.dropped:
+            item.dropped = True
             self.seen.pop((item.heading, item.text), None)
 
 
@@ -172,6 +176,16 @@ def _clip(text: str, limit: int = ITEM_CHARS, anchor: str | None = None) -> str:
     start = max(0, min(around - limit // 3, len(text) - width))
     piece = text[start : start + width]
     return ("…" if start else "") + piece + ("…" if start + width < len(text) else "")
+
+
+def _tool_lines(text: str) -> list[str]:
+    """The sentences of a tool output; of a very long one only the first
+    :data:`TOOL_HEAD_LINES` and the last :data:`TOOL_TAIL_LINES` lines (errors and results
+    sit at the ends; the middle of a 10,000-line log is not read)."""
+    lines = text.splitlines()
+    if len(lines) > TOOL_HEAD_LINES + TOOL_TAIL_LINES:
+        lines = lines[:TOOL_HEAD_LINES] + lines[-TOOL_TAIL_LINES:]
+    return [s for line in lines for s in _sentences(line)]
 
 
 def _sentences(text: str) -> list[str]:
@@ -294,7 +308,8 @@ class _Span:
         kinds: Counter[str] = Counter()
         for message in self.messages:
             who = role(message)
-            lines = _sentences(content_text(message.get("content")))
+            text = content_text(message.get("content"))
+            lines = _tool_lines(text) if who == "tool" else _sentences(text)
             if who == "tool":
                 self.templates.update(template_of(line) for line in lines)
             elif who in ("user", "assistant"):
@@ -449,7 +464,7 @@ def build_fallback_summary(
                 if isinstance(args, Mapping):
                     span.entities(" ".join(str(v) for v in args.values()), "tool", index)
         elif who == "tool":
-            for line in _sentences(text):
+            for line in _tool_lines(text):
                 span.sentence(line, "tool", index)
             span.entities(text, "tool", index)
 
@@ -466,7 +481,8 @@ def build_fallback_summary(
     if last_assistant:
         c.add(IN_PROGRESS, _clip(last_assistant, 400), _FIXED["in_progress"])
 
-    return _render(c.items, budget_tokens=budget_tokens, max_chars=max_chars)
+    live = [item for item in c.items if not item.dropped]
+    return _render(live, budget_tokens=budget_tokens, max_chars=max_chars)
 
 
 def _answer(c: _Collector, question: str, after: Sequence[Mapping[str, Any]], order: int) -> None:

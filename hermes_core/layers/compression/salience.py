@@ -14,6 +14,7 @@ repeat with only their numbers changed (log noise, polling loops).
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Mapping
@@ -283,6 +284,44 @@ def saturation(counts: Mapping[str, int]) -> dict[str, float]:
     return out
 
 
+@dataclass(frozen=True, slots=True)
+class _Signals:
+    """What the regular expressions found in one line (memoised: logs repeat lines)."""
+
+    found: tuple[tuple[str, float, str], ...]
+    """``(kind, weight for this source, matched text)``."""
+    request: bool
+    question: bool
+    chatter: bool
+    log_noise: bool
+    words: float
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _signals(stripped: str, source: Source) -> _Signals:
+    found: list[tuple[str, float, str]] = []
+    for kind, pattern, weight in _WEIGHTS:
+        match = pattern.search(stripped)
+        if match is None:
+            continue
+        if kind == "error" and source == "assistant" and not ERROR_CODE.search(stripped):
+            weight = 1.0  # an agent talking about an error is not the error line itself
+        elif kind == "error" and source == "tool":
+            weight = _TOOL_ERROR  # what a tool reports failing is what the next turn needs
+        if source == "tool" and kind not in _TOOL_FULL_WEIGHT:
+            weight *= _TOOL_PROSE
+        found.append((kind, weight, match.group(0)))
+    is_user = source == "user"
+    return _Signals(
+        found=tuple(found),
+        request=is_user and REQUEST.search(stripped) is not None,
+        question=is_user and stripped.endswith(("?", "？")),
+        chatter=CHATTER.search(stripped) is not None,
+        log_noise=source == "tool" and LOG_NOISE.search(stripped) is not None,
+        words=len(_WORD.findall(stripped)) + len(_CJK.findall(stripped)) / 2,
+    )
+
+
 def score_line(text: str, source: Source, factors: Mapping[str, float] | None = None) -> Salience:
     """Salience of one line or sentence from ``source`` (see the module docstring).
 
@@ -297,42 +336,31 @@ def score_line(text: str, source: Source, factors: Mapping[str, float] | None = 
     if not stripped or (source == "user" and is_filler(stripped)):
         return Salience(0.0, ())
     factors = factors or {}
+    signals = _signals(stripped, source)
     score = _BASE[source]
     kinds: list[str] = []
     anchor = ""
-    for kind, pattern, weight in _WEIGHTS:
-        match = pattern.search(stripped)
-        if match is None:
-            continue
-        if kind == "error" and source == "assistant" and not ERROR_CODE.search(stripped):
-            weight = 1.0  # an agent talking about an error is not the error line itself
-        elif kind == "error" and source == "tool":
-            weight = _TOOL_ERROR  # what a tool reports failing is what the next turn needs
-        if source == "tool" and kind not in _TOOL_FULL_WEIGHT:
-            weight *= _TOOL_PROSE
-        weight *= factors.get(kind, 1.0)
-        score += weight
+    for kind, weight, matched in signals.found:
+        score += weight * factors.get(kind, 1.0)
         kinds.append(kind)
         if not anchor and weight >= 1.5:
-            anchor = match.group(0)
-    if source == "user":
-        if REQUEST.search(stripped):
-            score += 1.0 * factors.get("request", 1.0)
-            kinds.append("request")
-        if stripped.endswith(("?", "？")):
-            score += 0.5 * factors.get("question", 1.0)
-            kinds.append("question")
-    if CHATTER.search(stripped):
+            anchor = matched
+    if signals.request:
+        score += 1.0 * factors.get("request", 1.0)
+        kinds.append("request")
+    if signals.question:
+        score += 0.5 * factors.get("question", 1.0)
+        kinds.append("question")
+    if signals.chatter:
         score -= 1.5
-    if source == "tool" and LOG_NOISE.search(stripped) and "error" not in kinds:
+    if signals.log_noise and "error" not in kinds:
         score *= 0.3
-    words = len(_WORD.findall(stripped)) + len(_CJK.findall(stripped)) / 2
     strong = [k for k in kinds if k not in _WEAK_KINDS]
-    if words < 3 and not kinds:
+    if signals.words < 3 and not kinds:
         score = 0.0
-    elif source == "user" and words < 4 and not strong:
+    elif source == "user" and signals.words < 4 and not strong:
         score *= 0.4  # "ugh monday": a date-like word is not a request
-    elif words > 60:
+    elif signals.words > 60:
         score *= 0.8  # a wall of text: its signals are diluted
     return Salience(max(score, 0.0), tuple(kinds), anchor)
 
