@@ -247,12 +247,19 @@ class _Call:
     order: int
 
 
+def _shape(target: str) -> str:
+    """What near-identical calls share: the target's template with every path reduced to
+    its directory (``cat /srv/app/a.py`` and ``cat /srv/app/b.py`` → ``cat /srv/app/*``)."""
+    return template_of(PATH.sub(lambda m: m.group(0).rsplit("/", 1)[0] + "/*", target))
+
+
 def _collapse_calls(calls: list[_Call]) -> list[tuple[str, float, int, bool, str]]:
-    """Group calls that share a tool and a target template (:data:`COLLAPSE_AT` or more):
-    ``(line body, score, order, failed, outcome)`` per group, in order of its last call."""
+    """Group calls that share a tool and a target shape (:func:`_shape`; :data:`COLLAPSE_AT`
+    or more): ``(line body, score, order, failed, outcome)`` per group, in order of its last
+    call."""
     groups: dict[tuple[str, str], list[_Call]] = {}
     for call in calls:
-        groups.setdefault((call.name, template_of(call.target)), []).append(call)
+        groups.setdefault((call.name, _shape(call.target)), []).append(call)
     out: list[tuple[str, float, int, bool, str]] = []
     for members in groups.values():
         runs = [[m] for m in members] if len(members) < COLLAPSE_AT else [members]

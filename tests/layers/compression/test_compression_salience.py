@@ -217,3 +217,29 @@ def test_output_within_budget_on_odd_input() -> None:
         sheet = build_fallback_summary(middle, budget_tokens=budget)
         assert "## Critical Context" in sheet
         assert estimate_tokens(sheet) <= max(budget, estimate_tokens(sheet.split("- ")[0]) + 200)
+
+
+def test_reads_of_many_files_in_one_directory_collapse() -> None:
+    middle: list[ChatMessage] = [{"role": "user", "content": "看一下 widgets 目录里的每个文件。"}]
+    for i in range(25):
+        middle += [
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": f"r{i}",
+                        "type": "function",
+                        "function": {
+                            "name": "read_file",
+                            "arguments": json.dumps({"path": f"app/widgets/w_{chr(97 + i)}.py"}),
+                        },
+                    }
+                ],
+            },
+            {"role": "tool", "tool_call_id": f"r{i}", "content": "x = 1\n" * 50},
+        ]
+    sheet = build_fallback_summary(middle, budget_tokens=3000)
+    actions = section(sheet, "## Completed Actions").splitlines()
+    assert len(actions) == 1 and "read_file ×25: app/widgets/w_a.py" in actions[0]
+    assert "19 more" in actions[0]
