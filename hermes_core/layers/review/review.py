@@ -20,6 +20,10 @@ What one review does:
   unattended replace/remove as proposals. A ``skill_manage`` that changes an existing skill is
   refused unless this review ran ``skill_view`` on that skill first (read-before-write).
 
+Flush: :meth:`ReviewRunner.flush` is the one-shot save before turns leave the context
+(compression, ``/new``, ``/reset``, exit): the same machinery with only ``memory`` and
+``skill_manage``, at most two model calls, bounded by a timeout in the caller's thread.
+
 Cancellation: :meth:`ReviewRunner.cancel` sets a flag checked before every model call and
 before every tool call (under a lock), then waits up to ``wait`` seconds for an in-flight tool
 call to finish. After it returns True the review will not write anything; a model call still
