@@ -19,7 +19,7 @@ from hermes_core.cli.chat import ChatUI, EventPrinter
 def chat(agent: Agent, keys: str) -> str:
     buffer = io.StringIO()
     console = Console(file=buffer, width=160, color_system=None, highlight=False)
-    printer = EventPrinter(console)
+    printer = EventPrinter(console, spinner=True)  # the spinner runs around /new and exit
     agent.on_event = printer
     with create_pipe_input() as pipe:
         pipe.send_text(keys)
