@@ -243,3 +243,22 @@ def test_reads_of_many_files_in_one_directory_collapse() -> None:
     actions = section(sheet, "## Completed Actions").splitlines()
     assert len(actions) == 1 and "read_file ×25: app/widgets/w_a.py" in actions[0]
     assert "19 more" in actions[0]
+
+
+@pytest.mark.parametrize(
+    "ask",
+    [
+        "请把日志保留三十天，千万别删审计表。",
+        "Remember: never drop the audit table, keep logs 30 days.",
+    ],
+)
+def test_goal_and_snapshot_are_never_empty_when_the_ask_is_also_a_constraint(ask: str) -> None:
+    middle: list[ChatMessage] = [
+        {"role": "user", "content": ask},
+        {"role": "assistant", "content": "好的。"},
+        {"role": "user", "content": "继续"},
+    ]
+    sheet = build_fallback_summary(middle, budget_tokens=800)
+    assert section(sheet, "## Goal") == f"- {ask}"
+    assert section(sheet, "## Historical Task Snapshot") == f"- {ask}"
+    assert section(sheet, "## Historical In-Progress State") == "- (none)"  # "好的" is filler
