@@ -367,6 +367,15 @@ class _Span:
                 self.c.add(FILES, f"`{command}`", 1.5 + bonus, order=order)
 
 
+def _substantive(ask: str) -> bool:
+    """A request with something in it: one sentence asks for something or carries a signal
+    ("hey, got a nasty one" does not; "Find out why the pods restart" does)."""
+    return any(
+        sal.has("request") or len(sal.kinds) >= 2 or (sal.kinds and sal.kinds != ("question",))
+        for sal in (score_line(sentence, "user") for sentence in _sentences(ask))
+    )
+
+
 def _goal_and_asks(
     c: _Collector,
     head: Sequence[Mapping[str, Any]],
@@ -384,7 +393,10 @@ def _goal_and_asks(
         for m in (without_summary(m) for m in head)
         if m is not None and role(m) == "user" and not is_filler(content_text(m.get("content")))
     ]
-    first = (earlier or asks or [""])[0]
+    candidates = earlier + asks
+    first = next(
+        (ask for ask in candidates if _substantive(ask)), candidates[0] if candidates else ""
+    )
     if first and not has_previous_goal:
         c.add(GOAL, _clip(first, 400), _FIXED["goal"], order=0, pinned=True)
     for ask in asks:

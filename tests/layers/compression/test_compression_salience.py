@@ -262,3 +262,17 @@ def test_goal_and_snapshot_are_never_empty_when_the_ask_is_also_a_constraint(ask
     assert section(sheet, "## Goal") == f"- {ask}"
     assert section(sheet, "## Historical Task Snapshot") == f"- {ask}"
     assert section(sheet, "## Historical In-Progress State") == "- (none)"  # "好的" is filler
+
+
+def test_a_contentless_opener_in_the_head_is_not_the_goal() -> None:
+    head: list[ChatMessage] = [
+        {"role": "system", "content": "s"},
+        {"role": "user", "content": "hey, got a nasty one"},
+        {"role": "assistant", "content": "Sure, what's going on?"},
+    ]
+    middle: list[ChatMessage] = [
+        {"role": "user", "content": "Pods in payments-prod keep restarting; find out why."},
+        {"role": "user", "content": "ok"},
+    ]
+    sheet = build_fallback_summary(middle, budget_tokens=1500, head=head)
+    assert section(sheet, "## Goal").startswith("- Pods in payments-prod keep restarting")
