@@ -13,6 +13,7 @@ from typing import Any
 import click
 from rich.table import Table
 
+from hermes_core.cli.memory_store import register_memory_commands
 from hermes_core.cli.output import console, mark, print_json
 from hermes_core.errors import ConfigError, HermesError
 from hermes_core.providers.base import MemoryProvider, env_var_for, load_provider_settings
@@ -264,8 +265,12 @@ def _require_terminal() -> None:
 
 @memory.command("setup")
 @click.argument("name", required=False)
-def setup(name: str | None) -> None:
-    """Pick a provider and answer its settings (Esc cancels; nothing is written then)."""
+@click.option(
+    "--advanced", is_flag=True, help="Also ask the settings that normally keep their defaults."
+)
+def setup(name: str | None, advanced: bool) -> None:
+    """Pick a provider and answer what a first-time user must (key, URL, scope); the rest keeps
+    its defaults and is not written. Esc cancels; nothing is written then."""
     from hermes_core.cli.prompts import SetupCancelled, prompt_settings
 
     home = _home()
@@ -300,11 +305,12 @@ def setup(name: str | None) -> None:
             current_config=current,
             current_env=read_env_file(home),
             say=out.print,
+            advanced=advanced,
         )
     except SetupCancelled:
         out.print("Cancelled. No changes saved.")
         raise SystemExit(1) from None
-    _validate_and_save(home, cls, name, {**current, **answers.config}, answers.secrets)
+    _validate_and_save(home, cls, name, answers.merged_into(current), answers.secrets)
 
 
 def _validate_and_save(
@@ -408,16 +414,6 @@ def off() -> None:
     console().print(f"{message}; built-in memory (MEMORY.md / USER.md) stays active.")
 
 
-def _attach_layer_commands() -> None:
-    try:
-        from hermes_core.cli.memory_store import register_memory_commands
-    except ModuleNotFoundError as exc:  # the memory layer's commands are optional here
-        if exc.name != "hermes_core.cli.memory_store":
-            raise
-        return
-    register_memory_commands(memory)
-
-
-_attach_layer_commands()
+register_memory_commands(memory)  # show, edit, pending, approve, reject, restore, archive, users
 
 __all__ = ["memory"]
