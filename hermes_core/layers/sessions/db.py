@@ -79,10 +79,12 @@ from hermes_core.layers.sessions.schema import (
     MIGRATIONS,
     SCHEMA_VERSION,
     create_fts_table,
+    fts_delete,
     incompatibility,
     migrate,
     read_schema_version,
     reindex_fts,
+    stored_index_cap,
 )
 
 DB_FILE = "state.db"
@@ -117,7 +119,11 @@ class SessionDB:
         self, path: Path, *, index_char_cap: int = 8192, redact_secrets: bool = True
     ) -> None:
         self.path = Path(path)
+        self.configured_index_char_cap = index_char_cap
         self.index_char_cap = index_char_cap
+        """The cap the full-text index is built with: the one recorded in ``state.db`` (a
+        contentless index must be handed the exact text it indexed to remove a row), else
+        the configured one. :meth:`reindex` applies a changed configuration."""
         self.redact_secrets = redact_secrets
         self._local = threading.local()
         self._conns: list[sqlite3.Connection] = []
@@ -131,8 +137,9 @@ class SessionDB:
         conn = self._conn()
         self.fts_error: str | None = probe_fts5(conn)
         if self.read_only_reason is None:
-            self._retry(lambda: migrate(conn))
+            self._retry(lambda: migrate(conn, index_char_cap=index_char_cap))
             tighten_permissions(self.path)
+        self.index_char_cap = stored_index_cap(conn) or index_char_cap
         self.fts_enabled = self.fts_error is None and self._has_table(conn, "messages_fts")
         if self.fts_error is None and not self.fts_enabled:
             self.fts_error = "messages_fts is missing; run `hermes sessions reindex`."
@@ -792,11 +799,7 @@ class SessionDB:
                 chunk = ids[start : start + 200]
                 marks = ",".join("?" * len(chunk))
                 if self.fts_enabled:
-                    conn.execute(
-                        f"DELETE FROM messages_fts WHERE rowid IN "
-                        f"(SELECT id FROM messages WHERE session_id IN ({marks}))",
-                        chunk,
-                    )
+                    fts_delete(conn, f"session_id IN ({marks})", list(chunk), self.index_char_cap)
                 removed += conn.execute(
                     f"DELETE FROM messages WHERE session_id IN ({marks})", chunk
                 ).rowcount
@@ -817,16 +820,18 @@ class SessionDB:
         return [r[0] for r in rows]
 
     def reindex(self) -> int:
-        """Rebuild the full-text index from the messages table."""
+        """Rebuild the full-text index from the messages table with the configured
+        ``index_char_cap`` (recorded in the file)."""
         if self.fts_error is not None and not self.fts_enabled:
             raise SessionStoreError(self.fts_error)
 
         def do(conn: sqlite3.Connection) -> int:
             if not self._has_table(conn, "messages_fts"):
                 create_fts_table(conn)
-            return reindex_fts(conn, cap=self.index_char_cap)
+            return reindex_fts(conn, cap=self.configured_index_char_cap)
 
         count = self.write(do)
+        self.index_char_cap = self.configured_index_char_cap
         self.fts_enabled = True
         self.fts_error = None
         return count
@@ -862,6 +867,7 @@ class SessionDB:
             "schema_version": self.schema_version(),
             "read_only": self.read_only_reason,
             "fts": self.fts_enabled,
+            "index_char_cap": self.index_char_cap,
             "sessions": sessions,
             "messages": messages,
             "compacted_messages": compacted,

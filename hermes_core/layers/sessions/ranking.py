@@ -38,7 +38,9 @@ from hermes_core.layers.sessions.fts import (
     parse_query,
     ranked_terms,
 )
+from hermes_core.layers.sessions.ingest import indexed_text
 from hermes_core.layers.sessions.records import ALL_USERS, UserScope, scope_sql
+from hermes_core.layers.sessions.schema import INDEX_SELECT
 from hermes_core.layers.sessions.timeparse import TimeWindow, query_time_window
 from hermes_core.text import CJK_CHAR
 
@@ -275,15 +277,18 @@ def _term_postings(
 
 
 def _index_texts(db: SessionDB, rowids: Sequence[int]) -> dict[int, str]:
+    """The indexed text (body and meta) of these messages, recomputed from ``messages``
+    (the index is contentless: it keeps no copy of the text)."""
     out: dict[int, str] = {}
     for start in range(0, len(rowids), 500):
         chunk = rowids[start : start + 500]
         rows = db.read(
-            f"SELECT rowid, body || ' ' || meta FROM messages_fts WHERE rowid IN "
-            f"({','.join('?' * len(chunk))})",
+            f"{INDEX_SELECT} WHERE id IN ({','.join('?' * len(chunk))})",
             chunk,
         )
-        out.update({int(r[0]): str(r[1]) for r in rows})
+        for row in rows:
+            rowid, body, meta = indexed_text(row, db.index_char_cap)
+            out[rowid] = f"{body} {meta}"
     return out
 
 
