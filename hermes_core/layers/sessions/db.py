@@ -804,6 +804,7 @@ class SessionDB:
                     f"DELETE FROM messages WHERE session_id IN ({marks})", chunk
                 ).rowcount
                 conn.execute(f"DELETE FROM sessions WHERE id IN ({marks})", chunk)
+            self._speakers.clear()
             return removed
 
         return self.write(do)
@@ -907,21 +908,23 @@ class SessionDB:
 
     def speaker_names(self, *, user: UserScope = ALL_USERS) -> frozenset[str]:
         """Lower-cased words of every participant name (``messages.name``) in ``user``'s
-        sessions. Cached per object and scope; recomputed when a message was added since."""
+        sessions. Cached per object and scope and brought up to date by reading only the
+        messages added since (ids only grow), so a search after each turn does not rescan
+        the archive; :meth:`delete_sessions` drops the cache."""
         newest = int(self.read("SELECT MAX(id) FROM messages")[0][0] or 0)
         key: object = user
         cached = self._speakers.get(key)
         if cached is not None and cached[0] == newest:
             return cached[1]
+        since = cached[0] if cached is not None and cached[0] < newest else 0
         scope, params = scope_sql(user, "s.user_id")
         rows = self.read(
             "SELECT DISTINCT m.name FROM messages m JOIN sessions s ON s.id = m.session_id "
-            f"WHERE m.name IS NOT NULL AND {scope}",
-            params,
+            f"WHERE m.id > ? AND m.id <= ? AND m.name IS NOT NULL AND {scope}",
+            [since, newest, *params],
         )
-        names = frozenset(
-            word for (name,) in rows for word in str(name).lower().split() if len(word) > 1
-        )
+        found = {word for (name,) in rows for word in str(name).lower().split() if len(word) > 1}
+        names = frozenset(found | (cached[1] if since and cached is not None else set()))
         self._speakers[key] = (newest, names)
         return names
 
