@@ -1,39 +1,61 @@
-"""Threat scanner: prompt-injection and exfiltration patterns, invisible unicode.
+"""Threat scanner: prompt-injection and exfiltration patterns, invisible unicode, credentials.
 
 One pattern library shared by every place where text reaches a system prompt or a model:
-built-in memory (``strict`` scope), context files and skills (``context`` scope) and text
-recalled from an external provider (``context`` scope).
+built-in memory (``strict`` scope), context files, skills and recalled text — provider recall,
+``session_search`` results, a provider's system-prompt block (``context`` scope).
 
 Contract:
 
 * Every pattern has an id and a scope; scopes are cumulative (``all`` ⊂ ``context`` ⊂
-  ``strict``): scanning with ``strict`` applies every pattern.
-* Matching is case-insensitive on NFKC-normalised text, so full-width homoglyphs
-  (``ｉｇｎｏｒｅ``) fold to ASCII; cross-script confusables are not folded.
-* Only the first :data:`MAX_SCAN_CHARS` characters are scanned.
-* Filler between keywords is bounded (at most 8 words in English, a few characters in
-  Chinese) and every repetition is bounded, so no input can trigger catastrophic backtracking.
-* Invisible characters (:data:`INVISIBLE_CHARS`) are checked on the raw text and reported as
-  ``invisible_unicode_U+XXXX``; they are reported before pattern ids.
+  ``strict``): scanning with ``strict`` applies every pattern, plus the credential detector
+  (:mod:`hermes_core.security.secrets`), reported as ``secret_<kind>``.
+* Invisible code points (the Unicode Default_Ignorable set and a few more, see
+  :mod:`hermes_core.security.unicode`) are removed before matching and reported as
+  ``invisible_unicode_U+XXXX``, first; the ordinary uses inside emoji and shaping scripts are
+  removed but not reported.
+* Matching is case-insensitive on NFKC-normalised text with look-alike Cyrillic/Greek letters
+  folded to Latin, so full-width (``ｉｇｎｏｒｅ``) and mixed-script (``іgnоre``) spellings
+  match; whitespace between CJK characters is ignored; letter-spaced words
+  (``i g n o r e``, ``i.g.n.o.r.e``) are matched joined as well.
+* The WHOLE text is scanned, in linear time: filler between keywords is bounded (at most 8
+  words in English, a few characters in Chinese), every repetition is bounded, and every
+  custom search visits each position a bounded number of times. Text longer than
+  :data:`MAX_TEXT_CHARS` is refused outright as ``too_large_to_scan`` — in every path, since
+  every path calls :func:`scan`.
 * Injection families have Chinese phrasings under the same ids (``忽略之前的所有指令`` is
-  ``prompt_injection``); whitespace between CJK characters is ignored.
+  ``prompt_injection``).
+* Regexes are compiled on first use, never at import.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final, Literal
 
+from hermes_core.security.secrets import find_secrets, secret_block_message
+from hermes_core.security.unicode import (
+    fold_confusables,
+    invisible_code_points,
+    reveal_tags,
+    strip_invisible,
+)
 from hermes_core.text import CJK_RANGES
 
 Scope = Literal["all", "context", "strict"]
 """Which pattern set to apply; cumulative: ``all`` ⊂ ``context`` ⊂ ``strict``."""
 
 MAX_SCAN_CHARS: Final = 65_536
-"""Characters of a text that are scanned; the rest is ignored."""
+"""The longest memory entry the snapshot shows (longer ones are blocked as too large); kept
+for callers that window long files. :func:`scan` itself reads the whole text."""
+
+MAX_TEXT_CHARS: Final = 1_000_000
+"""Texts longer than this are not scanned but refused (``too_large_to_scan``)."""
+
+TOO_LARGE: Final = "too_large_to_scan"
 
 INVISIBLE_CHARS: Final[tuple[str, ...]] = (
     "\u200b",
@@ -54,7 +76,8 @@ INVISIBLE_CHARS: Final[tuple[str, ...]] = (
     "\u2068",
     "\u2069",
 )
-"""Zero-width and bidi-control characters that hide or reorder text."""
+"""The spec's zero-width and bidi-control characters; every invisible code point of
+:data:`hermes_core.security.unicode.INVISIBLE_RANGES` is flagged the same way."""
 
 _SCOPE_RANK: Final[dict[str, int]] = {"all": 0, "context": 1, "strict": 2}
 
@@ -99,28 +122,39 @@ AGENT_FILES = r"(?:agents\.md|claude\.md|\.cursorrules|\.clinerules)"
 HERMES_FILES = r"(?:\S{0,64}?\.hermes/config\.ya?ml|\S{0,64}?soul\.md)"
 
 
+Alt = tuple[tuple[str, ...], str]
+"""(head literals, rest regex): the alternative matches ``<head><rest>`` for any head."""
+
+
 @dataclass(frozen=True, slots=True)
 class ThreatPattern:
     """One named pattern: ``id`` is reported, ``scope`` is the narrowest scope that uses it.
 
-    ``regexes`` are alternatives matched against NFKC-folded, lower-cased text; any hit is a
-    hit of the pattern. ``matcher``, when set, is a linear-time custom search used instead.
+    ``alternatives`` are matched against NFKC-folded, lower-cased text (compiled on first
+    use); any hit is a hit of the pattern. ``matcher``, when set, is a linear-time custom
+    search used as well.
     """
 
     id: str
     scope: Scope
-    regexes: tuple[re.Pattern[str], ...] = ()
+    alternatives: tuple[Alt, ...] = ()
     matcher: Callable[[str], bool] | None = None
+
+    @property
+    def regexes(self) -> tuple[re.Pattern[str], ...]:
+        """The compiled alternatives (one regex per head literal, cached)."""
+        return _compiled(self.id, self.alternatives)
 
     def search(self, folded_lower: str) -> bool:
         """True when the pattern occurs in ``folded_lower`` (NFKC-folded, lower-cased)."""
-        if self.matcher is not None:
-            return self.matcher(folded_lower)
+        if self.matcher is not None and self.matcher(folded_lower):
+            return True
         return any(rx.search(folded_lower) is not None for rx in self.regexes)
 
 
-Alt = tuple[tuple[str, ...], str]
-"""(head literals, rest regex): the alternative matches ``<head><rest>`` for any head."""
+@functools.cache
+def _compiled(pattern_id: str, alternatives: tuple[Alt, ...]) -> tuple[re.Pattern[str], ...]:
+    return tuple(_compile(head, rest) for heads, rest in alternatives for head in heads)
 
 
 def _compile(head: str, rest: str) -> re.Pattern[str]:
@@ -133,19 +167,29 @@ def _compile(head: str, rest: str) -> re.Pattern[str]:
 
 
 def _p(pattern_id: str, scope: Scope, *alternatives: Alt) -> ThreatPattern:
-    regexes = tuple(_compile(head, rest) for heads, rest in alternatives for head in heads)
-    return ThreatPattern(pattern_id, scope, regexes)
+    return ThreatPattern(pattern_id, scope, alternatives)
 
 
-def _p_fn(pattern_id: str, scope: Scope, matcher: Callable[[str], bool]) -> ThreatPattern:
-    return ThreatPattern(pattern_id, scope, matcher=matcher)
+def _p_fn(
+    pattern_id: str, scope: Scope, matcher: Callable[[str], bool], *alternatives: Alt
+) -> ThreatPattern:
+    return ThreatPattern(pattern_id, scope, alternatives, matcher)
 
 
-_SECRET_VAR = re.compile(
-    r"\$\{?[a-z_][a-z0-9_]{0,64}?(?:key|token|secret|password|passwd|credential)"
-)
-_TOOL_WORD = {tool: re.compile(rf"(?<![a-z0-9]){tool}\b") for tool in ("curl", "wget")}
+_SECRET_NAME = r"[a-z0-9_]{0,64}?(?:key|token|secret|password|passwd|credential|pat)\b"
 _TOOL_REACH = 300
+_NET_TOOLS = ("curl", "wget")
+
+
+@functools.cache
+def _secret_var() -> re.Pattern[str]:
+    # $SECRET, ${SECRET} (sh), $env:SECRET (PowerShell)
+    return re.compile(r"\$\{?(?:env:)?[a-z_]" + _SECRET_NAME)
+
+
+@functools.cache
+def _tool_word(tool: str) -> re.Pattern[str]:
+    return re.compile(rf"(?<![a-z0-9-]){re.escape(tool)}\b")
 
 
 def _tool_then_secret_var(text: str, tool: str) -> bool:
@@ -156,8 +200,8 @@ def _tool_then_secret_var(text: str, tool: str) -> bool:
     """
     if tool not in text:
         return False
-    word = _TOOL_WORD[tool]
-    for var in _SECRET_VAR.finditer(text):
+    word = _tool_word(tool)
+    for var in _secret_var().finditer(text):
         end = var.start()
         lo = max(0, end - _TOOL_REACH - len(tool))
         lo = max(lo, text.rfind("\n", lo, end) + 1, text.rfind("$", lo, end) + 1)
@@ -165,6 +209,53 @@ def _tool_then_secret_var(text: str, tool: str) -> bool:
             return True
     return False
 
+
+_PS_WEB = (
+    "invoke-webrequest",
+    "invoke-restmethod",
+    "iwr",
+    "irm",
+    "start-bitstransfer",
+    "net.webclient",
+    "uploadstring",
+    "uploaddata",
+    "uploadfile",
+)
+
+
+def _powershell_env_exfil(text: str) -> bool:
+    """A PowerShell web cmdlet and a secret-named ``$env:`` variable on one line (either
+    order), or the whole ``env:`` drive piped to one. Linear: one pass per line."""
+    if "env:" not in text:
+        return False
+    for line in text.split("\n"):
+        if "env:" not in line:
+            continue
+        if not any(_tool_word(cmd).search(line) for cmd in _PS_WEB):
+            continue
+        if _secret_var().search(line) or re.search(
+            r"(?<![a-z0-9-])(?:gci|get-childitem|ls|dir)\s+env:", line
+        ):
+            return True
+    return False
+
+
+_NET = (
+    r"(?:nc|ncat|netcat|socat|telnet|curl|wget|http|https|httpie|xh|ssh|scp|rsync|ftp|tftp"
+    r"|openssl\s+s_client|invoke-webrequest|invoke-restmethod|iwr|irm)\b"
+)
+_SENSITIVE_PATH = (
+    r"(?:-(?=[\s'\"]|$)|\S{0,128}?(?:\.env\b|\.ssh/|id_rsa|id_ed25519|id_ecdsa|\.aws/|"
+    r"credentials|\.netrc|\.pgpass|\.npmrc|\.pypirc|/etc/(?:passwd|shadow)|\.kube/config"
+    r"|\.docker/config|\.git-credentials|\.bash_history|\.hermes/))"
+)
+_CURL_UPLOAD = (
+    r"(?:-f\s*['\"]?[a-z0-9_\-\[\]]{0,32}=@|--form(?:-string)?[\s=]+['\"]?[a-z0-9_\-\[\]]{0,32}=@"
+    r"|(?:-d|--data(?:-binary|-raw|-urlencode|-ascii)?)[\s=]*['\"]?@|-t\s+|--upload-file[\s=]+)"
+)
+_WGET_UPLOAD = r"(?:--post-file|--body-file)[\s=]+"
+_TO_NET = rf"[^\n]{{0,120}}?\|\s*(?:sudo\s+)?(?:\S{{1,64}}+\s++){{0,4}}?{_NET}"
+"""``… | [sudo] [up to 4 words] <network tool>`` on the same line."""
 
 PATTERNS: Final[tuple[ThreatPattern, ...]] = (
     # ---------------------------------------------------------------- scope: all
@@ -179,6 +270,20 @@ PATTERNS: Final[tuple[ThreatPattern, ...]] = (
             ("忽略", "忽视", "忘记", "忘掉", "不要理会", "不要理睬", "别管"),
             rf"{Z}(?:之前|以前|先前|上面|上述|前面|以上|所有|全部|一切|原来|原有){Z}{ZH_INSTRUCTIONS}",
         ),
+        (
+            ("ignore", "forget", "disregard", "discard", "skip"),
+            r"\s+(?:(?:all|any)\s+(?:of\s+)?)?(?:everything|anything|all|whatever)\s+"
+            r"(?:(?:that\s+)?(?:was\s+|is\s+|you\s+were\s+|you've\s+been\s+|i\s+)?"
+            r"(?:written|said|stated|told|given|provided|typed|mentioned)\s+)?"
+            r"(?:above|before(?:\s+this)?|previously|prior(?:\s+to\s+this)?|so\s+far"
+            r"|up\s+to\s+(?:now|here|this\s+point)|earlier)"
+            r"\s*(?:[.,;:!)\n]|and\b|then\b|$)",
+        ),
+        (
+            ("忽略", "忽视", "无视", "忘记", "忘掉", "不要理会", "别管", "抛开"),
+            r"掉?(?:之前|以前|先前|上面|上述|前面|以上|此前)(?:的|说的|写的|提到的)?"
+            r"(?:所有|全部|一切)(?:的)?(?:内容|文字|文本|信息|消息|对话|话|东西)?",
+        ),
     ),
     _p(
         "sys_prompt_override",
@@ -188,10 +293,16 @@ PATTERNS: Final[tuple[ThreatPattern, ...]] = (
             rf"\s+{F}system\s+(?:prompt|instructions|message)",
         ),
         (("system",), r"\s+(?:prompt|instructions?)\s+override\b"),
+        (
+            ("system", "admin", "root", "developer"),
+            r"\s*override\s*(?:[:\]!>\-—]|(?:mode|activated|enabled|engaged|initiated|accepted"
+            r"|granted|in\s+effect|protocol|command|sequence)\b)",
+        ),
         (("new",), r"\s+system\s+prompt\s*:"),
         (("[",), r"\s*system\s*\]\s*:?\s*(?:new|updated)\s+instructions"),
         (("覆盖", "覆写", "重写", "替换", "推翻"), rf"{Z}系统(?:提示|指令|消息)"),
         (("新",), r"的?系统(?:提示词?|指令)\s*:"),
+        (("系统",), r"(?:覆盖|覆写|超控|接管|重置)(?:模式|指令|协议|已启用|已激活|\s*[:!\]】])"),
     ),
     _p(
         "disregard_rules",
@@ -290,6 +401,56 @@ PATTERNS: Final[tuple[ThreatPattern, ...]] = (
             r"(?:\.env|\.netrc|\.pgpass|\.npmrc|\.pypirc|/credentials|credentials\.[a-z]{2,5})\b)",
         ),
     ),
+    _p_fn(
+        "exfil_env",
+        "all",
+        _powershell_env_exfil,
+        (("env", "printenv", "export -p", "declare -x"), rf"\b{_TO_NET}"),
+        (
+            ("curl", "wget", "nc", "ncat", "netcat", "socat", "telnet"),
+            r"\b[^\n]{0,300}?(?:\$\(|`)\s*(?:env|printenv|export\s+-p)\b",
+        ),
+        (
+            (
+                "urlopen",
+                "requests.",
+                "httpx.",
+                "urllib",
+                "http.client",
+                "aiohttp",
+                "fetch(",
+                "axios",
+                "sendbeacon",
+            ),
+            r"[^\n]{0,300}?"
+            r"(?:\bos\.environ|process\.env)(?!\s*(?:\[|\.))",
+        ),
+        (
+            ("os.environ",),
+            r"(?!\s*(?:\[|\.get\b|\.setdefault\b|\.pop\b))[^\n]{0,300}?"
+            r"(?:urlopen|requests\.(?:post|get|put|patch)|httpx\.|http\.client|socket\.|smtplib|aiohttp)",
+        ),
+        (
+            ("process.env",),
+            r"(?!\s*[.\[])[^\n]{0,300}?(?:fetch\(|axios|http\.request|https\.request"
+            r"|xmlhttprequest|navigator\.sendbeacon)",
+        ),
+        (
+            ("把", "将"),
+            rf"{Zs}(?:所有|全部)?的?(?:环境变量|密钥|api\s?key|令牌|凭据|凭证|密码|token)"
+            rf"{Z}(?:发送|上传|发|传|外发|回传|提交|转发|post)(?:到|给|至)",
+        ),
+        (
+            ("环境变量", "密钥", "令牌", "凭据", "凭证"),
+            rf"(?:全部|都|通过){Z}(?:发送|上传|外发|回传|提交|转发)(?:到|给|至){Zs}(?:https?://|我的?|服务器|邮箱|\d{{1,3}}\.)",
+        ),
+    ),
+    _p(
+        "exfil_secret_file",
+        "all",
+        (("curl",), rf"\s+(?:\S{{1,200}}+\s++){{0,8}}?{_CURL_UPLOAD}{_SENSITIVE_PATH}"),
+        (("wget",), rf"\s+(?:\S{{1,200}}+\s++){{0,8}}?{_WGET_UPLOAD}{_SENSITIVE_PATH}"),
+    ),
     # ---------------------------------------------------------------- scope: context
     _p(
         "role_hijack",
@@ -298,6 +459,21 @@ PATTERNS: Final[tuple[ThreatPattern, ...]] = (
         (("you're", "youre", "you\u2019re"), rf"\s+{F}now\s+(?:a|an|the|my)\b"),
         (("你现在",), r"(?:是|成为|变成|就是)了?(?:一个|一名|一位|个|我的)"),
         (("从现在",), r"(?:开始|起)\s*,?\s*你(?:就)?(?:是|将是|扮演|成为)"),
+        (
+            ("from",),
+            r"\s+now\s+on\s*,?\s+you\s+(?:will\s+|shall\s+|must\s+|should\s+|are\s+to\s+|'ll\s+)?"
+            r"(?:only\s+)?(?:answer|respond|reply|listen|report|obey|belong|take\s+orders|work"
+            r"|serve|follow\s+(?:only\s+)?(?:my|the|these|new))\b(?:\s+only)?(?:\s+(?:to|from|for)\b)?",
+        ),
+        (
+            ("from",),
+            r"\s+now\s+on\s*,?\s+(?:your\s+(?:only\s+)?(?:master|owner|boss|creator)\s+is"
+            r"|you\s+(?:are|work)\s+(?:for|with)\s+me\s+only)\b",
+        ),
+        (
+            ("从现在", "从今以后", "从此以后", "从今往后", "以后"),
+            r"(?:开始|起)?\s*,?\s*你(?:就)?(?:只|只能|只会|仅|仅仅)(?:听|听从|服从|回答|回应|效忠|对|为|替|向)",
+        ),
     ),
     _p(
         "role_pretend",
@@ -333,6 +509,16 @@ PATTERNS: Final[tuple[ThreatPattern, ...]] = (
             ("系统提示", "初始指令", "隐藏指令", "原始指令"),
             rf"{Z}(?:输出|打印|显示|泄露|告诉我|给我看|发给我)",
         ),
+        (
+            ("reveal", "show", "print", "output", "repeat", "display", "leak", "dump", "recite"),
+            r"\s+(?:back\s+)?(?:me\s+)?(?:verbatim\s+)?(?:your|the)\s+(?:(?:full|entire|complete|exact"
+            r"|original|initial|hidden|secret|first)\s+)?(?:prompt|instructions|developer\s+message)\b",
+        ),
+        (
+            ("repeat", "print", "output", "reveal", "recite", "dump"),
+            r"\s+(?:\S{1,32}+\s++){0,3}?(?:everything|the\s+(?:text|words|content|messages?))\s+"
+            r"above\b",
+        ),
     ),
     _p(
         "remove_filters",
@@ -346,6 +532,21 @@ PATTERNS: Final[tuple[ThreatPattern, ...]] = (
         (
             ("移除", "关闭", "取消", "禁用", "解除", "去掉"),
             rf"{Zs}(?:你的|所有|全部)?(?:内容)?(?:过滤|审查|安全限制|安全措施|护栏)",
+        ),
+        (
+            ("respond", "reply", "answer", "speak", "talk", "write", "output", "generate", "act"),
+            r"\s+(?:\S{1,32}+\s++){0,3}?without\s+(?:any\s+|your\s+|the\s+)?(?:content\s+|safety\s+"
+            r"|ethical\s+|moral\s+)?(?:filters?|filtering|censorship|guardrails|moderation"
+            r"|safeguards|restrictions|limitations|rules|ethics|morals)\b",
+        ),
+        (
+            ("不加", "不经", "不经过", "不做", "无", "没有", "去掉", "不受"),
+            r"(?:任何)?(?:内容)?(?:过滤|审查|道德限制|安全限制)(?:地|的)?(?:回答|回复|回应|输出|说话|生成)",
+        ),
+        (
+            ("回答", "回复", "回应", "输出"),
+            r"(?:时|的时候)?\s*,?\s*(?:不要|不用|不必|别|无需)?(?:加|经过|做|进行)?(?:任何)?(?:内容)?"
+            r"(?:过滤|审查)",
         ),
     ),
     _p(
@@ -554,6 +755,12 @@ PATTERNS: Final[tuple[ThreatPattern, ...]] = (
             rf"{Z}(?:发送|上传|转发|分享|泄露|输出|打印|复制)(?:到|给|至)",
         ),
     ),
+    _p(
+        "exfil_upload",
+        "strict",
+        (("curl",), rf"\s+(?:\S{{1,200}}+\s++){{0,8}}?{_CURL_UPLOAD}"),
+        (("wget",), rf"\s+(?:\S{{1,200}}+\s++){{0,8}}?{_WGET_UPLOAD}"),
+    ),
     _p("ssh_backdoor", "strict", (("authorized_keys",), "")),
     _p(
         "ssh_access",
@@ -618,21 +825,57 @@ class ScanResult:
     message: str
 
 
-_SPACE_BETWEEN_CJK: Final = re.compile(f"(?<=[{CJK_RANGES}])\\s+(?=[{CJK_RANGES}])")
+@functools.cache
+def _space_between_cjk() -> re.Pattern[str]:
+    return re.compile(f"(?<=[{CJK_RANGES}])\\s+(?=[{CJK_RANGES}])")
+
+
+@functools.cache
+def _letter_spaced() -> re.Pattern[str]:
+    # A letter, then at least three more each after ONE separator: "i g n o r e", "i.g.n".
+    # Possessive, so a run is consumed once and never re-tried from inside.
+    # Each letter stands alone (not followed by another letter), so "i.g.n.o.r.e all" stops
+    # before "all".
+    return re.compile(r"(?<![^\W_])[^\W\d_](?![^\W\d_])(?:[ .\-_*·•|/][^\W\d_](?![^\W\d_])){3,}+")
+
+
+_SQUASHED: Final[tuple[tuple[str, Scope, str], ...]] = (
+    (
+        "prompt_injection",
+        "all",
+        r"(?:ignore|forget|disregard)(?:all|any|every)?(?:of)?(?:the|your|my)?"
+        r"(?:previous|prior|above|earlier|preceding)(?:instructions?|prompts?|rules|directives"
+        r"|guidelines)|(?:ignore|disregard)everything(?:above|before)",
+    ),
+    ("sys_prompt_override", "all", r"systemoverride|newsystemprompt|overridesystemprompt"),
+    (
+        "leak_system_prompt",
+        "context",
+        r"(?:reveal|show|print|output|repeat|display|leak|dump)(?:me)?(?:your|the)"
+        r"(?:system|initial|hidden|original)(?:prompt|instructions|message)",
+    ),
+)
+
+
+@functools.cache
+def _squashed(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern)
 
 
 def normalize(text: str) -> str:
-    """The text patterns are matched against: the scanned prefix, NFKC-folded, lower-cased,
-    with whitespace between two CJK characters removed (Chinese needs no spaces, so
-    ``忽 略 之 前 的 指 令`` is the same instruction as ``忽略之前的指令``)."""
-    folded = unicodedata.normalize("NFKC", text[:MAX_SCAN_CHARS]).lower()
-    return _SPACE_BETWEEN_CJK.sub("", folded)
+    """The text patterns are matched against: tag characters read as the ASCII they mirror
+    (hidden "ASCII smuggling" text is matched too), other invisible code points removed,
+    NFKC-folded,
+    lower-cased, look-alike letters folded to Latin, whitespace between two CJK characters
+    removed (Chinese needs no spaces, so ``忽 略 之 前 的 指 令`` is ``忽略之前的指令``)."""
+    folded = unicodedata.normalize("NFKC", strip_invisible(reveal_tags(text))).lower()
+    return _space_between_cjk().sub("", fold_confusables(folded))
 
 
 def invisible_ids(text: str) -> list[str]:
-    """``invisible_unicode_U+XXXX`` for each distinct invisible character, in list order."""
-    head = text[:MAX_SCAN_CHARS]
-    return [f"invisible_unicode_U+{ord(ch):04X}" for ch in INVISIBLE_CHARS if ch in head]
+    """``invisible_unicode_U+XXXX`` for each distinct hidden invisible code point, in order of
+    first occurrence (at most 16)."""
+    return [f"invisible_unicode_U+{code:04X}" for code in invisible_code_points(text)]
 
 
 def patterns_for(scope: Scope) -> tuple[ThreatPattern, ...]:
@@ -641,13 +884,45 @@ def patterns_for(scope: Scope) -> tuple[ThreatPattern, ...]:
     return tuple(p for p in PATTERNS if _SCOPE_RANK[p.scope] <= rank)
 
 
+def _letter_spaced_variant(folded: str) -> tuple[str, list[str]]:
+    """``folded`` with letter-spaced runs joined, and the joined runs (for the squashed
+    phrase check). Returns ``(folded, [])`` when there is none."""
+    runs: list[str] = []
+
+    def join(match: re.Match[str]) -> str:
+        word = "".join(ch for ch in match.group() if ch.isalpha())
+        runs.append(word)
+        return word
+
+    variant = _letter_spaced().sub(join, folded)
+    return variant, runs
+
+
 def find_threats(text: str, scope: Scope = "strict") -> list[str]:
-    """Every threat id found in ``text`` at ``scope``: invisible characters, then patterns."""
+    """Every threat id found in ``text`` at ``scope``: invisible characters, credentials
+    (``strict`` only), then patterns. Text over :data:`MAX_TEXT_CHARS` gives
+    ``[too_large_to_scan]``."""
     if scope not in _SCOPE_RANK:
         raise ValueError(f"unknown scan scope {scope!r}; use one of: all, context, strict")
+    if len(text) > MAX_TEXT_CHARS:
+        return [TOO_LARGE]
     ids = invisible_ids(text)
+    if scope == "strict":
+        plain = unicodedata.normalize("NFKC", strip_invisible(text))
+        ids.extend(dict.fromkeys(f"secret_{m.kind}" for m in find_secrets(plain)))
     folded = normalize(text)
-    ids.extend(p.id for p in patterns_for(scope) if p.search(folded))
+    patterns = patterns_for(scope)
+    hits = {p.id for p in patterns if p.search(folded)}
+    variant, runs = _letter_spaced_variant(folded)
+    if runs:
+        hits.update(p.id for p in patterns if p.id not in hits and p.search(variant))
+        rank = _SCOPE_RANK[scope]
+        for pattern_id, pattern_scope, rx in _SQUASHED:
+            if _SCOPE_RANK[pattern_scope] <= rank and any(
+                _squashed(rx).search(run) for run in runs if len(run) >= 8
+            ):
+                hits.add(pattern_id)
+    ids.extend(p.id for p in patterns if p.id in hits)
     return ids
 
 
@@ -656,6 +931,13 @@ def memory_block_message(pattern_id: str) -> str:
     if pattern_id.startswith("invisible_unicode_"):
         code = pattern_id.removeprefix("invisible_unicode_")
         return f"Blocked: content contains invisible unicode character {code} (possible injection)."
+    if pattern_id.startswith("secret_"):
+        return secret_block_message(pattern_id.removeprefix("secret_"))
+    if pattern_id == TOO_LARGE:
+        return (
+            f"Blocked: content is too large to scan (over {MAX_TEXT_CHARS:,} characters). "
+            "Store a shorter text."
+        )
     return (
         f"Blocked: content matches threat pattern '{pattern_id}'. Content is injected into the "
         "system prompt and must not contain injection or exfiltration payloads."
@@ -681,8 +963,10 @@ def context_block_message(filename: str, ids: list[str] | tuple[str, ...]) -> st
 __all__ = [
     "INVISIBLE_CHARS",
     "MAX_SCAN_CHARS",
+    "MAX_TEXT_CHARS",
     "PATTERNS",
     "PATTERN_IDS",
+    "TOO_LARGE",
     "ScanResult",
     "Scope",
     "ThreatPattern",
