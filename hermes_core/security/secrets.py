@@ -206,8 +206,12 @@ def _pem_blocks(text: str) -> list[SecretMatch]:
         pos = stop
 
 
-def find_secrets(text: str) -> list[SecretMatch]:
-    """Every credential in ``text``, in order of position (see the module docstring)."""
+def find_secrets(text: str, *, strict_shape: bool = True) -> list[SecretMatch]:
+    """Every credential in ``text``, in order of position (see the module docstring).
+
+    With ``strict_shape`` (memory refusal) an assigned or header value must look random
+    (:func:`looks_random`); egress redaction passes ``False`` and masks every non-placeholder
+    value of a secret-named key, since masking too much costs little there."""
     if not text:
         return []
     found: list[SecretMatch] = _pem_blocks(text) if PEM_BEGIN in text else []
@@ -232,7 +236,7 @@ def find_secrets(text: str) -> list[SecretMatch]:
             shortest = 3 if kind == "url_password" else 6
             if len(value) < shortest or is_placeholder(value) or inside_pem(match.start(1)):
                 continue
-            if kind != "url_password" and not looks_random(value):
+            if strict_shape and kind != "url_password" and not looks_random(value):
                 continue  # "token: refreshed-daily" describes, it does not leak
             found.append(SecretMatch(kind, value, match.start(1)))
     found.sort(key=lambda m: m.start)

@@ -248,6 +248,11 @@ def _confusable_table() -> dict[int, str]:
     return str.maketrans(_CONFUSABLES)
 
 
+def confusables_of(letter: str) -> str:
+    """The look-alike characters :func:`fold_confusables` maps to Latin ``letter``."""
+    return "".join(char for char, latin in _CONFUSABLES.items() if latin == letter)
+
+
 def fold_confusables(text: str) -> str:
     """``text`` (already lower-cased) with look-alike letters mapped to Latin."""
     return text.translate(_confusable_table())
@@ -255,6 +260,7 @@ def fold_confusables(text: str) -> str:
 
 __all__ = [
     "INVISIBLE_RANGES",
+    "confusables_of",
     "fold_confusables",
     "invisible_code_points",
     "invisible_regex",
