@@ -70,7 +70,7 @@ _DASHES = "-_.·‐‑‒–—―−﹣－⁃"
 _MAX_SANITIZE_PASSES = 16
 
 
-_FENCE_CHARS = frozenset("memorycontext<>/")
+_FENCE_CHARS = frozenset("memorycontext<>/-_")
 
 
 @functools.cache
@@ -112,7 +112,8 @@ def _fence_tag() -> re.Pattern[str]:
             _char_class(c + c.upper() + _nfkc_variants(c) + confusables_of(c)) for c in text
         )
 
-    sep = rf"(?:[\s{invisible}{re.escape(_DASHES)}]|&#?\w{{1,8}};?){{0,8}}"
+    dashes = _DASHES + _nfkc_variants("-") + _nfkc_variants("_")
+    sep = rf"(?:[\s{invisible}{re.escape(dashes)}]|&#?\w{{1,8}};?){{0,8}}"
     return re.compile(
         rf"{lt}{gap}(?:{slash}{gap})?{word('memory')}{sep}{word('context')}"
         rf"(?:{gap}[^<>\n]{{0,64}}?{gt}|{gap}{gt}|(?![\w]))",

@@ -29,6 +29,7 @@ import logging
 import queue
 import threading
 import time
+import traceback
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -329,7 +330,7 @@ class HookFacade:
             log.error(
                 "plugin %s failed in %s; skipped: %s", impl.plugin_name, hook_name, error_text(exc)
             )
-            log.debug("traceback of the %s failure", hook_name, exc_info=True)
+            _debug_traceback(f"the {hook_name} failure")
             return None
 
     def _bounded_provider_call(
@@ -609,7 +610,7 @@ class HookFacade:
                 result = handler()
         except Exception as exc:
             log.error("tool %s (%s) failed: %s", name, routed.plugin_name, error_text(exc))
-            log.debug("traceback of tool %s", name, exc_info=True)
+            _debug_traceback(f"tool {name}")
             return tool_error(f"Memory tool '{name}' failed: {error_text(exc, with_type=False)}")
         try:
             text = result if isinstance(result, str) else json.dumps(result, ensure_ascii=False)
@@ -635,6 +636,12 @@ class HookFacade:
                 except Exception as exc:
                     log.error("provider %s failed to shut down: %s", plugin.name, error_text(exc))
         return report
+
+
+def _debug_traceback(what: str) -> None:
+    """The current exception's traceback at DEBUG level, secrets redacted."""
+    if log.isEnabledFor(logging.DEBUG):
+        log.debug("traceback of %s:\n%s", what, redact(traceback.format_exc()))
 
 
 def _plain(value: Any) -> Any:

@@ -227,8 +227,8 @@ def find_secrets(text: str, *, strict_shape: bool = True) -> list[SecretMatch]:
             if inside_pem(match.start()) or match.start() in starts:
                 continue  # inside a key block, or sk-ant-… already found as Anthropic's
             starts.add(match.start())
-            if kind in _RANDOM_BODY and not looks_random(value.split("-", 1)[-1]):
-                continue  # "sk-learn-compatible" is a word, not a key
+            if kind in _RANDOM_BODY and not any(c.isdigit() for c in value):
+                continue  # "sk-learn-compatible" is a word, not a key (keys carry digits)
             found.append(SecretMatch(kind, value, match.start()))
     for kind, rx in _grouped():
         for match in rx.finditer(text):
@@ -254,8 +254,8 @@ def secret_block_message(kind: str) -> str:
     return (
         f"Blocked: content contains {label}. Memory is shown to the model in every session and "
         "must never hold secrets. Store where the secret lives instead, not the secret (e.g. "
-        "'The OpenAI key is in the OPENAI_API_KEY variable of ~/.hermes/.env' or 'GitHub token: "
-        "gh auth login, kept in the OS keychain'), then retry."
+        "'The OpenAI key is in the OPENAI_API_KEY environment variable' or 'GitHub token: gh "
+        "auth login, kept in the OS keychain'), then retry."
     )
 
 

@@ -118,9 +118,13 @@ def _legitimate(text: str, index: int) -> bool:
     if prev and is_invisible(prev) and not (code == 0x200D and prev_code == 0xFE0F):
         return False
     if _EMOJI_VS[0] <= code <= _EMOJI_VS[1]:
-        if not prev or prev.isspace() or (prev.isascii() and prev.isalpha()):
+        # text/emoji presentation: after a symbol or punctuation (❤️ ‼️ 〰️), a keycap base
+        # (1️⃣ #️⃣) or ℹ️; never after a letter or ideograph
+        if not prev or prev.isspace():
             return False
-        return not prev.isascii() or prev in "0123456789#*"
+        if prev.isascii():
+            return prev in "0123456789#*"
+        return unicodedata.category(prev)[0] in "SP" or prev == "\u2139"
     if 0xFE00 <= code <= 0xFE0D:
         return bool(prev) and not prev.isascii() and not prev.isspace()
     if 0xE0100 <= code <= 0xE01EF:
