@@ -16,6 +16,7 @@ from hermes_core import (
     UnknownProviderError,
 )
 from hermes_core.errors import DuplicateProviderError
+from hermes_core.markers import hookimpl
 from hermes_core.providers.discovery import installed_names, list_installed
 from hermes_core.providers.registry import ProviderRegistry, load_provider_class
 from hermes_core.settings import load_settings
@@ -187,3 +188,36 @@ def test_invalid_provider_settings_name_the_key(fake_distribution: Any, hermes_h
         assert host.provider_status is not None
         assert "memory.providers.recording.top_k" in host.provider_status.reason
         assert "hermes memory setup recording" in host.provider_status.reason
+
+
+class _WrongArgumentProvider(RecordingProvider):
+    name = "wrongarg"
+
+    @hookimpl
+    def on_memory_write(self, session: Any, write: Any, entry: Any) -> None:  # type: ignore[override]
+        """``entry`` is not an argument of on_memory_write."""
+
+
+class _MisspelledHookProvider(RecordingProvider):
+    name = "misspelled"
+
+    @hookimpl
+    def on_memry_write(self, session: Any) -> None:
+        """A misspelled hook name."""
+
+
+def test_wrong_hook_arguments_name_the_argument_and_the_hook(registry: ProviderRegistry) -> None:
+    with pytest.raises(ProviderLoadError) as info:
+        registry.activate_class(_WrongArgumentProvider)
+    message = str(info.value)
+    assert "unknown argument(s) entry for hook on_memory_write" in message
+    assert "it takes: session, write" in message
+    assert "does not know" not in message
+    assert registry.active is None  # nothing half-registered
+    assert registry.activate_class(RecordingProvider).name == "recording"
+
+
+def test_misspelled_hook_is_named(registry: ProviderRegistry) -> None:
+    with pytest.raises(ProviderLoadError) as info:
+        registry.activate_class(_MisspelledHookProvider)
+    assert "unknown hook on_memry_write" in str(info.value)

@@ -21,6 +21,7 @@ from hermes_core.errors import (
     ProviderLoadError,
     UnknownProviderError,
 )
+from hermes_core.plugins import describe_hook_error
 from hermes_core.providers.base import MemoryProvider, load_provider_settings
 from hermes_core.providers.discovery import InstalledProvider, list_installed
 from hermes_core.settings.models import HermesSettings
@@ -154,8 +155,8 @@ class ProviderRegistry:
                 self.pm.unregister(name=plugin_name)
             raise ProviderLoadError(
                 name,
-                f"memory provider '{name}' declares hooks hermes-core does not know: {exc}. "
-                "Check the hook names against docs/hooks.md.",
+                f"memory provider '{name}': {describe_hook_error(exc)}. "
+                "Check the hook names and arguments against docs/hooks.md.",
             ) from exc
         self._active = instance
         return instance
