@@ -117,7 +117,7 @@ _GROUPED: Final[tuple[tuple[str, str], ...]] = (
 
 _PLACEHOLDER = re.compile(
     r"(?i)^(?:[<{\[(].*|\$.*|%.*|\*+|x{3,}|\.{3,}|…+|_+|-+|#+|"
-    r"(?:your|my|the|some|example|sample|dummy|fake|test|placeholder)[_-]?.*|"
+    r"(?:your|example|sample|dummy|fake|placeholder|insert|replace|put)[_-].*|"
     r"password|passwd|pass|pwd|secret|token|apikey|api_key|changeme|changeit|redacted|"
     r"\[redacted\]|none|null|empty|undefined|todo|tbd)$"
 )

@@ -50,6 +50,8 @@ def test_each_format_is_found_with_its_kind(kind: str) -> None:
         ("DB_PASSWORD=Tr0ub4dor3xyz", "assigned_secret", "Tr0ub4dor3xyz"),
         ("数据库密码：Passw0rd2024!", "assigned_secret", None),
         ("令牌是 Ab12Cd34Ef56", "assigned_secret", "Ab12Cd34Ef56"),
+        ("password=myP4ssw0rdX", "assigned_secret", "myP4ssw0rdX"),
+        ("api_key: test9f8e7d6c5b4a", "assigned_secret", "test9f8e7d6c5b4a"),
     ],
 )
 def test_structured_secrets(text: str, kind: str, value: str | None) -> None:
@@ -236,3 +238,11 @@ def test_session_last_error_is_redacted(hermes_home: Path) -> None:
         )
         assert session.compression.last_error is not None
         assert key not in session.compression.last_error
+
+
+def test_facade_error_text_is_redacted_and_short() -> None:
+    from hermes_core.hooks import error_text
+
+    text = error_text(RuntimeError(f"key {SECRETS['openai_key']} " + "x" * 10_000))
+    assert SECRETS["openai_key"] not in text and text.startswith("RuntimeError: key [redacted]")
+    assert len(text) < 1_100
