@@ -375,8 +375,9 @@ class MemoryHost:
         try:
             provider = self.registry.activate(name)
         except HermesError as exc:
-            log.warning("memory provider %s is not active: %s", name, exc)
-            self.provider_status = ProviderStatus(name, False, str(exc))
+            reason = redact(str(exc))  # a provider failing to start may echo its key
+            log.warning("memory provider %s is not active: %s", name, reason)
+            self.provider_status = ProviderStatus(name, False, reason)
             return
         self.provider_status = self._status_of(provider)
         if not self.provider_status.active:
@@ -390,7 +391,7 @@ class MemoryHost:
             reason = "" if available else provider.unavailable_reason()
         except Exception as exc:
             available, reason = False, f"is_available() raised {type(exc).__name__}: {exc}"
-        return ProviderStatus(provider.name, available, reason)
+        return ProviderStatus(provider.name, available, redact(str(reason or "")))
 
     @property
     def provider(self) -> MemoryProvider | None:
