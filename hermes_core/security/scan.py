@@ -98,7 +98,7 @@ SEP = r"[,;:]?\s+"
 URL = r"https?://"
 IPV4 = r"\d{1,3}(?:\.\d{1,3}){3}"
 INSTRUCTIONS = (
-    r"(?:instructions?|prompts?|rules|directives|guidelines|guidance|commands|orders|context"
+    r"(?:instructions?|directions|prompts?|rules|directives|guidelines|guidance|commands|orders|context"
     r"|programming|constraints)\b"
 )
 ZH_INSTRUCTIONS = r"(?:指令|指示|命令|规则|提示词?|要求|设定|约束|限制)"
@@ -264,11 +264,11 @@ PATTERNS: Final[tuple[ThreatPattern, ...]] = (
         "all",
         (
             ("ignore", "forget"),
-            rf"{SEP}{F}(?:previous|all|above|prior|earlier|preceding|any)\s+{F}{INSTRUCTIONS}",
+            rf"{SEP}{F}(?:previous|all|above|prior|earlier|preceding|any|your)\s+{F}{INSTRUCTIONS}",
         ),
         (
             ("忽略", "忽视", "忘记", "忘掉", "不要理会", "不要理睬", "别管"),
-            rf"{Z}(?:之前|以前|先前|上面|上述|前面|以上|所有|全部|一切|原来|原有){Z}{ZH_INSTRUCTIONS}",
+            rf"{Z}(?:之前|以前|先前|上面|上述|前面|以上|所有|全部|一切|原来|原有|你的){Z}{ZH_INSTRUCTIONS}",
         ),
         (
             ("ignore", "forget", "disregard", "discard", "skip"),
@@ -302,6 +302,12 @@ PATTERNS: Final[tuple[ThreatPattern, ...]] = (
         (("[",), r"\s*system\s*\]\s*:?\s*(?:new|updated)\s+instructions"),
         (("覆盖", "覆写", "重写", "替换", "推翻"), rf"{Z}系统(?:提示|指令|消息)"),
         (("新",), r"的?系统(?:提示词?|指令)\s*:"),
+        (
+            ("your",),
+            r"\s+(?:new|real|true|actual|updated|revised)\s+(?:instructions|directives|orders"
+            r"|rules|system\s+prompt)\s+(?:are|is)\b",
+        ),
+        (("你的",), r"(?:新|真正的|实际的|最新的)(?:指令|指示|规则|系统提示词?)(?:是|为|如下)"),
         (("系统",), r"(?:覆盖|覆写|超控|接管|重置)(?:模式|指令|协议|已启用|已激活|\s*[:!\]】])"),
     ),
     _p(
@@ -320,6 +326,10 @@ PATTERNS: Final[tuple[ThreatPattern, ...]] = (
     _p(
         "bypass_restrictions",
         "all",
+        (("do",), r"\s+anything\s+now\b"),
+        (("dan", "jailbreak", "jailbroken"), r"\s+mode\b"),
+        (("you",), r"\s+(?:are|have\s+been)\s+(?:now\s+)?jailbroken\b"),
+        (("越狱", "dan"), r"\s*(?:模式|版本|成功|状态)"),
         (
             ("act",),
             rf"\s+(?:as\s+if|as\s+though|like)\s+{F}(?:you\s+)?(?:have|had|has|are\s+under)\s+"
@@ -450,6 +460,35 @@ PATTERNS: Final[tuple[ThreatPattern, ...]] = (
         "all",
         (("curl",), rf"\s+(?:\S{{1,200}}+\s++){{0,8}}?{_CURL_UPLOAD}{_SENSITIVE_PATH}"),
         (("wget",), rf"\s+(?:\S{{1,200}}+\s++){{0,8}}?{_WGET_UPLOAD}{_SENSITIVE_PATH}"),
+    ),
+    _p(
+        "chat_template_injection",
+        "all",
+        (
+            (
+                "<|im_start|",
+                "<|im_end|",
+                "<|system|",
+                "<|endoftext|",
+                "<|start_header_id|",
+                "<|end_header_id|",
+                "<|eot_id|",
+                "[inst]",
+                "[/inst]",
+                "<<sys>>",
+                "<</sys>>",
+            ),
+            "",
+        ),
+    ),
+    _p(
+        "exfil_markdown_image",
+        "all",
+        (
+            ("![",),
+            r"[^\]\n]{0,100}\]\(\s*https?://[^)\s]{1,300}?[?&#/][^)\s=]{0,30}=?"
+            r"(?:\{|\$\{?|<|%7b|\[)",
+        ),
     ),
     # ---------------------------------------------------------------- scope: context
     _p(
@@ -752,7 +791,7 @@ PATTERNS: Final[tuple[ThreatPattern, ...]] = (
         ),
         (
             ("对话记录", "聊天记录", "对话历史", "聊天历史", "完整上下文"),
-            rf"{Z}(?:发送|上传|转发|分享|泄露|输出|打印|复制)(?:到|给|至)",
+            rf"{Z}(?:发送|发|传|贴|上传|转发|分享|泄露|输出|打印|复制)(?:到|给|至)",
         ),
     ),
     _p(
@@ -884,9 +923,18 @@ def patterns_for(scope: Scope) -> tuple[ThreatPattern, ...]:
     return tuple(p for p in PATTERNS if _SCOPE_RANK[p.scope] <= rank)
 
 
+_LEET: Final = str.maketrans("013457@$", "oieastas")
+
+
+@functools.cache
+def _leet_word() -> re.Pattern[str]:
+    # a word mixing letters with leet digits/symbols: "1gn0r3", "pr3v10u5", "@ll"
+    return re.compile(r"(?<![\w@$])(?=[\w@$]*[a-z])(?=[\w@$]*[013457@$])[\w@$]{2,32}+")
+
+
 def _letter_spaced_variant(folded: str) -> tuple[str, list[str]]:
-    """``folded`` with letter-spaced runs joined, and the joined runs (for the squashed
-    phrase check). Returns ``(folded, [])`` when there is none."""
+    """``folded`` with letter-spaced runs joined and leetspeak words read as letters
+    (``1gn0r3`` → ``ignore``), and the joined runs (for the squashed phrase check)."""
     runs: list[str] = []
 
     def join(match: re.Match[str]) -> str:
@@ -895,6 +943,8 @@ def _letter_spaced_variant(folded: str) -> tuple[str, list[str]]:
         return word
 
     variant = _letter_spaced().sub(join, folded)
+    if _leet_word().search(variant):
+        variant = _leet_word().sub(lambda m: m.group().translate(_LEET), variant)
     return variant, runs
 
 
@@ -914,7 +964,7 @@ def find_threats(text: str, scope: Scope = "strict") -> list[str]:
     patterns = patterns_for(scope)
     hits = {p.id for p in patterns if p.search(folded)}
     variant, runs = _letter_spaced_variant(folded)
-    if runs:
+    if variant != folded:
         hits.update(p.id for p in patterns if p.id not in hits and p.search(variant))
         rank = _SCOPE_RANK[scope]
         for pattern_id, pattern_scope, rx in _SQUASHED:

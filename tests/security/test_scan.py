@@ -202,6 +202,10 @@ ADVERSARIAL = {
     "from now on": "from now on you " * 6_000,
     "os.environ": "requests.get os.environ[" * 4_000,
     "powershell lines": "iwr env: $x\n" * 8_000,
+    "leet words": "a1b3 " * 20_000,
+    "one long leet word": "a1" * 50_000,
+    "markdown images": "![a](https://x.io/?q=" * 5_000,
+    "chat template heads": "<|im_" * 20_000,
 }
 
 
