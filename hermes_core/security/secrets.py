@@ -108,6 +108,15 @@ _GROUPED: Final[tuple[tuple[str, str], ...]] = (
         + r"{8,})",
     ),
     (
+        "assigned_secret_prose",
+        # prose: "my password is Hunter2024", "the AWS secret access key was wJalr…"; the
+        # value must look random even for redaction ("password is required" stays)
+        r"(?i)(?<![A-Za-z0-9])(?:password|passwd|passphrase|api\s+key|secret\s+(?:access\s+)?key"
+        r"|access\s+token|auth\s+token|private\s+key|token)\s+(?:is|was|=)\s+[\"'`]?("
+        + _TOKEN
+        + r"{8,})",
+    ),
+    (
         "assigned_secret",
         r"(?i)(?:"
         + _ZH_SECRET_NAMES
@@ -236,8 +245,10 @@ def find_secrets(text: str, *, strict_shape: bool = True) -> list[SecretMatch]:
             shortest = 3 if kind == "url_password" else 6
             if len(value) < shortest or is_placeholder(value) or inside_pem(match.start(1)):
                 continue
-            if strict_shape and kind != "url_password" and not looks_random(value):
+            prose = kind == "assigned_secret_prose"
+            if (strict_shape or prose) and kind != "url_password" and not looks_random(value):
                 continue  # "token: refreshed-daily" describes, it does not leak
+            kind = "assigned_secret" if prose else kind
             found.append(SecretMatch(kind, value, match.start(1)))
     found.sort(key=lambda m: m.start)
     return found

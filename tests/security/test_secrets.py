@@ -51,6 +51,12 @@ def test_each_format_is_found_with_its_kind(kind: str) -> None:
         ("数据库密码：Passw0rd2024!", "assigned_secret", None),
         ("令牌是 Ab12Cd34Ef56", "assigned_secret", "Ab12Cd34Ef56"),
         ("password=myP4ssw0rdX", "assigned_secret", "myP4ssw0rdX"),
+        ("My password is Hunter2024!", "assigned_secret", "Hunter2024"),
+        (
+            "the AWS secret access key was wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+            "assigned_secret",
+            "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+        ),
         ("api_key: test9f8e7d6c5b4a", "assigned_secret", "test9f8e7d6c5b4a"),
     ],
 )
@@ -81,6 +87,8 @@ def test_a_cut_private_key_is_masked_to_the_end() -> None:
         "密码是什么时候改的？",
         "令牌每天凌晨三点自动刷新",
         "GitHub token lives in the OS keychain via gh auth login",
+        "password is required for login",
+        "the token is refreshed daily",
     ],
 )
 def test_placeholders_and_prose_are_not_secrets(text: str) -> None:
@@ -246,3 +254,10 @@ def test_facade_error_text_is_redacted_and_short() -> None:
     text = error_text(RuntimeError(f"key {SECRETS['openai_key']} " + "x" * 10_000))
     assert SECRETS["openai_key"] not in text and text.startswith("RuntimeError: key [redacted]")
     assert len(text) < 1_100
+
+
+@pytest.mark.parametrize(
+    "text", ["password is required for login", "the token is refreshed daily", "密码是必填项"]
+)
+def test_redaction_leaves_prose_alone(text: str) -> None:
+    assert redact(text) == text
