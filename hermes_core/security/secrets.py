@@ -117,7 +117,7 @@ _GROUPED: Final[tuple[tuple[str, str], ...]] = (
         + r"{8,})",
     ),
     (
-        "assigned_secret",
+        "assigned_secret_prose",  # Chinese: always shape-checked, prose often follows 是
         r"(?i)(?:"
         + _ZH_SECRET_NAMES
         + r")\s*(?:是|为|[:=：])\s*[\"'“「]?([^\s\"'”」，。；,;]{6,128})",

@@ -257,7 +257,14 @@ def test_facade_error_text_is_redacted_and_short() -> None:
 
 
 @pytest.mark.parametrize(
-    "text", ["password is required for login", "the token is refreshed daily", "密码是必填项"]
+    "text",
+    [
+        "password is required for login",
+        "the token is refreshed daily",
+        "密码是必填项",
+        "密码是什么时候改的呢",
+        "令牌是每天凌晨自动刷新的",
+    ],
 )
 def test_redaction_leaves_prose_alone(text: str) -> None:
     assert redact(text) == text
