@@ -554,8 +554,30 @@ class HookFacade:
     def health_check(self) -> list[HealthCheck]:
         checks: list[HealthCheck] = []
         for impl in self._impls("health_check", registration_order=True):
+            call = functools.partial(self._invoke, impl, {"home": self.home})
             try:
-                result = self._invoke(impl, {"home": self.home})
+                if self.is_provider(impl):
+                    box: list[Any] = []
+
+                    def run(call: Callable[[], Any] = call, box: list[Any] = box) -> bool:
+                        box.append(call())
+                        return True
+
+                    if not self._bounded_provider_call("health_check", impl.plugin_name, run):
+                        checks.append(
+                            HealthCheck(
+                                name=impl.plugin_name,
+                                ok=False,
+                                detail="health check did not answer within "
+                                f"{self.settings.memory.provider_timeout:g}s",
+                                fix="check the provider's backend is reachable; raise "
+                                "memory.provider_timeout if it is just slow",
+                            )
+                        )
+                        continue
+                    result = box[0]
+                else:
+                    result = call()
             except Exception as exc:
                 checks.append(
                     HealthCheck(
@@ -566,7 +588,10 @@ class HookFacade:
                     )
                 )
                 continue
-            checks.extend(check for check in result or [] if isinstance(check, HealthCheck))
+            try:
+                checks.extend(check for check in result or [] if isinstance(check, HealthCheck))
+            except TypeError:
+                log.warning("plugin %s returned a non-list from health_check", impl.plugin_name)
         return checks
 
     # -- tools
