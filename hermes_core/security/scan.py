@@ -97,6 +97,7 @@ Zs = r"[^。！？!?\n]{0,8}?"
 SEP = r"[,;:]?\s+"
 URL = r"https?://"
 IPV4 = r"\d{1,3}(?:\.\d{1,3}){3}"
+EMAIL = r"[\w.+-]{1,64}@[\w-]{1,63}(?:\.[\w-]{1,63})+"
 INSTRUCTIONS = (
     r"(?:instructions?|directions|prompts?|rules|directives|guidelines|guidance|commands|orders|context"
     r"|programming|constraints)\b"
@@ -263,6 +264,16 @@ PATTERNS: Final[tuple[ThreatPattern, ...]] = (
         "prompt_injection",
         "all",
         (
+            ("ignore", "disregard", "forget"),
+            r"\s+(?:all\s+(?:of\s+)?)?the\s+(?:above|previous|preceding|prior)\s*"
+            r"(?:[.,;:!\n]|and\b|then\b|instead\b|$)",
+        ),
+        (
+            ("forget", "ignore", "disregard"),
+            r"\s+(?:everything|anything|all)\s+(?:that\s+)?you(?:'ve|\s+have|\s+were|\s+had)?\s+"
+            r"(?:been\s+)?(?:told|taught|instructed|programmed)\b",
+        ),
+        (
             ("ignore", "forget"),
             rf"{SEP}{F}(?:previous|all|above|prior|earlier|preceding|any|your)\s+{F}{INSTRUCTIONS}",
         ),
@@ -315,6 +326,15 @@ PATTERNS: Final[tuple[ThreatPattern, ...]] = (
         "all",
         (
             ("disregard",),
+            r"\s+(?:the|all|any|your)\s+(?:previous|prior|above|earlier|preceding)\s+"
+            r"(?:conversation|context|prompt|text)\b",
+        ),
+        (
+            ("你",),
+            rf"(?:不再|再也不|已经不|从此不)受{Zs}(?:任何)?{Zs}(?:规则|限制|约束|审查|政策)",
+        ),
+        (
+            ("disregard",),
             rf"{SEP}{F}(?:your|all|any|the|previous|prior|above|earlier|safety|these|those)\s+{F}"
             rf"(?:{INSTRUCTIONS}|policies|policy|restrictions|safety|ethics)",
         ),
@@ -326,6 +346,17 @@ PATTERNS: Final[tuple[ThreatPattern, ...]] = (
     _p(
         "bypass_restrictions",
         "all",
+        (
+            ("you",),
+            r"\s+are\s+(?:now\s+)?in\s+(?:admin|developer|dev|god|debug|unrestricted|jailbreak"
+            r"|jailbroken|dan|sudo|root)\s+mode\b",
+        ),
+        (
+            ("pretend", "imagine", "assume", "suppose"),
+            r"\s+(?:that\s+)?you\s+(?:have|had|are\s+under|were\s+under)\s+no\s+"
+            r"(?:\S{1,32}+\s++){0,2}?(?:restrictions|limits|limitations|rules|filters|guidelines"
+            r"|polic(?:y|ies)|constraints|ethics|morals|boundaries)\b",
+        ),
         (("do",), r"\s+anything\s+now\b"),
         (("dan", "jailbreak", "jailbroken"), r"\s+mode\b"),
         (("you",), r"\s+(?:are|have\s+been)\s+(?:now\s+)?jailbroken\b"),
@@ -374,6 +405,11 @@ PATTERNS: Final[tuple[ThreatPattern, ...]] = (
     _p(
         "deception_hide",
         "all",
+        (
+            ("do", "don't", "dont", "never", "must"),
+            r"\s+(?:not\s+)?(?:mention|reveal|disclose|show)\s+(?:this|these|the\s+(?:above\s+)?"
+            r"instructions?|this\s+(?:instruction|message|note|rule))\s+to\s+the\s+user\b",
+        ),
         (
             ("do", "must"),
             rf"\s+not\s+{F}(?:tell|inform|notify|alert)\s+(?:this\s+|it\s+)?(?:to\s+)?"
@@ -494,6 +530,12 @@ PATTERNS: Final[tuple[ThreatPattern, ...]] = (
     _p(
         "role_hijack",
         "context",
+        (
+            ("your",),
+            r"\s+(?:true|real|actual|hidden|secret)\s+(?:goal|purpose|mission|objective)\s+"
+            r"(?:is|will\s+be)\b",
+        ),
+        (("系统",), r"(?:提示|消息|指令)\s*:\s*(?:你(?:必须|要|应该|需要|只能)|忽略|服从|从现在)"),
         (("you",), rf"\s+are{SEP}{F}now\s+(?:a|an|the|my)\b"),
         (("you're", "youre", "you\u2019re"), rf"\s+{F}now\s+(?:a|an|the|my)\b"),
         (("你现在",), r"(?:是|成为|变成|就是)了?(?:一个|一名|一位|个|我的)"),
@@ -529,6 +571,16 @@ PATTERNS: Final[tuple[ThreatPattern, ...]] = (
     _p(
         "leak_system_prompt",
         "context",
+        (
+            ("what",),
+            r"(?:'s|\s+is|\s+are|\s+were)\s+your\s+(?:system\s+prompt|(?:initial|original|hidden"
+            r"|secret)\s+instructions|instructions)\b",
+        ),
+        (
+            ("tell", "show", "give"),
+            r"\s+me\s+(?:the|your)\s+(?:\S{1,32}+\s++)?instructions\s+you\s+(?:were|have\s+been"
+            r"|got)\s+given\b",
+        ),
         (
             ("reveal", "show", "print", "output", "repeat", "display", "leak", "dump"),
             rf"\s+{F}(?:your|the)\s+(?:\S{{1,32}}+\s++){{0,2}}?(?:system\s+prompt|initial\s+instructions"
@@ -751,6 +803,12 @@ PATTERNS: Final[tuple[ThreatPattern, ...]] = (
         "send_to_url",
         "strict",
         (
+            ("send", "email", "mail", "forward", "upload", "post", "leak", "exfiltrate"),
+            rf"\s+{F}(?:memory|memories|conversation|chat|history|context|secrets?|api\s+keys?|keys"
+            rf"|passwords?|credentials|tokens?|env(?:ironment)?\s+variables|everything|contents?)\b"
+            rf"\s+{F}(?:to|at)\s+{EMAIL}",
+        ),
+        (
             ("send", "post", "upload", "transmit", "forward", "exfiltrate", "submit", "beam"),
             rf"\s+{F}(?:to|at|into)\s+(?:\S{{1,32}}+\s++){{0,2}}?{URL}",
         ),
@@ -762,6 +820,28 @@ PATTERNS: Final[tuple[ThreatPattern, ...]] = (
     _p(
         "context_exfil",
         "strict",
+        (
+            (
+                "include",
+                "reveal",
+                "print",
+                "output",
+                "show",
+                "leak",
+                "append",
+                "insert",
+                "put",
+                "add",
+            ),
+            rf"\s+{F}(?:api\s+keys?|passwords?|secrets?|credentials|tokens?|private\s+keys?"
+            r"|env(?:ironment)?\s+variables)\s+(?:in|into|to|at\s+the\s+end\s+of)\s+(?:your|every"
+            r"|each|all)\s+(?:responses?|replies|answers?|messages?|outputs?)\b",
+        ),
+        (
+            ("end", "start", "begin", "finish", "sign"),
+            rf"\s+(?:each|every|your|all)\s+(?:answers?|responses?|replies|reply|messages?)\s+with"
+            rf"\s+{F}(?:passwords?|api\s+keys?|secrets?|tokens?|credentials)\b",
+        ),
         (
             (
                 "include",
@@ -790,7 +870,7 @@ PATTERNS: Final[tuple[ThreatPattern, ...]] = (
             r"|上下文内容|全部上下文)",
         ),
         (
-            ("对话记录", "聊天记录", "对话历史", "聊天历史", "完整上下文"),
+            ("对话记录", "聊天记录", "对话历史", "聊天历史", "完整上下文", "对话内容", "聊天内容"),
             rf"{Z}(?:发送|发|传|贴|上传|转发|分享|泄露|输出|打印|复制)(?:到|给|至)",
         ),
     ),
@@ -927,25 +1007,30 @@ _LEET: Final = str.maketrans("013457@$", "oieastas")
 
 
 @functools.cache
+def _intra_word() -> re.Pattern[str]:
+    # a separator inside a word: "ig-nore", "pre.vious", "in_struc*tions"
+    return re.compile(r"(?<=[a-z])[-_.·*'’](?=[a-z])")
+
+
+@functools.cache
 def _leet_word() -> re.Pattern[str]:
     # a word mixing letters with leet digits/symbols: "1gn0r3", "pr3v10u5", "@ll"
     return re.compile(r"(?<![\w@$])(?=[\w@$]*[a-z])(?=[\w@$]*[013457@$])[\w@$]{2,32}+")
 
 
-def _letter_spaced_variant(folded: str) -> tuple[str, list[str]]:
-    """``folded`` with letter-spaced runs joined and leetspeak words read as letters
-    (``1gn0r3`` → ``ignore``), and the joined runs (for the squashed phrase check)."""
-    runs: list[str] = []
+def variant_reading(folded: str) -> str:
+    """A second reading of ``folded``: letter-spaced runs joined (``i g n o r e`` →
+    ``ignore``), separators inside words dropped (``ig-nore``), leetspeak words read as
+    letters (``1gn0r3``). Matched in addition to ``folded``; ``folded`` itself when none of
+    those occur."""
 
     def join(match: re.Match[str]) -> str:
-        word = "".join(ch for ch in match.group() if ch.isalpha())
-        runs.append(word)
-        return word
+        return "".join(ch for ch in match.group() if ch.isalpha())
 
-    variant = _letter_spaced().sub(join, folded)
+    variant = _intra_word().sub("", _letter_spaced().sub(join, folded))
     if _leet_word().search(variant):
         variant = _leet_word().sub(lambda m: m.group().translate(_LEET), variant)
-    return variant, runs
+    return variant
 
 
 def find_threats(text: str, scope: Scope = "strict") -> list[str]:
@@ -963,14 +1048,12 @@ def find_threats(text: str, scope: Scope = "strict") -> list[str]:
     folded = normalize(text)
     patterns = patterns_for(scope)
     hits = {p.id for p in patterns if p.search(folded)}
-    variant, runs = _letter_spaced_variant(folded)
+    variant = variant_reading(folded)
     if variant != folded:
         hits.update(p.id for p in patterns if p.id not in hits and p.search(variant))
         rank = _SCOPE_RANK[scope]
         for pattern_id, pattern_scope, rx in _SQUASHED:
-            if _SCOPE_RANK[pattern_scope] <= rank and any(
-                _squashed(rx).search(run) for run in runs if len(run) >= 8
-            ):
+            if _SCOPE_RANK[pattern_scope] <= rank and _squashed(rx).search(variant):
                 hits.add(pattern_id)
     ids.extend(p.id for p in patterns if p.id in hits)
     return ids
