@@ -28,7 +28,6 @@ import json
 import logging
 import queue
 import threading
-import time
 import traceback
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -239,8 +238,12 @@ class _BoundedCall:
 
 @dataclass(frozen=True)
 class RoutedTool:
+    """A routed tool, who offered it, and whether that was the external provider (decided
+    once, at registration, by :meth:`HookFacade.is_provider`)."""
+
     spec: ToolSpec
     plugin_name: str
+    is_provider: bool = False
 
 
 class ToolRouter:
@@ -269,7 +272,7 @@ class ToolRouter:
                 plugin_name,
             )
             return False
-        self._tools[spec.name] = RoutedTool(spec, plugin_name)
+        self._tools[spec.name] = RoutedTool(spec, plugin_name, is_provider)
         return True
 
     @property
@@ -309,7 +312,9 @@ class HookFacade:
 
     @staticmethod
     def is_provider(impl: HookImpl) -> bool:
-        return isinstance(impl.plugin, MemoryProvider)
+        """True for an implementation of the external provider: the facade's one test of
+        "built-in or provider?" (tools remember its answer in :class:`RoutedTool`)."""
+        return _is_provider(impl.plugin)
 
     @staticmethod
     def _invoke(impl: HookImpl, kwargs: Mapping[str, Any]) -> Any:
@@ -611,12 +616,11 @@ class HookFacade:
                 return tool_error(f"Arguments for '{name}' are nested too deeply to parse.")
         if not isinstance(args, Mapping):
             return tool_error(f"Arguments for '{name}' must be a JSON object.")
-        is_provider = isinstance(self.pm.get_plugin(routed.plugin_name), MemoryProvider)
-        if is_provider:
+        if routed.is_provider:
             (args,) = redact_payload(dict(args))
         handler = functools.partial(routed.spec.handler, args, ctx)
         try:
-            if is_provider:
+            if routed.is_provider:
                 box: list[Any] = []
                 limit = self.settings.memory.provider_timeout
 
@@ -641,7 +645,7 @@ class HookFacade:
             text = result if isinstance(result, str) else json.dumps(result, ensure_ascii=False)
         except (TypeError, ValueError) as exc:
             return tool_error(f"Memory tool '{name}' returned a result that is not JSON: {exc}")
-        if is_provider or name in SCREENED_TOOLS:
+        if routed.is_provider or name in SCREENED_TOOLS:
             text = screen_tool_result(text)  # recalled text is data, never instructions
         return text
 
@@ -655,7 +659,7 @@ class HookFacade:
         """Drain the worker (≤ ``timeout``), then shut providers down, each isolated."""
         report = self.worker.shutdown(timeout)
         for plugin in list(self.pm.get_plugins()):
-            if isinstance(plugin, MemoryProvider):
+            if _is_provider(plugin):
                 try:
                     self._bounded_provider_call("shutdown", plugin.name, plugin.shutdown)
                 except Exception as exc:
@@ -667,6 +671,10 @@ def _debug_traceback(what: str) -> None:
     """The current exception's traceback at DEBUG level, secrets redacted."""
     if log.isEnabledFor(logging.DEBUG):
         log.debug("traceback of %s:\n%s", what, redact(traceback.format_exc()))
+
+
+def _is_provider(plugin: object) -> bool:
+    return isinstance(plugin, MemoryProvider)
 
 
 def _plain(value: Any) -> Any:
@@ -683,16 +691,6 @@ def _restore(original: Any, redacted: Any) -> Any:
             redacted["messages"] = tuple(redacted["messages"])
         return replace(original, **redacted)
     return redacted
-
-
-def wait_until(predicate: Callable[[], bool], timeout: float, interval: float = 0.01) -> bool:
-    """Poll ``predicate`` until true or ``timeout`` elapses (a test helper kept public)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(interval)
-    return predicate()
 
 
 def iter_plugin_hooks(pm: pluggy.PluginManager) -> Iterable[tuple[str, list[str]]]:
@@ -715,5 +713,4 @@ __all__ = [
     "error_text",
     "iter_plugin_hooks",
     "tool_error",
-    "wait_until",
 ]

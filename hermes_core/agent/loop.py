@@ -1,6 +1,6 @@
 """The reference agent loop: one :class:`Agent` drives one conversation through the Session API.
 
-Per user turn (spec §2.3–2.4)::
+Per user turn::
 
     block = session.before_turn(text)             # on_turn_start (cancels a review), recall
     api user message = text + "\\n\\n" + block       # the API copy only; history keeps `text`

@@ -314,7 +314,10 @@ class ChatUI:
 
 
 def open_agent(
-    settings: HermesSettings, home: Path, on_event: Callable[[AgentEvent], None]
+    settings: HermesSettings,
+    home: Path,
+    on_event: Callable[[AgentEvent], None],
+    user_id: str | None = None,
 ) -> Agent:
     from hermes_core.agent.loop import Agent
     from hermes_core.host import MemoryHost
@@ -325,7 +328,7 @@ def open_agent(
             f"[yellow]memory provider {escape(host.provider_status.name)} is not active: "
             f"{escape(host.provider_status.reason)} — built-in memory only[/yellow]"
         )
-    return Agent(host, on_event=on_event)
+    return Agent(host, on_event=on_event, user_id=user_id or None)
 
 
 def memory_label(agent: Agent) -> str:
@@ -379,12 +382,20 @@ def register(cli: click.Group) -> None:
     @click.option("--base-url", default=None, help="OpenAI-compatible base URL, e.g. …/v1.")
     @click.option("--api-key", default=None, help="API key (default: llm.api_key).")
     @click.option("--no-usage", is_flag=True, help="Hide the token usage line after replies.")
+    @click.option(
+        "--user",
+        "user_id",
+        default=None,
+        metavar="ID",
+        help="Chat as this user_id: their own MEMORY.md/USER.md and staged writes.",
+    )
     def chat(
         query: str | None,
         model: str | None,
         base_url: str | None,
         api_key: str | None,
         no_usage: bool,
+        user_id: str | None,
     ) -> None:
         """Chat with the reference agent: memory, session search, skills, compression and
         background review, with slash commands (/help)."""
@@ -410,7 +421,7 @@ def register(cli: click.Group) -> None:
                 else:
                     side(event)
 
-            agent = open_agent(settings, home, route)
+            agent = open_agent(settings, home, route, user_id)
             try:
                 one_shot(agent, query, out)
             finally:
@@ -420,7 +431,7 @@ def register(cli: click.Group) -> None:
         console = Console(highlight=False, soft_wrap=True)
         printer = EventPrinter(console, show_usage=not no_usage)
         log_file = route_logs_to_file(home)
-        agent = open_agent(settings, home, printer)
+        agent = open_agent(settings, home, printer, user_id)
         banner = (
             f"[bold]hermes chat[/bold] — model {escape(agent.model or '?')} at "
             f"{escape(settings.llm.base_url or '?')} · memory: {escape(memory_label(agent))} · "

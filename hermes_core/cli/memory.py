@@ -13,6 +13,7 @@ from typing import Any
 import click
 from rich.table import Table
 
+from hermes_core.cli.memory_store import register_memory_commands
 from hermes_core.cli.output import console, mark, print_json
 from hermes_core.errors import ConfigError, HermesError
 from hermes_core.providers.base import MemoryProvider, env_var_for, load_provider_settings
@@ -408,16 +409,6 @@ def off() -> None:
     console().print(f"{message}; built-in memory (MEMORY.md / USER.md) stays active.")
 
 
-def _attach_layer_commands() -> None:
-    try:
-        from hermes_core.cli.memory_store import register_memory_commands
-    except ModuleNotFoundError as exc:  # the memory layer's commands are optional here
-        if exc.name != "hermes_core.cli.memory_store":
-            raise
-        return
-    register_memory_commands(memory)
-
-
-_attach_layer_commands()
+register_memory_commands(memory)  # show, edit, pending, approve, reject, restore, archive, users
 
 __all__ = ["memory"]

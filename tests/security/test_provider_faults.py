@@ -26,6 +26,7 @@ from hermes_core import (
     hookimpl,
 )
 from hermes_core.context import MEMORY_CONTEXT_CLOSE, MEMORY_CONTEXT_OPEN
+from hermes_core.providers.registry import availability
 from hermes_core.settings.base import load_settings
 
 SECRET = "sk-proj-Zx9Yw8Vu7Ts6Rq5Po4Nm3Lk2Ji1Hg0"
@@ -385,5 +386,5 @@ class Unavailable(MemoryProvider):
 def test_provider_status_reason_is_redacted(hermes_home: Path) -> None:
     with _host(hermes_home) as host:
         provider = host.registry.activate_class(Unavailable)
-        status = MemoryHost._status_of(provider)
+        status = availability(provider)
     assert not status.active and SECRET not in status.reason and "[redacted]" in status.reason
