@@ -500,22 +500,14 @@ PATTERNS: Final[tuple[ThreatPattern, ...]] = (
     _p(
         "chat_template_injection",
         "all",
+        # role-opening template tokens; a bare mention ("the [/INST] tag") is not a hit
+        (("<|im_start|>",), r"\s*(?:system|user|assistant|developer|tool)\b"),
         (
-            (
-                "<|im_start|",
-                "<|im_end|",
-                "<|system|",
-                "<|endoftext|",
-                "<|start_header_id|",
-                "<|end_header_id|",
-                "<|eot_id|",
-                "[inst]",
-                "[/inst]",
-                "<<sys>>",
-                "<</sys>>",
-            ),
-            "",
+            ("<|start_header_id|>",),
+            r"\s*(?:system|user|assistant|ipython)\s*<\|end_header_id\|>",
         ),
+        (("[inst]",), r"[\s\S]{0,500}?\[/inst\]"),
+        (("<<sys>>",), r"[\s\S]{0,500}?<</sys>>"),
     ),
     _p(
         "exfil_markdown_image",

@@ -240,3 +240,15 @@ def test_a_batch_of_n_operations_does_linear_work() -> None:
     small, large = _batch_work(500), _batch_work(2_000)
     assert large <= 4 * small + 100  # linear: 4x the operations, ~4x the comparisons
     assert large <= 20 * 2_000  # a list search would need ~millions
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
+def test_editing_a_fifo_is_an_error_not_a_hang(hermes_home: Path) -> None:
+    from hermes_core.layers.memory.edit import begin_edit
+
+    memories = hermes_home / "memories"
+    memories.mkdir(parents=True, exist_ok=True)
+    os.mkfifo(memories / "MEMORY.md")
+    store = MemoryStore(hermes_home, "memory", 2200)
+    with pytest.raises(OSError, match="FIFO"):
+        _in_thread(lambda: begin_edit(store))

@@ -206,6 +206,7 @@ ADVERSARIAL = {
     "one long leet word": "a1" * 50_000,
     "markdown images": "![a](https://x.io/?q=" * 5_000,
     "chat template heads": "<|im_" * 20_000,
+    "inst openers": "[inst] " * 15_000,
 }
 
 
