@@ -520,10 +520,20 @@ class HookFacade:
         )
 
     def on_pre_compress(self, session: SessionInfo, messages: Sequence[ChatMessage]) -> str:
-        texts = self._fan_out(
-            "on_pre_compress", {"session": session, "messages": list(messages)}, "messages"
-        )
-        return "\n\n".join(text.strip() for text in texts if isinstance(text, str) and text.strip())
+        """Notes for the summary; the provider's are recalled text, screened like recall."""
+        kwargs = {"session": session, "messages": list(messages)}
+        texts: list[str] = []
+        for impl in self._impls("on_pre_compress"):
+            provider = self.is_provider(impl)
+            text = self._safe(
+                "on_pre_compress",
+                impl,
+                self._for_provider(kwargs, "messages") if provider else kwargs,
+            )
+            if not isinstance(text, str) or not text.strip():
+                continue
+            texts.append(screen_text(text)[0].strip() if provider else text.strip())
+        return "\n\n".join(texts)
 
     def compress(
         self,
