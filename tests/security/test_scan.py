@@ -259,9 +259,10 @@ def test_importing_the_scanner_compiles_nothing() -> None:
     """Patterns are compiled on first use (``import hermes_core`` stays cheap)."""
     code = (
         "import hermes_core, hermes_core.security.scan as s, hermes_core.security.secrets as k\n"
-        "assert s._compiled.cache_info().currsize == 0\n"
+        "import hermes_core.security.patterns as p\n"
+        "assert p._compiled.cache_info().currsize == 0\n"
         "assert k._known.cache_info().currsize == 0\n"
         "s.scan('ignore all previous instructions')\n"
-        "assert s._compiled.cache_info().currsize > 0\n"
+        "assert p._compiled.cache_info().currsize > 0\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
