@@ -338,16 +338,17 @@ class HookFacade:
             _debug_traceback(f"the {hook_name} failure")
             return None
 
-    def _bounded_provider_call(
-        self, what: str, plugin_name: str, call: Callable[[], Any], timeout: float | None = None
-    ) -> Any:
-        """Run ``call`` under ``timeout`` (default ``memory.provider_timeout``); ``None`` (and a
-        warning) when it times out or an earlier call of the same kind is still stuck."""
-        limit = self.settings.memory.provider_timeout if timeout is None else timeout
+    def _provider_call(
+        self, what: str, plugin_name: str, call: Callable[[], Any]
+    ) -> tuple[bool, Any]:
+        """``(finished, result)`` of ``call`` run under ``memory.provider_timeout``; not
+        finished (and a warning) when it times out or an earlier call of the same kind is
+        still stuck. Exceptions of ``call`` propagate."""
+        limit = self.settings.memory.provider_timeout
         key = f"{plugin_name}:{what}"
         if self._bounded.is_stuck(key):
             log.warning("provider %s is still busy with an earlier %s; skipped", plugin_name, what)
-            return None
+            return False, None
         finished, result = self._bounded.run(key, call, limit)
         if not finished:
             log.warning(
@@ -356,8 +357,11 @@ class HookFacade:
                 what,
                 limit,
             )
-            return None
-        return result
+        return finished, result
+
+    def _bounded_provider_call(self, what: str, plugin_name: str, call: Callable[[], Any]) -> Any:
+        """:meth:`_provider_call`'s result, ``None`` when it did not finish."""
+        return self._provider_call(what, plugin_name, call)[1]
 
     def _for_provider(self, kwargs: dict[str, Any], *keys: str) -> dict[str, Any]:
         """``kwargs`` with the values at ``keys`` egress-redacted (copies, never mutated)."""
@@ -572,13 +576,8 @@ class HookFacade:
             call = functools.partial(self._invoke, impl, {"home": self.home})
             try:
                 if self.is_provider(impl):
-                    box: list[Any] = []
-
-                    def run(call: Callable[[], Any] = call, box: list[Any] = box) -> bool:
-                        box.append(call())
-                        return True
-
-                    if not self._bounded_provider_call("health_check", impl.plugin_name, run):
+                    finished, result = self._provider_call("health_check", impl.plugin_name, call)
+                    if not finished:
                         checks.append(
                             HealthCheck(
                                 name=impl.plugin_name,
@@ -590,7 +589,6 @@ class HookFacade:
                             )
                         )
                         continue
-                    result = box[0]
                 else:
                     result = call()
             except Exception as exc:
@@ -631,20 +629,14 @@ class HookFacade:
         handler = functools.partial(routed.spec.handler, args, ctx)
         try:
             if routed.is_provider:
-                box: list[Any] = []
-                limit = self.settings.memory.provider_timeout
-
-                def run() -> bool:
-                    box.append(handler())
-                    return True
-
-                if not self._bounded_provider_call(f"tool {name}", routed.plugin_name, run):
+                finished, result = self._provider_call(f"tool {name}", routed.plugin_name, handler)
+                if not finished:
                     return tool_error(
                         f"Memory tool '{name}' ({routed.plugin_name}) did not answer within "
-                        f"{limit:g}s (memory.provider_timeout), or is still busy with an "
-                        "earlier call. Try again later or continue without it."
+                        f"{self.settings.memory.provider_timeout:g}s (memory.provider_timeout), "
+                        "or is still busy with an earlier call. Try again later or continue "
+                        "without it."
                     )
-                result = box[0]
             else:
                 result = handler()
         except Exception as exc:
