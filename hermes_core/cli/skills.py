@@ -14,7 +14,7 @@ from rich.table import Table
 
 from hermes_core.cli.output import console, mark, print_json
 from hermes_core.errors import HermesError
-from hermes_core.layers.skills.find import SkillStatsStore, rank_skills
+from hermes_core.layers.skills.find import SkillStatsStore
 from hermes_core.layers.skills.index import hidden_reason
 from hermes_core.layers.skills.install import InstallError, check_installable, install_skill
 from hermes_core.layers.skills.library import SkillRoot, linked_files, load_library
@@ -141,8 +141,7 @@ def show_cmd(name: str) -> None:
 def search_cmd(query: str, limit: int, as_json: bool) -> None:
     """Rank visible skills for a task description (what skills_find returns)."""
     service = _service()
-    visible = service.visible()
-    ranked = rank_skills(visible, query, service.stats_store().stats_or_empty(), limit=limit)
+    ranked, mode = service.find(query, limit)
     rows: list[dict[str, Any]] = [
         {
             "name": r.skill.name,
@@ -155,12 +154,12 @@ def search_cmd(query: str, limit: int, as_json: bool) -> None:
         for r in ranked
     ]
     if as_json:
-        print_json({"query": query, "results": rows})
+        print_json({"query": query, "matching": mode, "results": rows})
         return
     if not rows:
         console().print("No matching skill.")
         return
-    table = Table(title=escape(f"Skills for: {query}"))
+    table = Table(title=escape(f"Skills for: {query}"), caption=f"matching: {mode}")
     for column in ("#", "name", "category", "score", "success rate", "description"):
         table.add_column(column, overflow="fold")
     for i, row in enumerate(rows, 1):
