@@ -296,8 +296,10 @@ def _index_for(skills: Sequence[Skill]) -> _FtsIndex:
         return index
 
 
-SEMANTIC_FLOOR = 0.15
-"""Cosine below which an embedding match alone never makes a skill a candidate."""
+SEMANTIC_MARGIN = 0.18
+"""How far above the median skill's cosine a skill must be to become a candidate on the
+embedding ranking alone (with no word in common). Nonsense queries stay below it: every
+skill is about equally (dis)similar to them."""
 LEXICAL_SHARE = 0.3
 """Share of the fused relevance that comes from BM25 when the embedder is on."""
 
@@ -307,21 +309,23 @@ def fuse(
 ) -> dict[str, float]:
     """Relevance in [0, 1] per candidate skill.
 
-    Lexical only (``semantic`` None): BM25 / best BM25, FTS hits only. With the embedder:
-    ``LEXICAL_SHARE * bm25/best + (1 - LEXICAL_SHARE) * s`` where ``s`` rescales the cosine
-    from ``SEMANTIC_FLOOR`` (0) to the best cosine (1). Candidates are the FTS hits plus the
-    skills whose cosine reaches the floor, so a Chinese task finds an English skill with no
-    word in common, while a skill unrelated in both rankings is never returned.
+    Lexical only (``semantic`` None): BM25 / best BM25, FTS hits only. With the embedder
+    (``semantic``: cosine per skill, every visible skill): ``LEXICAL_SHARE * bm25/best +
+    (1 - LEXICAL_SHARE) * s``, where ``s`` rescales the cosine from the median skill's (0) to
+    the best (1). Candidates are the FTS hits plus the skills at least ``SEMANTIC_MARGIN``
+    above the median cosine, so a Chinese task finds an English skill with no word in
+    common, while a task unrelated to every skill returns nothing.
     """
     best_lex = max(lexical.values(), default=0.0) or 1.0
     if semantic is None:
         return {name: score / best_lex for name, score in lexical.items()}
-    best_sem = max(semantic.values(), default=0.0)
-    span = best_sem - SEMANTIC_FLOOR
+    values = sorted(semantic.values())
+    median = values[len(values) // 2] if values else 0.0
+    span = (values[-1] - median) if values else 0.0
     out: dict[str, float] = {}
-    for name in {*lexical, *(n for n, c in semantic.items() if c >= SEMANTIC_FLOOR)}:
+    for name in {*lexical, *(n for n, c in semantic.items() if c - median >= SEMANTIC_MARGIN)}:
         lex = lexical.get(name, 0.0) / best_lex
-        sem = (semantic.get(name, 0.0) - SEMANTIC_FLOOR) / span if span > 0 else 0.0
+        sem = (semantic.get(name, median) - median) / span if span > 0 else 0.0
         out[name] = LEXICAL_SHARE * lex + (1 - LEXICAL_SHARE) * max(0.0, min(1.0, sem))
     return out
 

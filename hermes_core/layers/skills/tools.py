@@ -127,7 +127,12 @@ class SkillsService:
 
     def manager(self) -> SkillManager:
         """A :class:`SkillManager` honouring ``skills.write_approval``."""
-        return SkillManager(self.home, self.roots, write_approval=self.settings.write_approval)
+        return SkillManager(
+            self.home,
+            self.roots,
+            write_approval=self.settings.write_approval,
+            history_versions=self.settings.history_versions,
+        )
 
     def semantic_scores(self, skills: Sequence[Skill], task: str) -> dict[str, float] | None:
         """Cosine of ``task`` to each skill, or None (lexical only) when
