@@ -304,9 +304,7 @@ LEXICAL_SHARE = 0.3
 """Share of the fused relevance that comes from BM25 when the embedder is on."""
 
 
-def fuse(
-    lexical: Mapping[str, float], semantic: Mapping[str, float] | None
-) -> dict[str, float]:
+def fuse(lexical: Mapping[str, float], semantic: Mapping[str, float] | None) -> dict[str, float]:
     """Relevance in [0, 1] per candidate skill.
 
     Lexical only (``semantic`` None): BM25 / best BM25, FTS hits only. With the embedder

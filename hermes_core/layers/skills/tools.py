@@ -19,6 +19,12 @@ from pathlib import Path
 from typing import Any
 
 from hermes_core.embedding import load_embedder
+from hermes_core.layers.skills.envkeys import (
+    describe,
+    missing_env,
+    present_env_names,
+    setup_hint,
+)
 from hermes_core.layers.skills.find import NOTE_MAX_CHARS, Ranked, SkillStatsStore, rank_skills
 from hermes_core.layers.skills.index import IndexCache, current_platform, visible_skills
 from hermes_core.layers.skills.library import (
@@ -213,6 +219,17 @@ class SkillsService:
                 self.stats_store().record_view(skill.name)
             except Exception as exc:  # usage counts are best effort
                 log.warning("could not record skill view: %s", exc)
+            extra: dict[str, Any] = {}
+            required = skill.meta.required_environment_variables
+            if required:
+                present = present_env_names(self.home, (spec.name for spec in required))
+                missing = missing_env(skill.meta, present)
+                extra["required_environment_variables"] = [
+                    {**describe(spec), "set": spec.name in present} for spec in required
+                ]
+                if missing:
+                    extra["missing_environment_variables"] = [describe(s) for s in missing]
+                    extra["setup_hint"] = setup_hint(skill.name, missing)
             return _ok(
                 name=skill.name,
                 category=skill.category,
@@ -221,6 +238,7 @@ class SkillsService:
                 content=content,
                 linked_files=linked_files(skill.directory),
                 hint="Load a support file with skill_view(name, file_path).",
+                **extra,
             )
         try:
             target = confined_path(skill.directory, file_path, allowed_top=SUPPORT_DIRS)
