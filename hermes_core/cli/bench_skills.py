@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
+from rich.progress import TaskID
 from rich.table import Table
 
 from hermes_core.bench.skills import load_tasks, run_bench
@@ -64,6 +65,10 @@ def command(
     with progress_bar() as progress:
         for label, model in modes:
             bar = progress.add_task(f"ranking tasks ({label})", total=max(1, len(task_list)))
+
+            def advance(bar: TaskID = bar) -> None:
+                progress.advance(bar)
+
             results.append(
                 run_bench(
                     roots,
@@ -71,7 +76,7 @@ def command(
                     platform=platform,
                     available_tools=[*DEFAULT_AVAILABLE_TOOLS, *tools],
                     available_toolsets=list(DEFAULT_AVAILABLE_TOOLSETS),
-                    progress=lambda bar=bar: progress.advance(bar),
+                    progress=advance,
                     embedder=model,
                 )
             )

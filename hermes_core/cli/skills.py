@@ -458,7 +458,7 @@ def history_cmd(name: str, as_json: bool) -> None:
         versions = list_versions(local_root(service.home), name)
     except HistoryError as exc:
         raise click.ClickException(str(exc)) from exc
-    rows = [
+    rows: list[dict[str, Any]] = [
         {
             "version": v.number,
             "action": v.action,

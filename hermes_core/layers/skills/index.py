@@ -258,11 +258,11 @@ class IndexCache:
             return entry[0]
         snapshot = self._read_snapshot()
         renders = snapshot.get("renders") if snapshot.get("manifest") == files else None
-        cached = renders.get(fkey) if isinstance(renders, dict) else None
+        cached: Any = renders.get(fkey) if isinstance(renders, dict) else None
         if _valid_render(cached) and self._env_same(cached["required"], cached["present"]):
             text: str = cached["text"]
-            required = tuple(cached["required"])
-            present = tuple(cached["present"])
+            required = tuple(str(n) for n in cached["required"])
+            present = tuple(str(n) for n in cached["present"])
             self.last_source = "disk"
         else:
             library = load_library(self.roots)
