@@ -213,3 +213,30 @@ def test_skills_search_cli_names_the_mode(library_service: SkillsService) -> Non
     data = json.loads(result.output)
     assert data["matching"] == "semantic+lexical"
     assert data["results"][0]["name"] == "linux-disk-cleanup"
+
+
+def test_bench_skills_reports_both_modes_per_kind(home: Path, tmp_path: Path) -> None:
+    out_file = tmp_path / "bench.json"
+    args = ["bench", "skills", "--library", str(SAMPLE_LIBRARY), "--tasks", str(HELDOUT)]
+    result = CliRunner().invoke(cli, [*args, "--tool", "terminal", "--json", str(out_file)])
+    assert result.exit_code == 0, result.output
+    data = json.loads(out_file.read_text(encoding="utf-8"))
+    lexical, semantic = data, data["semantic"]
+    assert lexical["matching"] == "lexical" and semantic["matching"].startswith("semantic")
+    assert lexical["tasks"] == semantic["tasks"] >= 30
+    assert set(semantic["by_kind"]) == {"paraphrase", "cross-language", "direct"}
+    assert semantic["top1"] > lexical["top1"]
+    cross = semantic["by_kind"]["cross-language"]
+    assert cross[1] > lexical["by_kind"]["cross-language"][1]
+    assert "semantic+lexical" in result.output and "top-3" in result.output
+
+
+def test_bench_skills_without_the_embedder_says_how_to_add_it(
+    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(DISABLE_ENV, "off")
+    args = ["bench", "skills", "--library", str(SAMPLE_LIBRARY), "--tasks", str(HELDOUT)]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 0, result.output
+    assert "semantic matching not measured" in result.output
+    assert "hermes-core[embed]" in result.output
