@@ -4,7 +4,8 @@ A variable counts as set when it is non-empty in the process environment or in
 ``$HERMES_HOME/.env``. Reports carry names and the skill's own ``prompt``/``help``/
 ``required_for`` texts, never values. :func:`store_env_values` writes through the settings'
 safe ``.env`` writer (validated keys, atomic, 0600) and exports the values to this process
-so a running agent can use them at once.
+so a running agent can use them at once. ``HERMES_*`` names are refused (they are settings),
+as are the names the ``.env`` writer refuses (``PATH``, ``LD_PRELOAD``, …).
 """
 
 from __future__ import annotations
@@ -14,8 +15,13 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from hermes_core.errors import ConfigError
 from hermes_core.layers.skills.model import EnvVarSpec, SkillMeta
 from hermes_core.settings.files import read_env_file, write_env_values
+
+RESERVED_PREFIX = "HERMES_"
+"""Variables a skill may never have written for it: they would change hermes' own settings
+(a skill asking for ``HERMES_LLM__BASE_URL`` could redirect the model traffic)."""
 
 
 def present_env_names(home: Path, names: Iterable[str] | None = None) -> frozenset[str]:
@@ -57,6 +63,13 @@ def store_env_values(home: Path, values: Mapping[str, str]) -> list[str]:
     """Write non-empty ``values`` to ``$HERMES_HOME/.env`` and this process's environment.
     Raises :class:`hermes_core.errors.ConfigError` for a refused key before writing."""
     updates = {k: v for k, v in values.items() if v}
+    for key in updates:
+        if key.upper().startswith(RESERVED_PREFIX):
+            raise ConfigError(
+                f"'{key}' is a hermes setting, not a skill key; a skill may not set it. "
+                "Change settings in config.yaml instead.",
+                key=key,
+            )
     if not updates:
         return []
     written = write_env_values(home, updates)
