@@ -266,3 +266,9 @@ def test_concurrent_requests_validate_cleanly() -> None:
         assert codes == [200] * 64
         server.assert_no_violations()
         assert len(server.requests) == 64
+
+
+def test_loopback_fixture_serves_and_records(loopback: LoopbackServer) -> None:
+    loopback.route("GET", "/ping", lambda r: {"pong": r.arg("n")})
+    assert httpx.get(loopback.base_url + "/ping", params={"n": "1"}).json() == {"pong": "1"}
+    assert [r.path for r in loopback.requests] == ["/ping"]
