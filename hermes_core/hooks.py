@@ -320,9 +320,16 @@ class HookFacade:
         return results
 
     def _fan_out_split(
-        self, hook_name: str, kwargs: dict[str, Any], *redact_keys: str, label: str
+        self,
+        hook_name: str,
+        kwargs: dict[str, Any],
+        *redact_keys: str,
+        label: str,
+        failures: list[Exception] | None = None,
     ) -> None:
-        """Built-ins inline; the provider on the ordered background worker."""
+        """Built-ins inline; the provider on the ordered background worker. With
+        ``failures``, exceptions of ``durable_sync`` plugins are logged and collected there
+        instead of swallowed."""
         for impl in self._impls(hook_name):
             if self.is_provider(impl):
                 args = self._for_provider(kwargs, *redact_keys)
@@ -330,6 +337,12 @@ class HookFacade:
                     f"{label} ({impl.plugin_name})",
                     functools.partial(self._safe, hook_name, impl, args),
                 )
+            elif failures is not None and getattr(impl.plugin, "durable_sync", False) is True:
+                try:
+                    self._invoke(impl, kwargs)
+                except Exception as exc:
+                    log.error("plugin %s failed in %s: %s", impl.plugin_name, hook_name, exc)
+                    failures.append(exc)
             else:
                 self._safe(hook_name, impl, kwargs)
 
@@ -418,10 +431,21 @@ class HookFacade:
         return results
 
     def sync(self, session: SessionInfo, turn: Turn) -> None:
-        """Built-ins durable on return; the provider queued in turn order."""
+        """Built-ins durable on return; the provider queued in turn order.
+
+        A plugin whose class sets ``durable_sync = True`` (the session archive) is not
+        isolated here: every other implementation still runs, then its failure is raised
+        to the caller, so a turn is stored whole or the caller learns why."""
+        failures: list[Exception] = []
         self._fan_out_split(
-            "sync", {"session": session, "turn": turn}, "turn", label=f"sync turn {turn.number}"
+            "sync",
+            {"session": session, "turn": turn},
+            "turn",
+            label=f"sync turn {turn.number}",
+            failures=failures,
         )
+        if failures:
+            raise failures[0]
 
     def on_turn_end(self, session: SessionInfo, turn: Turn) -> None:
         self._fan_out("on_turn_end", {"session": session, "turn": turn}, "turn")

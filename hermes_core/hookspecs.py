@@ -148,7 +148,9 @@ def sync(session: SessionInfo, turn: Turn) -> None:
 
     Built-in layers run inline and must be durable on return. The external provider runs on
     one background worker that keeps turn order; it must be idempotent (a turn may be resent
-    after a crash) and must not block for long.
+    after a crash) and must not block for long. Failures are isolated, except for a plugin
+    class with ``durable_sync = True`` (the session archive): its failure is raised to the
+    caller of ``after_turn`` once every other implementation ran.
     """
 
 

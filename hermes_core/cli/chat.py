@@ -299,7 +299,7 @@ class ChatUI:
                     continue
                 try:
                     outcome = self.agent.run_turn(text)
-                except LLMError as exc:
+                except (LLMError, HermesError) as exc:  # e.g. the archive could not store it
                     self.printer.end_turn()
                     self.console.print(f"[red]✗ {escape(str(exc))}[/red]")
                     continue
@@ -343,7 +343,7 @@ def one_shot(agent: Agent, query: str, console: Console) -> None:
 
     try:
         result = agent.run_turn(query)
-    except LLMError as exc:
+    except (LLMError, HermesError) as exc:
         raise click.ClickException(str(exc)) from exc
     finally:
         agent.close()

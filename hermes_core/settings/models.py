@@ -71,6 +71,11 @@ class SessionsSettings(_Section):
         8192, ge=256, description="Characters of one message indexed for full-text search."
     )
     default_limit: int = Field(3, ge=1, le=10, description="Sessions returned per search.")
+    redact_secrets: bool = Field(
+        True,
+        description="Mask credentials (API keys, tokens, passwords) in message text before it "
+        "is stored in state.db; false keeps text verbatim.",
+    )
 
 
 class SkillsSettings(_Section):
