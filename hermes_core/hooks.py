@@ -458,6 +458,41 @@ class HookFacade:
             label=f"memory write ({write.action} {write.target})",
         )
 
+    def on_context_loss(
+        self, session: SessionInfo, messages: Sequence[ChatMessage], trigger: str
+    ) -> list[str]:
+        """Every implementation's lines; the provider's call bounded by
+        ``review.flush_timeout`` (its late answer is dropped)."""
+        kwargs: dict[str, Any] = {
+            "session": session,
+            "messages": list(messages),
+            "trigger": trigger,
+        }
+        timeout = self.settings.review.flush_timeout
+        lines: list[str] = []
+        for impl in self._impls("on_context_loss"):
+            if not self.is_provider(impl):
+                result = self._safe("on_context_loss", impl, kwargs)
+            else:
+                args = self._for_provider(kwargs, "messages")
+                call = functools.partial(self._invoke, impl, args)
+                try:
+                    key = f"{impl.plugin_name}:on_context_loss"  # not the prefetch key
+                    finished, result = self._bounded.run(key, call, timeout)
+                except Exception:
+                    log.exception("plugin %s failed in on_context_loss; skipped", impl.plugin_name)
+                    continue
+                if not finished:
+                    log.warning(
+                        "provider %s on_context_loss exceeded %.1fs; skipped",
+                        impl.plugin_name,
+                        timeout,
+                    )
+                    continue
+            if isinstance(result, list):
+                lines.extend(str(line) for line in result if str(line).strip())
+        return lines
+
     def on_pre_compress(self, session: SessionInfo, messages: Sequence[ChatMessage]) -> str:
         texts = self._fan_out(
             "on_pre_compress", {"session": session, "messages": list(messages)}, "messages"

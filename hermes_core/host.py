@@ -122,6 +122,7 @@ class Session:
         self.last_recall: list[MemoryContext] = []
         self.compression = CompressionStats()
         self._closed = False
+        self._flush_notices: list[str] = []
         facade = host.facade
         facade.on_session_start(info)
         self._router: ToolRouter = facade.register_tools(info)
@@ -276,6 +277,7 @@ class Session:
         tokens = prompt_tokens if prompt_tokens is not None else estimate_messages_tokens(messages)
         if not force and not settings.compression.should_compress(tokens, window, self.info.model):
             return list(messages)
+        self.flush_memories(messages, trigger="compression")
         notes = self.host.facade.on_pre_compress(self.info, messages)
         budget = CompressionBudget(
             context_length=window,
@@ -307,15 +309,44 @@ class Session:
         self.host.facade.on_compressed(self.info, result)
         return [dict(m) for m in result.messages]
 
+    # -- before context is lost
+
+    def flush_memories(
+        self, messages: Sequence[ChatMessage] | None = None, *, trigger: str = "manual"
+    ) -> list[str]:
+        """Give the layers one bounded chance to save what ``messages`` (default: the
+        transcript) taught before they leave the context (``on_context_loss``). Called by
+        :meth:`maybe_compress` and :meth:`close`; the review layer flushes when
+        ``memory.flush_min_turns`` user turns passed since its last review or flush, within
+        ``review.flush_timeout``. Returns the lines describing what was saved (also kept for
+        :meth:`drain_flush_notices`). Never raises."""
+        if self._closed:
+            return []
+        transcript = list(messages) if messages is not None else list(self.transcript)
+        try:
+            lines = self.host.facade.on_context_loss(self.info, transcript, trigger)
+        except Exception:  # a flush must never block an exit or a compression
+            log.exception("memory flush before %s failed", trigger)
+            return []
+        self._flush_notices.extend(lines)
+        return lines
+
+    def drain_flush_notices(self) -> list[str]:
+        """Lines of flushes since the last call ("💾 Memory ➕ … (saved before /new)")."""
+        lines, self._flush_notices = self._flush_notices, []
+        return lines
+
     # -- end
 
     def close(self, messages: Sequence[ChatMessage] | None = None, *, reason: str = "exit") -> None:
-        """End the session: ``on_session_end`` (the provider's queued after its syncs), then
-        wait for queued provider work. Idempotent."""
+        """End the session: a bounded memory flush (:meth:`flush_memories`), then
+        ``on_session_end`` (the provider's queued after its syncs), then wait for queued
+        provider work. Idempotent."""
         if self._closed:
             return
-        self._closed = True
         transcript = list(messages) if messages is not None else list(self.transcript)
+        self.flush_memories(transcript, trigger=reason)
+        self._closed = True
         self.host.facade.on_session_end(self.info, transcript, reason)
         if not self.host.facade.flush(self.host.flush_timeout):
             log.warning("provider work for session %s still running after close", self.info.id)
