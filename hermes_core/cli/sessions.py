@@ -47,6 +47,7 @@ def _index_hermes_agent(db: Any, home: Path) -> None:
 
 @contextmanager
 def _open_db(index: bool = True) -> Iterator[Any]:
+    from hermes_core.homefiles import own_db_path
     from hermes_core.layers.sessions.db import (
         SessionDB,
         SessionStoreError,
@@ -66,11 +67,11 @@ def _open_db(index: bool = True) -> Iterator[Any]:
         raise click.ClickException(str(exc)) from exc
     except (OSError, SessionStoreError) as exc:
         raise click.ClickException(
-            f"cannot open {home / 'state.db'}: {exc} — check the path and its permissions "
+            f"cannot open {own_db_path(home)}: {exc} — check the path and its permissions "
             "(HERMES_HOME)"
         ) from exc
     except sqlite3.DatabaseError as exc:
-        path = home / "state.db"
+        path = own_db_path(home)
         raise click.ClickException(
             f"{path} is not a readable SQLite database ({exc}) — move it aside "
             f"(mv {path} {path}.bad) and rerun; a fresh archive is created, the old file kept"

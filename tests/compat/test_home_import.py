@@ -6,14 +6,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from conftest import run_hermes, run_hermes_agent, snapshot
+from home_kit import make_agent_home, run_hermes, run_hermes_agent, snapshot
 
 from hermes_core.layers.sessions.db import SessionDB
 
 
-def test_import_copies_every_session_with_titles_lineage_and_tool_calls(
-    agent_home: Path, tmp_path: Path
-) -> None:
+def test_import_copies_every_session_with_titles_lineage_and_tool_calls(tmp_path: Path) -> None:
+    agent_home = make_agent_home(tmp_path)
     run_hermes_agent(agent_home, "more")  # three sessions, one continued after a while
     before = snapshot(agent_home / "state.db")
     ours = tmp_path / "our-home"

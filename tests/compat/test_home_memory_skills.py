@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from conftest import run_hermes, run_hermes_agent
+from home_kit import make_agent_home, run_hermes, run_hermes_agent
 
 from hermes_core import MemoryHost
 
@@ -15,9 +15,8 @@ def _open(home: Path) -> MemoryHost:
     return MemoryHost.open(home, load_entrypoints=False, activate_provider=False)
 
 
-def test_memory_written_by_hermes_agent_is_read_and_written_in_its_format(
-    agent_home: Path,
-) -> None:
+def test_memory_written_by_hermes_agent_is_read_and_written_in_its_format(tmp_path: Path) -> None:
+    agent_home = make_agent_home(tmp_path)
     theirs = run_hermes_agent(agent_home, "memory_read")
     assert len(theirs["memory"]) == 2 and len(theirs["user"]) == 2
     memory_file = agent_home / "memories" / "MEMORY.md"
@@ -69,9 +68,8 @@ def test_memory_written_by_hermes_agent_is_read_and_written_in_its_format(
     assert "Releases are tagged vX.Y.Z." in again["memory"]
 
 
-def test_skills_written_by_hermes_agent_are_found_and_ours_are_found_there(
-    agent_home: Path,
-) -> None:
+def test_skills_written_by_hermes_agent_are_found_and_ours_are_found_there(tmp_path: Path) -> None:
+    agent_home = make_agent_home(tmp_path)
     listed = run_hermes(agent_home, "skills", "list", "--json")
     assert listed.returncode == 0, listed.stderr
     assert "rotate-logs" in listed.stdout

@@ -8,7 +8,7 @@ import json
 import sqlite3
 from pathlib import Path
 
-from conftest import run_hermes, run_hermes_agent, snapshot
+from home_kit import make_agent_home, run_hermes, run_hermes_agent, snapshot
 
 from hermes_core import MemoryHost
 from hermes_core.homefiles import OWN_DB, inspect_state_db, own_db_path
@@ -18,14 +18,16 @@ def _sha(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def test_the_home_is_recognised_and_our_tables_go_elsewhere(agent_home: Path) -> None:
+def test_the_home_is_recognised_and_our_tables_go_elsewhere(tmp_path: Path) -> None:
+    agent_home = make_agent_home(tmp_path)
     found = inspect_state_db(agent_home)
     assert found.is_hermes_agent and found.schema == 22 and found.sessions == 2
     assert found.describe().startswith("this state.db was written by Hermes Agent, schema 22")
     assert own_db_path(agent_home) == agent_home / OWN_DB
 
 
-def test_searching_and_using_the_home_never_changes_its_state_db(agent_home: Path) -> None:
+def test_searching_and_using_the_home_never_changes_its_state_db(tmp_path: Path) -> None:
+    agent_home = make_agent_home(tmp_path)
     state = agent_home / "state.db"
     before, sha = snapshot(state), _sha(state)
 
@@ -87,7 +89,8 @@ def test_searching_and_using_the_home_never_changes_its_state_db(agent_home: Pat
     assert check["sessions"]["ha-s2"]["messages"] == 2
 
 
-def test_sessions_hermes_agent_writes_later_are_indexed_incrementally(agent_home: Path) -> None:
+def test_sessions_hermes_agent_writes_later_are_indexed_incrementally(tmp_path: Path) -> None:
+    agent_home = make_agent_home(tmp_path)
     first = run_hermes(agent_home, "sessions", "search", "kumquat", "--json")
     assert first.returncode == 0, first.stderr
     run_hermes_agent(agent_home, "more")  # Hermes Agent keeps writing to its home
