@@ -19,10 +19,8 @@ Contract:
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
-from importlib.metadata import PackageNotFoundError, distribution
 from pathlib import Path
 
 CORE_DISTRIBUTION = "hermes-memory-core"
@@ -54,19 +52,6 @@ def checkout_root() -> Path | None:
     except OSError:
         return None
     return root if f'name = "{CORE_DISTRIBUTION}"' in text else None
-
-
-def core_is_editable() -> bool:
-    """True when the installed core is an editable install (``pip install -e``)."""
-    try:
-        raw = distribution(CORE_DISTRIBUTION).read_text("direct_url.json")
-    except PackageNotFoundError:
-        return False
-    try:
-        info = json.loads(raw or "{}")
-    except ValueError:
-        return False
-    return bool(info.get("dir_info", {}).get("editable"))
 
 
 def _split_extras(spec: str) -> tuple[str, str]:
@@ -138,7 +123,6 @@ __all__ = [
     "PROVIDER_PREFIX",
     "Resolved",
     "checkout_root",
-    "core_is_editable",
     "install_hint",
     "provider_dir",
     "resolve",
