@@ -52,6 +52,27 @@ def more() -> None:
     db.close()
 
 
+def hold() -> None:
+    """Write a message inside an open write transaction of Hermes Agent's own connection,
+    print ``ready``, commit only when a line arrives on stdin."""
+    import time
+
+    from hermes_state import SessionDB
+
+    db = SessionDB(HOME / "state.db")
+    conn = db._conn
+    conn.execute("BEGIN IMMEDIATE")
+    conn.execute(
+        "INSERT INTO messages (session_id, role, content, timestamp) VALUES (?, ?, ?, ?)",
+        ("ha-s1", "user", "the tamarind rollout is uncommitted", time.time()),
+    )
+    print("ready", flush=True)
+    sys.stdin.readline()
+    conn.execute("COMMIT")
+    db.close()
+    print(json.dumps({"committed": True}), flush=True)
+
+
 def memory() -> None:
     from tools.memory_tool import MemoryStore, memory_tool
 
@@ -116,6 +137,7 @@ if __name__ == "__main__":
     {
         "sessions": sessions,
         "more": more,
+        "hold": hold,
         "memory": memory,
         "memory_read": memory_read,
         "skill": skill,

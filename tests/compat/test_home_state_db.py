@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
-from home_kit import make_agent_home, run_hermes, run_hermes_agent, snapshot
+from home_kit import WRITER, make_agent_home, run_hermes, run_hermes_agent, snapshot
 
 from hermes_core import MemoryHost
 from hermes_core.homefiles import OWN_DB, inspect_state_db, own_db_path
@@ -101,3 +104,36 @@ def test_sessions_hermes_agent_writes_later_are_indexed_incrementally(tmp_path: 
     shown = run_hermes(agent_home, "sessions", "show", "ha-s1", "--json")
     assert shown.returncode == 0, shown.stderr
     assert len(json.loads(shown.stdout)["messages"]) == 5  # re-copied once, not duplicated
+
+
+def test_search_runs_while_hermes_agent_holds_a_write_transaction(tmp_path: Path) -> None:
+    """WAL readers: our search neither waits for nor blocks Hermes Agent's writer, sees only
+    what it committed, and picks the row up once it commits."""
+    agent_home = make_agent_home(tmp_path)
+    run_hermes(agent_home, "sessions", "list")  # first index
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HERMES_")}
+    env["HERMES_HOME"] = str(agent_home)
+    writer = subprocess.Popen(
+        [sys.executable, str(WRITER), "hold"],
+        env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert writer.stdout is not None and writer.stdin is not None
+        assert writer.stdout.readline().strip() == "ready"
+        during = run_hermes(agent_home, "sessions", "search", "tamarind", "--json")
+        assert during.returncode == 0, during.stderr
+        assert json.loads(during.stdout)["results"] == []  # uncommitted: not seen
+        kumquat = run_hermes(agent_home, "sessions", "search", "kumquat", "--json")
+        assert [h["session_id"] for h in json.loads(kumquat.stdout)["results"]] == ["ha-s1"]
+        writer.stdin.write("go\n")
+        writer.stdin.flush()
+        assert json.loads(writer.stdout.readline())["committed"] is True
+    finally:
+        writer.wait(timeout=60)
+    assert writer.returncode == 0, writer.stderr.read() if writer.stderr else ""
+    after = run_hermes(agent_home, "sessions", "search", "tamarind", "--json")
+    assert [h["session_id"] for h in json.loads(after.stdout)["results"]] == ["ha-s1"]
