@@ -1,0 +1,189 @@
+"""Running the MCP server: stdio (one client, the process's user) or streamable HTTP (bearer
+tokens from :class:`~hermes_core.mcp.tokens.TokenStore`, loopback unless told otherwise).
+
+``run_stdio`` returns when the client closes stdin; ``run_http`` when the process is
+interrupted. Either way every MCP session is closed (``on_session_end``, provider work
+drained) before the host is.
+
+Imports the ``mcp`` SDK, uvicorn and starlette: install ``hermes-core[mcp]``.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import logging
+import socket
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import anyio
+import uvicorn
+from mcp.server.auth.provider import AccessToken
+from mcp.server.auth.settings import AuthSettings
+from mcp.server.stdio import stdio_server
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from hermes_core.host import MemoryHost
+
+from .server import SESSION_HEADER, USER_CLAIM, Identity, build_server
+from .service import McpService
+from .tokens import TokenStore
+
+log = logging.getLogger(__name__)
+
+MCP_PATH = "/mcp"
+REAP_EVERY = 60.0
+
+
+def is_loopback(host: str) -> bool:
+    """True for 127.0.0.0/8, ::1 and ``localhost``."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+class StoreVerifier:
+    """The SDK's ``TokenVerifier`` over a :class:`TokenStore`: checked on every HTTP request,
+    so a revoked token stops working at once."""
+
+    def __init__(self, store: TokenStore) -> None:
+        self.store = store
+
+    async def verify_token(self, token: str) -> AccessToken | None:
+        record = await anyio.to_thread.run_sync(self.store.verify, token)
+        if record is None:
+            return None
+        return AccessToken(
+            token=token,
+            client_id=f"hermes-token-{record.id}",
+            scopes=[],
+            subject=record.user,
+            claims={USER_CLAIM: record.user},
+        )
+
+
+class SessionEndWatcher:
+    """ASGI wrapper: a successful ``DELETE`` of an MCP session closes its conversations."""
+
+    def __init__(self, app: ASGIApp, on_end: Callable[[str], Any]) -> None:
+        self.app = app
+        self.on_end = on_end
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope.get("type") != "http" or scope.get("method") != "DELETE":
+            await self.app(scope, receive, send)
+            return
+        session_id = next(
+            (
+                value.decode("latin-1")
+                for key, value in scope.get("headers", [])
+                if key.decode("latin-1").lower() == SESSION_HEADER
+            ),
+            None,
+        )
+        status: list[int] = []
+
+        async def watch(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                status.append(int(message["status"]))
+            await send(message)
+
+        await self.app(scope, receive, watch)
+        if session_id and status and status[0] < 400:
+            await anyio.to_thread.run_sync(self.on_end, f"http:{session_id}")
+
+
+async def run_stdio(host: MemoryHost, *, user: str | None, skill_manage: bool | None) -> None:
+    """Serve one client over stdin/stdout as ``user``."""
+    service = McpService(host, skill_manage=skill_manage)
+    server = build_server(service, Identity("stdio", user))
+    try:
+        async with stdio_server() as (read_stream, write_stream):
+            await server.run(read_stream, write_stream, server.create_initialization_options())
+    finally:
+        await anyio.to_thread.run_sync(service.close)
+
+
+def bind_socket(host: str, port: int) -> socket.socket:
+    """A listening TCP socket on ``host:port`` (port 0: any free port)."""
+    family = socket.AF_INET6 if ":" in host.strip("[]") else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host.strip("[]"), port))
+    except OSError:
+        sock.close()
+        raise
+    sock.listen(128)
+    sock.set_inheritable(True)
+    return sock
+
+
+def build_http_app(service: McpService, store: TokenStore, *, host: str) -> ASGIApp:
+    """The Starlette app (bearer auth on ``/mcp``) wrapped by :class:`SessionEndWatcher`."""
+    server = build_server(service, Identity("http"))
+    base = f"http://{host}/"
+    app = server.streamable_http_app(
+        streamable_http_path=MCP_PATH,
+        host=host,
+        session_idle_timeout=service.idle_timeout,
+        auth=AuthSettings(issuer_url=base, resource_server_url=None),
+        token_verifier=StoreVerifier(store),
+    )
+    return SessionEndWatcher(app, service.close_connection)
+
+
+async def run_http(
+    host: MemoryHost,
+    *,
+    bind: str,
+    port: int,
+    skill_manage: bool | None,
+    announce: Callable[[str], None] | None = None,
+) -> None:
+    """Serve streamable HTTP on ``bind:port`` until interrupted. ``announce`` receives the
+    URL once the socket listens (the CLI prints it; tests read the port from it)."""
+    service = McpService(host, skill_manage=skill_manage)
+    store = TokenStore(host.home)
+    app = build_http_app(service, store, host=bind)
+    sock = bind_socket(bind, port)
+    actual = sock.getsockname()[1]
+    shown = f"[{bind}]" if ":" in bind else bind
+    config = uvicorn.Config(app, log_level="warning", lifespan="on", access_log=False)
+    server = uvicorn.Server(config)
+
+    async def reaper() -> None:
+        while True:
+            await anyio.sleep(min(REAP_EVERY, service.idle_timeout / 2))
+            await anyio.to_thread.run_sync(service.reap_idle)
+
+    try:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(reaper)
+            if announce is not None:
+                announce(f"http://{shown}:{actual}{MCP_PATH}")
+            await server.serve(sockets=[sock])
+            tg.cancel_scope.cancel()
+    finally:
+        sock.close()
+        await anyio.to_thread.run_sync(service.close)
+
+
+def warn(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
+__all__ = [
+    "MCP_PATH",
+    "SessionEndWatcher",
+    "StoreVerifier",
+    "bind_socket",
+    "build_http_app",
+    "is_loopback",
+    "run_http",
+    "run_stdio",
+]
