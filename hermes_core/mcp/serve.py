@@ -18,10 +18,13 @@ from collections.abc import Callable
 from typing import Any
 
 import anyio
+import mcp_types as types
 import uvicorn
 from mcp.server.auth.provider import AccessToken
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.stdio import stdio_server
+from mcp.shared.message import SessionMessage
+from pydantic import ValidationError
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from hermes_core.host import MemoryHost
@@ -97,13 +100,70 @@ class SessionEndWatcher:
             await anyio.to_thread.run_sync(self.on_end, f"http:{session_id}")
 
 
+class AnsweringReadStream:
+    """A stdio read stream that answers a line it cannot parse with a JSON-RPC error
+    (``-32700`` for invalid JSON, ``-32600`` for JSON that is no JSON-RPC message, id
+    ``null``) instead of dropping it silently, and passes everything else through."""
+
+    def __init__(self, inner: Any, write: Any) -> None:
+        self._inner = inner
+        self._write = write
+
+    @property
+    def last_context(self) -> Any:
+        return getattr(self._inner, "last_context", None)
+
+    async def receive(self) -> Any:
+        while True:
+            item = await self._inner.receive()
+            if not isinstance(item, Exception):
+                return item
+            await self._answer(item)
+
+    async def _answer(self, exc: Exception) -> None:
+        invalid_json = isinstance(exc, ValidationError) and any(
+            error.get("type") == "json_invalid" for error in exc.errors()
+        )
+        code, message = (
+            (types.PARSE_ERROR, "Parse error: the line is not valid JSON")
+            if invalid_json
+            else (types.INVALID_REQUEST, "Invalid request: not a JSON-RPC 2.0 message")
+        )
+        error = types.JSONRPCError(
+            jsonrpc="2.0", id=None, error=types.ErrorData(code=code, message=message)
+        )
+        try:
+            await self._write.send(SessionMessage(error))
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            pass
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    def __aiter__(self) -> AnsweringReadStream:
+        return self
+
+    async def __anext__(self) -> Any:
+        try:
+            return await self.receive()
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None
+
+    async def __aenter__(self) -> AnsweringReadStream:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+
 async def run_stdio(host: MemoryHost, *, user: str | None, skill_manage: bool | None) -> None:
     """Serve one client over stdin/stdout as ``user``."""
     service = McpService(host, skill_manage=skill_manage)
     server = build_server(service, Identity("stdio", user))
     try:
         async with stdio_server() as (read_stream, write_stream):
-            await server.run(read_stream, write_stream, server.create_initialization_options())
+            answering = AnsweringReadStream(read_stream, write_stream)
+            await server.run(answering, write_stream, server.create_initialization_options())
     finally:
         await anyio.to_thread.run_sync(service.close)
 
