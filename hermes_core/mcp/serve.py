@@ -185,7 +185,7 @@ def bind_socket(host: str, port: int) -> socket.socket:
 
 def build_http_app(service: McpService, store: TokenStore, *, host: str) -> ASGIApp:
     """The Starlette app (bearer auth on ``/mcp``) wrapped by :class:`SessionEndWatcher`."""
-    server = build_server(service, Identity("http"))
+    server = build_server(service, Identity("http"), offer_discover=False)
     base = f"http://{host}/"
     app = server.streamable_http_app(
         streamable_http_path=MCP_PATH,

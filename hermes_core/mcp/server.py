@@ -70,8 +70,17 @@ class Identity:
         return connection, user
 
 
-def build_server(service: McpService, identity: Identity) -> Server[Any]:
-    """The low-level server with tool and resource handlers bound to ``service``."""
+def build_server(
+    service: McpService, identity: Identity, *, offer_discover: bool = True
+) -> Server[Any]:
+    """The low-level server with tool and resource handlers bound to ``service``.
+
+    ``offer_discover=False`` (HTTP) answers ``server/discover`` with METHOD_NOT_FOUND, so a
+    client that negotiates (the SDK's ``mode="auto"``) opens a handshake-era session: an HTTP
+    connection with an ``mcp-session-id``, which is what a conversation is kept per. Requests
+    pinned to the stateless 2026-07-28 protocol are still served; they share one conversation
+    per user (closed after ``mcp.session_idle_timeout``).
+    """
 
     async def conversation(ctx: ServerRequestContext[Any, Any]) -> Conversation:
         connection, user = identity.of(ctx)
@@ -149,7 +158,15 @@ def build_server(service: McpService, identity: Identity) -> Server[Any]:
             contents=[types.TextResourceContents(uri=uri, text=text, mime_type=mime)]
         )
 
-    return Server(
+    async def no_discover(
+        ctx: ServerRequestContext[Any, Any], params: types.RequestParams | None
+    ) -> types.DiscoverResult:
+        raise MCPError(
+            code=types.METHOD_NOT_FOUND,
+            message="this server keeps one session per connection: open it with initialize",
+        )
+
+    server: Server[Any] = Server(
         "hermes-core",
         version=__version__,
         instructions=INSTRUCTIONS,
@@ -159,6 +176,9 @@ def build_server(service: McpService, identity: Identity) -> Server[Any]:
         on_list_resource_templates=list_templates,
         on_read_resource=read_resource,
     )
+    if not offer_discover:
+        server.add_request_handler("server/discover", types.RequestParams, no_discover)
+    return server
 
 
 __all__ = ["HTTP_STATELESS", "INSTRUCTIONS", "STDIO", "USER_CLAIM", "Identity", "build_server"]
