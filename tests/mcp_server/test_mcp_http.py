@@ -150,9 +150,11 @@ def test_the_archive_is_scoped_per_token(served: Served) -> None:
             return found, messages[0], messages[1]
 
     found, foreign, missing = run(lambda: probe(bob, "osprey", sid_alice))
-    assert "osprey" not in json.dumps(found) and foreign == missing
+    seen = json.dumps(found, ensure_ascii=False)
+    assert sid_alice not in seen and "quartz" not in seen and foreign == missing
     found, foreign, missing = run(lambda: probe(alice, "鱼鹰", sid_bob))
-    assert "鱼鹰" not in json.dumps(found, ensure_ascii=False) and foreign == missing
+    seen = json.dumps(found, ensure_ascii=False)
+    assert sid_bob not in seen and "石英" not in seen and foreign == missing
 
 
 def test_missing_bad_and_revoked_tokens_are_refused(served: Served) -> None:
