@@ -192,7 +192,7 @@ def test_doctor_reports_and_exits_nonzero_on_failure(hermes_home: Path) -> None:
     assert not perms["ok"] and perms["fix"] == f"chmod 700 {hermes_home}"
     assert result.exit_code == 1
     os.chmod(hermes_home, 0o700)
-    assert any(c["name"] == "sqlite fts5" and c["ok"] for c in checks)
+    assert any(c["name"] == "sessions: full-text search (FTS5)" and c["ok"] for c in checks)
 
 
 def test_version() -> None:
