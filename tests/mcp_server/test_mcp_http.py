@@ -120,10 +120,6 @@ def test_two_tokens_are_two_users_en_and_zh(served: Served) -> None:
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="session_search is scoped per user by the sessions lane (issue 13), not yet on main",
-)
 def test_the_archive_is_scoped_per_token(served: Served) -> None:
     alice, bob = served.token("alice-archive"), served.token("鲍勃")
 
