@@ -277,7 +277,7 @@ def test_the_token_commands(tmp_path: Path) -> None:
     token = added.stdout.strip().splitlines()[-1]
     stored = (home / "mcp_tokens.json").read_text(encoding="utf-8")
     assert (home / "mcp_tokens.json").stat().st_mode & 0o777 == 0o600
-    assert token not in stored and token.split("_")[-1] not in stored
+    assert token not in stored and token.split("_", 2)[2] not in stored
     listed = hermes(home, "mcp", "token", "list", "--json")
     (row,) = json.loads(listed.stdout)
     assert (
@@ -299,3 +299,28 @@ def test_the_token_commands(tmp_path: Path) -> None:
     assert again.returncode != 0 and "token list" in again.stderr
     assert json.loads(hermes(home, "mcp", "token", "list", "--json").stdout) == []
     assert TokenStore(home).verify(token) is None
+
+
+def test_stateless_2026_clients_are_served_in_their_own_user_scope(served: Served) -> None:
+    tokens = {"erin": served.token("erin"), "赵六": served.token("赵六")}
+
+    async def main() -> None:
+        for user, token in tokens.items():
+            async with http_client(served.url, token, mode="2026-07-28") as client:
+                assert client.protocol_version == "2026-07-28"
+                added = tool_json(
+                    await client.call_tool(
+                        "memory", {"action": "add", "target": "user", "content": f"{user} 用 vim。"}
+                    )
+                )
+                assert added["success"] is True
+                synced = tool_json(
+                    await client.call_tool(
+                        "memory_sync_turn",
+                        {"user_text": f"{user} asked about vim", "assistant_reply": "done"},
+                    )
+                )
+                rows = {row["id"]: row for row in sessions_rows(served.home)}
+                assert rows[synced["session_id"]]["user_id"] == user
+
+    run(main)
