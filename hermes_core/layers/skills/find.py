@@ -11,8 +11,10 @@ run of Chinese as one token). The final score is
 re-orders close candidates but never lifts an irrelevant skill (only FTS hits, and with the
 embedder skills above a similarity floor, are ranked).
 
-Outcomes and views live in ``$HERMES_HOME/state.db`` tables ``skill_outcomes`` and
-``skill_usage`` (created idempotently; WAL; busy timeout; other tables are never touched).
+Outcomes and views live in hermes-core's own database (``$HERMES_HOME/state.db``, or
+``hermes_core.db`` beside a Hermes Agent ``state.db``: :mod:`hermes_core.homefiles`), tables
+``skill_outcomes`` and ``skill_usage`` (created idempotently; WAL; busy timeout; other tables
+are never touched).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from hermes_core.homefiles import own_db_path
 from hermes_core.layers.skills.library import Skill
 from hermes_core.text import CJK_RUN, space_cjk
 
@@ -133,7 +136,7 @@ class SkillStatsStore:
     """The skill tables of ``state.db``. Each call opens and closes its own connection."""
 
     def __init__(self, home: Path) -> None:
-        self.path = home / STATE_DB
+        self.path = own_db_path(home)
 
     def _connect(self) -> sqlite3.Connection:
         self.path.parent.mkdir(parents=True, exist_ok=True)
