@@ -21,8 +21,8 @@ from hermes_core.mcp.tokens import TokenStore
 from hermes_core.settings.base import resolve_home
 
 MISSING_EXTRA = (
-    "the MCP server needs the 'mcp' extra: pip install 'hermes-core[mcp]' "
-    "(it installs the official mcp SDK)"
+    "the MCP server needs the 'mcp' extra: pip install 'hermes-memory-core[mcp]' (from a "
+    "checkout: pip install -e '.[mcp]'); it installs the official mcp SDK"
 )
 
 

@@ -8,5 +8,5 @@ reaches into a layer.
 * :mod:`.serve` — stdio and streamable-HTTP runners
 
 Importing this package imports no part of the ``mcp`` SDK; :mod:`.server` and :mod:`.serve`
-need ``pip install 'hermes-core[mcp]'``. See docs/mcp.md.
+need the ``mcp`` extra (``pip install 'hermes-memory-core[mcp]'``). See docs/mcp.md.
 """

@@ -5,7 +5,7 @@ tokens from :class:`~hermes_core.mcp.tokens.TokenStore`, loopback unless told ot
 interrupted. Either way every MCP session is closed (``on_session_end``, provider work
 drained) before the host is.
 
-Imports the ``mcp`` SDK, uvicorn and starlette: install ``hermes-core[mcp]``.
+Imports the ``mcp`` SDK, uvicorn and starlette: install ``hermes-memory-core[mcp]``.
 """
 
 from __future__ import annotations

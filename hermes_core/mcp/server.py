@@ -8,7 +8,7 @@ that follows the message to its handler). A request without one is refused. The 
 the ``mcp-session-id`` of a stateful HTTP session (``"http"`` for stateless requests) or
 ``"stdio"``; conversations are keyed by connection *and* user.
 
-Imports the ``mcp`` SDK: install ``hermes-core[mcp]``.
+Imports the ``mcp`` SDK: install ``hermes-memory-core[mcp]``.
 """
 
 from __future__ import annotations

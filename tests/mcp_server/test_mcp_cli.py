@@ -39,5 +39,5 @@ def test_without_the_sdk_the_message_names_the_extra(mcp_home: Path) -> None:
         check=False,
     )
     assert result.returncode == 1
-    assert "pip install 'hermes-core[mcp]'" in result.stderr
+    assert "pip install 'hermes-memory-core[mcp]'" in result.stderr
     assert "Traceback" not in result.stderr
