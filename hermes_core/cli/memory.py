@@ -11,10 +11,9 @@ from pathlib import Path
 from typing import Any
 
 import click
-from rich.table import Table
 
 from hermes_core.cli.memory_store import register_memory_commands
-from hermes_core.cli.output import console, mark, print_json
+from hermes_core.cli.output import Table, console, mark, print_json
 from hermes_core.errors import ConfigError, HermesError
 from hermes_core.providers.base import MemoryProvider, env_var_for, load_provider_settings
 from hermes_core.providers.discovery import InstalledProvider, list_installed
