@@ -137,7 +137,7 @@ class SkillsSettings(_Section):
         True,
         description=(
             "Fuse an embedding ranking into skills_find when the offline embedder is "
-            "installed (pip install 'hermes-core[embed]'); false = lexical only."
+            "installed (pip install 'hermes-memory-core[embed]'); false = lexical only."
         ),
     )
     history_versions: int = Field(
