@@ -11,10 +11,9 @@ from pathlib import Path
 from typing import Any
 
 import click
-from rich.table import Table
 
 from hermes_core.cli.memory_store import register_memory_commands
-from hermes_core.cli.output import console, mark, print_json
+from hermes_core.cli.output import Table, console, mark, print_json
 from hermes_core.errors import ConfigError, HermesError
 from hermes_core.providers.base import MemoryProvider, env_var_for, load_provider_settings
 from hermes_core.providers.discovery import InstalledProvider, list_installed
@@ -332,6 +331,9 @@ def _validate_and_save(
 
     out = console()
     saved_env = {key: os.environ.get(key) for key in secrets}
+    from hermes_core.fsutil import ensure_private_dir
+
+    ensure_private_dir(home)  # probe the provider against the home it will run in
     os.environ.update(secrets)  # so validation sees the new secrets
     try:
         provider_settings = load_provider_settings(cls.Settings, name, home, config)
@@ -347,9 +349,6 @@ def _validate_and_save(
                 os.environ.pop(key, None)
             else:
                 os.environ[key] = value
-    from hermes_core.fsutil import ensure_private_dir
-
-    ensure_private_dir(home)
     if secrets:
         write_env_values(home, secrets)
     set_config_value(home, f"memory.providers.{name}", _plain(config))

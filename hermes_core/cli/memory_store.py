@@ -22,9 +22,8 @@ from typing import TYPE_CHECKING, Any, cast
 
 import click
 from rich.markup import escape
-from rich.table import Table
 
-from hermes_core.cli.output import console, print_json
+from hermes_core.cli.output import Table, console, print_json
 from hermes_core.errors import HermesError
 from hermes_core.layers.memory.store import FILENAMES, char_count, memories_dir, percent
 from hermes_core.scope import known_user_ids, scope_dir, user_option

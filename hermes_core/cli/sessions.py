@@ -18,9 +18,8 @@ from typing import Any
 
 import click
 from rich.markup import escape
-from rich.table import Table
 
-from hermes_core.cli.output import console, print_json, progress_bar
+from hermes_core.cli.output import Table, console, print_json, progress_bar
 from hermes_core.settings.base import resolve_home
 
 _AGE = re.compile(r"^\s*(\d+)\s*([dhwmy])\s*$", re.IGNORECASE)
@@ -192,7 +191,7 @@ def users_cmd(as_json: bool) -> None:
         return
     table = Table(title="User scopes of the session archive")
     for col, justify in (("user", "left"), ("sessions", "right"), ("last active", "left")):
-        table.add_column(col, justify=justify, overflow="fold")  # type: ignore[arg-type]
+        table.add_column(col, justify=justify, overflow="fold")
     for row in rows:
         table.add_row(
             escape(row["user_id"] if row["user_id"] is not None else "(no user)"),
