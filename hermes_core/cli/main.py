@@ -46,6 +46,7 @@ BUILTIN_HELP: dict[str, str] = {
     "skills.external_dirs.",
     "chat": "Chat with the reference agent: memory, session search, skills, compression and "
     "background review, with slash commands (/help).",
+    "mcp": "Serve hermes-core memory to MCP clients (Claude Desktop, Cursor, Codex CLI, ...).",
 }
 """The short help of every built-in command, shown by ``hermes --help`` without importing
 the command's module (it equals the command's own ``get_short_help_str``)."""
