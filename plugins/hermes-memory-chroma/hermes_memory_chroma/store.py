@@ -14,8 +14,8 @@ cosine ≥ ``supersede_threshold``) active memory is *superseded*: it stays in c
 ``superseded_by`` set (visible in :meth:`history`) but leaves recall and the FTS index.
 
 The embedder's name and dimension live in the collection metadata; opening a collection made
-with another embedder re-embeds it (progress bar on stderr) instead of failing on the
-dimension.
+with another embedder re-embeds it (:mod:`reembed`, progress bar on stderr) instead of
+failing on the dimension.
 """
 
 from __future__ import annotations
@@ -32,14 +32,18 @@ from typing import Any, Literal
 
 from hermes_memory_chroma.embedders import Embedder, Vectors
 from hermes_memory_chroma.fts import FtsIndex
+from hermes_memory_chroma.reembed import (
+    REEMBED_SUFFIX,
+    Progress,
+    is_stale,
+    recover,
+    reembed_collection,
+)
 from hermes_memory_chroma.text import content_hash
 
 log = logging.getLogger(__name__)
 
 SCHEMA_VERSION = 1
-REEMBED_SUFFIX = "-reembed"
-Progress = Callable[[int, int], None]
-"""``progress(done, total)`` during long operations."""
 
 _STANDARD_KEYS = frozenset(
     {
@@ -250,14 +254,7 @@ class MemoryStore:
             if cached is not None:
                 return cached
             name = self.collection_name(user_id)
-            coll = self._existing(name)
-            pending = self._existing(name + REEMBED_SUFFIX)
-            if coll is None and pending is not None:
-                # crashed between dropping the old collection and renaming the new one
-                pending.modify(name=name)
-                coll, pending = pending, None
-            if pending is not None:
-                self._client.delete_collection(name + REEMBED_SUFFIX)
+            coll = recover(self._client, name, self._existing)
             if coll is None:
                 if not create:
                     return None
@@ -268,11 +265,7 @@ class MemoryStore:
             return coll
 
     def _stale(self, coll: Any) -> bool:
-        meta = coll.metadata or {}
-        return bool(
-            meta.get("embedder") != self.embedder.name
-            or int(meta.get("dim", -1)) != int(self.embedder.dim)
-        )
+        return is_stale(coll, self.embedder)
 
     def needs_reembed(self, user_id: str) -> bool:
         """Whether ``user_id``'s collection was built with another embedder."""
@@ -304,38 +297,16 @@ class MemoryStore:
     # ------------------------------------------------------------------ re-embedding
 
     def _reembed_collection(self, user_id: str, old: Any, progress: Any) -> Any:
-        name = self.collection_name(user_id)
-        data = old.get(where={"user_id": user_id}, include=["documents", "metadatas"])
-        ids: list[str] = list(data["ids"])
-        docs: list[str] = [d or "" for d in (data["documents"] or [])]
-        metas: list[Mapping[str, Any]] = [m or {} for m in (data["metadatas"] or [])]
-        indexed = [str(m.get("index_text") or d) for d, m in zip(docs, metas, strict=True)]
-        log.info(
-            "re-embedding %d memories of collection %s (%s -> %s)",
-            len(ids),
-            name,
-            (old.metadata or {}).get("embedder"),
-            self.embedder.name,
+        tick: Progress | None = progress(user_id, int(old.count())) if progress else None
+        return reembed_collection(
+            self._client,
+            old,
+            self.embedder,
+            lambda name: self._create(name, user_id),
+            self._metadata(user_id),
+            self._existing,
+            tick,
         )
-        tick: Progress | None = progress(user_id, len(ids)) if progress else None
-        tmp_name = name + REEMBED_SUFFIX
-        if self._existing(tmp_name) is not None:
-            self._client.delete_collection(tmp_name)
-        tmp = self._create(tmp_name, user_id)
-        batch = 128
-        for start in range(0, len(ids), batch):
-            chunk = slice(start, start + batch)
-            vectors = self.embedder.embed_documents(indexed[chunk])
-            tmp.add(
-                ids=ids[chunk], embeddings=vectors, documents=docs[chunk], metadatas=metas[chunk]
-            )
-            if tick:
-                tick(min(start + batch, len(ids)), len(ids))
-        if tick and not ids:
-            tick(0, 0)
-        self._client.delete_collection(name)
-        tmp.modify(name=name, metadata=self._metadata(user_id))
-        return self._existing(name)
 
     def reembed(
         self, user_id: str, progress: Progress | None = None, *, force: bool = False
