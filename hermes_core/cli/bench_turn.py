@@ -3,10 +3,12 @@ grows, for the built-in layers and each installed provider."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any
 
 import click
+from rich.console import Console
 from rich.table import Table
 
 from hermes_core.cli.bench_output import json_out_option, write_json
@@ -122,8 +124,9 @@ def command(
                 "—" if p.ingest_turns_per_s is None else f"{p.ingest_turns_per_s:.1f}",
                 f"{p.rss_mb:.0f}",
             )
-    # piped output keeps every figure whole (a terminal's width would shorten them)
-    out.print(table, width=None if out.is_terminal else 200)
+    if not out.is_terminal:  # piped: every figure whole, never cut to 80 columns
+        out = Console(file=sys.stdout, width=200, soft_wrap=True, highlight=False)
+    out.print(table)
     write_json(
         json_out,
         {
