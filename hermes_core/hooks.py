@@ -10,8 +10,10 @@ notion of tool routing. Here every implementation is called on its own:
   bounded by ``memory.prefetch_timeout`` on a worker thread (and skipped while a previous call
   is stuck); its ``sync``, ``on_memory_write`` and ``on_session_end`` run on one background
   worker that keeps turn order.
-* **Warm-up** — the first session start begins each provider's ``warm_up`` (opening its store,
-  loading its model) on a daemon thread, so it overlaps the rest of the turn's set-up.
+* **Warm-up** — activation (or, for providers registered another way, the first session
+  start) begins each provider's ``warm_up`` (opening its store, loading its model) on a
+  daemon thread, so it overlaps the caller's set-up and, when recall gives up on it, the
+  model call.
 * **No silent loss** — a provider recall skipped (over the budget, still busy, raising) is
   logged once and counted in the home's recall-skip ledger (:mod:`providers.recall_skips`).
 * **Egress redaction** — everything handed to the provider passes :func:`redact_payload`.

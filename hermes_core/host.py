@@ -426,6 +426,8 @@ class MemoryHost:
         if not self.provider_status.active:
             log.warning("%s unavailable: %s", name, self.provider_status.reason)
             self.registry.deactivate()
+            return
+        self.facade.warm_up()  # open its store / load its model while the caller sets up
 
     @staticmethod
     def _status_of(provider: MemoryProvider) -> ProviderStatus:

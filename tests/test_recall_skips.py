@@ -7,6 +7,7 @@ import json
 import logging
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -30,7 +31,6 @@ def test_warm_up_starts_with_the_first_session_and_a_recall_not_ready_is_skipped
     provider = host.registry.activate_class(WarmingProvider)
     assert isinstance(provider, WarmingProvider)
     try:
-        assert not provider.started.is_set()  # activation alone loads nothing
         session = host.session()
         assert provider.started.wait(5)  # began in the background at session start
         with caplog.at_level(logging.WARNING, logger="hermes_core.hooks"):
@@ -50,6 +50,24 @@ def test_warm_up_starts_with_the_first_session_and_a_recall_not_ready_is_skipped
         assert recall_skips.load(hermes_home)["warming"]["timeout"] == 1  # nothing new
     finally:
         provider.release.set()
+        host.close()
+
+
+def test_configured_provider_warms_up_on_activation(
+    hermes_home: Path, fake_distribution: Any
+) -> None:
+    fake_distribution(
+        "hermes-memory-warming", providers={"warming": "providers_for_tests:WarmingProvider"}
+    )
+    (hermes_home / "config.yaml").write_text("memory:\n  provider: warming\n")
+    host = MemoryHost.open(hermes_home)
+    provider = host.provider
+    try:
+        assert isinstance(provider, WarmingProvider)
+        assert provider.started.wait(5)  # before any session was opened
+    finally:
+        if isinstance(provider, WarmingProvider):
+            provider.release.set()
         host.close()
 
 

@@ -138,7 +138,7 @@ class MemoryProvider:
 
     def warm_up(self) -> None:
         """Open stores and load models ahead of the first recall. The host calls it once,
-        on a daemon thread, when the first session opens; hooks may run while it is still
+        on a daemon thread, when the provider activates; hooks may run while it is still
         going, so it must take the same locks they do. A recall that waits for it longer
         than ``memory.prefetch_timeout`` is skipped and counted. Default: nothing."""
 
