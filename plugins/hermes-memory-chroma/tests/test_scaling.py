@@ -19,6 +19,7 @@ import pytest
 from chromadb.api.models.Collection import Collection
 
 from hermes_memory_chroma.embedders import HashEmbedder
+from hermes_memory_chroma.fts import FtsIndex
 from hermes_memory_chroma.retriever import RecallParams, Retriever
 from hermes_memory_chroma.store import MemoryStore, NewMemory
 
@@ -214,3 +215,52 @@ def test_the_read_cache_follows_writes_by_id(tmp_path: Path, reads: Reads) -> No
         assert store.get(USER, [first.id]) == []  # gone from the live rows at once
     finally:
         store.close()
+
+
+def _vm_steps(index: FtsIndex, action: Callable[..., object], *args: Any) -> int:
+    """SQLite virtual-machine steps (in units of 100) while ``action`` runs: grows with the
+    rows a statement scans, whatever the machine's speed."""
+    steps = [0]
+
+    def tick() -> int:
+        steps[0] += 1
+        return 0
+
+    index._db.set_progress_handler(tick, 100)
+    try:
+        action(*args)
+    finally:
+        index._db.set_progress_handler(None, 100)
+    return steps[0]
+
+
+def test_keyword_index_replaces_and_deletes_one_row_not_a_scan(tmp_path: Path) -> None:
+    steps = []
+    for size in (200, 2000):
+        index = FtsIndex(tmp_path / f"fts{size}.db")
+        index.upsert(USER, [(f"m{n}", EN.format(n=n)) for n in range(size)])
+        upsert = _vm_steps(index, index.upsert, USER, [("m7", "replaced text 替换")])
+        delete = _vm_steps(index, index.delete, USER, ["m8", "m9"])
+        assert index.count(USER) == size - 2 and "m7" in index.ids(USER)
+        assert [i for i, _ in index.search(USER, "替换", 5)] == ["m7"]
+        steps.append((upsert, delete))
+        index.close()
+    (small_up, small_del), (big_up, big_del) = steps
+    assert big_up <= 2 * small_up + 5 and big_del <= 2 * small_del + 5, steps
+
+
+def test_an_index_without_the_row_map_is_mapped_on_open(tmp_path: Path) -> None:
+    path = tmp_path / "old.db"
+    index = FtsIndex(path)
+    index.upsert(USER, [("a", "alpha text"), ("b", "beta 文本")])
+    with index._db:  # as written before the row map existed
+        index._db.execute("DELETE FROM memory_rows")
+        index._db.execute("PRAGMA user_version = 0")
+    index.close()
+    reopened = FtsIndex(path)
+    try:
+        assert reopened.ids(USER) == {"a", "b"} and reopened.count(USER) == 2
+        reopened.delete(USER, ["a"])
+        assert reopened.count() == 1 and [i for i, _ in reopened.search(USER, "文本", 5)] == ["b"]
+    finally:
+        reopened.close()
