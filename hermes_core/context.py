@@ -27,7 +27,13 @@ _TRIVIAL_WORDS = (
     "continue|go ahead|do it|proceed|got it|cool|nice|great|done|next|lgtm|k|"
     "好|好的|是|是的|不|不是|对|嗯|嗯嗯|谢谢|多谢|继续|可以|行|没问题|收到|你好|好吧"
 )
-_TRIVIAL = re.compile(rf"^\s*(?:{_TRIVIAL_WORDS})[\s\.\!\?,;:~…。！？，、]*$", re.IGNORECASE)
+# What may trail an acknowledgement: punctuation, emoticons (":)", ";-D", "^^", "^_^") and
+# emoji ("👍", "🙏", "✅").
+_TRIVIAL_TAIL = (
+    r"(?:[\s\.\!\?,;:~…。！？，、]|[:;=8][-']?[)(\]\[DPpOo3|*/]|\^_?\^|"
+    r"[\U0001F300-\U0001FAFF\u2600-\u27BF\u2B50\uFE0F\u200D])*"
+)
+_TRIVIAL = re.compile(rf"^\s*(?:{_TRIVIAL_WORDS}){_TRIVIAL_TAIL}$", re.IGNORECASE)
 
 
 def is_trivial_prompt(text: str | None) -> bool:

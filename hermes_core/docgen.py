@@ -1,6 +1,6 @@
 """Generate docs/hooks.md and docs/configuration.md from the code they describe.
 
-``python -m hermes_core.docgen`` rewrites both files; tests/test_docs.py fails when they are
+``python -m hermes_core.docgen`` rewrites both files; tests/test_hookspecs.py fails when they are
 out of date, so the reference can never drift from the hookspecs or the settings models.
 """
 

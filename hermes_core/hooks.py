@@ -219,8 +219,12 @@ class _BoundedCall:
 
 @dataclass(frozen=True)
 class RoutedTool:
+    """A routed tool, who offered it, and whether that was the external provider (decided
+    once, at registration, by :meth:`HookFacade.is_provider`)."""
+
     spec: ToolSpec
     plugin_name: str
+    is_provider: bool = False
 
 
 class ToolRouter:
@@ -249,7 +253,7 @@ class ToolRouter:
                 plugin_name,
             )
             return False
-        self._tools[spec.name] = RoutedTool(spec, plugin_name)
+        self._tools[spec.name] = RoutedTool(spec, plugin_name, is_provider)
         return True
 
     @property
@@ -292,7 +296,9 @@ class HookFacade:
 
     @staticmethod
     def is_provider(impl: HookImpl) -> bool:
-        return isinstance(impl.plugin, MemoryProvider)
+        """True for an implementation of the external provider: the facade's one test of
+        "built-in or provider?" (tools remember its answer in :class:`RoutedTool`)."""
+        return _is_provider(impl.plugin)
 
     @staticmethod
     def _invoke(impl: HookImpl, kwargs: Mapping[str, Any]) -> Any:
@@ -546,8 +552,7 @@ class HookFacade:
                 return tool_error(f"Arguments for '{name}' are nested too deeply to parse.")
         if not isinstance(args, Mapping):
             return tool_error(f"Arguments for '{name}' must be a JSON object.")
-        is_provider = isinstance(self.pm.get_plugin(routed.plugin_name), MemoryProvider)
-        if is_provider:
+        if routed.is_provider:
             (args,) = redact_payload(dict(args))
         try:
             result = routed.spec.handler(args, ctx)
@@ -566,12 +571,16 @@ class HookFacade:
         """Drain the worker (≤ ``timeout``), then shut providers down, each isolated."""
         report = self.worker.shutdown(timeout)
         for plugin in list(self.pm.get_plugins()):
-            if isinstance(plugin, MemoryProvider):
+            if _is_provider(plugin):
                 try:
                     plugin.shutdown()
                 except Exception:
                     log.exception("provider %s failed to shut down", plugin.name)
         return report
+
+
+def _is_provider(plugin: object) -> bool:
+    return isinstance(plugin, MemoryProvider)
 
 
 def _plain(value: Any) -> Any:
@@ -588,16 +597,6 @@ def _restore(original: Any, redacted: Any) -> Any:
             redacted["messages"] = tuple(redacted["messages"])
         return replace(original, **redacted)
     return redacted
-
-
-def wait_until(predicate: Callable[[], bool], timeout: float, interval: float = 0.01) -> bool:
-    """Poll ``predicate`` until true or ``timeout`` elapses (a test helper kept public)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(interval)
-    return predicate()
 
 
 def iter_plugin_hooks(pm: pluggy.PluginManager) -> Iterable[tuple[str, list[str]]]:
@@ -618,5 +617,4 @@ __all__ = [
     "ToolRouter",
     "iter_plugin_hooks",
     "tool_error",
-    "wait_until",
 ]

@@ -6,20 +6,25 @@ by adding arguments. The host never calls ``pm.hook.*`` directly: :mod:`hermes_c
 calls implementations one by one, so **a failing implementation is logged with its plugin
 name and skipped; it never fails a turn**.
 
-Order of a session::
+Order of a session (:data:`LIFECYCLE`; the specs below are defined in this order)::
 
-    configure ─▶ on_session_start ─▶ system_prompt_block, register_tools (once, frozen)
-      └─ per turn: on_turn_start ─▶ prefetch ─▶ (model + tools; on_memory_write)
-                   ─▶ sync ─▶ on_turn_end
-      └─ when the context is too long: on_pre_compress ─▶ compress ─▶ on_compressed
-    ─▶ on_session_end
+    MemoryHost.open   configure
+    host.session()    on_session_start ─▶ register_tools ─▶ system_prompt_block
+                        ─▶ on_prompt_frozen                      (once, frozen)
+    each turn         on_turn_start ─▶ prefetch ─▶ (model + tools: on_memory_write per
+                        committed memory write) ─▶ sync ─▶ on_turn_end
+    maybe_compress    on_pre_compress ─▶ compress ─▶ on_compressed  (when too long)
+    session.close()   on_session_end
+
+    the CLI, outside sessions: register_commands (building `hermes`), health_check
+    (`hermes doctor`, `hermes memory status`)
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from hermes_core.markers import hookspec
 from hermes_core.types import (
@@ -36,7 +41,33 @@ from hermes_core.types import (
 )
 
 if TYPE_CHECKING:
+    import click
+
     from hermes_core.settings.models import HermesSettings
+
+LIFECYCLE: tuple[str, ...] = (
+    "configure",
+    "on_session_start",
+    "register_tools",
+    "system_prompt_block",
+    "on_prompt_frozen",
+    "on_turn_start",
+    "prefetch",
+    "on_memory_write",
+    "sync",
+    "on_turn_end",
+    "on_pre_compress",
+    "compress",
+    "on_compressed",
+    "on_session_end",
+)
+"""The hooks of one session in the order the host calls them (``on_memory_write`` once per
+committed memory write during the model's tool calls; the compression three only when the
+transcript is compressed). ``register_commands`` and ``health_check`` are called by the CLI,
+outside sessions. ``tests/test_lifecycle.py`` checks this against a real session."""
+
+
+# ── host start ──
 
 
 @hookspec(historic=True)
@@ -45,6 +76,23 @@ def configure(settings: HermesSettings, home: Path) -> None:
 
     Keep it cheap: read settings, remember paths. Do not open network connections; create
     files lazily. Returns nothing.
+    """
+
+
+# ── session open (once, frozen) ──
+
+
+@hookspec
+def on_session_start(session: SessionInfo) -> None:
+    """A session opened. Called before the system prompt is built. Returns nothing."""
+
+
+@hookspec
+def register_tools(session: SessionInfo) -> list[ToolSpec] | None:
+    """Contribute model-facing tools for this session.
+
+    Called once per session. Tools are routed by name: the first implementation to offer a
+    name wins, later duplicates and reserved core names are refused with a warning.
     """
 
 
@@ -66,18 +114,7 @@ def on_prompt_frozen(session: SessionInfo, system_prompt: str) -> None:
     snapshot). Called once per session, right after ``system_prompt_block``."""
 
 
-@hookspec
-def register_tools(session: SessionInfo) -> list[ToolSpec] | None:
-    """Contribute model-facing tools for this session.
-
-    Called once per session. Tools are routed by name: the first implementation to offer a
-    name wins, later duplicates and reserved core names are refused with a warning.
-    """
-
-
-@hookspec
-def on_session_start(session: SessionInfo) -> None:
-    """A session opened. Called before the system prompt is built. Returns nothing."""
+# ── each turn ──
 
 
 @hookspec
@@ -98,6 +135,14 @@ def prefetch(session: SessionInfo, query: str) -> MemoryContext | None:
 
 
 @hookspec
+def on_memory_write(session: SessionInfo, write: MemoryWrite) -> None:
+    """A built-in memory write was committed (never for staged or failed writes).
+
+    Called once per operation, egress-redacted. The provider mirrors it into its backend.
+    """
+
+
+@hookspec
 def sync(session: SessionInfo, turn: Turn) -> None:
     """Persist a completed turn.
 
@@ -114,12 +159,7 @@ def on_turn_end(session: SessionInfo, turn: Turn) -> None:
     """
 
 
-@hookspec
-def on_memory_write(session: SessionInfo, write: MemoryWrite) -> None:
-    """A built-in memory write was committed (never for staged or failed writes).
-
-    Called once per operation, egress-redacted. The provider mirrors it into its backend.
-    """
+# ── compression (when the context is too long) ──
 
 
 @hookspec
@@ -155,6 +195,9 @@ def on_compressed(session: SessionInfo, result: CompressionResult) -> None:
     """
 
 
+# ── session end ──
+
+
 @hookspec
 def on_session_end(session: SessionInfo, messages: Sequence[ChatMessage], reason: str) -> None:
     """A real session boundary: exit, ``/new``, ``/reset``. Not called per turn.
@@ -165,8 +208,11 @@ def on_session_end(session: SessionInfo, messages: Sequence[ChatMessage], reason
     """
 
 
+# ── the CLI (outside sessions) ──
+
+
 @hookspec
-def register_commands(cli: Any) -> None:
+def register_commands(cli: click.Group) -> None:
     """Add click commands to the ``hermes`` CLI (``cli`` is the root ``click.Group``).
 
     The active provider may add ``hermes <provider> ...``; inactive providers are never

@@ -35,7 +35,7 @@ from hermes_core.hooks import HookFacade, ShutdownReport, ToolRouter
 from hermes_core.llm.tokens import estimate_messages_tokens
 from hermes_core.plugins import create_plugin_manager
 from hermes_core.providers.base import MemoryProvider
-from hermes_core.providers.registry import ProviderRegistry
+from hermes_core.providers.registry import ProviderRegistry, ProviderStatus
 from hermes_core.settings.base import load_settings, resolve_home
 from hermes_core.settings.models import CompressionSettings, HermesSettings
 from hermes_core.types import (
@@ -52,15 +52,6 @@ from hermes_core.types import (
 )
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class ProviderStatus:
-    """The configured external provider and whether it is serving this host."""
-
-    name: str
-    active: bool
-    reason: str = ""
 
 
 @dataclass
@@ -178,15 +169,12 @@ class Session:
         return self.host.facade.call_tool(self._router, name, args, ctx)
 
     def notify_memory_write(self, write: MemoryWrite) -> None:
-        """Tell the provider about a committed built-in memory write: the memory tool calls it
-        through ``ToolContext``, and an agent calls it for writes committed outside a tool call
-        (a staged write approved with ``/memory approve``), so the mirror misses nothing.
-        ``write.session_id`` is kept when set (the session that proposed it), else this one.
-        """
+        """Tell the provider about a committed built-in memory write of this session (the
+        memory tool calls it through ``ToolContext``; ``/memory approve`` passes it to
+        :func:`~hermes_core.layers.memory.approval.approve_pending`). See
+        :meth:`MemoryHost.notify_memory_write`."""
         self._check_open()
-        self.host.facade.on_memory_write(
-            self.info, replace(write, session_id=write.session_id or self.info.id)
-        )
+        self.host.notify_memory_write(write, session=self.info)
 
     def after_turn(
         self,
@@ -257,7 +245,7 @@ class Session:
         window = context_length or settings.llm.context_length
         threshold = self.compression_threshold(window)
         tokens = prompt_tokens if prompt_tokens is not None else estimate_messages_tokens(messages)
-        if not force and (not settings.compression.enabled or tokens < threshold):
+        if not force and not settings.compression.should_compress(tokens, window, self.info.model):
             return list(messages)
         notes = self.host.facade.on_pre_compress(self.info, messages)
         budget = CompressionBudget(
@@ -386,12 +374,14 @@ class MemoryHost:
         self.facade = HookFacade(pm, settings, home)
         self.facade.configure()
         self.registry = ProviderRegistry(pm, settings, home, register=self.facade.register)
-        self.provider_status: ProviderStatus | None = None
         self._sessions: set[Session] = set()
         self._lock = threading.Lock()
         self._closed = False
-        if activate_provider and settings.memory.provider:
-            self._activate_configured(settings.memory.provider)
+        self.provider_status: ProviderStatus | None = (
+            self.registry.activate_configured() if activate_provider else None
+        )
+        if self.provider_status is not None and self.provider_status.active:
+            self.facade.warm_up()  # open its store / load its model while the caller sets up
 
     @classmethod
     def open(
@@ -414,29 +404,6 @@ class MemoryHost:
         loaded = settings if settings is not None else load_settings(resolved)
         manager = pm if pm is not None else create_plugin_manager(load_entrypoints=load_entrypoints)
         return cls(resolved, loaded, manager, activate_provider=activate_provider)
-
-    def _activate_configured(self, name: str) -> None:
-        try:
-            provider = self.registry.activate(name)
-        except HermesError as exc:
-            log.warning("memory provider %s is not active: %s", name, exc)
-            self.provider_status = ProviderStatus(name, False, str(exc))
-            return
-        self.provider_status = self._status_of(provider)
-        if not self.provider_status.active:
-            log.warning("%s unavailable: %s", name, self.provider_status.reason)
-            self.registry.deactivate()
-            return
-        self.facade.warm_up()  # open its store / load its model while the caller sets up
-
-    @staticmethod
-    def _status_of(provider: MemoryProvider) -> ProviderStatus:
-        try:
-            available = provider.is_available()
-            reason = "" if available else provider.unavailable_reason()
-        except Exception as exc:
-            available, reason = False, f"is_available() raised {type(exc).__name__}: {exc}"
-        return ProviderStatus(provider.name, available, reason)
 
     @property
     def provider(self) -> MemoryProvider | None:
@@ -470,6 +437,30 @@ class MemoryHost:
         with self._lock:
             self._sessions.add(session)
         return session
+
+    def notify_memory_write(
+        self,
+        write: MemoryWrite,
+        *,
+        session: SessionInfo | None = None,
+        user_id: str | None = None,
+        source: str = "cli",
+    ) -> None:
+        """THE route of a committed built-in memory write to the provider's
+        ``on_memory_write`` (egress-redacted, on the provider worker, in order).
+
+        Tool calls come through :meth:`Session.notify_memory_write` (``session`` given); writes
+        committed outside a session (``hermes memory approve``/``restore``) describe their
+        scope with ``user_id`` and ``source``. ``write.session_id`` is kept when set (the
+        session that proposed the write), else the session's id (or a new one)."""
+        info = session or SessionInfo(
+            id=write.session_id or new_session_id(),
+            home=self.home,
+            settings=self.settings,
+            source=source,
+            user_id=user_id,
+        )
+        self.facade.on_memory_write(info, replace(write, session_id=write.session_id or info.id))
 
     def _forget(self, session: Session) -> None:
         with self._lock:

@@ -9,8 +9,10 @@ isolated, a broken one is recorded, not raised) → register built-in layers →
 from __future__ import annotations
 
 import importlib
+import inspect
 import logging
 import os
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
@@ -114,6 +116,36 @@ def defaulted_hook_arguments(pm: pluggy.PluginManager, plugin: object | None = N
     return sorted(problems)
 
 
+_BAD_ARGS = re.compile(
+    r"for hook '(?P<hook>[^']+)'.*?Argument\(s\) \{(?P<args>[^}]*)\} are declared", re.DOTALL
+)
+_UNKNOWN_HOOK = re.compile(r"unknown hook '(?P<hook>[^']+)'")
+
+
+def describe_hook_error(exc: BaseException) -> str:
+    """One plain sentence for pluggy's validation errors, which name the fix indirectly.
+
+    ``Argument(s) {'x'} are declared in the hookimpl but can not be found in the hookspec``
+    becomes ``unknown argument(s) x for hook on_memory_write (it takes: session, write)``;
+    a misspelled hook name becomes ``unknown hook on_memry_write``. Anything else is
+    returned as pluggy wrote it.
+    """
+    text = str(exc)
+    bad = _BAD_ARGS.search(text)
+    if bad:
+        hook = bad["hook"]
+        args = ", ".join(sorted(a.strip().strip("'\"") for a in bad["args"].split(",")))
+        spec = getattr(hookspecs, hook, None)
+        takes = ""
+        if spec is not None:
+            takes = f" (it takes: {', '.join(inspect.signature(spec).parameters)})"
+        return f"unknown argument(s) {args} for hook {hook}{takes}"
+    unknown = _UNKNOWN_HOOK.search(text)
+    if unknown:
+        return f"unknown hook {unknown['hook']} (the hooks are listed in docs/hooks.md)"
+    return text
+
+
 def plugin_report(pm: pluggy.PluginManager) -> PluginLoadReport:
     """The :class:`PluginLoadReport` of a manager built by :func:`create_plugin_manager`."""
     report = getattr(pm, "hermes_report", None)
@@ -126,5 +158,6 @@ __all__ = [
     "PluginLoadReport",
     "create_plugin_manager",
     "defaulted_hook_arguments",
+    "describe_hook_error",
     "plugin_report",
 ]

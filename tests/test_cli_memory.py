@@ -206,3 +206,52 @@ def test_list_marks_the_provider_chosen_in_dotenv(
     (hermes_home / ".env").write_text("HERMES_MEMORY__PROVIDER=recording\n")
     listing = json.loads(run("memory", "list", "--json").output)
     assert [row["active"] for row in listing if row["name"] == "recording"] == [True]
+
+
+def test_rerunning_setup_starts_on_the_active_provider(
+    hermes_home: Path, recording_installed: None
+) -> None:
+    """Enter on a re-run keeps the active provider; the picker marks it "(active)"."""
+    run("memory", "use", "recording", "--set", "top_k=4")
+    with keys(ENTER, ENTER, ENTER, ENTER):  # keep the provider, then accept every field
+        result = run("memory", "setup")
+    assert result.exit_code == 0, result.output
+    assert config(hermes_home)["memory"]["provider"] == "recording"
+    assert config(hermes_home)["memory"]["providers"]["recording"]["top_k"] == 4
+
+
+def test_picker_marks_the_active_choice(
+    hermes_home: Path, recording_installed: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import questionary
+
+    seen: dict[str, Any] = {}
+    real_select = questionary.select
+
+    def spy(message: str, choices: list[Any], default: Any = None, **kw: Any) -> Any:
+        seen["titles"] = [c.title for c in choices]
+        seen["default"] = default.value if default is not None else None
+        return real_select(message, choices=choices, default=default, **kw)
+
+    monkeypatch.setattr(questionary, "select", spy)
+    with keys(ESC):
+        run("memory", "setup")
+    assert seen["default"] == "" and any(
+        "(active)" in t and "Built-in" in t for t in seen["titles"]
+    )
+    run("memory", "use", "recording")
+    with keys(ESC):
+        run("memory", "setup")
+    assert seen["default"] == "recording"
+    assert any(t.startswith("recording (active)") for t in seen["titles"])
+
+
+@pytest.mark.parametrize("argv", [["memory", "setup"], ["memory", "setup", "recording"]])
+def test_setup_without_a_terminal_refuses_and_names_the_script_command(
+    hermes_home: Path, recording_installed: None, argv: list[str]
+) -> None:
+    run("memory", "use", "recording")
+    result = CliRunner().invoke(cli, argv)  # no terminal, no prompt input attached
+    assert result.exit_code != 0
+    assert "needs a terminal" in result.output and "hermes memory use" in result.output
+    assert config(hermes_home)["memory"]["provider"] == "recording"  # nothing switched off

@@ -34,6 +34,13 @@ from hermes_core.context import (
         "好的",
         "谢谢！",
         "继续",
+        "thanks :)",
+        "ok :)",
+        "ok :-D",
+        "thx ^^",
+        "谢谢 👍",
+        "好的🙏",
+        "great! ✅",
     ],
 )
 def test_trivial(text: str) -> None:
@@ -42,7 +49,15 @@ def test_trivial(text: str) -> None:
 
 @pytest.mark.parametrize(
     "text",
-    ["k8s", "note this", "okay so the deploy failed", "ok what about staging?", "好的，那部署呢？"],
+    [
+        "k8s",
+        "note this",
+        "okay so the deploy failed",
+        "ok what about staging?",
+        "好的，那部署呢？",
+        "ok :) and what about port 5432?",
+        "谢谢 👍 再帮我查一下日志",
+    ],
 )
 def test_not_trivial(text: str) -> None:
     assert not is_trivial_prompt(text)

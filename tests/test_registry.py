@@ -16,6 +16,7 @@ from hermes_core import (
     UnknownProviderError,
 )
 from hermes_core.errors import DuplicateProviderError
+from hermes_core.markers import hookimpl
 from hermes_core.providers.discovery import installed_names, list_installed
 from hermes_core.providers.registry import ProviderRegistry, load_provider_class
 from hermes_core.settings import load_settings
@@ -187,3 +188,99 @@ def test_invalid_provider_settings_name_the_key(fake_distribution: Any, hermes_h
         assert host.provider_status is not None
         assert "memory.providers.recording.top_k" in host.provider_status.reason
         assert "hermes memory setup recording" in host.provider_status.reason
+
+
+def test_one_guard_for_activate_and_activate_class(
+    registry: ProviderRegistry, fake_distribution: Any, hermes_home: Path
+) -> None:
+    # activate(name) refuses a second provider before importing anything, with the same error
+    # activate_class gives; a smuggled provider blocks both.
+    fake_distribution(
+        "hermes-memory-lazy",
+        providers={"lazy": "guard_lazy_module:Provider"},
+        modules={"guard_lazy_module": "raise RuntimeError('imported!')\n"},
+    )
+    registry.activate_class(RecordingProvider)
+    with pytest.raises(ProviderConflictError) as by_name:
+        registry.activate("lazy")
+    assert (by_name.value.requested, by_name.value.active) == ("lazy", "recording")
+    assert "guard_lazy_module" not in sys.modules
+    assert registry.activate("recording") is registry.active
+
+    class Impostor(RecordingProvider):  # same name, another class
+        pass
+
+    with pytest.raises(ProviderConflictError):
+        registry.activate_class(Impostor)
+    registry.deactivate()
+    registry.pm.register(SleepyProvider(SleepyProvider.Settings(), hermes_home), name="x")
+    with pytest.raises(ProviderConflictError):
+        registry.activate("lazy")
+    assert "guard_lazy_module" not in sys.modules
+
+
+def test_activate_configured_reports_and_falls_back(
+    fake_distribution: Any, hermes_home: Path, plugin_manager: Any
+) -> None:
+    from hermes_core.providers.registry import ProviderStatus
+
+    def registry_for(provider: str) -> ProviderRegistry:
+        (hermes_home / "config.yaml").write_text(f"memory:\n  provider: '{provider}'\n")
+        return ProviderRegistry(plugin_manager, load_settings(hermes_home), hermes_home)
+
+    assert registry_for("").activate_configured() is None
+    missing = registry_for("nonexistent").activate_configured()
+    assert missing is not None and not missing.active and "not installed" in missing.reason
+    fake_distribution(
+        "hermes-memory-moody",
+        providers={"moody": "moody_provider_module:Moody"},
+        modules={
+            "moody_provider_module": (
+                "from hermes_core import MemoryProvider\n"
+                "class Moody(MemoryProvider):\n"
+                "    name = 'moody'\n"
+                "    def is_available(self):\n"
+                "        raise OSError('网络不可用 / network down')\n"
+            )
+        },
+    )
+    registry = registry_for("moody")
+    status = registry.activate_configured()
+    assert status == ProviderStatus(
+        "moody", False, "is_available() raised OSError: 网络不可用 / network down"
+    )
+    assert registry.active is None  # deactivated: the built-in layers carry on alone
+    assert all(name != "memory-provider:moody" for name, _ in plugin_manager.list_name_plugin())
+
+
+class _WrongArgumentProvider(RecordingProvider):
+    name = "wrongarg"
+
+    @hookimpl
+    def on_memory_write(self, session: Any, write: Any, entry: Any) -> None:  # type: ignore[override]
+        """``entry`` is not an argument of on_memory_write."""
+
+
+class _MisspelledHookProvider(RecordingProvider):
+    name = "misspelled"
+
+    @hookimpl
+    def on_memry_write(self, session: Any) -> None:
+        """A misspelled hook name."""
+
+
+def test_wrong_hook_arguments_name_the_argument_and_the_hook(registry: ProviderRegistry) -> None:
+    with pytest.raises(ProviderLoadError) as info:
+        registry.activate_class(_WrongArgumentProvider)
+    message = str(info.value)
+    assert "unknown argument(s) entry for hook on_memory_write" in message
+    assert "it takes: session, write" in message
+    assert "does not know" not in message
+    assert registry.active is None  # nothing half-registered
+    assert registry.activate_class(RecordingProvider).name == "recording"
+
+
+def test_misspelled_hook_is_named(registry: ProviderRegistry) -> None:
+    with pytest.raises(ProviderLoadError) as info:
+        registry.activate_class(_MisspelledHookProvider)
+    assert "unknown hook on_memry_write" in str(info.value)

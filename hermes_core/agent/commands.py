@@ -28,9 +28,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from hermes_core.layers.memory.approval import PendingStore, approve, reject
-from hermes_core.layers.memory.engine import MemoryEngine, limit_for
-from hermes_core.layers.memory.store import FILENAMES, MemoryStore, char_count, percent
+from hermes_core.layers.memory.approval import PendingStore, approve_pending, reject_pending
+from hermes_core.layers.memory.engine import MemoryEngine
+from hermes_core.layers.memory.store import FILENAMES, char_count, percent
 
 if TYPE_CHECKING:
     from .loop import Agent
@@ -75,12 +75,17 @@ def _json(text: str) -> dict[str, Any]:
 # -- /memory
 
 
+def _user(agent: Agent) -> str | None:
+    """The user of the chat: /memory commands see only this user's files and staged writes."""
+    return agent.session.info.user_id
+
+
 def memory_show(agent: Agent) -> list[str]:
     """Numbered entries of both stores with their usage."""
-    settings = agent.settings.memory
+    engine = MemoryEngine(agent.host.home, agent.settings.memory, _user(agent))
     lines: list[str] = []
     for target in ("memory", "user"):
-        store = MemoryStore(agent.host.home, target, limit_for(settings, target))
+        store = engine.store(target)
         state = store.read()
         if not state.readable:
             lines.append(f"{FILENAMES[target]}: could not be read ({state.error})")
@@ -98,7 +103,7 @@ def memory_show(agent: Agent) -> list[str]:
 
 
 def memory_pending(agent: Agent) -> list[str]:
-    records = PendingStore(agent.host.home).list()
+    records = PendingStore(agent.host.home, _user(agent)).list()
     if not records:
         return ["No pending memory writes."]
     lines = [f"{r.id}  {r.target:<6} {'[auto] ' if r.auto else ''}{r.summary()}" for r in records]
@@ -106,46 +111,33 @@ def memory_pending(agent: Agent) -> list[str]:
     return lines
 
 
-def _selected(agent: Agent, ids: list[str]) -> list[str]:
-    if ids == ["all"]:
-        return [r.id for r in PendingStore(agent.host.home).list()]
-    return ids
-
-
 def memory_approve(agent: Agent, ids: list[str]) -> list[str]:
     if not ids:
         return ["Usage: /memory approve ID|all (list them with /memory pending)."]
     home = agent.host.home
-    engine = MemoryEngine(home, agent.settings.memory)
-    pending = PendingStore(home)
-    selected = _selected(agent, ids)
-    if not selected:
+    engine = MemoryEngine(home, agent.settings.memory, _user(agent))
+    approvals = approve_pending(
+        engine, PendingStore(home, engine.user_id), ids, notify=agent.session.notify_memory_write
+    )
+    if not approvals:
         return ["No pending memory writes."]
-    lines = []
-    for pending_id in selected:
-        outcome = approve(engine, pending, pending_id)
-        payload = outcome.payload
-        for write in outcome.writes:  # the provider mirrors approved writes too
-            agent.session.notify_memory_write(write)
-        if outcome.success:
-            lines.append(f"✓ {pending_id}: {payload.get('message', 'applied')}")
-        else:
-            lines.append(f"✗ {pending_id}: {payload.get('error', 'not applied')}")
-    return lines
+    return [
+        f"✓ {a.pending_id}: {a.outcome.payload.get('message', 'applied')}"
+        if a.success
+        else f"✗ {a.pending_id}: {a.outcome.payload.get('error', 'not applied')}"
+        for a in approvals
+    ]
 
 
 def memory_reject(agent: Agent, ids: list[str]) -> list[str]:
     if not ids:
         return ["Usage: /memory reject ID|all (list them with /memory pending)."]
-    pending = PendingStore(agent.host.home)
-    selected = _selected(agent, ids)
-    if not selected:
+    results = reject_pending(PendingStore(agent.host.home, _user(agent)), ids)
+    if not results:
         return ["No pending memory writes."]
     return [
-        f"✓ rejected {i}"
-        if reject(pending, i)
-        else f"✗ no pending write with id {i} — see /memory pending"
-        for i in selected
+        f"✓ rejected {i}" if existed else f"✗ no pending write with id {i} — see /memory pending"
+        for i, existed in results
     ]
 
 

@@ -1,6 +1,6 @@
 """The reference agent loop: one :class:`Agent` drives one conversation through the Session API.
 
-Per user turn (spec §2.3–2.4)::
+Per user turn::
 
     block = session.before_turn(text)             # on_turn_start (cancels a review), recall
     api user message = text + "\\n\\n" + block       # the API copy only; history keeps `text`
@@ -32,7 +32,7 @@ from hermes_core.context import MemoryContextScrubber
 from hermes_core.errors import HermesError
 from hermes_core.layers.review import ReviewReport, ReviewRunner, attach_review
 from hermes_core.layers.review.review import format_notices
-from hermes_core.llm.client import LLMClient
+from hermes_core.llm.client import LLMClient, RetryNotice
 from hermes_core.llm.errors import LLMError
 from hermes_core.types import ChatMessage, ToolSpec
 
@@ -44,7 +44,20 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-EventKind = Literal["recall", "text", "tool_call", "tool_result", "usage", "compressed", "notice"]
+EventKind = Literal[
+    "recall",
+    "waiting",
+    "retry",
+    "text",
+    "tool_call",
+    "tool_result",
+    "usage",
+    "compressed",
+    "notice",
+]
+"""``waiting``: a model call started and nothing has arrived yet (a UI shows a spinner until
+the next event); ``retry``: that call failed and is retried (``data``: attempt, max_retries,
+wait, status)."""
 
 
 class LLMNotConfiguredError(HermesError):
@@ -116,6 +129,8 @@ class Agent:
         self.host = host
         self.settings = host.settings
         self.llm = llm if llm is not None else LLMClient.from_settings(host.settings)
+        if self.llm is not None and self.llm.on_retry is None:
+            self.llm.on_retry = self._on_retry
         self.cwd = Path(cwd) if cwd is not None else Path(os.getcwd())
         self.source = source
         self.user_id = user_id
@@ -184,6 +199,16 @@ class Agent:
     def _emit(self, kind: EventKind, text: str = "", **data: Any) -> None:
         if self.on_event is not None:
             self.on_event(AgentEvent(kind, text, data))
+
+    def _on_retry(self, notice: RetryNotice) -> None:
+        self._emit(
+            "retry",
+            f"{notice.reason}; retry {notice.attempt}/{notice.max_retries} in {notice.wait:.1f}s",
+            attempt=notice.attempt,
+            max_retries=notice.max_retries,
+            wait=notice.wait,
+            status=notice.status,
+        )
 
     def run_turn(self, text: str) -> TurnResult:
         """Run one user turn to its final reply (see the module docstring).
@@ -299,6 +324,7 @@ class Agent:
         assert self.llm is not None
         scrubber = MemoryContextScrubber()
         shown: list[str] = []
+        self._emit("waiting", f"waiting for {self.llm.model}")
         if not self.stream:
             answer = self.llm.chat(messages, tools=tools)
             visible = scrubber.feed(answer.content or "") + scrubber.finish()

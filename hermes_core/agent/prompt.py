@@ -1,4 +1,4 @@
-"""System prompt assembly for the reference agent loop (spec §1.7 order).
+"""System prompt assembly for the reference agent loop (in this order).
 
 ::
 

@@ -20,6 +20,7 @@ import httpx
 from pydantic import SecretStr
 from rich.console import Console
 from rich.markup import escape
+from rich.status import Status
 
 from hermes_core.errors import HermesError
 from hermes_core.settings.base import load_settings, resolve_home
@@ -146,12 +147,22 @@ def resolve_endpoint(settings: HermesSettings, home: Path) -> tuple[HermesSettin
 
 
 class EventPrinter:
-    """Prints agent events: streamed text as it comes, tool and recall lines dimmed."""
+    """Prints agent events: streamed text as it comes, tool and recall lines dimmed.
 
-    def __init__(self, console: Console, *, show_usage: bool = True) -> None:
+    While a model call has produced nothing yet, a spinner says so (with the retry count
+    when the endpoint fails); it disappears at the first event that prints. Without a
+    terminal the spinner is off and each retry is one dimmed line instead.
+    """
+
+    def __init__(
+        self, console: Console, *, show_usage: bool = True, spinner: bool | None = None
+    ) -> None:
         self.console = console
         self.show_usage = show_usage
         self.mid_line = False
+        self.spinner = console.is_terminal if spinner is None else spinner
+        self._status: Status | None = None
+        self.retries = 0
 
     def _line(self, markup: str) -> None:
         if self.mid_line:
@@ -159,7 +170,33 @@ class EventPrinter:
             self.mid_line = False
         self.console.print(markup)
 
+    def _wait(self, text: str) -> None:
+        if not self.spinner:
+            return
+        if self._status is None:
+            self._status = self.console.status(escape(text), spinner="dots")
+            self._status.start()
+        else:
+            self._status.update(escape(text))
+
+    def stop_waiting(self) -> None:
+        if self._status is not None:
+            self._status.stop()
+            self._status = None
+
     def __call__(self, event: AgentEvent) -> None:
+        if event.kind == "waiting":
+            self.retries = 0
+            self._wait(event.text + " …")
+            return
+        if event.kind == "retry":
+            self.retries += 1
+            if self.spinner:
+                self._wait(f"{event.text} …")
+            else:
+                self._line(f"[dim]↻ {escape(event.text)}[/dim]")
+            return
+        self.stop_waiting()
         if event.kind == "text":
             self.console.print(event.text, end="", markup=False, highlight=False)
             self.console.file.flush()
@@ -179,6 +216,7 @@ class EventPrinter:
             self._line(f"[magenta]{escape(event.text)}[/magenta]")
 
     def end_turn(self) -> None:
+        self.stop_waiting()
         if self.mid_line:
             self.console.print()
             self.mid_line = False
@@ -276,7 +314,10 @@ class ChatUI:
 
 
 def open_agent(
-    settings: HermesSettings, home: Path, on_event: Callable[[AgentEvent], None]
+    settings: HermesSettings,
+    home: Path,
+    on_event: Callable[[AgentEvent], None],
+    user_id: str | None = None,
 ) -> Agent:
     from hermes_core.agent.loop import Agent
     from hermes_core.host import MemoryHost
@@ -287,7 +328,13 @@ def open_agent(
             f"[yellow]memory provider {escape(host.provider_status.name)} is not active: "
             f"{escape(host.provider_status.reason)} — built-in memory only[/yellow]"
         )
-    return Agent(host, on_event=on_event)
+    return Agent(host, on_event=on_event, user_id=user_id or None)
+
+
+def memory_label(agent: Agent) -> str:
+    """ "built-in + chroma" when a provider is active, "built-in" otherwise."""
+    provider = agent.host.provider
+    return f"built-in + {provider.name}" if provider is not None else "built-in"
 
 
 def one_shot(agent: Agent, query: str, console: Console) -> None:
@@ -335,12 +382,20 @@ def register(cli: click.Group) -> None:
     @click.option("--base-url", default=None, help="OpenAI-compatible base URL, e.g. …/v1.")
     @click.option("--api-key", default=None, help="API key (default: llm.api_key).")
     @click.option("--no-usage", is_flag=True, help="Hide the token usage line after replies.")
+    @click.option(
+        "--user",
+        "user_id",
+        default=None,
+        metavar="ID",
+        help="Chat as this user_id: their own MEMORY.md/USER.md and staged writes.",
+    )
     def chat(
         query: str | None,
         model: str | None,
         base_url: str | None,
         api_key: str | None,
         no_usage: bool,
+        user_id: str | None,
     ) -> None:
         """Chat with the reference agent: memory, session search, skills, compression and
         background review, with slash commands (/help)."""
@@ -357,6 +412,7 @@ def register(cli: click.Group) -> None:
         if query is not None:
             out = Console(file=sys.stdout, highlight=False, soft_wrap=True)
             side = EventPrinter(err, show_usage=False)
+            route_logs_to_file(home)  # library warnings must not land between reply lines
 
             def route(event: AgentEvent) -> None:
                 if event.kind == "text":
@@ -365,19 +421,21 @@ def register(cli: click.Group) -> None:
                 else:
                     side(event)
 
-            agent = open_agent(settings, home, route)
+            agent = open_agent(settings, home, route, user_id)
             try:
                 one_shot(agent, query, out)
             finally:
+                side.stop_waiting()
                 agent.host.close()
             return
         console = Console(highlight=False, soft_wrap=True)
         printer = EventPrinter(console, show_usage=not no_usage)
         log_file = route_logs_to_file(home)
-        agent = open_agent(settings, home, printer)
+        agent = open_agent(settings, home, printer, user_id)
         banner = (
             f"[bold]hermes chat[/bold] — model {escape(agent.model or '?')} at "
-            f"{escape(settings.llm.base_url or '?')} · session {agent.session.id} · "
+            f"{escape(settings.llm.base_url or '?')} · memory: {escape(memory_label(agent))} · "
+            f"session {agent.session.id} · "
             "/help for commands, /exit to leave"
             + (f" · warnings: {escape(str(log_file))}" if log_file else "")
         )

@@ -72,6 +72,19 @@ def fts5_check() -> HealthCheck:
         )
 
 
+def provider_fix(name: str) -> str:
+    """A fix for an inactive provider that names commands which work: setup only helps a
+    provider that is installed; an uninstalled one is switched off (or reinstalled)."""
+    from hermes_core.providers.discovery import list_installed
+
+    if any(p.name == name for p in list_installed()):
+        return f"hermes memory setup {name}"
+    return (
+        f"hermes memory off (the package that provided '{name}' is not installed; "
+        f"reinstall it, then `hermes memory use {name}`, to keep using it)"
+    )
+
+
 def run_checks(home: Path) -> list[HealthCheck]:
     from hermes_core.errors import HermesError
     from hermes_core.host import MemoryHost
@@ -93,7 +106,7 @@ def run_checks(home: Path) -> list[HealthCheck]:
                     f"provider {status.name}",
                     status.active,
                     "active" if status.active else status.reason,
-                    "" if status.active else f"hermes memory setup {status.name}",
+                    "" if status.active else provider_fix(status.name),
                 )
             )
         checks.extend(host.facade.health_check())

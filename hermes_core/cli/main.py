@@ -43,17 +43,12 @@ class HermesGroup(click.Group):
         target = BUILTIN_COMMANDS.get(cmd_name)
         if target is not None:
             return _load_builtin(self, cmd_name, target)
-        return _provider_command(cmd_name)
+        return _provider_command(ctx, cmd_name)
 
 
 def _load_builtin(group: click.Group, name: str, target: str) -> click.Command | None:
     module_name, _, attribute = target.partition(":")
-    try:
-        module = importlib.import_module(module_name)
-    except ModuleNotFoundError as exc:
-        if exc.name == module_name:
-            return None  # not built yet in this install
-        raise
+    module = importlib.import_module(module_name)
     if attribute:
         command = getattr(module, attribute)
         assert isinstance(command, click.Command)
@@ -63,8 +58,13 @@ def _load_builtin(group: click.Group, name: str, target: str) -> click.Command |
     return scratch.commands.get(name)
 
 
-def _provider_command(name: str) -> click.Command | None:
-    """The active provider's command ``name``, importing only that provider."""
+def _provider_command(ctx: click.Context, name: str) -> click.Command | None:
+    """The active provider's command ``name``, importing only that provider.
+
+    The command's callback may use the provider instance, so the host opened here stays open
+    while the command runs and is closed (worker drained, provider shut down) when the
+    ``hermes`` context closes; a host whose provider offers no such command is closed at
+    once."""
     from hermes_core.errors import HermesError
     from hermes_core.settings.base import load_settings
 
@@ -79,7 +79,12 @@ def _provider_command(name: str) -> click.Command | None:
     host = MemoryHost.open(settings=settings)
     scratch = click.Group(name="scratch")
     host.facade.register_commands(scratch)
-    return scratch.commands.get(name)
+    command = scratch.commands.get(name)
+    if command is None:
+        host.close()
+    else:
+        ctx.call_on_close(host.close)
+    return command
 
 
 @click.group(cls=HermesGroup, context_settings={"help_option_names": ["-h", "--help"]})

@@ -13,6 +13,7 @@ from typing import Any
 import click
 from rich.table import Table
 
+from hermes_core.cli.memory_store import register_memory_commands
 from hermes_core.cli.output import console, mark, print_json
 from hermes_core.errors import ConfigError, HermesError
 from hermes_core.providers.base import MemoryProvider, env_var_for, load_provider_settings
@@ -230,23 +231,45 @@ def status(as_json: bool) -> None:
         out.print(f"  • {p['name']} ({p['distribution']} {p['version']}){suffix}")
 
 
-def _pick_provider(installed: list[InstalledProvider]) -> str | None:
-    """The setup picker; returns a provider name, or None for built-in only."""
+def _pick_provider(installed: list[InstalledProvider], active: str) -> str | None:
+    """The setup picker; returns a provider name, or None for built-in only.
+
+    The cursor starts on what is active now (marked "(active)"), so pressing Enter on a
+    re-run keeps the current choice instead of switching the provider off.
+    """
     import questionary
 
     from hermes_core.cli.prompts import ask, setup_hint
 
     choices = []
+    default: Any = None
     for p in installed:
         try:
             hint = setup_hint(_load_class(p.name).Settings)
         except click.ClickException:
             hint = "fails to load — see `hermes memory status`"
-        choices.append(questionary.Choice(f"{p.name} — {hint}", value=p.name))
-    builtin = questionary.Choice(BUILTIN_ONLY, value="")
+        label = f"{p.name} (active) — {hint}" if p.name == active else f"{p.name} — {hint}"
+        choice = questionary.Choice(label, value=p.name)
+        if p.name == active:
+            default = choice
+        choices.append(choice)
+    builtin = questionary.Choice(BUILTIN_ONLY + (" (active)" if not active else ""), value="")
     choices.append(builtin)
-    picked = ask(questionary.select("Memory provider setup", choices=choices, default=builtin))
+    picked = ask(
+        questionary.select("Memory provider setup", choices=choices, default=default or builtin)
+    )
     return str(picked) or None
+
+
+def _require_terminal() -> None:
+    """Interactive setup needs a terminal; without one it would pick defaults silently."""
+    from hermes_core.cli.prompts import interactive_input_available
+
+    if not interactive_input_available():
+        raise click.ClickException(
+            "`hermes memory setup` is interactive and needs a terminal. In scripts use "
+            "`hermes memory use NAME --set KEY=VALUE` (or `hermes memory off`)."
+        )
 
 
 @memory.command("setup")
@@ -266,7 +289,8 @@ def setup(name: str | None) -> None:
                     "`hermes install hermes-memory-<name>` and try again."
                 )
                 return
-            name = _pick_provider(installed)
+            _require_terminal()
+            name = _pick_provider(installed, _configured_provider(home))
             if name is None:
                 set_config_value(home, "memory.provider", "")
                 out.print("✓ Memory provider: built-in only")
@@ -277,6 +301,7 @@ def setup(name: str | None) -> None:
                 f"Memory provider '{name}' not found. Installed: {known}. "
                 f"Install it with `hermes install hermes-memory-{name}`."
             )
+        _require_terminal()
         cls = _load_class(name)
         current = _provider_config(home, name)
         answers = prompt_settings(
@@ -393,16 +418,6 @@ def off() -> None:
     console().print(f"{message}; built-in memory (MEMORY.md / USER.md) stays active.")
 
 
-def _attach_layer_commands() -> None:
-    try:
-        from hermes_core.cli.memory_store import register_memory_commands
-    except ModuleNotFoundError as exc:  # the memory layer's commands are optional here
-        if exc.name != "hermes_core.cli.memory_store":
-            raise
-        return
-    register_memory_commands(memory)
-
-
-_attach_layer_commands()
+register_memory_commands(memory)  # show, edit, pending, approve, reject, restore, archive, users
 
 __all__ = ["memory"]

@@ -1,7 +1,9 @@
-"""``hermes memory show|edit|pending|approve|reject|restore|archive`` (the memory layer's CLI).
+"""``hermes memory show|edit|pending|approve|reject|restore|archive|users`` (the memory
+layer's CLI).
 
 Added to the lead's ``hermes memory`` group by :func:`register_memory_commands`. Every listing
-command has ``--json``; every error says what happened and how to fix it.
+command has ``--json``; every error says what happened and how to fix it. Every command takes
+``--user ID`` (the ``user_id`` a session was opened with) and defaults to the no-user files.
 """
 
 from __future__ import annotations
@@ -12,6 +14,8 @@ import sqlite3
 import subprocess
 import tempfile
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 from typing import Any, cast
@@ -22,27 +26,19 @@ from rich.table import Table
 
 from hermes_core.cli.output import console, print_json
 from hermes_core.errors import HermesError
-from hermes_core.fsutil import (
-    atomic_write_bytes,
-    atomic_write_text,
-    ensure_private_dir,
-    file_lock,
+from hermes_core.layers.memory.approval import (
+    PendingStore,
+    approve_pending,
+    pending_user_ids,
+    reject_pending,
 )
-from hermes_core.layers.memory.approval import PendingStore, approve, reject
-from hermes_core.layers.memory.archive import MemoryArchive
-from hermes_core.layers.memory.engine import MemoryEngine, Outcome, limit_for
-from hermes_core.layers.memory.store import (
-    FILENAMES,
-    MemoryStore,
-    char_count,
-    parse_entries,
-    percent,
-    serialize,
-)
-from hermes_core.security.scan import find_threats
+from hermes_core.layers.memory.edit import EditRefused, begin_edit, save_edit
+from hermes_core.layers.memory.engine import MemoryEngine, Outcome
+from hermes_core.layers.memory.store import FILENAMES, char_count, memories_dir, percent
+from hermes_core.scope import known_user_ids, scope_dir, user_option
 from hermes_core.settings.base import load_settings, resolve_home
 from hermes_core.settings.models import MemorySettings
-from hermes_core.types import MemoryTarget, MemoryWrite, SessionInfo
+from hermes_core.types import MemoryTarget, MemoryWrite
 
 TARGETS: tuple[MemoryTarget, ...] = ("memory", "user")
 BAR_WIDTH = 30
@@ -76,12 +72,15 @@ def usage_bar(current: int, limit: int) -> str:
 # ----------------------------------------------------------------------------- show
 
 
-def _store_info(home: Path, settings: MemorySettings, target: MemoryTarget) -> dict[str, Any]:
-    store = MemoryStore(home, target, limit_for(settings, target))
+def _store_info(
+    home: Path, settings: MemorySettings, target: MemoryTarget, user_id: str | None
+) -> dict[str, Any]:
+    store = MemoryEngine(home, settings, user_id).store(target)
     state = store.read()
     current = char_count(state.entries)
     return {
         "target": target,
+        "user_id": store.owner,
         "file": str(store.path),
         "exists": state.raw is not None,
         "error": state.error,
@@ -94,11 +93,11 @@ def _store_info(home: Path, settings: MemorySettings, target: MemoryTarget) -> d
     }
 
 
-def show(target: str | None, as_json: bool) -> None:
-    """Entries of MEMORY.md / USER.md, numbered, with a usage bar."""
+def show(target: str | None, as_json: bool, user_id: str | None = None) -> None:
+    """Entries of MEMORY.md / USER.md of ``user_id``, numbered, with a usage bar."""
     home = _home()
     settings = _settings(home)
-    infos = [_store_info(home, settings, t) for t in _targets(target)]
+    infos = [_store_info(home, settings, t, user_id) for t in _targets(target)]
     if as_json:
         print_json({info["target"]: info for info in infos})
         return
@@ -131,18 +130,6 @@ def show(target: str | None, as_json: bool) -> None:
 # ----------------------------------------------------------------------------- edit
 
 
-def _recovery(home: Path, target: MemoryTarget, text: str) -> Path:
-    directory = ensure_private_dir(home / "memories" / "recovery")
-    stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
-    path = directory / f"{FILENAMES[target]}.{stamp}.txt"
-    counter = 1
-    while path.exists():
-        counter += 1
-        path = directory / f"{FILENAMES[target]}.{stamp}-{counter}.txt"
-    atomic_write_text(path, text)
-    return path
-
-
 def _run_editor(path: Path) -> None:
     editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
     try:
@@ -157,25 +144,6 @@ def _run_editor(path: Path) -> None:
         )
 
 
-def validate_edit(text: str, target: MemoryTarget, limit: int) -> tuple[list[str], list[str]]:
-    """(entries, problems) of an edited file's text; problems empty = safe to save."""
-    entries = parse_entries(text)
-    problems: list[str] = []
-    size = char_count(entries)
-    if size > limit:
-        problems.append(
-            f"{FILENAMES[target]} would be {size:,}/{limit:,} chars — over budget; shorten or "
-            "remove entries"
-        )
-    for number, entry in enumerate(entries, start=1):
-        if len(entry) > limit:
-            problems.append(f"entry {number} alone is longer than the {limit:,}-char budget")
-        ids = find_threats(entry, "strict")
-        if ids:
-            problems.append(f"entry {number} matches blocked pattern(s): {', '.join(ids)}")
-    return entries, problems
-
-
 def _seed(path: Path) -> str:
     """The text of a ``--from`` file (a recovery file of an earlier refused edit)."""
     try:
@@ -188,75 +156,61 @@ def _seed(path: Path) -> str:
         raise click.ClickException(f"{path} is not valid UTF-8 ({exc.reason})") from exc
 
 
-def edit(target: str, seed: Path | None = None) -> None:
-    """Open a copy of the file (or of ``seed``, e.g. a recovery file) in $EDITOR; save it only
-    if it validates and scans clean."""
+def _refusal(exc: EditRefused, target: str, user_id: str | None) -> click.ClickException:
+    path = exc.recovery
+    if exc.kind == "not_utf8":
+        return click.ClickException(f"{exc}; nothing was saved. Your text is in {path}")
+    user = user_option(user_id)
+    resume = f"`hermes memory edit --target {target}{user} --from {shlex.quote(str(path))}`"
+    if exc.kind == "conflict":
+        return click.ClickException(
+            f"{exc}; nothing was saved. Your text is kept in {path} — check `hermes memory "
+            f"show --target {target}{user}`, then {resume}"
+        )
+    return click.ClickException(
+        f"not saved: {exc}. Your text is kept in {path} — continue from it with {resume}"
+    )
+
+
+def edit(target: str, seed: Path | None = None, user_id: str | None = None) -> None:
+    """Open a copy of the file (or of ``seed``, e.g. a recovery file) in $EDITOR; save it
+    through :func:`~hermes_core.layers.memory.edit.save_edit` (validated, scanned, locked
+    compare-and-write)."""
     home = _home()
     settings = _settings(home)
     mem_target = cast(MemoryTarget, target)
-    store = MemoryStore(home, mem_target, limit_for(settings, mem_target))
+    store = MemoryEngine(home, settings, user_id).store(mem_target)
     try:
-        original = store.path.read_bytes() if store.path.exists() else b""
+        base = begin_edit(store)
     except OSError as exc:
         raise click.ClickException(
             f"{store.path} could not be read ({exc}) — fix its permissions or move it aside"
         ) from exc
-    not_utf8 = False
-    try:
-        original_text = original.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        # the memory tool refuses every write to such a file; this is the way to repair it
-        not_utf8 = True
-        original_text = original.decode("utf-8-sig", "replace")
+    if base.not_utf8 is not None:
         console().print(
-            f"[yellow]⚠ {escape(store.path.name)} is not valid UTF-8 ({escape(exc.reason)} at "
-            "byte "
-            f"{exc.start}): undecodable bytes show as �. Saving replaces the file; the original "
-            "bytes are kept in a .bak copy next to it.[/]"
+            f"[yellow]⚠ {escape(store.path.name)} is not valid UTF-8 ({escape(base.not_utf8)}): "
+            "undecodable bytes show as �. Saving replaces the file; the original bytes are "
+            "kept in a .bak copy next to it.[/]"
         )
-    start_text = _seed(seed) if seed is not None else original_text
+    start_text = _seed(seed) if seed is not None else base.text
     with tempfile.TemporaryDirectory(prefix="hermes-memory-edit-") as tmp:
         copy = Path(tmp) / FILENAMES[mem_target]
         copy.write_text(start_text, encoding="utf-8")
         copy.chmod(0o600)
         _run_editor(copy)
-        try:
-            edited = copy.read_bytes().decode("utf-8-sig")
-        except UnicodeDecodeError as exc:
-            path = _recovery(home, mem_target, copy.read_bytes().decode("utf-8", "replace"))
-            raise click.ClickException(
-                f"the edited file is not valid UTF-8 ({exc.reason}); nothing was saved. Your "
-                f"text is in {path}"
-            ) from exc
-    entries, problems = validate_edit(edited, mem_target, store.limit)
-    if problems:
-        path = _recovery(home, mem_target, edited)
-        raise click.ClickException(
-            f"not saved: {'; '.join(problems)}. Your text is kept in {path} — continue from it "
-            f"with `hermes memory edit --target {target} --from {path}`"
-        )
-    new_text = serialize(entries)
-    if new_text == original_text and not not_utf8:
+        edited = copy.read_bytes()
+    try:
+        result = save_edit(base, edited)
+    except EditRefused as exc:
+        raise _refusal(exc, target, store.owner) from exc
+    if not result.changed:
         console().print("No changes.")
         return
-    ensure_private_dir(store.path.parent)
-    with file_lock(store.path):
-        current = store.path.read_bytes() if store.path.exists() else b""
-        if current != original:
-            path = _recovery(home, mem_target, edited)
-            raise click.ClickException(
-                f"{store.path.name} changed on disk while you were editing; nothing was saved. "
-                f"Your text is kept in {path} — check `hermes memory show --target {target}`, "
-                f"then `hermes memory edit --target {target} --from {path}`"
-            )
-        if not_utf8:
-            backup = store.path.with_name(f"{store.path.name}.bak.{int(time.time())}")
-            atomic_write_bytes(backup, original)
-            console().print(f"original bytes kept in {escape(str(backup))}")
-        atomic_write_text(store.path, new_text)
+    if result.backup is not None:
+        console().print(f"original bytes kept in {escape(str(result.backup))}")
     console().print(
-        f"✓ Saved {store.path} — {len(entries)} entries, "
-        + usage_bar(char_count(entries), store.limit)
+        f"✓ Saved {store.path} — {len(result.entries)} entries, "
+        + usage_bar(char_count(result.entries), store.limit)
     )
 
 
@@ -271,9 +225,10 @@ def _age(ts: float) -> str:
     return f"{seconds}s ago"
 
 
-def pending_cmd(as_json: bool) -> None:
-    """Staged memory writes waiting for approval ([auto] = from a background review)."""
-    records = PendingStore(_home()).list()
+def pending_cmd(as_json: bool, user_id: str | None = None) -> None:
+    """Staged memory writes of ``user_id`` waiting for approval ([auto] = from a background
+    review)."""
+    records = PendingStore(_home(), user_id).list()
     if as_json:
         print_json([r.to_dict() | {"auto": r.auto} for r in records])
         return
@@ -290,16 +245,11 @@ def pending_cmd(as_json: bool) -> None:
             record.id, _age(record.created_at), record.target, origin, escape(record.summary())
         )
     out.print(table)
+    user = escape(user_option(user_id))
     out.print(
-        "Approve with `hermes memory approve ID|all`, discard with `hermes memory reject ID|all`."
+        f"Approve with `hermes memory approve ID|all{user}`, discard with "
+        f"`hermes memory reject ID|all{user}`."
     )
-
-
-def _selected(ids: tuple[str, ...]) -> list[str]:
-    store = PendingStore(_home())
-    if ids == ("all",):
-        return [r.id for r in store.list()]
-    return list(ids)
 
 
 def _print_outcome(record_id: str, outcome: Outcome) -> None:
@@ -317,85 +267,98 @@ def _print_outcome(record_id: str, outcome: Outcome) -> None:
             out.print(f"  op {index} {key.split('_')[0]}: {escape(str(text))}")
 
 
-def _mirror_to_provider(home: Path, writes: list[MemoryWrite]) -> None:
-    """Send writes committed here (approve, restore) to the active provider's
-    ``on_memory_write``, as a tool call would have, so its mirror misses nothing. Without a
-    configured provider nothing is opened."""
-    if not writes:
-        return
-    from hermes_core.host import MemoryHost, new_session_id
+@contextmanager
+def _provider_mirror(
+    home: Path, user_id: str | None
+) -> Iterator[Callable[[MemoryWrite], None] | None]:
+    """The route of writes committed here (approve, restore) to the active provider: the
+    host's :meth:`~hermes_core.host.MemoryHost.notify_memory_write`, as a tool call's would
+    take. Without a configured provider nothing is opened (``None``); the host is flushed and
+    closed on exit. Writes are mirrored under ``user_id`` (the user whose files changed)."""
+    from hermes_core.host import MemoryHost
 
     try:
         settings = load_settings(home)
-        if not settings.memory.provider:
-            return
-        with MemoryHost.open(home, settings=settings) as host:
-            if host.provider is None:
-                status = host.provider_status
-                reason = status.reason if status is not None else "not active"
-                console().print(
-                    f"[yellow]⚠ provider {escape(settings.memory.provider)} is not active "
-                    f"({escape(reason)}); it was not told about this change[/]"
-                )
-            for write in writes:
-                info = SessionInfo(
-                    id=write.session_id or new_session_id(),
-                    home=home,
-                    settings=settings,
-                    source="cli",
-                )
-                host.facade.on_memory_write(info, write)
-            host.flush(host.flush_timeout)
+    except HermesError:
+        settings = None
+    if settings is None or not settings.memory.provider:
+        yield None
+        return
+    try:
+        host = MemoryHost.open(home, settings=settings)
     except HermesError as exc:
-        console().print(f"[yellow]⚠ the memory provider was not told about this change: {exc}[/]")
+        console().print(
+            f"[yellow]⚠ the memory provider was not told about this change: {escape(str(exc))}[/]"
+        )
+        yield None
+        return
+    with host:
+        if host.provider is None:
+            status = host.provider_status
+            reason = status.reason if status is not None else "not active"
+            console().print(
+                f"[yellow]⚠ provider {escape(settings.memory.provider)} is not active "
+                f"({escape(reason)}); it was not told about this change[/]"
+            )
+
+        def notify(write: MemoryWrite) -> None:
+            host.notify_memory_write(write, user_id=user_id, source="cli")
+
+        yield notify
+        host.flush(host.flush_timeout)
 
 
-def approve_cmd(ids: tuple[str, ...]) -> None:
-    """Apply staged writes (stale ones are refused and kept)."""
+def approve_cmd(ids: tuple[str, ...], user_id: str | None = None) -> None:
+    """Apply ``user_id``'s staged writes to their files (stale ones are refused and kept);
+    the provider is told about each committed write, under that user."""
     home = _home()
-    engine = MemoryEngine(home, _settings(home))
-    pending = PendingStore(home)
-    selected = _selected(ids)
-    if not selected:
+    engine = MemoryEngine(home, _settings(home), user_id)
+    pending = PendingStore(home, engine.user_id)
+    with _provider_mirror(home, engine.user_id) as notify:
+        approvals = approve_pending(engine, pending, ids, notify=notify)
+    if not approvals:
         console().print("No pending memory writes.")
         return
-    failed = 0
-    for pending_id in selected:
-        outcome = approve(engine, pending, pending_id)
-        _print_outcome(pending_id, outcome)
-        _mirror_to_provider(home, outcome.writes)
-        failed += not outcome.success
+    for approval in approvals:
+        _print_outcome(approval.pending_id, approval.outcome)
+    failed = sum(not approval.success for approval in approvals)
     if failed:
         raise click.ClickException(
-            f"{failed} of {len(selected)} write(s) not applied — see above; "
-            "`hermes memory reject ID` discards a stale one"
+            f"{failed} of {len(approvals)} write(s) not applied — see above; "
+            f"`hermes memory reject ID{user_option(user_id)}` discards a stale one"
         )
 
 
-def reject_cmd(ids: tuple[str, ...]) -> None:
-    """Discard staged writes."""
-    pending = PendingStore(_home())
-    selected = _selected(ids)
-    if not selected:
+def reject_cmd(ids: tuple[str, ...], user_id: str | None = None) -> None:
+    """Discard ``user_id``'s staged writes."""
+    results = reject_pending(PendingStore(_home(), user_id), ids)
+    if not results:
         console().print("No pending memory writes.")
         return
-    missing = [i for i in selected if not reject(pending, i)]
-    for pending_id in selected:
-        if pending_id not in missing:
+    for pending_id, existed in results:
+        if existed:
             console().print(f"✓ rejected {pending_id}")
+    missing = [pending_id for pending_id, existed in results if not existed]
     if missing:
         raise click.ClickException(
             f"no pending write with id {', '.join(missing)} — list them with "
-            "`hermes memory pending`"
+            f"`hermes memory pending{user_option(user_id)}`"
         )
 
 
 # ----------------------------------------------------------------------------- archive
 
 
-def archive_cmd(as_json: bool, query: str | None, target: str | None, show_all: bool) -> None:
-    """Entries moved out by `memory.overflow: archive` (restorable)."""
-    rows = MemoryArchive(_home()).list(
+def archive_cmd(
+    as_json: bool,
+    query: str | None,
+    target: str | None,
+    show_all: bool,
+    user_id: str | None = None,
+) -> None:
+    """``user_id``'s entries moved out by `memory.overflow: archive` (restorable)."""
+    home = _home()
+    rows = MemoryEngine(home, _settings(home), user_id).archive.list(
         target=target, query=query, include_restored=show_all, limit=500
     )
     if as_json:
@@ -420,14 +383,16 @@ def archive_cmd(as_json: bool, query: str | None, target: str | None, show_all: 
             status,
         )
     out.print(table)
-    out.print("Restore one with `hermes memory restore ID`.")
+    out.print(f"Restore one with `hermes memory restore ID{escape(user_option(user_id))}`.")
 
 
-def restore_cmd(entry_id: int) -> None:
-    """Put an archived entry back into its file (must fit the budget and scan clean)."""
+def restore_cmd(entry_id: int, user_id: str | None = None) -> None:
+    """Put ``user_id``'s archived entry back into its file (must fit the budget and scan
+    clean)."""
     home = _home()
+    engine = MemoryEngine(home, _settings(home), user_id)
     try:
-        outcome = MemoryEngine(home, _settings(home)).restore_archived(entry_id)
+        outcome = engine.restore_archived(entry_id)
     except (OSError, RuntimeError, sqlite3.Error) as exc:
         raise click.ClickException(
             f"could not restore entry {entry_id}: {exc} — nothing was changed and the entry "
@@ -436,13 +401,16 @@ def restore_cmd(entry_id: int) -> None:
     if not outcome.success:
         error = str(outcome.payload.get("error", "failed"))
         if "No archived entry" in error:
-            hint = "list them with `hermes memory archive`"
+            hint = f"list them with `hermes memory archive{user_option(user_id)}`"
         elif "already restored" in error or "blocked pattern" in error:
             hint = "nothing to do"
         else:
-            hint = "free room with `hermes memory edit` and retry"
+            hint = f"free room with `hermes memory edit{user_option(user_id)}` and retry"
         raise click.ClickException(f"could not restore entry {entry_id}: {error} — {hint}")
-    _mirror_to_provider(home, outcome.writes)
+    with _provider_mirror(home, engine.user_id) as notify:
+        for write in outcome.writes:
+            if notify is not None:
+                notify(write)
     target = cast(MemoryTarget, outcome.payload.get("target", "memory"))
     console().print(
         f"✓ Restored archived entry {entry_id} to {FILENAMES[target]} "
@@ -450,7 +418,56 @@ def restore_cmd(entry_id: int) -> None:
     )
 
 
+def users_cmd(as_json: bool) -> None:
+    """The user ids that have memory files or staged writes of their own."""
+    home = _home()
+    ids = sorted(set(known_user_ids(memories_dir(home))) | set(pending_user_ids(home)))
+    settings = _settings(home)
+    rows: list[dict[str, Any]] = []
+    for uid in ids:
+        engine = MemoryEngine(home, settings, uid)
+        rows.append(
+            {
+                "user_id": uid,
+                "directory": str(scope_dir(memories_dir(home), uid)),
+                "entries": {t: len(engine.store(t).entries()) for t in TARGETS},
+                "pending": len(PendingStore(home, uid).list()),
+            }
+        )
+    if as_json:
+        print_json(rows)
+        return
+    out = console()
+    if not rows:
+        out.print("No user has memory of their own yet (sessions opened with a user_id do).")
+        return
+    table = Table(show_header=True, header_style="bold")
+    for column in ("user_id", "MEMORY.md", "USER.md", "pending", "directory"):
+        table.add_column(column, overflow="fold")
+    for row in rows:
+        table.add_row(
+            escape(row["user_id"]),
+            str(row["entries"]["memory"]),
+            str(row["entries"]["user"]),
+            str(row["pending"]),
+            escape(row["directory"]),
+        )
+    out.print(table)
+    if settings.shared_agent_memory:
+        out.print("memory.shared_agent_memory is on: every user shares the no-user MEMORY.md.")
+
+
 # ----------------------------------------------------------------------------- wiring
+
+
+def _user_option(command: Any) -> Any:
+    return click.option(
+        "--user",
+        "user_id",
+        default=None,
+        metavar="ID",
+        help="The user_id whose memory to use (default: the files of sessions without one).",
+    )(command)
 
 
 def register_memory_commands(group: click.Group) -> None:
@@ -460,9 +477,10 @@ def register_memory_commands(group: click.Group) -> None:
     @group.command("show")
     @click.option("--target", type=click.Choice(TARGETS), default=None, help="Default: both.")
     @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
-    def show_command(target: str | None, as_json: bool) -> None:
+    @_user_option
+    def show_command(target: str | None, as_json: bool, user_id: str | None) -> None:
         """Entries of MEMORY.md / USER.md, numbered, with a usage bar."""
-        show(target, as_json)
+        show(target, as_json, user_id)
 
     @group.command("edit")
     @click.option("--target", type=click.Choice(TARGETS), default="memory", show_default=True)
@@ -473,44 +491,56 @@ def register_memory_commands(group: click.Group) -> None:
         default=None,
         help="Start from this text instead of the file (the recovery file a refused edit names).",
     )
-    def edit_command(target: str, seed: Path | None) -> None:
+    @_user_option
+    def edit_command(target: str, seed: Path | None, user_id: str | None) -> None:
         """Edit a memory file in $EDITOR (validated, scanned, written atomically)."""
-        edit(target, seed)
+        edit(target, seed, user_id)
 
     @group.command("pending")
     @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
-    def pending_command(as_json: bool) -> None:
+    @_user_option
+    def pending_command(as_json: bool, user_id: str | None) -> None:
         """Staged memory writes waiting for approval ([auto] = background review)."""
-        pending_cmd(as_json)
+        pending_cmd(as_json, user_id)
 
     @group.command("approve")
     @click.argument("ids", nargs=-1, required=True)
-    def approve_command(ids: tuple[str, ...]) -> None:
+    @_user_option
+    def approve_command(ids: tuple[str, ...], user_id: str | None) -> None:
         """Apply staged writes: IDs or `all` (stale ones are refused and kept)."""
-        approve_cmd(ids)
+        approve_cmd(ids, user_id)
 
     @group.command("reject")
     @click.argument("ids", nargs=-1, required=True)
-    def reject_command(ids: tuple[str, ...]) -> None:
+    @_user_option
+    def reject_command(ids: tuple[str, ...], user_id: str | None) -> None:
         """Discard staged writes: IDs or `all`."""
-        reject_cmd(ids)
+        reject_cmd(ids, user_id)
 
     @group.command("restore")
     @click.argument("entry_id", type=int)
-    def restore_command(entry_id: int) -> None:
+    @_user_option
+    def restore_command(entry_id: int, user_id: str | None) -> None:
         """Put an archived entry back into its file."""
-        restore_cmd(entry_id)
+        restore_cmd(entry_id, user_id)
 
     @group.command("archive")
     @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
     @click.option("--query", default=None, help="Words that must all occur.")
     @click.option("--target", type=click.Choice(TARGETS), default=None)
     @click.option("--all", "show_all", is_flag=True, help="Include restored entries.")
+    @_user_option
     def archive_command(
-        as_json: bool, query: str | None, target: str | None, show_all: bool
+        as_json: bool, query: str | None, target: str | None, show_all: bool, user_id: str | None
     ) -> None:
         """Entries moved out by `memory.overflow: archive` (restorable)."""
-        archive_cmd(as_json, query, target, show_all)
+        archive_cmd(as_json, query, target, show_all, user_id)
+
+    @group.command("users")
+    @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+    def users_command(as_json: bool) -> None:
+        """User ids with memory files or staged writes of their own."""
+        users_cmd(as_json)
 
 
-__all__ = ["register_memory_commands", "usage_bar", "validate_edit"]
+__all__ = ["register_memory_commands", "usage_bar"]

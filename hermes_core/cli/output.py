@@ -3,19 +3,61 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from typing import Any
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table as _RichTable
 
 OK = "[green]✓[/green]"
 FAIL = "[red]✗[/red]"
 
 
+PIPED_WIDTH = 4096
+"""Width of output that goes to a file or a pipe: wide enough that no table is squeezed."""
+
+
 def console(stderr: bool = False) -> Console:
-    """A console bound to the *current* sys.stdout/stderr (CliRunner swaps them)."""
-    return Console(file=sys.stderr if stderr else sys.stdout, soft_wrap=True, highlight=False)
+    """A console bound to the *current* sys.stdout/stderr (CliRunner swaps them).
+
+    On a terminal, rich uses the terminal's width. Piped or redirected (``hermes bench ... >
+    out.txt``), rich would assume 80 columns and squeeze wide tables until figures read
+    ``0.…``; there the console is :data:`PIPED_WIDTH` wide so every table keeps its natural
+    width (``COLUMNS`` still wins when set).
+    """
+    stream = sys.stderr if stderr else sys.stdout
+    width = None
+    if not _is_terminal(stream) and not os.environ.get("COLUMNS"):
+        width = PIPED_WIDTH
+    return Console(file=stream, soft_wrap=True, highlight=False, width=width)
+
+
+def _is_terminal(stream: Any) -> bool:
+    isatty = getattr(stream, "isatty", None)
+    try:
+        return bool(isatty()) if callable(isatty) else False
+    except (OSError, ValueError):
+        return False
+
+
+class Table(_RichTable):
+    """A rich table whose cells fold instead of ending in an ellipsis.
+
+    On a terminal narrower than the table, rich shortens cells to ``0.…`` by default; every
+    CLI table is built from this class so a figure is wrapped onto the next line, never cut.
+    """
+
+    def add_column(
+        self,
+        header: Any = "",
+        footer: Any = "",
+        *,
+        overflow: Any = "fold",
+        **kwargs: Any,
+    ) -> None:
+        super().add_column(header, footer, overflow=overflow, **kwargs)
 
 
 def print_json(value: Any) -> None:
@@ -40,4 +82,4 @@ def progress_bar() -> Progress:
     )
 
 
-__all__ = ["FAIL", "OK", "console", "mark", "print_json", "progress_bar"]
+__all__ = ["FAIL", "OK", "PIPED_WIDTH", "Table", "console", "mark", "print_json", "progress_bar"]

@@ -98,9 +98,42 @@ def install(
 
 @click.command()
 @click.argument("packages", nargs=-1, required=True)
-def uninstall(packages: tuple[str, ...]) -> None:
+@click.option(
+    "--off/--keep-config",
+    "switch_off",
+    default=None,
+    help="If the active memory provider goes away: turn it off (built-in only) or keep "
+    "memory.provider as it is. Asked on a terminal; kept (with a warning) otherwise.",
+)
+def uninstall(packages: tuple[str, ...], switch_off: bool | None) -> None:
     """Uninstall packages from the Python environment hermes runs in."""
+    from hermes_core.providers.discovery import list_installed
+    from hermes_core.settings.base import load_settings, resolve_home
+    from hermes_core.settings.files import set_config_value
+
+    home = resolve_home()
+    try:
+        active = load_settings(home).memory.provider
+    except Exception:  # an unreadable config is doctor's business, not uninstall's
+        active = ""
     _pip(["uninstall", "-y", *packages])
+    if not active or any(p.name == active for p in list_installed()):
+        return
+    if switch_off is None and sys.stdin.isatty():
+        switch_off = click.confirm(
+            f"'{active}' was the active memory provider and is gone. "
+            "Switch to built-in memory only (`hermes memory off`)?",
+            default=True,
+        )
+    if switch_off:
+        set_config_value(home, "memory.provider", "")
+        click.echo(f"✓ Memory provider '{active}' turned off; built-in memory stays active.")
+    else:
+        click.echo(
+            f"⚠ memory.provider is still '{active}', which is no longer installed: sessions "
+            "run with built-in memory only. Run `hermes memory off` to make that explicit, "
+            f"or reinstall the package and `hermes memory use {active}`."
+        )
 
 
 __all__ = ["install", "plugins", "uninstall"]

@@ -10,6 +10,7 @@ field's ``description`` is the question; ``json_schema_extra={"url": ...}`` adds
 from __future__ import annotations
 
 import enum
+import sys
 import types
 import typing
 from collections.abc import Callable, Mapping, Sequence
@@ -38,6 +39,17 @@ def _escape_cancels(question: questionary.Question) -> questionary.Question:
     app = question.application
     app.key_bindings = merge_key_bindings([app.key_bindings or KeyBindings(), bindings])
     return question
+
+
+def interactive_input_available() -> bool:
+    """True when prompts can be answered: stdin is a terminal, or a caller (a test, an
+    embedding application) attached its own prompt_toolkit input to the current session."""
+    if sys.stdin is not None and sys.stdin.isatty():
+        return True
+    from prompt_toolkit.application.current import get_app_session
+
+    # AppSession.input would create a default stdin input; only an explicit one counts.
+    return getattr(get_app_session(), "_input", None) is not None
 
 
 def ask(question: questionary.Question) -> Any:

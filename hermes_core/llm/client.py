@@ -122,6 +122,20 @@ def _error_fields(response: httpx.Response) -> tuple[str, str | None]:
     return str(body)[:300], None
 
 
+@dataclass(frozen=True, slots=True)
+class RetryNotice:
+    """A failed attempt that will be retried: what failed and how long the client waits."""
+
+    attempt: int
+    """1 for the first retry."""
+    max_retries: int
+    wait: float
+    """Seconds before the next attempt."""
+    status: int | None
+    """The HTTP status the server answered with; None when it could not be reached."""
+    reason: str
+
+
 class LLMClient:
     """Synchronous OpenAI-compatible client. Cheap to build; call :meth:`close` (or use it as
     a context manager) to release the connection pool.
@@ -144,6 +158,7 @@ class LLMClient:
         sleep: Callable[[float], None] = time.sleep,
         rng: random.Random | None = None,
         transport: httpx.BaseTransport | None = None,
+        on_retry: Callable[[RetryNotice], None] | None = None,
     ) -> None:
         if not base_url:
             raise ValueError("LLMClient needs a base_url, e.g. http://127.0.0.1:11434/v1")
@@ -158,6 +173,8 @@ class LLMClient:
         self.max_retry_after = max_retry_after
         self._sleep = sleep
         self._rng = rng or random.Random()
+        self.on_retry = on_retry
+        """Called before each retry's wait (a UI shows "retrying 2/3"); must not raise."""
         headers = {"Content-Type": "application/json", "Accept": "application/json"}
         secret = self.api_key.get_secret_value() if self.api_key else ""
         if secret:
@@ -352,8 +369,24 @@ class LLMClient:
                     )
             if attempt >= self.max_retries:
                 raise failure
-            self._sleep(self._backoff(attempt, retry_after))
+            wait = self._backoff(attempt, retry_after)
+            self._notify_retry(attempt + 1, wait, failure)
+            self._sleep(wait)
             attempt += 1
+
+    def _notify_retry(self, attempt: int, wait: float, failure: LLMError) -> None:
+        if self.on_retry is None:
+            return
+        if failure.status is None:
+            reason = "could not connect"
+        elif failure.status >= 500:
+            reason = f"the server answered {failure.status} (it is failing)"
+        else:
+            reason = f"the server answered {failure.status}"
+        try:
+            self.on_retry(RetryNotice(attempt, self.max_retries, wait, failure.status, reason))
+        except Exception:  # a display callback never breaks a model call
+            pass
 
     def _post(self, path: str, payload: Mapping[str, Any]) -> httpx.Response:
         return self._send(path, payload, stream=False)
@@ -535,7 +568,15 @@ class LLMClient:
                 f"'{self.base_url}' ends with the API version, e.g. /v1.",
                 **common,
             )
-        if status >= 500 or status in RETRYABLE_STATUS:
+        if status >= 500:
+            return LLMUnavailableError(
+                f"{where} answered but is failing: {status} ({message}), still after "
+                f"{self.max_retries} retries. The server is reachable; the error is on its "
+                "side — check its logs (out of memory, model still loading, crashed worker) "
+                "or try another model.",
+                **common,
+            )
+        if status in RETRYABLE_STATUS:
             return LLMUnavailableError(
                 f"{where} kept failing ({status}: {message}) after {self.max_retries} retries. "
                 f"{LOCAL_SERVER_HINT}",
@@ -557,6 +598,7 @@ __all__ = [
     "ChatChunk",
     "ChatResult",
     "LLMClient",
+    "RetryNotice",
     "Usage",
     "strip_internal_keys",
 ]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -17,10 +18,12 @@ import pluggy
 
 from hermes_core.errors import (
     DuplicateProviderError,
+    HermesError,
     ProviderConflictError,
     ProviderLoadError,
     UnknownProviderError,
 )
+from hermes_core.plugins import describe_hook_error
 from hermes_core.providers.base import MemoryProvider, load_provider_settings
 from hermes_core.providers.discovery import InstalledProvider, list_installed
 from hermes_core.settings.models import HermesSettings
@@ -93,6 +96,26 @@ def check_provider_class(
     return target
 
 
+@dataclass(frozen=True)
+class ProviderStatus:
+    """The configured external provider and whether it is serving this host."""
+
+    name: str
+    active: bool
+    reason: str = ""
+
+
+def availability(provider: MemoryProvider) -> ProviderStatus:
+    """``provider.is_available()`` (and its ``unavailable_reason()``) as a status; a raising
+    check counts as unavailable, with the exception as the reason."""
+    try:
+        available = provider.is_available()
+        reason = "" if available else provider.unavailable_reason()
+    except Exception as exc:
+        available, reason = False, f"is_available() raised {type(exc).__name__}: {exc}"
+    return ProviderStatus(provider.name, available, reason)
+
+
 class ProviderRegistry:
     """Holds the one active external provider of a plugin manager."""
 
@@ -114,29 +137,41 @@ class ProviderRegistry:
     def active(self) -> MemoryProvider | None:
         return self._active
 
+    def _admit(self, name: str, cls: type[MemoryProvider] | None = None) -> MemoryProvider | None:
+        """The one-provider rule, for :meth:`activate` and :meth:`activate_class` alike.
+
+        Returns the active instance when it already is ``name`` (and of class ``cls``, when
+        given): activating it again is a no-op. Returns ``None`` when nothing is active, so
+        the caller may go on. Raises ProviderConflictError when a different provider is
+        active, or when a MemoryProvider was registered with the plugin manager some other
+        way."""
+        active = self._active
+        if active is None:
+            self._refuse_smuggled(name)
+            return None
+        if active.name == name and (cls is None or type(active) is cls):
+            return active
+        raise ProviderConflictError(requested=name, active=active.name)
+
     def activate(self, name: str) -> MemoryProvider:
         """Import, validate and register provider ``name``; returns the instance.
 
         Activating the active name again returns the same instance. A different name while
-        one is active raises ProviderConflictError naming both.
+        one is active raises ProviderConflictError naming both (before anything is imported).
         """
-        if self._active is not None:
-            if self._active.name == name:
-                return self._active
-            raise ProviderConflictError(requested=name, active=self._active.name)
-        cls = load_provider_class(name)
-        return self.activate_class(cls)
+        active = self._admit(name)
+        if active is not None:
+            return active
+        return self.activate_class(load_provider_class(name))
 
     def activate_class(
         self, cls: type[MemoryProvider], raw_settings: dict[str, Any] | None = None
     ) -> MemoryProvider:
         """Activate an already imported provider class (tests and the test kit use this)."""
         name = cls.name
-        if self._active is not None:
-            if self._active.name == name and type(self._active) is cls:
-                return self._active
-            raise ProviderConflictError(requested=name, active=self._active.name)
-        self._refuse_smuggled(name)
+        active = self._admit(name, cls)
+        if active is not None:
+            return active
         raw = raw_settings if raw_settings is not None else self.settings.memory.providers.get(name)
         provider_settings = load_provider_settings(cls.Settings, name, self.home, raw)
         try:
@@ -154,11 +189,32 @@ class ProviderRegistry:
                 self.pm.unregister(name=plugin_name)
             raise ProviderLoadError(
                 name,
-                f"memory provider '{name}' declares hooks hermes-core does not know: {exc}. "
-                "Check the hook names against docs/hooks.md.",
+                f"memory provider '{name}': {describe_hook_error(exc)}. "
+                "Check the hook names and arguments against docs/hooks.md.",
             ) from exc
         self._active = instance
         return instance
+
+    def activate_configured(self) -> ProviderStatus | None:
+        """Activate ``memory.provider`` if one is configured, keeping it only if available.
+
+        Never raises for a provider problem: a provider that is not installed, fails to load
+        or start, or whose ``is_available()`` is false (or raises) is logged, left inactive,
+        and described in the returned :class:`ProviderStatus`; the built-in layers carry on.
+        ``None`` when no provider is configured."""
+        name = self.settings.memory.provider
+        if not name:
+            return None
+        try:
+            provider = self.activate(name)
+        except HermesError as exc:
+            log.warning("memory provider %s is not active: %s", name, exc)
+            return ProviderStatus(name, False, str(exc))
+        status = availability(provider)
+        if not status.active:
+            log.warning("%s unavailable: %s", name, status.reason)
+            self.deactivate()
+        return status
 
     def deactivate(self) -> None:
         """Unregister and shut down the active provider (no-op when none)."""
@@ -183,6 +239,8 @@ class ProviderRegistry:
 __all__ = [
     "PROVIDER_PLUGIN_PREFIX",
     "ProviderRegistry",
+    "ProviderStatus",
+    "availability",
     "check_provider_class",
     "find_entry_point",
     "load_provider_class",

@@ -652,7 +652,7 @@ def find_threats(text: str, scope: Scope = "strict") -> list[str]:
 
 
 def memory_block_message(pattern_id: str) -> str:
-    """The memory-write refusal text for one hit (spec §9 wording)."""
+    """The memory-write refusal text for one hit."""
     if pattern_id.startswith("invisible_unicode_"):
         code = pattern_id.removeprefix("invisible_unicode_")
         return f"Blocked: content contains invisible unicode character {code} (possible injection)."

@@ -31,6 +31,11 @@ class MemorySettings(_Section):
     user_char_limit: int = Field(
         1375, ge=0, description="Budget of USER.md in characters (delimiters count)."
     )
+    shared_agent_memory: bool = Field(
+        False,
+        description="Share the agent's MEMORY.md across all user_ids (single-team setups); "
+        "USER.md stays per user. Off: each user_id has its own MEMORY.md and USER.md.",
+    )
     nudge_interval: int = Field(
         10, ge=0, description="User turns between background memory reviews (0 disables)."
     )
@@ -151,6 +156,13 @@ class CompressionSettings(_Section):
         if trigger >= context_length:
             trigger = int(context_length * USABLE_WINDOW_SHARE)
         return max(trigger, 1)
+
+    def should_compress(
+        self, prompt_tokens: int, context_length: int, model: str | None = None
+    ) -> bool:
+        """True when automatic compaction is enabled and ``prompt_tokens`` reached
+        :meth:`trigger_tokens` (exact equality triggers)."""
+        return self.enabled and prompt_tokens >= self.trigger_tokens(context_length, model)
 
 
 class ReviewSettings(_Section):

@@ -76,3 +76,38 @@ def test_wrong_api_key_is_reported(hermes_home: Path) -> None:
             ["chat", "-q", "hi", "--base-url", server.base_url, "--model", "m", "--api-key", "x"],
         )
     assert result.exit_code == 1 and "--api-key" in result.output
+
+
+def test_one_shot_reports_retries_on_stderr_and_5xx_in_its_own_words(
+    hermes_home: Path, fake_llm: FakeLLMServer, model: ScriptedModel
+) -> None:
+    model.when("hello", "hi!")
+    fake_llm.script_error(502)
+    args = ["chat", "-q", "hello", "--base-url", fake_llm.base_url, "--model", fake_llm.model]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 0, result.output
+    assert result.stdout.strip() == "hi!"
+    assert "retry 1/" in result.stderr and "502" in result.stderr
+    for _ in range(8):
+        fake_llm.script_error(500)
+    failed = CliRunner().invoke(cli, [*args, "--no-usage"], env={"HERMES_LLM__MAX_RETRIES": "1"})
+    assert failed.exit_code == 1
+    assert "answered but is failing: 500" in failed.output
+    assert "could not connect" not in failed.output
+
+
+def test_one_shot_sends_library_warnings_to_the_log_file(
+    hermes_home: Path, fake_llm: FakeLLMServer, model: ScriptedModel
+) -> None:
+    """A library warning (here: the configured provider is not installed) goes to
+    $HERMES_HOME/logs/chat.log in -q mode too, never between the reply's lines."""
+    model.when("hello", "你好!")
+    result = CliRunner().invoke(
+        cli,
+        ["chat", "-q", "hello", "--base-url", fake_llm.base_url, "--model", fake_llm.model],
+        env={"HERMES_MEMORY__PROVIDER": "nosuchprovider"},
+    )
+    assert result.exit_code == 0, result.output
+    assert result.stdout.strip() == "你好!"
+    log = (hermes_home / "logs" / "chat.log").read_text(encoding="utf-8")
+    assert "nosuchprovider" in log and "WARNING" in log

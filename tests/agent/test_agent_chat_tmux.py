@@ -80,3 +80,32 @@ def test_chat_in_a_real_terminal(
     tmux.type("/exit")
     tmux.wait_for("CHAT-EXITED-0")
     assert "User's name is 王芳." in (hermes_home / "memories" / "USER.md").read_text("utf-8")
+
+
+def test_chat_shows_a_spinner_with_the_retry_count_and_names_the_memory(
+    tmux: Tmux, hermes_home: Path, fake_llm: FakeLLMServer, model: ScriptedModel
+) -> None:
+    """A failing endpoint is visible while it is retried: the spinner line counts retries
+    and says the server answered (5xx), then the reply streams as usual."""
+    model.when("部署", "部署在周五。")
+    hermes = Path(sys.executable).parent / "hermes"
+    command = (
+        f"env HERMES_HOME={shlex.quote(str(hermes_home))} "
+        f"HERMES_LLM__BASE_URL={fake_llm.base_url} HERMES_LLM__MODEL={fake_llm.model} "
+        f"HERMES_LLM__MAX_RETRIES=3 {shlex.quote(str(hermes))} chat; "
+        "echo CHAT-EXITED-$?; sleep 60"
+    )
+    tmux.run("new-session", "-d", "-s", "chat", "-x", "160", "-y", "50", command)
+    banner = tmux.wait_for("/help for commands")
+    assert "memory: built-in" in banner
+    tmux.wait_for("›")
+    fake_llm.script_error(503, delay=1.5)  # slow failures keep the spinner on screen
+    fake_llm.script_error(503, delay=1.5)
+    tmux.type("我们什么时候部署?")
+    screen = tmux.wait_for("retry 1/3")
+    assert "503" in screen and "is failing" in screen
+    tmux.wait_for("retry 2/3")
+    screen = tmux.wait_for("部署在周五。")
+    assert "retry 1/3" not in screen.split("部署在周五。")[-1]  # the spinner is gone
+    tmux.type("/exit")
+    tmux.wait_for("CHAT-EXITED-0")

@@ -99,3 +99,41 @@ def test_memory_approve_tells_the_provider(make_agent: Any, model: ScriptedModel
     assert lines(agent, f"/memory approve {record.id}").startswith(f"✓ {record.id}")
     agent.host.flush(5)
     assert [(w.action, w.target, w.content) for w in seen] == [("add", "user", "用户喜欢茶")]
+
+
+def test_memory_commands_in_chat_act_for_the_chats_user(
+    make_agent: Any, model: ScriptedModel, hermes_home: Path
+) -> None:
+    from hermes_core.markers import hookimpl
+    from hermes_core.types import MemoryWrite, SessionInfo
+
+    seen: list[tuple[str | None, str]] = []
+
+    class Recorder:
+        @hookimpl
+        def on_memory_write(self, session: SessionInfo, write: MemoryWrite) -> None:
+            seen.append((session.user_id, write.content))
+
+    base: Agent = make_agent(memory={"write_approval": True})
+    base.host.pm.register(Recorder(), name="recorder")
+    xiaoming = Agent(base.host, user_id="小明")
+    bob = Agent(base.host, user_id="bob")
+    xiaoming.session.call_tool(
+        "memory", {"action": "add", "target": "user", "content": "小明喜欢乌龙茶"}
+    )
+    bob.session.call_tool(
+        "memory", {"action": "add", "target": "user", "content": "Bob likes 咖啡"}
+    )
+    (mine,) = PendingStore(hermes_home, "小明").list()
+    assert "乌龙茶" not in lines(bob, "/memory pending")
+    assert lines(base, "/memory pending") == "No pending memory writes."  # the no-user scope
+    assert lines(bob, f"/memory approve {mine.id}").startswith(f"✗ {mine.id}")
+    assert lines(bob, f"/memory reject {mine.id}").startswith("✗ no pending write")
+    assert lines(xiaoming, "/memory approve all") == f"✓ {mine.id}: Entry added."
+    base.host.flush(5)
+    assert seen == [("小明", "小明喜欢乌龙茶")]  # mirrored under the user who approved it
+    assert "1. 小明喜欢乌龙茶" in lines(xiaoming, "/memory show")
+    assert "乌龙茶" not in lines(bob, "/memory show") and "乌龙茶" not in lines(base, "/memory")
+    assert "Bob likes 咖啡" in lines(bob, "/memory pending")
+    xiaoming.close()
+    bob.close()

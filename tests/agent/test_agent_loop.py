@@ -193,7 +193,7 @@ def test_new_session_keeps_lineage_and_reset_does_not(
 def test_session_end_reason_reaches_the_archive(
     make_agent: Any, model: ScriptedModel, hermes_home: Path
 ) -> None:
-    """/new records reason new_session, /reset records reset (spec §5.4)."""
+    """/new records reason new_session, /reset records reset."""
     agent: Agent = make_agent()
     agent.run_turn("hello one")
     first = agent.session.id

@@ -9,7 +9,7 @@ import socket
 import pytest
 from pydantic import SecretStr
 
-from hermes_core.llm.client import ChatChunk, LLMClient
+from hermes_core.llm.client import ChatChunk, LLMClient, RetryNotice
 from hermes_core.llm.errors import (
     LLMAuthError,
     LLMError,
@@ -128,7 +128,47 @@ def test_backoff_grows_exponentially_then_unavailable(llm_server: FakeLLMServer)
     for attempt, delay in enumerate(sleep.delays):
         ceiling = 2.0**attempt
         assert ceiling / 2 <= delay <= ceiling
-    assert "Ollama" in str(info.value)
+    # The server answered: the message says it is failing, not "is the server running?"
+    assert "answered but is failing: 500" in str(info.value)
+    assert "Is the server running" not in str(info.value)
+
+
+def test_unreachable_endpoint_keeps_the_could_not_connect_message() -> None:
+    import socket
+
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    client = LLMClient(
+        f"http://127.0.0.1:{port}/v1", None, "m", max_retries=1, sleep=lambda s: None
+    )
+    with pytest.raises(LLMUnavailableError) as info:
+        client.chat([{"role": "user", "content": "x"}])
+    assert "could not connect" in str(info.value) and "Is the server running" in str(info.value)
+
+
+def test_on_retry_reports_each_retry_with_status_and_wait(llm_server: FakeLLMServer) -> None:
+    llm_server.script_error(503)
+    llm_server.script_error(502)
+    llm_server.script_chat("好了")
+    notices: list[RetryNotice] = []
+    client = _client(llm_server, SleepRecorder(), max_retries=3)
+    client.on_retry = notices.append
+    assert client.chat([{"role": "user", "content": "x"}]).content == "好了"
+    assert [(n.attempt, n.max_retries, n.status) for n in notices] == [(1, 3, 503), (2, 3, 502)]
+    assert all(n.wait >= 0 and "is failing" in n.reason for n in notices)
+
+
+def test_a_raising_on_retry_callback_never_breaks_the_call(llm_server: FakeLLMServer) -> None:
+    llm_server.script_error(500)
+    llm_server.script_chat("ok")
+
+    def boom(notice: RetryNotice) -> None:
+        raise RuntimeError("display broke")
+
+    client = _client(llm_server, SleepRecorder(), max_retries=2)
+    client.on_retry = boom
+    assert client.chat([{"role": "user", "content": "x"}]).content == "ok"
 
 
 def test_rate_limit_exhausted_is_quota_error(llm_server: FakeLLMServer) -> None:

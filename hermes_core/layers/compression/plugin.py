@@ -1,13 +1,11 @@
 """The compression layer as a plugin (hook implementations only; logic lives in sibling modules).
 
-Public helpers the Session (or any agent loop) may call directly:
-
-* :func:`compression_threshold` — the trigger in tokens for a window and model;
-* :func:`should_compress` — ``prompt_tokens >= threshold`` (equality triggers) when enabled.
-
-The ``compress`` hookimpl is ``trylast`` so any plugin can replace the built-in compressor.
-Per-session state (previous summary, ineffective streak, anti-thrash stop) is keyed by
-``session.id`` and dropped at ``on_session_end``.
+When to compress is a rule of the settings, not of this layer:
+:meth:`~hermes_core.settings.models.CompressionSettings.trigger_tokens` and
+:meth:`~hermes_core.settings.models.CompressionSettings.should_compress`, which the Session
+applies. The ``compress`` hookimpl is ``trylast`` so any plugin can replace the built-in
+compressor. Per-session state (previous summary, ineffective streak, anti-thrash stop) is
+keyed by ``session.id`` and dropped at ``on_session_end``.
 """
 
 from __future__ import annotations
@@ -31,24 +29,6 @@ from hermes_core.types import (
 )
 
 log = logging.getLogger(__name__)
-
-
-def compression_threshold(
-    settings: HermesSettings, context_length: int, model: str | None = None
-) -> int:
-    """Tokens at which a transcript of a ``context_length`` window is compressed (the rule
-    lives in :meth:`CompressionSettings.trigger_tokens`, shared with the Session)."""
-    return settings.compression.trigger_tokens(context_length, model)
-
-
-def should_compress(
-    settings: HermesSettings, prompt_tokens: int, context_length: int, model: str | None = None
-) -> bool:
-    """True when automatic compaction is enabled and ``prompt_tokens`` reached the
-    threshold (exact equality triggers)."""
-    if not settings.compression.enabled:
-        return False
-    return prompt_tokens >= compression_threshold(settings, context_length, model)
 
 
 ClientFactory = Callable[[HermesSettings], LLMClient | None]
@@ -174,4 +154,4 @@ def create_plugin() -> CompressionLayer:
     return CompressionLayer()
 
 
-__all__ = ["CompressionLayer", "compression_threshold", "create_plugin", "should_compress"]
+__all__ = ["CompressionLayer", "create_plugin"]

@@ -46,7 +46,7 @@ HEADINGS: tuple[str, ...] = (
     "## Historical Remaining Work",
     "## Critical Context",
 )
-"""The handoff template, in order (spec §6.3, current)."""
+"""The handoff template, in order."""
 
 _HEADING_HINTS: dict[str, str] = {
     "## Historical Task Snapshot": "the latest unfulfilled user input, verbatim",

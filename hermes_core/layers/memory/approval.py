@@ -1,7 +1,11 @@
 """Staged memory writes (``memory.write_approval``) and background-review proposals.
 
 A staged write is a JSON file ``$HERMES_HOME/pending/memory/<id>.json`` (0600, written
-atomically). It records the validated, scanned operations, who asked (``origin``), and for
+atomically) — for a user id, ``pending/memory/users/<key>/<id>.json`` (see
+:mod:`hermes_core.scope`). A record names its user; a :class:`PendingStore` lists, approves
+and rejects only its own user's records, and approval writes that user's files.
+
+A record holds the validated, scanned operations, who asked (``origin``), and for
 each replace/remove the *full* entry it targets. Approval replays the operations through the
 same engine as the tool, bypassing the gate, and refuses (keeping the record) when a
 targeted entry changed since staging, or when a content no longer passes the strict scan or
@@ -18,13 +22,21 @@ import logging
 import re
 import time
 import uuid
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
-from hermes_core.fsutil import atomic_write_text, ensure_private_dir, file_lock
+from hermes_core.fsutil import atomic_write_text, file_lock
+from hermes_core.scope import (
+    ensure_scope_dir,
+    known_user_ids,
+    normalize_user_id,
+    scope_dir,
+    user_option,
+)
 from hermes_core.security.scan import find_threats
-from hermes_core.types import MemoryTarget, WriteOrigin
+from hermes_core.types import MemoryTarget, MemoryWrite, WriteOrigin
 
 from .engine import MemoryEngine, Outcome, StaleWrite
 from .ops import Operation
@@ -36,7 +48,13 @@ _ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 
 def pending_dir(home: Path) -> Path:
+    """``$HERMES_HOME/pending/memory``: the no-user scope's records (users' below it)."""
     return home / "pending" / "memory"
+
+
+def pending_user_ids(home: Path) -> list[str]:
+    """The user ids that have a staged-write directory in ``home``."""
+    return known_user_ids(pending_dir(home))
 
 
 @dataclass(frozen=True)
@@ -52,6 +70,7 @@ class PendingWrite:
     created_at: float = field(default_factory=time.time)
     expected: dict[str, str] = field(default_factory=dict)
     proposal: bool = False
+    user_id: str | None = None
 
     @property
     def auto(self) -> bool:
@@ -86,14 +105,15 @@ class PendingWrite:
 
 
 class PendingStore:
-    """The ``pending/memory`` directory of one home."""
+    """The staged writes of one user (``None``: the no-user scope) in one home."""
 
-    def __init__(self, home: Path) -> None:
+    def __init__(self, home: Path, user_id: str | None = None) -> None:
         self.home = home
+        self.user_id = normalize_user_id(user_id)
 
     @property
     def directory(self) -> Path:
-        return pending_dir(self.home)
+        return scope_dir(pending_dir(self.home), self.user_id)
 
     def path(self, pending_id: str) -> Path:
         return self.directory / f"{pending_id}.json"
@@ -125,8 +145,9 @@ class PendingStore:
             session_id=session_id,
             expected={str(k): v for k, v in expected.items()},
             proposal=proposal,
+            user_id=self.user_id,
         )
-        ensure_private_dir(self.directory)
+        ensure_scope_dir(pending_dir(self.home), self.user_id)
         atomic_write_text(self.path(record.id), json.dumps(record.to_dict(), ensure_ascii=False))
         return record
 
@@ -137,7 +158,7 @@ class PendingStore:
         path = self.path(pending_id)
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
-            return PendingWrite(
+            record = PendingWrite(
                 id=str(data["id"]),
                 target=data["target"],
                 operations=[dict(op) for op in data["operations"]],
@@ -147,12 +168,17 @@ class PendingStore:
                 created_at=float(data.get("created_at", 0.0)),
                 expected={str(k): str(v) for k, v in (data.get("expected") or {}).items()},
                 proposal=bool(data.get("proposal", False)),
+                user_id=normalize_user_id(data.get("user_id")),
             )
         except FileNotFoundError:
             return None
         except (OSError, ValueError, KeyError, TypeError) as exc:
             log.warning("ignoring malformed pending memory write %s: %s", path, exc)
             return None
+        if record.user_id != self.user_id:  # a file moved between scopes: never another's
+            log.warning("ignoring pending memory write %s: it belongs to another user", path)
+            return None
+        return record
 
     def list(self) -> list[PendingWrite]:
         """Every readable record, oldest first."""
@@ -182,7 +208,15 @@ def approve(engine: MemoryEngine, pending: PendingStore, pending_id: str) -> Out
             {
                 "success": False,
                 "error": f"No pending memory write with id '{pending_id}'. "
-                "List them with `hermes memory pending`.",
+                f"List them with `hermes memory pending{user_option(pending.user_id)}`.",
+            }
+        )
+    if record.user_id != engine.user_id:  # never replay one user's write into another's files
+        return Outcome(
+            {
+                "success": False,
+                "error": f"Pending write '{pending_id}' belongs to another user; nothing was "
+                "applied.",
             }
         )
     with file_lock(pending.path(record.id)):
@@ -203,7 +237,7 @@ def approve(engine: MemoryEngine, pending: PendingStore, pending_id: str) -> Out
                         "success": False,
                         "error": f"Pending write '{record.id}' cannot be applied: operation "
                         f"{index} {why}. Nothing was applied. Discard it with `hermes memory "
-                        f"reject {record.id}`.",
+                        f"reject {record.id}{user_option(record.user_id)}`.",
                     }
                 )
         expected = {int(k): v for k, v in record.expected.items()}
@@ -239,7 +273,8 @@ def approve(engine: MemoryEngine, pending: PendingStore, pending_id: str) -> Out
                     "error": (
                         f"Pending write '{record.id}' is stale: the entry it targets changed "
                         "since it was staged. Nothing was applied. Reject it with `hermes "
-                        f"memory reject {record.id}` and make the change again."
+                        f"memory reject {record.id}{user_option(record.user_id)}` and make the "
+                        "change again."
                     ),
                     "stale": True,
                 }
@@ -255,4 +290,78 @@ def reject(pending: PendingStore, pending_id: str) -> bool:
     return pending.discard(pending_id)
 
 
-__all__ = ["PendingStore", "PendingWrite", "approve", "pending_dir", "reject"]
+@dataclass(frozen=True)
+class Approval:
+    """What approving one staged write did (``outcome.writes`` = what was committed)."""
+
+    pending_id: str
+    outcome: Outcome
+
+    @property
+    def success(self) -> bool:
+        return self.outcome.success
+
+
+def select_pending(pending: PendingStore, ids: Sequence[str]) -> list[str]:
+    """``ids`` as given, or every record of ``pending`` (oldest first) for ``["all"]``."""
+    if list(ids) == ["all"]:
+        return [record.id for record in pending.list()]
+    return list(ids)
+
+
+def approve_pending(
+    engine: MemoryEngine,
+    pending: PendingStore,
+    ids: Sequence[str],
+    *,
+    notify: Callable[[MemoryWrite], None] | None = None,
+) -> list[Approval]:
+    """Approve staged writes ``ids`` (``["all"]`` = every record): the one approval loop of
+    ``hermes memory approve`` and ``/memory approve`` alike.
+
+    ``engine`` and ``pending`` must be of the same user (else ValueError): a user approves
+    only their own staged writes, into their own files. Each record is replayed by
+    :func:`approve` (stale or refused ones are kept and reported);
+    every committed write is passed to ``notify`` once, in order — the caller's route to the
+    provider's ``on_memory_write`` (:meth:`hermes_core.host.MemoryHost.notify_memory_write`),
+    so a mirror misses no approved write. A raising ``notify`` is logged; the write stays
+    committed. Returns one :class:`Approval` per selected id (empty when nothing is pending).
+    """
+    if engine.user_id != pending.user_id:
+        raise ValueError(
+            f"approve_pending needs the engine and the pending store of one user (engine: "
+            f"{engine.user_id!r}, pending: {pending.user_id!r})"
+        )
+    results: list[Approval] = []
+    for pending_id in select_pending(pending, ids):
+        outcome = approve(engine, pending, pending_id)
+        for write in outcome.writes:
+            if notify is None:
+                break
+            try:
+                notify(write)
+            except Exception as exc:  # committed already; a mirror failure is not ours
+                log.warning("provider was not told about approved write %s: %s", pending_id, exc)
+        results.append(Approval(pending_id, outcome))
+    return results
+
+
+def reject_pending(pending: PendingStore, ids: Sequence[str]) -> list[tuple[str, bool]]:
+    """Discard staged writes ``ids`` (``["all"]`` = every record): ``(id, existed)`` each."""
+    return [
+        (pending_id, reject(pending, pending_id)) for pending_id in select_pending(pending, ids)
+    ]
+
+
+__all__ = [
+    "Approval",
+    "PendingStore",
+    "PendingWrite",
+    "approve",
+    "approve_pending",
+    "pending_dir",
+    "pending_user_ids",
+    "reject",
+    "reject_pending",
+    "select_pending",
+]

@@ -9,6 +9,11 @@ ID``).
 The table is created here, idempotently, on this module's own connection (WAL,
 ``busy_timeout``); it shares the file with the session archive but no code with it. Low
 priority marks live in ``memory_priority``.
+
+Rows are scoped like the files they came from: ``user_id`` is the owner of the file
+(``MemoryScope.owner``; ``""`` for the no-user files) and every read, restore and mark of a
+:class:`MemoryArchive` is filtered by its scope, so one user never sees, restores or
+reprioritises another's entries. Tables from before scopes get the column (``""``) on open.
 """
 
 from __future__ import annotations
@@ -21,11 +26,23 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import closing, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import cast
 
 from hermes_core.fsutil import ensure_private_dir
 from hermes_core.types import MemoryTarget
 
-SCHEMA = """
+from .scope import MemoryScope
+
+PRIORITY_COLUMNS = """(
+    user_id TEXT NOT NULL DEFAULT '',
+    target TEXT NOT NULL,
+    content TEXT NOT NULL,
+    priority TEXT NOT NULL,
+    marked_at REAL NOT NULL,
+    PRIMARY KEY (user_id, target, content)
+)"""
+
+SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS memory_archive (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
     target TEXT NOT NULL,
@@ -34,17 +51,59 @@ CREATE TABLE IF NOT EXISTS memory_archive (
     reason TEXT NOT NULL DEFAULT '',
     priority TEXT NOT NULL DEFAULT 'normal',
     session_id TEXT,
-    restored_at REAL
+    restored_at REAL,
+    user_id TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX IF NOT EXISTS idx_memory_archive_target ON memory_archive(target, archived_at);
-CREATE TABLE IF NOT EXISTS memory_priority (
-    target TEXT NOT NULL,
-    content TEXT NOT NULL,
-    priority TEXT NOT NULL,
-    marked_at REAL NOT NULL,
-    PRIMARY KEY (target, content)
-);
+CREATE TABLE IF NOT EXISTS memory_priority {PRIORITY_COLUMNS};
 """
+
+MIGRATE_PRIORITY = f"""
+CREATE TABLE memory_priority_scoped {PRIORITY_COLUMNS};
+INSERT INTO memory_priority_scoped (user_id, target, content, priority, marked_at)
+    SELECT '', target, content, priority, marked_at FROM memory_priority;
+DROP TABLE memory_priority;
+ALTER TABLE memory_priority_scoped RENAME TO memory_priority;
+"""
+
+
+def _columns(conn: sqlite3.Connection, table: str) -> set[str]:
+    return {str(row[1]) for row in conn.execute(f"PRAGMA table_info({table})")}
+
+
+def _scoped(conn: sqlite3.Connection) -> bool:
+    """True when both tables have the ``user_id`` scope and its index."""
+    index = conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = 'idx_memory_archive_user'"
+    ).fetchone()
+    return (
+        index is not None
+        and "user_id" in _columns(conn, "memory_archive")
+        and "user_id" in _columns(conn, "memory_priority")
+    )
+
+
+def _migrate(conn: sqlite3.Connection) -> None:
+    """Add the ``user_id`` scope to tables created before it, in one write transaction (and
+    only when needed: a concurrent opener that migrated first leaves nothing to do)."""
+    if _scoped(conn):
+        return
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        if "user_id" not in _columns(conn, "memory_archive"):
+            conn.execute("ALTER TABLE memory_archive ADD COLUMN user_id TEXT NOT NULL DEFAULT ''")
+        if "user_id" not in _columns(conn, "memory_priority"):
+            for statement in MIGRATE_PRIORITY.split(";"):
+                if statement.strip():
+                    conn.execute(statement)
+        conn.execute(
+            "CREATE INDEX IF NOT EXISTS idx_memory_archive_user "
+            "ON memory_archive(user_id, target, archived_at)"
+        )
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
 
 
 @dataclass(frozen=True)
@@ -86,11 +145,23 @@ def _make_private(path: Path) -> None:
 
 
 class MemoryArchive:
-    """The archive tables of ``state.db``. Every call opens and closes its own connection."""
+    """The archive tables of ``state.db`` as one :class:`MemoryScope` sees them. Every call
+    opens and closes its own connection."""
 
-    def __init__(self, home: Path) -> None:
+    def __init__(self, home: Path, scope: MemoryScope | None = None) -> None:
         self.home = home
+        self.scope = scope or MemoryScope()
         self._ready = False
+
+    def _owner(self, target: str) -> str:
+        return self.scope.owner(cast(MemoryTarget, target)) or ""
+
+    def _visible(self) -> tuple[str, list[object]]:
+        """The WHERE clause (and its parameters) of the rows this scope may see."""
+        return (
+            "((target = 'memory' AND user_id = ?) OR (target = 'user' AND user_id = ?))",
+            [self._owner("memory"), self._owner("user")],
+        )
 
     @contextmanager
     def connect(self) -> Iterator[sqlite3.Connection]:
@@ -102,6 +173,7 @@ class MemoryArchive:
             if not self._ready:
                 conn.execute("PRAGMA journal_mode = WAL")
                 conn.executescript(SCHEMA)
+                _migrate(conn)
                 _make_private(db_path(self.home))
                 self._ready = True
             conn.row_factory = sqlite3.Row
@@ -127,21 +199,27 @@ class MemoryArchive:
                 priority = priorities[index] if priorities else "normal"
                 cur = conn.execute(
                     "INSERT INTO memory_archive (target, content, archived_at, reason, priority,"
-                    " session_id) VALUES (?, ?, ?, ?, ?, ?)",
-                    (target, content, now, reason, priority, session_id),
+                    " session_id, user_id) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    (target, content, now, reason, priority, session_id, self._owner(target)),
                 )
                 ids.append(int(cur.lastrowid or 0))
         return ids
 
     def delete(self, ids: Sequence[int]) -> None:
         """Undo :meth:`add` (used when the file write that followed it failed)."""
+        visible, params = self._visible()
         with self.connect() as conn:
-            conn.executemany("DELETE FROM memory_archive WHERE id = ?", [(i,) for i in ids])
+            conn.executemany(
+                f"DELETE FROM memory_archive WHERE id = ? AND {visible}",
+                [(i, *params) for i in ids],
+            )
 
     def mark_restored(self, entry_id: int) -> None:
+        visible, params = self._visible()
         with self.connect() as conn:
             conn.execute(
-                "UPDATE memory_archive SET restored_at = ? WHERE id = ?", (time.time(), entry_id)
+                f"UPDATE memory_archive SET restored_at = ? WHERE id = ? AND {visible}",
+                (time.time(), entry_id, *params),
             )
 
     def set_priority(self, target: MemoryTarget, content: str, priority: str) -> None:
@@ -149,14 +227,14 @@ class MemoryArchive:
         with self.connect() as conn:
             if priority == "normal":
                 conn.execute(
-                    "DELETE FROM memory_priority WHERE target = ? AND content = ?",
-                    (target, content),
+                    "DELETE FROM memory_priority WHERE user_id = ? AND target = ? AND content = ?",
+                    (self._owner(target), target, content),
                 )
             else:
                 conn.execute(
-                    "INSERT OR REPLACE INTO memory_priority (target, content, priority, "
-                    "marked_at) VALUES (?, ?, ?, ?)",
-                    (target, content, priority, time.time()),
+                    "INSERT OR REPLACE INTO memory_priority (user_id, target, content, priority, "
+                    "marked_at) VALUES (?, ?, ?, ?, ?)",
+                    (self._owner(target), target, content, priority, time.time()),
                 )
 
     # -- reading
@@ -167,16 +245,20 @@ class MemoryArchive:
             return set()
         with self.connect() as conn:
             rows = conn.execute(
-                "SELECT content FROM memory_priority WHERE target = ? AND priority = 'low'",
-                (target,),
+                "SELECT content FROM memory_priority WHERE user_id = ? AND target = ? "
+                "AND priority = 'low'",
+                (self._owner(target), target),
             ).fetchall()
         return {str(row["content"]) for row in rows}
 
     def get(self, entry_id: int) -> ArchivedEntry | None:
         if not db_path(self.home).exists():
             return None
+        visible, params = self._visible()
         with self.connect() as conn:
-            row = conn.execute("SELECT * FROM memory_archive WHERE id = ?", (entry_id,)).fetchone()
+            row = conn.execute(
+                f"SELECT * FROM memory_archive WHERE id = ? AND {visible}", (entry_id, *params)
+            ).fetchone()
         return _entry(row) if row else None
 
     def list(
@@ -193,8 +275,8 @@ class MemoryArchive:
         """
         if not db_path(self.home).exists():
             return []
-        clauses: list[str] = []
-        params: list[object] = []
+        visible, params = self._visible()
+        clauses: list[str] = [visible]
         if target:
             clauses.append("target = ?")
             params.append(target)
@@ -204,7 +286,7 @@ class MemoryArchive:
             clauses.append("content LIKE ? ESCAPE '\\'")
             escaped = term.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
             params.append(f"%{escaped}%")
-        where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
+        where = f"WHERE {' AND '.join(clauses)}"
         params.append(max(1, min(limit, 500)))
         with self.connect() as conn:
             rows = conn.execute(

@@ -19,6 +19,7 @@ from hermes_core.types import MemoryTarget, MemoryWrite, WriteOrigin
 
 from .archive import MemoryArchive, choose_evictions
 from .ops import Applied, Operation, OpError, apply_operations, locate
+from .scope import MemoryScope
 from .snapshot import sanitize_entries, sanitize_entry
 from .store import (
     DEFAULT_LIMITS,
@@ -88,15 +89,24 @@ def cap_echo(entries: Sequence[str], limit: int) -> tuple[list[str], int]:
 
 
 class MemoryEngine:
-    """Applies operations to MEMORY.md / USER.md under ``home`` with ``settings``."""
+    """Applies operations to the MEMORY.md / USER.md of one user (``user_id``; ``None`` = the
+    no-user files) under ``home`` with ``settings``. Which file that is, and which archive rows
+    it sees, is :class:`MemoryScope`'s decision."""
 
-    def __init__(self, home: Path, settings: MemorySettings) -> None:
+    def __init__(self, home: Path, settings: MemorySettings, user_id: str | None = None) -> None:
         self.home = home
         self.settings = settings
-        self.archive = MemoryArchive(home)
+        self.scope = MemoryScope.of(settings, user_id)
+        self.archive = MemoryArchive(home, self.scope)
+
+    @property
+    def user_id(self) -> str | None:
+        return self.scope.user_id
 
     def store(self, target: MemoryTarget) -> MemoryStore:
-        return MemoryStore(self.home, target, limit_for(self.settings, target))
+        return MemoryStore(
+            self.home, target, limit_for(self.settings, target), self.scope.owner(target)
+        )
 
     # -- responses
 
@@ -179,50 +189,60 @@ class MemoryEngine:
         archived: list[int],
         session_id: str,
     ) -> Change:
-        target = store.target
-        limit = store.limit
-        label = LABELS[target]
+        """Dispatch one operation on the entries read under the lock."""
         if op.action == "add":
-            content = op.content or ""
-            if content in entries:
-                return Change(
-                    None,
-                    Outcome(
-                        self.success(
-                            target,
-                            entries,
-                            "Entry already exists (no duplicate added).",
-                            duplicate=True,
-                        )
-                    ),
-                )
-            new = [*entries, content]
-            extra: dict[str, Any] = {}
-            if limit >= 0 and char_count(new) > limit:
-                evicted = self._make_room(store, entries, [content], archived, session_id)
-                if evicted is None:
-                    current = char_count(entries)
-                    payload = self.error_with_entries(
-                        target,
-                        f"{label} at {current:,}/{limit:,} chars. Adding this entry "
-                        f"({len(content):,} chars) would exceed the limit. Use "
-                        "memory(action='replace') to merge related entries and "
-                        "memory(action='remove') to drop stale ones — ideally in ONE call with "
-                        "`operations` — then retry the add, all in this turn.",
-                        entries,
-                    )
-                    return Change(None, Outcome(payload, failure="budget"))
-                new = [e for e in entries if e not in evicted] + [content]
-                extra = self._archived_extra(evicted, archived)
-            message = "Entry added."
-            if extra:
-                message += f" {extra['archive_note']}"
-            return Change(new, Outcome(self.success(target, new, message, **extra)))
+            return self._add(store, entries, op.content or "", archived, session_id)
+        position = self._locate(store.target, entries, op.old_text or "")
+        if isinstance(position, Change):
+            return position
+        if expected is not None and entries[position] != expected:
+            raise StaleWrite(entries[position])
+        if op.action == "remove":
+            return self._remove(store.target, entries, position)
+        return self._replace(store, entries, position, op.content or "")
 
+    def _add(
+        self,
+        store: MemoryStore,
+        entries: list[str],
+        content: str,
+        archived: list[int],
+        session_id: str,
+    ) -> Change:
+        """Append ``content`` (a duplicate is a no-op success); over budget, make room in the
+        archive (``overflow: archive``) or refuse with the entries echoed."""
+        target, limit = store.target, store.limit
+        if content in entries:
+            message = "Entry already exists (no duplicate added)."
+            return Change(None, Outcome(self.success(target, entries, message, duplicate=True)))
+        new = [*entries, content]
+        extra: dict[str, Any] = {}
+        if limit >= 0 and char_count(new) > limit:
+            evicted = self._make_room(store, entries, [content], archived, session_id)
+            if evicted is None:
+                current = char_count(entries)
+                payload = self.error_with_entries(
+                    target,
+                    f"{LABELS[target]} at {current:,}/{limit:,} chars. Adding this entry "
+                    f"({len(content):,} chars) would exceed the limit. Use "
+                    "memory(action='replace') to merge related entries and "
+                    "memory(action='remove') to drop stale ones — ideally in ONE call with "
+                    "`operations` — then retry the add, all in this turn.",
+                    entries,
+                )
+                return Change(None, Outcome(payload, failure="budget"))
+            new = [e for e in entries if e not in evicted] + [content]
+            extra = self._archived_extra(evicted, archived)
+        message = "Entry added."
+        if extra:
+            message += f" {extra['archive_note']}"
+        return Change(new, Outcome(self.success(target, new, message, **extra)))
+
+    def _locate(self, target: MemoryTarget, entries: list[str], old_text: str) -> int | Change:
+        """The index of the one entry ``old_text`` names, or the refusal (no match echoes the
+        entries; an ambiguous match lists the candidates)."""
         try:
-            position = locate(
-                entries, op.old_text or "", render=lambda e: sanitize_entry(e, FILENAMES[target])
-            )
+            return locate(entries, old_text, render=lambda e: sanitize_entry(e, FILENAMES[target]))
         except OpError as exc:
             if exc.kind == "no_match":
                 payload = self.error_with_entries(
@@ -236,14 +256,22 @@ class MemoryEngine:
             if exc.matches:
                 payload["matches"] = exc.matches
             return Change(None, Outcome(payload))
+
+    def _remove(self, target: MemoryTarget, entries: list[str], position: int) -> Change:
+        """Drop the entry at ``position``."""
+        removed = entries[position]
+        new = entries[:position] + entries[position + 1 :]
+        return Change(
+            new, Outcome(self.success(target, new, "Entry removed.", removed_entry=removed))
+        )
+
+    def _replace(
+        self, store: MemoryStore, entries: list[str], position: int, content: str
+    ) -> Change:
+        """Rewrite the entry at ``position`` as ``content`` (merging into an identical entry
+        elsewhere); refused when the result is over budget."""
+        target, limit = store.target, store.limit
         current_entry = entries[position]
-        if expected is not None and current_entry != expected:
-            raise StaleWrite(current_entry)
-        if op.action == "remove":
-            new = entries[:position] + entries[position + 1 :]
-            payload = self.success(target, new, "Entry removed.", removed_entry=current_entry)
-            return Change(new, Outcome(payload))
-        content = op.content or ""
         new = list(entries)
         if content in new and content != current_entry:
             del new[position]
@@ -253,9 +281,9 @@ class MemoryEngine:
             total = char_count(new)
             payload = self.error_with_entries(
                 target,
-                f"Replacement would put {label.lower()} at {total:,}/{limit:,} chars (over the "
-                "limit). Shorten the new content, or remove stale entries in the same call "
-                "with `operations`, then retry.",
+                f"Replacement would put {LABELS[target].lower()} at {total:,}/{limit:,} chars "
+                "(over the limit). Shorten the new content, or remove stale entries in the "
+                "same call with `operations`, then retry.",
                 entries,
             )
             return Change(None, Outcome(payload, failure="budget"))
@@ -394,7 +422,9 @@ class MemoryEngine:
                     f"{', '.join(ids)}; it cannot go back into the system prompt.",
                 }
             )
-        strict = MemoryEngine(self.home, self.settings.model_copy(update={"overflow": "error"}))
+        strict = MemoryEngine(
+            self.home, self.settings.model_copy(update={"overflow": "error"}), self.user_id
+        )
         target = cast(MemoryTarget, row.target)
         outcome = strict.run_single(target, Operation(action="add", content=row.content))
         if outcome.success:

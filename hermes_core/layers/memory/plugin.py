@@ -1,6 +1,7 @@
 """The memory layer as a plugin (hook implementations only; logic lives in sibling modules).
 
-Per session (keyed by ``session.id``): the frozen snapshot taken at ``on_session_start`` and
+Per session (keyed by ``session.id`` *and* ``session.user_id``, so two users can never share
+state through a reused session id): the frozen snapshot taken at ``on_session_start`` and
 the ``memory`` tool with its per-turn failure counter. The prompt block is ONE
 :class:`PromptBlock` at ``PromptOrder.MEMORY`` holding the guidance, then the MEMORY block,
 then the USER block.
@@ -15,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from hermes_core.markers import hookimpl
+from hermes_core.scope import normalize_user_id
 from hermes_core.types import (
     HealthCheck,
     MemoryTarget,
@@ -24,7 +26,7 @@ from hermes_core.types import (
     ToolSpec,
 )
 
-from .approval import PendingStore
+from .approval import PendingStore, pending_user_ids
 from .archive import MemoryArchive, db_path
 from .archive_tool import MemoryArchiveTool
 from .engine import MemoryEngine, limit_for
@@ -61,7 +63,7 @@ class MemoryLayer:
     def __init__(self) -> None:
         self._settings: HermesSettings | None = None
         self._home: Path | None = None
-        self._sessions: dict[str, _SessionState] = {}
+        self._sessions: dict[tuple[str, str | None], _SessionState] = {}
         self._lock = threading.Lock()
 
     # -- lifecycle
@@ -77,14 +79,14 @@ class MemoryLayer:
 
     @hookimpl
     def on_turn_start(self, session: SessionInfo) -> None:
-        state = self._sessions.get(session.id)
+        state = self._sessions.get(_key(session))
         if state is not None:
             state.tool.failures.reset()
 
     @hookimpl
     def on_session_end(self, session: SessionInfo) -> None:
         with self._lock:
-            self._sessions.pop(session.id, None)
+            self._sessions.pop(_key(session), None)
 
     # -- prompt and tools
 
@@ -127,15 +129,21 @@ class MemoryLayer:
         checks: list[HealthCheck] = []
         for target in enabled_targets(settings):
             checks.append(_file_check(home, target, limit_for(settings, target)))
-        pending = PendingStore(home).list()
+        pending = len(PendingStore(home).list())
+        users = {uid: len(PendingStore(home, uid).list()) for uid in pending_user_ids(home)}
+        users = {uid: count for uid, count in users.items() if count}
+        total = pending + sum(users.values())
+        detail = f"{total} staged write(s) waiting" if total else "no staged writes"
+        if users:
+            detail += f" ({pending} without a user, {len(users)} user(s) with their own)"
         checks.append(
             HealthCheck(
                 name="memory: pending writes",
-                ok=not pending,
-                detail=f"{len(pending)} staged write(s) waiting" if pending else "no staged writes",
-                fix="Review them with `hermes memory pending`, then `hermes memory approve ID` "
-                "or `hermes memory reject ID`."
-                if pending
+                ok=not total,
+                detail=detail,
+                fix="Review them with `hermes memory pending [--user ID]`, then `hermes memory "
+                "approve ID [--user ID]` or `hermes memory reject ID [--user ID]`."
+                if total
                 else "",
             )
         )
@@ -152,15 +160,17 @@ class MemoryLayer:
 
     def _state(self, session: SessionInfo) -> _SessionState:
         with self._lock:
-            state = self._sessions.get(session.id)
+            state = self._sessions.get(_key(session))
             if state is None:
                 state = self._build(session)
-                self._sessions[session.id] = state
+                self._sessions[_key(session)] = state
             return state
 
     def _build(self, session: SessionInfo) -> _SessionState:
+        """The session's frozen snapshot and tools, all of ``session.user_id``'s scope: its
+        files, its staged writes, its archive rows (never another user's)."""
         settings = session.settings.memory
-        engine = MemoryEngine(session.home, settings)
+        engine = MemoryEngine(session.home, settings, session.user_id)
         targets = enabled_targets(settings)
         blocks: list[str] = []
         for target in targets:
@@ -175,12 +185,17 @@ class MemoryLayer:
             block = render_block(target, disk.entries, limit_for(settings, target))
             if block:
                 blocks.append(block)
-        tool = MemoryTool(engine=engine, pending=PendingStore(session.home), targets=targets)
+        pending = PendingStore(session.home, engine.user_id)
+        tool = MemoryTool(engine=engine, pending=pending, targets=targets)
         return _SessionState(
             snapshot="\n\n".join(blocks),
             tool=tool,
-            archive_tool=MemoryArchiveTool(MemoryArchive(session.home)),
+            archive_tool=MemoryArchiveTool(engine.archive),
         )
+
+
+def _key(session: SessionInfo) -> tuple[str, str | None]:
+    return session.id, normalize_user_id(session.user_id)
 
 
 def _has_archive(archive: MemoryArchive) -> bool:

@@ -25,13 +25,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from hermes_core.fsutil import (
-    PRIVATE_FILE_MODE,
-    atomic_write_bytes,
-    atomic_write_text,
-    ensure_private_dir,
-    file_lock,
-)
+from hermes_core.fsutil import PRIVATE_FILE_MODE, atomic_write_bytes, atomic_write_text, file_lock
+from hermes_core.scope import ensure_scope_dir, normalize_user_id, scope_dir, user_option
 from hermes_core.types import MemoryTarget
 
 log = logging.getLogger(__name__)
@@ -193,20 +188,25 @@ class Change:
 
 
 class MemoryStore:
-    """One memory file (``MEMORY.md`` or ``USER.md``) with its budget.
+    """One memory file (``MEMORY.md`` or ``USER.md``) of one owner, with its budget.
 
+    ``owner`` is the user id whose file it is (``None``: the no-user files
+    ``memories/<FILE>``; else ``memories/users/<key>/<FILE>``, see :mod:`hermes_core.scope`).
     Cheap to construct; holds no file handles. Thread- and process-safe through the file lock.
     """
 
-    def __init__(self, home: Path, target: MemoryTarget, limit: int) -> None:
+    def __init__(
+        self, home: Path, target: MemoryTarget, limit: int, owner: str | None = None
+    ) -> None:
         self.home = home
         self.target: MemoryTarget = target
         self.limit = limit
+        self.owner = normalize_user_id(owner)
         self.filename = FILENAMES[target]
 
     @property
     def path(self) -> Path:
-        return memories_dir(self.home) / self.filename
+        return scope_dir(memories_dir(self.home), self.owner) / self.filename
 
     def read(self) -> DiskState:
         """The file as it is now (no lock)."""
@@ -259,7 +259,8 @@ class MemoryStore:
             "remediation": (
                 f"A copy of the file is at {backup.split(' (')[0]}. Restore the format "
                 f"(entries separated by a line containing only §, each entry shorter than "
-                f"{self.limit:,} chars) with `hermes memory edit --target {self.target}`, or "
+                f"{self.limit:,} chars) with `hermes memory edit --target {self.target}"
+                f"{user_option(self.owner)}`, or "
                 "use memory(action='add') to record new facts, then retry."
             ),
         }
@@ -272,7 +273,7 @@ class MemoryStore:
         ``Change.result``. Write failures raise ``RuntimeError("Failed to write memory file
         <path>: <err>")`` with the file unchanged.
         """
-        ensure_private_dir(memories_dir(self.home))
+        ensure_scope_dir(memories_dir(self.home), self.owner)
         with file_lock(self.path):
             state = self.read()
             if not state.readable:

@@ -1,6 +1,6 @@
 """The model-facing ``memory`` tool: schema, validation, approval gate, failure cap.
 
-Contract (spec §1.4–§1.6, §1.10):
+Contract:
 
 * Validation order: missing ``action`` and ``operations`` → "Missing required parameter";
   ``add`` without content → "Content is required for 'add' action."; replace/remove without
@@ -26,6 +26,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, cast
 
+from hermes_core.scope import user_option
 from hermes_core.security.scan import scan
 from hermes_core.types import MemoryTarget, ToolContext, ToolSpec
 
@@ -360,7 +361,8 @@ class MemoryTool:
             "pending_id": record.id,
             "target": target,
             "message": f"{why} It is NOT saved yet; the user approves it with `hermes memory "
-            f"approve {record.id}`. Do not repeat it.",
+            f"approve {record.id}{user_option(record.user_id)}` (or `/memory approve "
+            f"{record.id}` in chat). Do not repeat it.",
         }
         if proposal:
             payload["proposal_staged"] = True

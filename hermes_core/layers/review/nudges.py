@@ -1,4 +1,4 @@
-"""Nudge counters: when is a background review due? (spec §7.1)
+"""Nudge counters: when is a background review due?
 
 Two counters per session, updated once per finished turn from the :class:`Turn` alone:
 

@@ -1,4 +1,4 @@
-"""The review prompts (spec §7.3, paraphrased) and the digest of a long conversation.
+"""The review prompts and the digest of a long conversation.
 
 The review prompt is sent as one extra *user* message after the conversation, so the
 parent's frozen system prompt stays the cached prefix.

@@ -1,4 +1,4 @@
-"""The background review: a forked, tool-restricted agent run after a reply (spec §7.2).
+"""The background review: a forked, tool-restricted agent run after a reply.
 
 A :class:`ReviewRunner` belongs to one live session. It is *attached* by whoever owns the
 session object (the reference agent loop, or any framework through :func:`attach_review`),

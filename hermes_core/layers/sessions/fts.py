@@ -11,7 +11,7 @@ Design (measured in docs/sessions.md):
   character is therefore indexed as its own token (:func:`split_cjk`) and a CJK query becomes a
   phrase of single characters (``"咖 啡"``), so 1-, 2- and 3+-character queries all match and
   ``bm25()`` ranks them. A trigram side table was not needed (it cannot match 1-2 characters
-  and is ~1.5x larger; see environment notes §6).
+  and is ~1.5x larger).
 * :func:`parse_query` turns ANY user string into a list of safe terms and
   :func:`build_match` into a valid MATCH expression (or ``None`` when nothing is searchable).
   Every term is emitted as a double-quoted phrase, so quotes, hyphens, colons, parentheses

@@ -630,7 +630,7 @@ class SessionSearch:
 def llm_summarizer(
     settings: HermesSettings,
 ) -> Callable[[dict[str, Any], str, str], str | None]:
-    """A summarizer using the auxiliary route ``session_search`` (spec §5.5). Returns
+    """A summarizer using the auxiliary route ``session_search``. Returns
     ``None`` (→ raw preview) when no model is configured or the call fails."""
 
     def summarize(item: dict[str, Any], transcript: str, query: str) -> str | None:

@@ -1,4 +1,4 @@
-"""Tier 0 of progressive disclosure: the skills index in the frozen system prompt (spec §8.3).
+"""Tier 0 of progressive disclosure: the skills index in the frozen system prompt.
 
 :func:`render_index` turns a :class:`Library` into the ``## Skills`` block: guidance lines, then
 ``<available_skills>`` with categories sorted (``  <category>: <description>``) and one

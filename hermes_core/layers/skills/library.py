@@ -1,4 +1,4 @@
-"""Finding skills on disk: roots, discovery, the mtime/size manifest (spec §8.1).
+"""Finding skills on disk: roots, discovery, the mtime/size manifest.
 
 The local root ``$HERMES_HOME/skills`` comes first and is writable; ``skills.external_dirs``
 are read-only extra roots searched after it, so local names win collisions. A skill is a

@@ -1,4 +1,4 @@
-"""``skill_manage``: create / edit / patch / delete / write_file / remove_file (spec §8.4).
+"""``skill_manage``: create / edit / patch / delete / write_file / remove_file.
 
 Every action is first *planned* (validated, scanned, turned into file operations) without
 touching disk; only a complete plan is executed, under ``$HERMES_HOME/skills.lock``. A refused

@@ -1,4 +1,4 @@
-"""SKILL.md: parsing and validation of the agentskills.io format (spec §8.2).
+"""SKILL.md: parsing and validation of the agentskills.io format.
 
 A SKILL.md is YAML frontmatter between two ``---`` lines followed by a non-empty Markdown body.
 :func:`parse_skill_md` returns a :class:`SkillDocument` or raises :class:`SkillValidationError`
@@ -246,7 +246,7 @@ def parse_frontmatter(yaml_text: str) -> dict[str, Any]:
 
 
 def validate_meta(raw: Mapping[str, Any]) -> SkillMeta:
-    """Validate a parsed frontmatter mapping (rules of spec §8.2)."""
+    """Validate a parsed frontmatter mapping (the agentskills.io rules)."""
     if "name" not in raw or raw["name"] is None:
         raise SkillValidationError("name", "required field is missing.")
     name = validate_name(raw["name"])

@@ -1,6 +1,6 @@
 """The mem0 memory provider: hook methods over one :class:`~hermes_memory_mem0.backend.Backend`.
 
-Behaviour (spec §4, mem0):
+Behaviour:
 
 * every read and write is scoped by ``user_id = session.user_id or settings.user_id``;
   update/delete of a memory owned by someone else answers "not found";

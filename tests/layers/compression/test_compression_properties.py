@@ -21,7 +21,7 @@ from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 
 from hermes_core.layers.compression.boundaries import sanitize_tool_pairs
-from hermes_core.layers.compression.plugin import CompressionLayer, compression_threshold
+from hermes_core.layers.compression.plugin import CompressionLayer
 from hermes_core.llm.tokens import estimate_messages_tokens
 from hermes_core.testing.fake_llm import FakeLLMServer
 from hermes_core.types import CompressionBudget
@@ -141,7 +141,7 @@ def test_compressed_transcript_is_valid_and_fits(
             "target_ratio": target_ratio,
         }
     )
-    assert compression_threshold(s, context) == threshold
+    assert s.compression.trigger_tokens(context) == threshold
     pristine = copy.deepcopy(msgs)
     budget = CompressionBudget(
         context_length=context, threshold_tokens=threshold, prompt_tokens=before

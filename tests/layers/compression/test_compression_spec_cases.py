@@ -1,4 +1,4 @@
-"""Spec §10 compression cases (tests/agent/test_context_compressor.py, baseline + current)."""
+"""The upstream acceptance cases of context compression (baseline and current behaviour)."""
 
 from __future__ import annotations
 
@@ -7,13 +7,18 @@ from pathlib import Path
 from compkit import assert_valid_openai, session, settings, tool_exchange, transcript
 
 from hermes_core.layers.compression.compressor import CompressionState, compress_messages
-from hermes_core.layers.compression.plugin import (
-    CompressionLayer,
-    compression_threshold,
-    should_compress,
-)
+from hermes_core.layers.compression.plugin import CompressionLayer
 from hermes_core.llm.tokens import Usage, UsageTracker, estimate_messages_tokens
+from hermes_core.settings.models import HermesSettings
 from hermes_core.types import CompressionBudget
+
+
+def compression_threshold(s: HermesSettings, context: int, model: str | None = None) -> int:
+    return s.compression.trigger_tokens(context, model)
+
+
+def should_compress(s: HermesSettings, tokens: int, context: int) -> bool:
+    return s.compression.should_compress(tokens, context)
 
 
 def _budget(threshold: int = 2000, context: int = 100_000) -> CompressionBudget:

@@ -1,4 +1,4 @@
-"""The ``memory`` tool: the upstream acceptance cases of spec §10 "Built-in memory"."""
+"""The ``memory`` tool:: the upstream acceptance cases of built-in memory."""
 
 from __future__ import annotations
 

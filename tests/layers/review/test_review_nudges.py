@@ -1,4 +1,4 @@
-"""Nudge counters (spec §7.1), derived from Turn objects alone."""
+"""Nudge counters, derived from Turn objects alone."""
 
 from __future__ import annotations
 
