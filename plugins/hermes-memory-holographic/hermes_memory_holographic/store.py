@@ -645,8 +645,15 @@ class FactStore:
                     for c, fid in best[: max(limit * 5, VECTOR_CANDIDATES)]:
                         scores[fid] = w * c
             missing = [fid for fid in scores if fid not in rows]
-            for fid in missing:
-                rows[fid] = self._row(user_id, fid)
+            if missing:  # one query for the similarity-only candidates (at most 50)
+                marks = ",".join("?" * len(missing))
+                for row in self._db.execute(
+                    f"SELECT * FROM facts WHERE user_id = ? AND id IN ({marks})",
+                    (user_id, *missing),
+                ):
+                    rows[int(row["id"])] = row
+                for fid in [fid for fid in missing if fid not in rows]:
+                    del scores[fid]  # removed meanwhile: nothing to show
             ranked = []
             for fid, base in scores.items():
                 row = rows[fid]

@@ -80,7 +80,9 @@ class UserVectors:
         (``key`` must be unit length; rows are)."""
         if self.n == 0:
             return [], self.np.zeros(0, dtype=self.np.float32)
-        scores = self._matrix[: self.n] @ key
+        # einsum runs numpy's own single-threaded loop: a BLAS product would start a thread
+        # per core for this one matrix-vector product, which thrashes on a busy machine
+        scores = self.np.einsum("ij,j->i", self._matrix[: self.n], key)
         keep = self._trust[: self.n] >= self.np.float32(min_trust)
         return self._ids[: self.n][keep].tolist(), scores[keep]
 
