@@ -387,7 +387,8 @@ def run_bench(
 
 
 def _worker(argv: Sequence[str]) -> int:
-    spec = Spec(**{**json.loads(argv[0]), "sizes": tuple(json.loads(argv[0])["sizes"])})
+    raw = json.loads(argv[0])
+    spec = Spec(**{**raw, "sizes": tuple(raw["sizes"])})
     home = Path(os.environ["HERMES_HOME"])
 
     def emit(event: dict[str, Any]) -> None:
