@@ -19,7 +19,7 @@ from hermes_core.errors import (
     UnknownProviderError,
 )
 from hermes_core.markers import hookimpl
-from hermes_core.providers.base import MemoryProvider, ProviderSettings
+from hermes_core.providers.base import MemoryProvider, ProviderSettings, setup_field
 from hermes_core.types import (
     ChatMessage,
     CompressionBudget,
@@ -76,4 +76,5 @@ __all__ = [
     "UnknownProviderError",
     "__version__",
     "hookimpl",
+    "setup_field",
 ]

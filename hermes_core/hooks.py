@@ -331,9 +331,16 @@ class HookFacade:
         return results
 
     def _fan_out_split(
-        self, hook_name: str, kwargs: dict[str, Any], *redact_keys: str, label: str
+        self,
+        hook_name: str,
+        kwargs: dict[str, Any],
+        *redact_keys: str,
+        label: str,
+        failures: list[Exception] | None = None,
     ) -> None:
-        """Built-ins inline; the provider on the ordered background worker."""
+        """Built-ins inline; the provider on the ordered background worker. With
+        ``failures``, exceptions of ``durable_sync`` plugins are logged and collected there
+        instead of swallowed."""
         for impl in self._impls(hook_name):
             if self.is_provider(impl):
                 args = self._for_provider(kwargs, *redact_keys)
@@ -341,6 +348,12 @@ class HookFacade:
                     f"{label} ({impl.plugin_name})",
                     functools.partial(self._safe, hook_name, impl, args),
                 )
+            elif failures is not None and getattr(impl.plugin, "durable_sync", False) is True:
+                try:
+                    self._invoke(impl, kwargs)
+                except Exception as exc:
+                    log.error("plugin %s failed in %s: %s", impl.plugin_name, hook_name, exc)
+                    failures.append(exc)
             else:
                 self._safe(hook_name, impl, kwargs)
 
@@ -463,10 +476,21 @@ class HookFacade:
         return results
 
     def sync(self, session: SessionInfo, turn: Turn) -> None:
-        """Built-ins durable on return; the provider queued in turn order."""
+        """Built-ins durable on return; the provider queued in turn order.
+
+        A plugin whose class sets ``durable_sync = True`` (the session archive) is not
+        isolated here: every other implementation still runs, then its failure is raised
+        to the caller, so a turn is stored whole or the caller learns why."""
+        failures: list[Exception] = []
         self._fan_out_split(
-            "sync", {"session": session, "turn": turn}, "turn", label=f"sync turn {turn.number}"
+            "sync",
+            {"session": session, "turn": turn},
+            "turn",
+            label=f"sync turn {turn.number}",
+            failures=failures,
         )
+        if failures:
+            raise failures[0]
 
     def on_turn_end(self, session: SessionInfo, turn: Turn) -> None:
         self._fan_out("on_turn_end", {"session": session, "turn": turn}, "turn")
@@ -478,6 +502,41 @@ class HookFacade:
             "write",
             label=f"memory write ({write.action} {write.target})",
         )
+
+    def on_context_loss(
+        self, session: SessionInfo, messages: Sequence[ChatMessage], trigger: str
+    ) -> list[str]:
+        """Every implementation's lines; the provider's call bounded by
+        ``review.flush_timeout`` (its late answer is dropped)."""
+        kwargs: dict[str, Any] = {
+            "session": session,
+            "messages": list(messages),
+            "trigger": trigger,
+        }
+        timeout = self.settings.review.flush_timeout
+        lines: list[str] = []
+        for impl in self._impls("on_context_loss"):
+            if not self.is_provider(impl):
+                result = self._safe("on_context_loss", impl, kwargs)
+            else:
+                args = self._for_provider(kwargs, "messages")
+                call = functools.partial(self._invoke, impl, args)
+                try:
+                    key = f"{impl.plugin_name}:on_context_loss"  # not the prefetch key
+                    finished, result = self._bounded.run(key, call, timeout)
+                except Exception:
+                    log.exception("plugin %s failed in on_context_loss; skipped", impl.plugin_name)
+                    continue
+                if not finished:
+                    log.warning(
+                        "provider %s on_context_loss exceeded %.1fs; skipped",
+                        impl.plugin_name,
+                        timeout,
+                    )
+                    continue
+            if isinstance(result, list):
+                lines.extend(str(line) for line in result if str(line).strip())
+        return lines
 
     def on_pre_compress(self, session: SessionInfo, messages: Sequence[ChatMessage]) -> str:
         texts = self._fan_out(

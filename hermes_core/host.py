@@ -75,10 +75,31 @@ def compression_threshold(
     return settings.trigger_tokens(context_length, model)
 
 
+def _turn_messages(messages: Sequence[Any]) -> tuple[ChatMessage, ...]:
+    """The turn's messages as dicts (SDK message objects via ``model_dump()``); anything
+    else raises, naming the item, before any layer sees the turn."""
+    out: list[ChatMessage] = []
+    for index, message in enumerate(messages):
+        if isinstance(message, Mapping):
+            out.append(dict(message))
+            continue
+        dump = getattr(message, "model_dump", None)
+        data = dump() if callable(dump) else None
+        if not isinstance(data, Mapping):
+            raise HermesError(
+                f"message {index} of the turn is a {type(message).__name__}, not an "
+                'OpenAI-style message dict ({"role": ..., "content": ...}); nothing of this '
+                "turn was stored"
+            )
+        out.append(dict(data))
+    return tuple(out)
+
+
 def _tool_names(messages: Sequence[ChatMessage]) -> tuple[str, ...]:
     names: list[str] = []
     for message in messages:
-        for call in message.get("tool_calls") or []:
+        calls = message.get("tool_calls")
+        for call in calls if isinstance(calls, list | tuple) else ():
             function = call.get("function") if isinstance(call, Mapping) else None
             if isinstance(function, Mapping) and isinstance(function.get("name"), str):
                 names.append(function["name"])
@@ -96,10 +117,12 @@ class Session:
         self.host = host
         self.info = info
         self.turn_number = 0
+        self._turn_open = False
         self.transcript: list[ChatMessage] = []
         self.last_recall: list[MemoryContext] = []
         self.compression = CompressionStats()
         self._closed = False
+        self._flush_notices: list[str] = []
         facade = host.facade
         facade.on_session_start(info)
         self._router: ToolRouter = facade.register_tools(info)
@@ -140,6 +163,7 @@ class Session:
         """
         self._check_open()
         self.turn_number += 1
+        self._turn_open = True
         self.host.facade.on_turn_start(self.info, self.turn_number, text)
         if is_trivial_prompt(text):
             self.last_recall = []
@@ -191,22 +215,28 @@ class Session:
         in the background (in order), then ``on_turn_end`` runs (nudges, review).
 
         ``messages`` are the messages of *this turn* (user message first); when omitted,
-        ``[user, assistant]`` is used.
+        ``[user, assistant]`` is used. A call without a :meth:`before_turn` since the last
+        one is a new turn (its own number). Raises when the session archive could not store
+        the turn (the message says why); the provider's failures never raise here.
         """
         self._check_open()
+        if not self._turn_open:
+            self.turn_number += 1
+        self._turn_open = False
         if messages is None:
             messages = [
                 {"role": "user", "content": user_text},
                 {"role": "assistant", "content": reply},
             ]
+        turn_messages = _turn_messages(messages)
         turn = Turn(
             session_id=self.info.id,
-            number=max(self.turn_number, 1),
+            number=self.turn_number,
             user_text=user_text,
             reply=reply,
-            messages=tuple(dict(m) for m in messages),
+            messages=turn_messages,
             completed=completed,
-            tool_names=_tool_names(messages),
+            tool_names=_tool_names(turn_messages),
             tool_iterations=tool_iterations,
             prompt_tokens=prompt_tokens,
             completion_tokens=completion_tokens,
@@ -247,6 +277,7 @@ class Session:
         tokens = prompt_tokens if prompt_tokens is not None else estimate_messages_tokens(messages)
         if not force and not settings.compression.should_compress(tokens, window, self.info.model):
             return list(messages)
+        self.flush_memories(messages, trigger="compression")
         notes = self.host.facade.on_pre_compress(self.info, messages)
         budget = CompressionBudget(
             context_length=window,
@@ -278,15 +309,44 @@ class Session:
         self.host.facade.on_compressed(self.info, result)
         return [dict(m) for m in result.messages]
 
+    # -- before context is lost
+
+    def flush_memories(
+        self, messages: Sequence[ChatMessage] | None = None, *, trigger: str = "manual"
+    ) -> list[str]:
+        """Give the layers one bounded chance to save what ``messages`` (default: the
+        transcript) taught before they leave the context (``on_context_loss``). Called by
+        :meth:`maybe_compress` and :meth:`close`; the review layer flushes when
+        ``memory.flush_min_turns`` user turns passed since its last review or flush, within
+        ``review.flush_timeout``. Returns the lines describing what was saved (also kept for
+        :meth:`drain_flush_notices`). Never raises."""
+        if self._closed:
+            return []
+        transcript = list(messages) if messages is not None else list(self.transcript)
+        try:
+            lines = self.host.facade.on_context_loss(self.info, transcript, trigger)
+        except Exception:  # a flush must never block an exit or a compression
+            log.exception("memory flush before %s failed", trigger)
+            return []
+        self._flush_notices.extend(lines)
+        return lines
+
+    def drain_flush_notices(self) -> list[str]:
+        """Lines of flushes since the last call ("💾 Memory ➕ … (saved before /new)")."""
+        lines, self._flush_notices = self._flush_notices, []
+        return lines
+
     # -- end
 
     def close(self, messages: Sequence[ChatMessage] | None = None, *, reason: str = "exit") -> None:
-        """End the session: ``on_session_end`` (the provider's queued after its syncs), then
-        wait for queued provider work. Idempotent."""
+        """End the session: a bounded memory flush (:meth:`flush_memories`), then
+        ``on_session_end`` (the provider's queued after its syncs), then wait for queued
+        provider work. Idempotent."""
         if self._closed:
             return
-        self._closed = True
         transcript = list(messages) if messages is not None else list(self.transcript)
+        self.flush_memories(transcript, trigger=reason)
+        self._closed = True
         self.host.facade.on_session_end(self.info, transcript, reason)
         if not self.host.facade.flush(self.host.flush_timeout):
             log.warning("provider work for session %s still running after close", self.info.id)
@@ -423,6 +483,7 @@ class MemoryHost:
         """Open a session. Its system prompt and tools are fixed from here on."""
         if self._closed:
             raise HermesError("this MemoryHost is closed; open a new one with MemoryHost.open()")
+        _check_session_ids(session_id=session_id, parent_id=parent_id)
         info = SessionInfo(
             id=session_id or new_session_id(),
             home=self.home,
@@ -489,6 +550,24 @@ class MemoryHost:
         tb: TracebackType | None,
     ) -> None:
         self.close()
+
+
+def _check_session_ids(**ids: object) -> None:
+    """Session ids are keys in every store: printable text of at most 256 characters."""
+    for name, value in ids.items():
+        if value is None or value == "":
+            continue  # no id: a fresh one / no parent
+        if (
+            not isinstance(value, str)
+            or not value.strip()
+            or len(value) > 256
+            or any(ch < " " or "\ud800" <= ch <= "\udfff" or ch == "\x7f" for ch in value)
+        ):
+            shown = repr(value)[:80]
+            raise HermesError(
+                f"{name} {shown} is not usable: give printable text of at most 256 characters "
+                "(or omit session_id to get a fresh one)"
+            )
 
 
 def new_session_id() -> str:

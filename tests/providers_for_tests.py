@@ -23,8 +23,12 @@ from hermes_core import (
 
 
 class RecordingSettings(ProviderSettings):
-    mode: Literal["local", "cloud"] = Field("local", description="Where memories live.")
-    top_k: int = Field(5, ge=1, description="Memories per recall.")
+    mode: Literal["local", "cloud"] = Field(
+        "local", description="Where memories live.", json_schema_extra={"setup": "ask"}
+    )
+    top_k: int = Field(
+        5, ge=1, description="Memories per recall.", json_schema_extra={"setup": "ask"}
+    )
     api_key: SecretStr | None = Field(
         None,
         description="API key for the cloud mode",

@@ -192,7 +192,7 @@ def test_doctor_reports_and_exits_nonzero_on_failure(hermes_home: Path) -> None:
     assert not perms["ok"] and perms["fix"] == f"chmod 700 {hermes_home}"
     assert result.exit_code == 1
     os.chmod(hermes_home, 0o700)
-    assert any(c["name"] == "sqlite fts5" and c["ok"] for c in checks)
+    assert any(c["name"] == "sessions: full-text search (FTS5)" and c["ok"] for c in checks)
 
 
 def test_version() -> None:
@@ -255,3 +255,86 @@ def test_setup_without_a_terminal_refuses_and_names_the_script_command(
     assert result.exit_code != 0
     assert "needs a terminal" in result.output and "hermes memory use" in result.output
     assert config(hermes_home)["memory"]["provider"] == "recording"  # nothing switched off
+
+
+SERVICE_MODULE = """
+from typing import Literal
+from pydantic import SecretStr
+from hermes_core import MemoryProvider, ProviderSettings
+from hermes_core.providers.base import setup_field
+from pydantic import Field
+
+
+class ServiceSettings(ProviderSettings):
+    setup_note = "Get an API key at https://svc.invalid/keys (free tier available)."
+    api_key: SecretStr | None = setup_field(
+        None, description="Service API key", env_var="SVC_API_KEY", url="https://svc.invalid/keys"
+    )
+    base_url: str = setup_field("https://api.svc.invalid", description="Service URL")
+    embedder: Literal["real", "hash"] = setup_field(
+        "real", description="Embedder", choices=["real"]
+    )
+    timeout: float = Field(5.0, description="HTTP timeout in seconds.")
+    top_k: int = Field(10, description="Results per search.")
+    llm_key: SecretStr | None = setup_field(None, description="Optional LLM key", setup="advanced")
+
+
+class ServiceProvider(MemoryProvider):
+    name = "svc"
+    Settings = ServiceSettings
+"""
+
+
+@pytest.fixture
+def service_installed(fake_distribution: Any) -> None:
+    fake_distribution(
+        "hermes-memory-svc",
+        providers={"svc": "svc_provider:ServiceProvider"},
+        modules={"svc_provider": SERVICE_MODULE},
+    )
+
+
+def test_setup_asks_only_marked_fields_and_writes_only_changes(
+    hermes_home: Path, service_installed: None
+) -> None:
+    # api_key, base_url (changed), embedder (only "real" offered: Enter)
+    with keys("sk-svc-123456", ENTER, BACKSPACE * 40, "http://127.0.0.1:9", ENTER, ENTER):
+        result = run("memory", "setup", "svc")
+    assert result.exit_code == 0, result.output
+    assert "Get an API key at https://svc.invalid/keys" in result.output
+    assert "Get yours at https://svc.invalid/keys" in result.output
+    assert config(hermes_home)["memory"]["providers"]["svc"] == {"base_url": "http://127.0.0.1:9"}
+    assert "SVC_API_KEY=sk-svc-123456" in (hermes_home / ".env").read_text()
+
+
+def test_setup_answering_the_default_drops_an_older_value(
+    hermes_home: Path, service_installed: None
+) -> None:
+    run("memory", "use", "svc", "--set", "base_url=http://old.invalid", "--set", "top_k=3")
+    # blank key, base_url back to the default, embedder Enter
+    with keys(ENTER, BACKSPACE * 40, "https://api.svc.invalid", ENTER, ENTER):
+        result = run("memory", "setup", "svc")
+    assert result.exit_code == 0, result.output
+    assert config(hermes_home)["memory"]["providers"]["svc"] == {"top_k": 3}
+
+
+def test_setup_advanced_asks_everything(hermes_home: Path, service_installed: None) -> None:
+    # key, url, embedder, timeout, top_k (changed to 4), llm key
+    presses = (ENTER, ENTER, ENTER, ENTER, BACKSPACE * 5, "4", ENTER, ENTER)
+    with keys(*presses):
+        result = run("memory", "setup", "svc", "--advanced")
+    assert result.exit_code == 0, result.output
+    assert config(hermes_home)["memory"]["providers"]["svc"] == {"top_k": 4}
+
+
+def test_setup_levels(service_installed: None) -> None:
+    import importlib
+
+    from hermes_core.cli.prompts import choices_of, setup_fields, setup_hint, setup_level
+
+    settings = importlib.import_module("svc_provider").ServiceSettings
+    assert [n for n, _ in setup_fields(settings)] == ["api_key", "base_url", "embedder"]
+    assert len(setup_fields(settings, advanced=True)) == 6
+    assert setup_level(settings.model_fields["llm_key"]) == "advanced"
+    assert choices_of(settings.model_fields["embedder"]) == ["real"]
+    assert setup_hint(settings) == "API key / local"

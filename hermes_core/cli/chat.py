@@ -179,6 +179,11 @@ class EventPrinter:
         else:
             self._status.update(escape(text))
 
+    def start_waiting(self, text: str) -> None:
+        """Show the spinner with ``text`` (a slow step outside a model call: closing the
+        session runs a bounded memory flush)."""
+        self._wait(text + " …")
+
     def stop_waiting(self) -> None:
         if self._status is not None:
             self._status.stop()
@@ -220,6 +225,14 @@ class EventPrinter:
         if self.mid_line:
             self.console.print()
             self.mid_line = False
+
+
+_SLOW_COMMANDS = {
+    "/new": "closing the session, saving what to keep",
+    "/reset": "closing the session, saving what to keep",
+    "/compress": "saving what to keep, then compacting",
+}
+"""Commands that may run a bounded memory flush (and a summary call): a spinner shows it."""
 
 
 class ChatUI:
@@ -284,6 +297,9 @@ class ChatUI:
                     continue
                 if is_command(text):
                     try:
+                        slow = _SLOW_COMMANDS.get(text.split()[0])
+                        if slow:  # may flush memory first (bounded)
+                            self.printer.start_waiting(slow)
                         result = run_command(self.agent, text)
                     except Exception as exc:  # a failing command must not end the chat
                         log.debug("command %s failed", text.split()[0], exc_info=True)
@@ -292,6 +308,8 @@ class ChatUI:
                             f"{escape(f'{type(exc).__name__}: {exc}')}[/red]"
                         )
                         continue
+                    finally:
+                        self.printer.stop_waiting()
                     for line in result.lines:
                         self.console.print(escape(line))
                     if result.exit:
@@ -299,7 +317,7 @@ class ChatUI:
                     continue
                 try:
                     outcome = self.agent.run_turn(text)
-                except LLMError as exc:
+                except (LLMError, HermesError) as exc:  # e.g. the archive could not store it
                     self.printer.end_turn()
                     self.console.print(f"[red]✗ {escape(str(exc))}[/red]")
                     continue
@@ -307,7 +325,12 @@ class ChatUI:
                 if outcome.interrupted:
                     self.console.print("[yellow](interrupted)[/yellow]")
         finally:
-            self.agent.close()
+            self.printer.start_waiting("closing the session, saving what to keep")
+            try:
+                self.agent.close()  # a bounded memory flush first (review.flush_timeout)
+            finally:
+                self.printer.stop_waiting()
+            self._print_notices()  # what the flush on exit saved
 
 
 # --------------------------------------------------------------------------- the command
@@ -343,10 +366,12 @@ def one_shot(agent: Agent, query: str, console: Console) -> None:
 
     try:
         result = agent.run_turn(query)
-    except LLMError as exc:
+    except (LLMError, HermesError) as exc:
         raise click.ClickException(str(exc)) from exc
     finally:
         agent.close()
+        for line in agent.drain_notifications():
+            Console(file=sys.stderr).print(f"[magenta]{escape(line)}[/magenta]")
     if not result.completed and not result.reply:
         raise click.ClickException("the turn did not complete; see the lines above")
     console.print()

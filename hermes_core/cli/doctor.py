@@ -1,12 +1,13 @@
 """``hermes doctor``: every layer's and the provider's ``health_check``, plus host checks.
 
+SQLite/FTS5 is the sessions layer's own check (``sessions: full-text search (FTS5)``).
+
 Each failed check prints the fix. Exit status 1 when anything failed.
 """
 
 from __future__ import annotations
 
 import os
-import sqlite3
 import stat
 from pathlib import Path
 
@@ -57,21 +58,6 @@ def home_checks(home: Path) -> list[HealthCheck]:
     return checks
 
 
-def fts5_check() -> HealthCheck:
-    """SQLite has FTS5 (session search needs it)."""
-    try:
-        with sqlite3.connect(":memory:") as conn:
-            conn.execute("CREATE VIRTUAL TABLE probe USING fts5(x)")
-        return HealthCheck("sqlite fts5", True, f"SQLite {sqlite3.sqlite_version}")
-    except sqlite3.Error as exc:
-        return HealthCheck(
-            "sqlite fts5",
-            False,
-            f"SQLite {sqlite3.sqlite_version}: {exc}",
-            "use a Python whose sqlite3 has FTS5 (python.org and most distro builds do)",
-        )
-
-
 def provider_fix(name: str) -> str:
     """A fix for an inactive provider that names commands which work: setup only helps a
     provider that is installed; an uninstalled one is switched off (or reinstalled)."""
@@ -90,7 +76,7 @@ def run_checks(home: Path) -> list[HealthCheck]:
     from hermes_core.host import MemoryHost
     from hermes_core.settings.base import load_settings
 
-    checks = [*home_checks(home), fts5_check()]
+    checks = home_checks(home)
     try:
         settings = load_settings(home)
     except HermesError as exc:
@@ -149,4 +135,4 @@ def _row(check: HealthCheck) -> dict[str, object]:
     return {"name": check.name, "ok": check.ok, "detail": check.detail, "fix": check.fix}
 
 
-__all__ = ["doctor", "fts5_check", "home_checks", "run_checks"]
+__all__ = ["doctor", "home_checks", "run_checks"]

@@ -274,8 +274,12 @@ def _require_terminal() -> None:
 
 @memory.command("setup")
 @click.argument("name", required=False)
-def setup(name: str | None) -> None:
-    """Pick a provider and answer its settings (Esc cancels; nothing is written then)."""
+@click.option(
+    "--advanced", is_flag=True, help="Also ask the settings that normally keep their defaults."
+)
+def setup(name: str | None, advanced: bool) -> None:
+    """Pick a provider and answer what a first-time user must (key, URL, scope); the rest keeps
+    its defaults and is not written. Esc cancels; nothing is written then."""
     from hermes_core.cli.prompts import SetupCancelled, prompt_settings
 
     home = _home()
@@ -310,11 +314,12 @@ def setup(name: str | None) -> None:
             current_config=current,
             current_env=read_env_file(home),
             say=out.print,
+            advanced=advanced,
         )
     except SetupCancelled:
         out.print("Cancelled. No changes saved.")
         raise SystemExit(1) from None
-    _validate_and_save(home, cls, name, {**current, **answers.config}, answers.secrets)
+    _validate_and_save(home, cls, name, answers.merged_into(current), answers.secrets)
 
 
 def _validate_and_save(

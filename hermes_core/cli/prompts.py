@@ -5,6 +5,14 @@ One typed description drives setup: ``SecretStr`` → masked prompt written to `
 list; ``bool`` → yes/no; anything else → text validated against the field's type. The
 field's ``description`` is the question; ``json_schema_extra={"url": ...}`` adds a
 "Get yours at" line. Esc or Ctrl-C anywhere raises :class:`SetupCancelled`.
+
+Which fields are asked (:func:`setup_level`): ``hermes memory setup <name>`` asks only what a
+first-time user must answer — fields marked ``json_schema_extra={"setup": "ask"}`` (build
+them with :func:`setup_field`), every secret and every field without a default. The rest
+is "advanced": asked only with ``--advanced``, otherwise left at its default and not written.
+``"setup": "advanced"`` demotes a secret; ``"setup": False`` (or ``"hidden"``) never asks.
+``json_schema_extra={"choices": [...]}`` narrows the values offered (hide test-only ones).
+Answers equal to the default are not written to config (and drop an older stored value).
 """
 
 from __future__ import annotations
@@ -22,7 +30,7 @@ from prompt_toolkit.key_binding import KeyBindings, merge_key_bindings
 from pydantic import SecretStr, TypeAdapter, ValidationError
 from pydantic.fields import FieldInfo
 
-from hermes_core.providers.base import ProviderSettings, env_var_for
+from hermes_core.providers.base import ProviderSettings, SetupLevel, env_var_for, setup_field
 
 
 class SetupCancelled(Exception):
@@ -75,14 +83,26 @@ def is_secret(info: FieldInfo) -> bool:
     return inner is SecretStr
 
 
+def _extra(info: FieldInfo) -> Mapping[str, Any]:
+    extra = info.json_schema_extra
+    return extra if isinstance(extra, Mapping) else {}
+
+
 def choices_of(info: FieldInfo) -> list[str] | None:
-    """Allowed values of a Literal or Enum field, else None."""
+    """Values offered for a Literal or Enum field (narrowed by ``json_schema_extra
+    ["choices"]``, which hides test-only values), else None."""
     inner, _ = _unwrap_optional(info.annotation)
     if typing.get_origin(inner) is typing.Literal:
-        return [str(value) for value in typing.get_args(inner)]
-    if isinstance(inner, type) and issubclass(inner, enum.Enum):
-        return [str(member.value) for member in inner]
-    return None
+        allowed = [str(value) for value in typing.get_args(inner)]
+    elif isinstance(inner, type) and issubclass(inner, enum.Enum):
+        allowed = [str(member.value) for member in inner]
+    else:
+        return None
+    offered = _extra(info).get("choices")
+    if isinstance(offered, list | tuple):
+        narrowed = [value for value in allowed if value in {str(o) for o in offered}]
+        return narrowed or allowed
+    return allowed
 
 
 def field_url(info: FieldInfo) -> str | None:
@@ -92,10 +112,39 @@ def field_url(info: FieldInfo) -> str | None:
     return None
 
 
-def skipped_in_setup(info: FieldInfo) -> bool:
-    """Fields marked ``json_schema_extra={"setup": False}`` are not asked."""
-    extra = info.json_schema_extra
-    return isinstance(extra, Mapping) and extra.get("setup") is False
+def setup_level(info: FieldInfo) -> SetupLevel:
+    """``ask`` (always asked), ``advanced`` (only with ``--advanced``) or ``hidden``.
+
+    Marked fields follow their mark; unmarked secrets and fields without a default are
+    ``ask``; every other unmarked field is ``advanced``.
+    """
+    mark = _extra(info).get("setup")
+    if mark is False or mark == "hidden":
+        return "hidden"
+    if mark is True or mark == "ask":
+        return "ask"
+    if mark == "advanced":
+        return "advanced"
+    if is_secret(info) or info.is_required():
+        return "ask"
+    return "advanced"
+
+
+def skipped_in_setup(info: FieldInfo, *, advanced: bool = False) -> bool:
+    """Whether ``hermes memory setup`` (with ``--advanced`` when ``advanced``) skips it."""
+    level = setup_level(info)
+    return level == "hidden" or (level == "advanced" and not advanced)
+
+
+def setup_fields(
+    settings_cls: type[ProviderSettings], *, advanced: bool = False
+) -> list[tuple[str, FieldInfo]]:
+    """The fields setup asks, in declaration order."""
+    return [
+        (name, info)
+        for name, info in settings_cls.model_fields.items()
+        if not skipped_in_setup(info, advanced=advanced)
+    ]
 
 
 def masked(value: str) -> str:
@@ -105,7 +154,7 @@ def masked(value: str) -> str:
 
 def setup_hint(settings_cls: type[ProviderSettings]) -> str:
     """ "API key / local", "requires API key", "local" or "no setup needed"."""
-    fields = [info for info in settings_cls.model_fields.values() if not skipped_in_setup(info)]
+    fields = [info for _, info in setup_fields(settings_cls, advanced=True)]
     secrets = any(is_secret(info) for info in fields)
     plain = any(not is_secret(info) for info in fields)
     if secrets and plain:
@@ -120,7 +169,16 @@ class SetupAnswers:
     """Values collected by :func:`prompt_settings`: config values and env secrets."""
 
     config: dict[str, Any] = field(default_factory=dict)
+    """Answers that differ from the field's default (what gets written)."""
     secrets: dict[str, str] = field(default_factory=dict)
+    defaults: set[str] = field(default_factory=set)
+    """Fields answered with their default: not written, and an older stored value is dropped."""
+
+    def merged_into(self, current: Mapping[str, Any]) -> dict[str, Any]:
+        """``current`` config with these answers applied."""
+        merged = {key: value for key, value in current.items() if key not in self.defaults}
+        merged.update(self.config)
+        return merged
 
 
 Say = Callable[[str], None]
@@ -133,12 +191,15 @@ def prompt_settings(
     current_config: Mapping[str, Any],
     current_env: Mapping[str, str],
     say: Say,
+    advanced: bool = False,
 ) -> SetupAnswers:
-    """Ask for every field of ``settings_cls`` in order; returns what to write."""
+    """Ask the setup fields of ``settings_cls`` (all with ``advanced``) in order; returns
+    what to write: only answers that differ from the defaults."""
     answers = SetupAnswers()
-    for name, info in settings_cls.model_fields.items():
-        if skipped_in_setup(info):
-            continue
+    note = getattr(settings_cls, "setup_note", "")
+    if isinstance(note, str) and note.strip():
+        say(note.strip())
+    for name, info in setup_fields(settings_cls, advanced=advanced):
         question_text = (info.description or name).rstrip(".")
         if is_secret(info):
             env_var = env_var_for(settings_cls, provider_name, name)
@@ -155,18 +216,29 @@ def prompt_settings(
         options = choices_of(info)
         if options is not None:
             default = str(current) if str(current) in options else options[0]
-            answers.config[name] = _coerce(
+            value = _coerce(
                 info, ask(questionary.select(question_text, choices=options, default=default))
             )
-            continue
-        inner, _ = _unwrap_optional(info.annotation)
-        if inner is bool:
-            answers.config[name] = bool(
-                ask(questionary.confirm(question_text, default=bool(current)))
-            )
-            continue
-        answers.config[name] = _ask_text(info, question_text, current, say)
+        elif _unwrap_optional(info.annotation)[0] is bool:
+            value = bool(ask(questionary.confirm(question_text, default=bool(current))))
+        else:
+            value = _ask_text(info, question_text, current, say)
+        if _same(value, info.get_default(call_default_factory=True)):
+            answers.defaults.add(name)
+        else:
+            answers.config[name] = value
     return answers
+
+
+def _same(value: Any, default: Any) -> bool:
+    if isinstance(value, enum.Enum):
+        value = value.value
+    if isinstance(default, enum.Enum):
+        default = default.value
+    try:
+        return bool(value == default)
+    except Exception:
+        return False
 
 
 def _adapter(info: FieldInfo) -> TypeAdapter[Any]:
@@ -210,12 +282,16 @@ def _render_default(value: Any) -> str:
 __all__ = [
     "SetupAnswers",
     "SetupCancelled",
+    "SetupLevel",
     "ask",
     "choices_of",
     "field_url",
     "is_secret",
     "masked",
     "prompt_settings",
+    "setup_field",
+    "setup_fields",
     "setup_hint",
+    "setup_level",
     "skipped_in_setup",
 ]

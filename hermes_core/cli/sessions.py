@@ -1,19 +1,15 @@
-"""``hermes sessions``: list, show, search, export, import, prune, stats, title, reindex.
+"""``hermes sessions``: list, show, search, export, import, prune, stats, title, users, reindex.
 
-Every listing command takes ``--json`` (machine-readable, UTF-8). Export formats: ``jsonl``
-(one ``{"type": "session", ...}`` line, then one ``{"type": "message", ...}`` line per
-message; lossless, re-importable) and ``md`` (readable transcript). ``import`` accepts our
-JSONL export (one or many sessions), an OpenAI-style messages list (a JSON array, or an
-object with ``"messages"``), or JSONL with one OpenAI message per line.
+Every listing command takes ``--json`` (machine-readable, UTF-8). The export and import
+formats and their rules live in :mod:`hermes_core.layers.sessions.transfer`; this module only
+parses arguments and prints.
 """
 
 from __future__ import annotations
 
-import json
 import re
 import sqlite3
 import time
-import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime
@@ -33,16 +29,23 @@ _AGE_SECONDS = {"h": 3600, "d": 86400, "w": 7 * 86400, "m": 30 * 86400, "y": 365
 
 @contextmanager
 def _open_db() -> Iterator[Any]:
-    from hermes_core.layers.sessions.db import SessionDB, SessionStoreError
+    from hermes_core.layers.sessions.db import (
+        SessionDB,
+        SessionStoreError,
+        SessionStoreUnusable,
+    )
     from hermes_core.settings.base import load_settings
 
     home = resolve_home()
     try:
-        cap = load_settings(home).sessions.index_char_cap
+        sessions_settings = load_settings(home).sessions
+        cap, redact_secrets = sessions_settings.index_char_cap, sessions_settings.redact_secrets
     except Exception:
-        cap = 8192
+        cap, redact_secrets = 8192, True
     try:
-        db = SessionDB.open(home, index_char_cap=cap)
+        db = SessionDB.open(home, index_char_cap=cap, redact_secrets=redact_secrets)
+    except SessionStoreUnusable as exc:
+        raise click.ClickException(str(exc)) from exc
     except (OSError, SessionStoreError) as exc:
         raise click.ClickException(
             f"cannot open {home / 'state.db'}: {exc} — check the path and its permissions "
@@ -56,8 +59,38 @@ def _open_db() -> Iterator[Any]:
         ) from exc
     try:
         yield db
+    except SessionStoreError as exc:
+        raise click.ClickException(str(exc)) from exc
+    except sqlite3.Error as exc:
+        raise click.ClickException(
+            f"state.db failed: {exc} — the command's changes were rolled back; check the "
+            "disk (space, permissions) and `hermes doctor`, then rerun"
+        ) from exc
     finally:
         db.close()
+
+
+def _user_option(fn: Any) -> Any:
+    """``--user``: the user scope a command sees (default: sessions stored without a user)."""
+    return click.option(
+        "--user",
+        "user_id",
+        default=None,
+        metavar="USER_ID",
+        help="Only this user's sessions (default: sessions recorded without a user id).",
+    )(fn)
+
+
+def _all_users_option(fn: Any) -> Any:
+    return click.option(
+        "--all-users", is_flag=True, help="Every user's sessions (operators; overrides --user)."
+    )(fn)
+
+
+def _scope(user_id: str | None, all_users: bool = False) -> Any:
+    from hermes_core.layers.sessions.records import ALL_USERS
+
+    return ALL_USERS if all_users else (user_id or None)
 
 
 def _when(ts: float | None) -> str:
@@ -66,11 +99,12 @@ def _when(ts: float | None) -> str:
     return datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M")
 
 
-def _resolve(db: Any, ref: str) -> str:
-    sid = db.resolve_session(ref)
+def _resolve(db: Any, ref: str, user_id: str | None) -> str:
+    sid = db.resolve_session(ref, user=user_id or None)
     if sid is None:
         raise click.ClickException(
             f"no session matches '{ref}' — list ids with `hermes sessions list`"
+            + (" (add --user USER_ID for a user's sessions)" if not user_id else "")
         )
     return str(sid)
 
@@ -94,27 +128,55 @@ def sessions() -> None:
 @click.option("--limit", default=20, show_default=True, help="Sessions to show.")
 @click.option("--source", default=None, help="Only this source (cli, telegram, cron…).")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
-def list_cmd(limit: int, source: str | None, as_json: bool) -> None:
+@_user_option
+@_all_users_option
+def list_cmd(
+    limit: int, source: str | None, as_json: bool, user_id: str | None, all_users: bool
+) -> None:
     """Recent sessions, newest first."""
     with _open_db() as db:
-        records = db.list_sessions(limit=limit, source=source)
+        records = db.list_sessions(limit=limit, source=source, user=_scope(user_id, all_users))
     if as_json:
         print_json([r.to_dict() for r in records])
         return
     if not records:
-        console().print("No sessions recorded yet.")
+        hint = "" if user_id or all_users else " (without a user id; try --user ID or --all-users)"
+        console().print(f"No sessions recorded yet{hint}.", markup=False)
         return
     table = Table(title="Sessions (newest first)")
-    for col in ("id", "started", "source", "title", "msgs", "ended"):
+    columns = ["id", "started", "source", "title", "msgs", "ended"]
+    for col in [*columns, "user"] if all_users else columns:
         table.add_column(col, overflow="fold")
     for r in records:
-        table.add_row(
+        row = [
             escape(r.id),
             _when(r.started_at),
             escape(r.source),
             escape(r.title or ""),
             str(r.message_count),
             escape(r.end_reason or ("open" if r.ended_at is None else "ended")),
+        ]
+        table.add_row(*row, *([escape(r.user_id or "-")] if all_users else []))
+    console().print(table)
+
+
+@sessions.command(name="users")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def users_cmd(as_json: bool) -> None:
+    """User scopes in the archive (operators): user id, sessions, last activity."""
+    with _open_db() as db:
+        rows = db.user_scopes()
+    if as_json:
+        print_json(rows)
+        return
+    table = Table(title="User scopes of the session archive")
+    for col, justify in (("user", "left"), ("sessions", "right"), ("last active", "left")):
+        table.add_column(col, justify=justify, overflow="fold")  # type: ignore[arg-type]
+    for row in rows:
+        table.add_row(
+            escape(row["user_id"] if row["user_id"] is not None else "(no user)"),
+            str(row["sessions"]),
+            _when(row["last_active"]),
         )
     console().print(table)
 
@@ -123,13 +185,14 @@ def list_cmd(limit: int, source: str | None, as_json: bool) -> None:
 @click.argument("session")
 @click.option("--all", "include_inactive", is_flag=True, help="Include compacted/rewound rows.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
-def show_cmd(session: str, include_inactive: bool, as_json: bool) -> None:
+@_user_option
+def show_cmd(session: str, include_inactive: bool, as_json: bool, user_id: str | None) -> None:
     """One session (id, id prefix or title) with its messages."""
     with _open_db() as db:
-        sid = _resolve(db, session)
+        sid = _resolve(db, session, user_id)
         record = db.get_session(sid)
         messages = db.get_messages(sid, include_inactive=include_inactive)
-        lineage = db.lineage(sid)
+        lineage = db.lineage(sid, user=user_id or None)
     assert record is not None
     if as_json:
         print_json(
@@ -173,6 +236,7 @@ def show_cmd(session: str, include_inactive: bool, as_json: bool) -> None:
 @click.option("--tool", default=None, help="Only messages that used this tool.")
 @click.option("--role", "role_filter", default=None, help="Comma list, e.g. user,assistant.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@_user_option
 def search_cmd(
     query: str,
     limit: int,
@@ -181,6 +245,7 @@ def search_cmd(
     tool: str | None,
     role_filter: str | None,
     as_json: bool,
+    user_id: str | None,
 ) -> None:
     """Full-text search across every session (the session_search discover mode)."""
     from hermes_core.layers.sessions.search import SessionSearch
@@ -195,7 +260,7 @@ def search_cmd(
         if value:
             args[key] = value
     with _open_db() as db:
-        result = SessionSearch(db, hidden_sources=()).run(args)
+        result = SessionSearch(db, hidden_sources=()).run(args, user_id=user_id or None)
     if as_json:
         print_json(result)
         if not result.get("success"):
@@ -220,161 +285,26 @@ def search_cmd(
     console().print(table)
 
 
-def _markdown(record: Any, messages: list[Any]) -> str:
-    lines = [f"# {record.title or record.id}", ""]
-    lines.append(f"- id: `{record.id}`")
-    lines.append(f"- source: {record.source}")
-    lines.append(f"- started: {_when(record.started_at)}")
-    if record.model:
-        lines.append(f"- model: {record.model}")
-    if record.parent_session_id:
-        lines.append(f"- parent: `{record.parent_session_id}`")
-    lines.append("")
-    for m in messages:
-        who = m.role + (f" ({m.tool_name})" if m.tool_name else "")
-        who += f" — {m.name}" if m.name else ""
-        lines.append(f"## {who} · {_when(m.timestamp)}")
-        lines.append("")
-        if m.content:
-            lines.append(m.content)
-        if m.tool_calls:
-            for call in m.tool_calls:
-                fn = call.get("function", {})
-                lines.append(f"\n> called `{fn.get('name')}` with `{fn.get('arguments')}`")
-        lines.append("")
-    return "\n".join(lines)
-
-
 @sessions.command(name="export")
 @click.argument("session")
 @click.option(
     "--format", "fmt", type=click.Choice(["jsonl", "md"]), default="jsonl", show_default=True
 )
 @click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path), default=None)
-def export_cmd(session: str, fmt: str, output: Path | None) -> None:
+@_user_option
+def export_cmd(session: str, fmt: str, output: Path | None, user_id: str | None) -> None:
     """Export one session (all rows, compacted included) as JSONL or Markdown."""
+    from hermes_core.layers.sessions.transfer import export_session
+
     with _open_db() as db:
-        sid = _resolve(db, session)
-        record = db.get_session(sid)
-        messages = db.get_messages(sid, include_inactive=True)
-    assert record is not None
-    if fmt == "md":
-        text = _markdown(record, [m for m in messages if m.active or m.compacted])
-    else:
-        head = {"type": "session", **record.to_dict(), "system_prompt": record.system_prompt}
-        rows = [json.dumps(head, ensure_ascii=False)]
-        rows += [
-            json.dumps({"type": "message", **m.to_dict()}, ensure_ascii=False) for m in messages
-        ]
-        text = "\n".join(rows) + "\n"
+        text, count = export_session(db, _resolve(db, session, user_id), fmt)
     if output is None:
         click.echo(text, nl=False)
     else:
         from hermes_core.fsutil import atomic_write_text
 
         atomic_write_text(output, text)
-        console(stderr=True).print(f"wrote {len(messages)} messages to {output}")
-
-
-# --------------------------------------------------------------------------- import
-
-
-def _read_import(path: Path) -> list[tuple[dict[str, Any], list[dict[str, Any]]]]:
-    """``[(session fields, messages)]`` from any accepted format. Raises ClickException."""
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise click.ClickException(f"cannot read {path}: {exc}") from exc
-    stripped = text.strip()
-    if not stripped:
-        raise click.ClickException(f"{path} is empty — nothing to import")
-    data: Any
-    try:
-        data = json.loads(stripped)
-    except ValueError:
-        data = None
-    if isinstance(data, dict) and isinstance(data.get("messages"), list):
-        return [({}, _check_messages(data["messages"], path))]
-    if isinstance(data, list):
-        return [({}, _check_messages(data, path))]
-    # JSONL
-    groups: list[tuple[dict[str, Any], list[dict[str, Any]]]] = []
-    loose: list[dict[str, Any]] = []
-    for lineno, line in enumerate(stripped.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except ValueError as exc:
-            raise click.ClickException(
-                f"{path}:{lineno} is not valid JSON ({exc}) — expected our JSONL export, "
-                "a JSON list of OpenAI messages, or one message per line"
-            ) from exc
-        if not isinstance(row, dict):
-            raise click.ClickException(f"{path}:{lineno}: expected a JSON object")
-        kind = row.get("type")
-        if kind == "session":
-            groups.append((row, []))
-        elif kind == "message":
-            if not groups:
-                raise click.ClickException(
-                    f"{path}:{lineno}: message before any session line — was the file cut?"
-                )
-            _check_messages([row], path)
-            groups[-1][1].append(row)
-        else:
-            loose.append(row)
-    if loose:
-        groups.append(({}, _check_messages(loose, path)))
-    return groups
-
-
-_ROLES = ("system", "developer", "user", "assistant", "tool", "function")
-"""OpenAI chat roles accepted on import; anything else is refused before a row is written."""
-
-
-def _check_messages(items: list[Any], path: Path) -> list[dict[str, Any]]:
-    if not items:
-        raise click.ClickException(
-            f"{path} holds an empty message list — nothing to import (expected at least one "
-            '{"role": "user", "content": "..."} message)'
-        )
-    out: list[dict[str, Any]] = []
-    for i, item in enumerate(items):
-        if not isinstance(item, dict) or not isinstance(item.get("role"), str):
-            raise click.ClickException(
-                f"{path}: message {i} has no 'role' — each item must be an OpenAI message "
-                '({"role": "user", "content": "..."})'
-            )
-        if item["role"] not in _ROLES:
-            raise click.ClickException(
-                f"{path}: message {i} has role {item['role']!r} — use one of "
-                f"{', '.join(_ROLES)}; nothing was imported"
-            )
-        out.append(item)
-    return out
-
-
-def _to_append(msg: dict[str, Any]) -> dict[str, Any]:
-    out = {k: v for k, v in msg.items() if k not in ("type", "id", "session_id")}
-    calls = out.get("tool_calls")
-    if isinstance(calls, list):
-        # Ollama-style exports carry arguments as an object; OpenAI wants a JSON string.
-        out["tool_calls"] = [_string_arguments(c) for c in calls]
-    if "active" in msg:
-        out["_active"] = bool(msg["active"])
-    if "compacted" in msg:
-        out["_compacted"] = bool(msg["compacted"])
-    return out
-
-
-def _string_arguments(call: Any) -> Any:
-    fn = call.get("function") if isinstance(call, dict) else None
-    if not isinstance(fn, dict) or "arguments" not in fn or isinstance(fn["arguments"], str):
-        return call
-    args = fn["arguments"]
-    text = "" if args is None else json.dumps(args, ensure_ascii=False)
-    return {**call, "function": {**fn, "arguments": text}}
+        console(stderr=True).print(f"wrote {count} messages to {output}")
 
 
 @sessions.command(name="import")
@@ -382,44 +312,43 @@ def _string_arguments(call: Any) -> Any:
 @click.option("--source", default="import", show_default=True, help="Source for new sessions.")
 @click.option("--title", default=None, help="Title for an imported OpenAI message list.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable summary.")
-def import_cmd(file: Path, source: str, title: str | None, as_json: bool) -> None:
-    """Bring history in: our JSONL export or an OpenAI-style messages list."""
-    groups = _read_import(file)
-    report: list[dict[str, Any]] = []
-    total = sum(len(msgs) for _, msgs in groups)
+@_user_option
+def import_cmd(
+    file: Path, source: str, title: str | None, as_json: bool, user_id: str | None
+) -> None:
+    """Bring history in: our JSONL export or an OpenAI-style messages list.
+
+    The file is checked first (every invalid value is listed with its line and field) and
+    written in one transaction, into the --user scope; running it again imports nothing."""
+    from hermes_core.layers.sessions.transfer import TransferError, import_groups, read_import
+
+    try:
+        groups = read_import(file)
+    except TransferError as exc:
+        raise click.ClickException(str(exc)) from exc
+    total = sum(len(group.messages) for group in groups)
     with _open_db() as db, progress_bar() as progress:
         task = progress.add_task("importing", total=total)
-        for fields, messages in groups:
-            sid = str(fields.get("id") or f"import-{uuid.uuid4().hex[:12]}")
-            renamed = None
-            if db.get_session(sid) is not None:
-                renamed, sid = sid, f"{sid}-import-{uuid.uuid4().hex[:6]}"
-            started = fields.get("started_at")
-            if not isinstance(started, int | float):
-                stamps = [m.get("timestamp") for m in messages]
-                numeric = [s for s in stamps if isinstance(s, int | float)]
-                started = min(numeric) if numeric else time.time()
-            db.create_session(
-                sid,
-                source=str(fields.get("source") or source),
-                user_id=fields.get("user_id"),
-                model=fields.get("model"),
-                parent_session_id=fields.get("parent_session_id"),
-                started_at=float(started),
-                title=fields.get("title") or title,
-                system_prompt=fields.get("system_prompt"),
-            )
-            for start in range(0, len(messages), 200):
-                chunk = [_to_append(m) for m in messages[start : start + 200]]
-                db.append_messages(sid, chunk, timestamp=float(started))
-                progress.advance(task, len(chunk))
-            if fields.get("ended_at"):
-                db.end_session(sid, str(fields.get("end_reason") or "imported"))
-            report.append({"session_id": sid, "messages": len(messages), "renamed_from": renamed})
+        done = import_groups(
+            db,
+            groups,
+            source=source,
+            title=title,
+            user_id=user_id or None,
+            progress=lambda n: progress.advance(task, n),
+        )
+    report = [row.to_dict() for row in done]
     if as_json:
         print_json(report)
         return
     for row in report:
+        if row["status"] != "imported":
+            console().print(
+                f"{row['session_id']}: already imported ({row['messages']} messages) — "
+                "nothing written",
+                markup=False,
+            )
+            continue
         note = (
             f" (id {row['renamed_from']} existed; stored as new id)" if row["renamed_from"] else ""
         )
@@ -433,11 +362,20 @@ def import_cmd(file: Path, source: str, title: str | None, as_json: bool) -> Non
 @click.option("--dry-run", is_flag=True, help="Only show what would be deleted.")
 @click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable summary.")
-def prune_cmd(older_than: str, dry_run: bool, yes: bool, as_json: bool) -> None:
-    """Delete sessions whose last activity is older than the given age."""
+@_user_option
+@_all_users_option
+def prune_cmd(
+    older_than: str,
+    dry_run: bool,
+    yes: bool,
+    as_json: bool,
+    user_id: str | None,
+    all_users: bool,
+) -> None:
+    """Delete sessions (of the --user scope) whose last activity is older than the age."""
     cutoff = time.time() - parse_age(older_than)
     with _open_db() as db:
-        ids = db.sessions_older_than(cutoff)
+        ids = db.sessions_older_than(cutoff, user=_scope(user_id, all_users))
         removed = 0
         if ids and not dry_run:
             if not yes and as_json:
@@ -476,10 +414,12 @@ def prune_cmd(older_than: str, dry_run: bool, yes: bool, as_json: bool) -> None:
 
 @sessions.command(name="stats")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
-def stats_cmd(as_json: bool) -> None:
-    """Counts, sizes, token totals and compression figures."""
+@_user_option
+@_all_users_option
+def stats_cmd(as_json: bool, user_id: str | None, all_users: bool) -> None:
+    """Counts (of the --user scope), sizes, token totals and compression figures."""
     with _open_db() as db:
-        stats = db.stats()
+        stats = db.stats(user=_scope(user_id, all_users))
     if as_json:
         print_json(stats)
         return
@@ -511,10 +451,11 @@ def stats_cmd(as_json: bool) -> None:
 @sessions.command(name="title")
 @click.argument("session")
 @click.argument("title")
-def title_cmd(session: str, title: str) -> None:
+@_user_option
+def title_cmd(session: str, title: str, user_id: str | None) -> None:
     """Set a session's title (sanitised; a clash gets " #2", " #3"…)."""
     with _open_db() as db:
-        sid = _resolve(db, session)
+        sid = _resolve(db, session, user_id)
         stored = db.set_title(sid, title)
     if stored is None:
         raise click.ClickException("the title has no printable characters — pick another")

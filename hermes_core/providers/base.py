@@ -10,10 +10,11 @@ spec's arguments. The host decides inline vs bounded/background execution by
 from __future__ import annotations
 
 import contextvars
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar, Literal, TypeVar
 
-from pydantic import ValidationError
+from pydantic import Field, ValidationError
 from pydantic_settings import (
     BaseSettings,
     DotEnvSettingsSource,
@@ -47,6 +48,9 @@ class ProviderSettings(BaseSettings):
     """
 
     model_config = SettingsConfigDict(extra="ignore", validate_default=True)
+
+    setup_note: ClassVar[str] = ""
+    """Printed first by ``hermes memory setup <name>``: e.g. where to get a key."""
 
     @classmethod
     def settings_customise_sources(
@@ -113,6 +117,35 @@ def env_var_for(cls: type[ProviderSettings], name: str, field: str) -> str:
     return provider_env_prefix(name) + field.upper()
 
 
+SetupLevel = Literal["ask", "advanced", "hidden"]
+"""How ``hermes memory setup`` treats a settings field (see hermes_core.cli.prompts)."""
+
+
+def setup_field(
+    default: Any = ...,
+    *,
+    description: str,
+    setup: SetupLevel = "ask",
+    env_var: str | None = None,
+    url: str | None = None,
+    choices: Sequence[str] | None = None,
+    **kwargs: Any,
+) -> Any:
+    """``pydantic.Field`` with the setup marks: ``setup`` level, the ``env_var`` that carries
+    it, the ``url`` where to get a key, the ``choices`` offered."""
+    extra: dict[str, Any] = {"setup": setup}
+    if env_var:
+        extra["env_var"] = env_var
+    if url:
+        extra["url"] = url
+    if choices is not None:
+        extra["choices"] = list(choices)
+    given = kwargs.pop("json_schema_extra", None)
+    if isinstance(given, Mapping):
+        extra.update(given)
+    return Field(default, description=description, json_schema_extra=extra, **kwargs)
+
+
 class MemoryProvider:
     """Subclass this to write an external memory provider.
 
@@ -153,7 +186,9 @@ class MemoryProvider:
 __all__ = [
     "MemoryProvider",
     "ProviderSettings",
+    "SetupLevel",
     "env_var_for",
     "load_provider_settings",
     "provider_env_prefix",
+    "setup_field",
 ]

@@ -39,6 +39,13 @@ class MemorySettings(_Section):
     nudge_interval: int = Field(
         10, ge=0, description="User turns between background memory reviews (0 disables)."
     )
+    flush_min_turns: int = Field(
+        6,
+        ge=0,
+        description="Before compression, /new, /reset, exit or Session.close: flush memory "
+        "(one bounded review of the turns about to be lost) once this many user turns "
+        "passed since the last review or flush (0 disables).",
+    )
     write_approval: bool = Field(
         False, description="Stage memory writes for approval (`hermes memory pending`)."
     )
@@ -71,6 +78,11 @@ class SessionsSettings(_Section):
         8192, ge=256, description="Characters of one message indexed for full-text search."
     )
     default_limit: int = Field(3, ge=1, le=10, description="Sessions returned per search.")
+    redact_secrets: bool = Field(
+        True,
+        description="Mask credentials (API keys, tokens, passwords) in message text before it "
+        "is stored in state.db; false keeps text verbatim.",
+    )
 
 
 class SkillsSettings(_Section):
@@ -175,6 +187,12 @@ class ReviewSettings(_Section):
     )
     max_input_tokens: int = Field(
         120_000, ge=1000, description="Cap on transcript tokens replayed into a review."
+    )
+    flush_timeout: float = Field(
+        20.0,
+        gt=0,
+        description="Seconds a memory flush before context loss may take; past it the flush "
+        "is abandoned (writes already made stay) and the exit or compression goes on.",
     )
 
 

@@ -8,4 +8,8 @@ autouse, imports deferred until a fixture is used. See docs/testing-providers.md
 * :class:`hermes_core.testing.contract.ProviderContract` — inherit provider checks
 * :mod:`hermes_core.testing.fakes` — ``make_turn``, ``make_session_info``
 * :class:`hermes_core.testing.fake_llm.FakeLLMServer` — loopback OpenAI-compatible server
+* :class:`hermes_core.testing.loopback.LoopbackServer` — loopback double for a service
+  provider's API (routes, recorded requests, faults, OpenAPI validation)
+* :class:`hermes_core.testing.service_faults.ServiceProviderContract` — the contract plus the
+  fault tests every service provider inherits
 """

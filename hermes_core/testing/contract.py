@@ -31,7 +31,11 @@ from hermes_core.providers.discovery import list_installed
 from hermes_core.testing.harness import ProviderHarness
 from hermes_core.types import MemoryContext, MemoryWrite
 
-_SECRETISH = ("key", "token", "secret", "password", "passwd", "credential")
+_SECRETISH = frozenset(
+    {"key", "apikey", "token", "secret", "password", "passwd", "credential", "credentials"}
+)
+"""Name parts (split on ``_``) that mark a secret: ``api_key``, ``auth_token`` — but not
+``context_tokens`` or ``max_tokens`` (token counts)."""
 
 
 class _NetworkAttempt(AssertionError):
@@ -139,7 +143,7 @@ class ProviderContract:
         wrong = [
             name
             for name, info in self.provider_class.Settings.model_fields.items()
-            if any(word in name.lower() for word in _SECRETISH)
+            if _SECRETISH & set(name.lower().split("_"))
             and not _is_secret_annotation(info.annotation)
         ]
         assert not wrong, f"secret-looking fields must be SecretStr: {wrong}"
@@ -153,11 +157,10 @@ class ProviderContract:
         from prompt_toolkit.output import DummyOutput
 
         from hermes_core.cli.main import cli
-        from hermes_core.cli.prompts import skipped_in_setup
+        from hermes_core.cli.prompts import setup_fields
 
         name = self.provider_class.name
-        fields = self.provider_class.Settings.model_fields.values()
-        prompts = sum(1 for info in fields if not skipped_in_setup(info))
+        prompts = len(setup_fields(self.provider_class.Settings))
         with create_pipe_input() as pipe, create_app_session(input=pipe, output=DummyOutput()):
             pipe.send_text("\r" * prompts)
             result = CliRunner().invoke(cli, ["memory", "setup", name])
@@ -165,6 +168,21 @@ class ProviderContract:
         config = yaml.safe_load((hermes_home / "config.yaml").read_text(encoding="utf-8"))
         assert config["memory"]["provider"] == name
         assert f"Memory provider: {name}" in result.output
+        written = (config["memory"].get("providers") or {}).get(name) or {}
+        defaults = {
+            key: info.get_default(call_default_factory=True)
+            for key, info in self.provider_class.Settings.model_fields.items()
+        }
+        same = [key for key, value in written.items() if value == defaults.get(key)]
+        assert not same, f"setup wrote values equal to their defaults: {same}"
+
+    def test_setup_asks_only_a_few_questions(self) -> None:
+        """First-time setup asks what a user must answer (key, URL, scope), not every knob:
+        mark those fields with ``setup_field(...)``/``json_schema_extra={"setup": "ask"}``."""
+        from hermes_core.cli.prompts import setup_fields
+
+        asked = [name for name, _ in setup_fields(self.provider_class.Settings)]
+        assert len(asked) <= 5, f"setup asks {len(asked)} questions: {asked}"
 
     # -- behaviour
 

@@ -111,3 +111,21 @@ def test_one_shot_sends_library_warnings_to_the_log_file(
     assert result.stdout.strip() == "你好!"
     log = (hermes_home / "logs" / "chat.log").read_text(encoding="utf-8")
     assert "nosuchprovider" in log and "WARNING" in log
+
+
+def test_one_shot_says_why_a_turn_was_not_stored(
+    hermes_home: Path, fake_llm: FakeLLMServer, model: ScriptedModel
+) -> None:
+    """Another program's state.db: the reply is not lost silently, the user is told why."""
+    import sqlite3
+
+    with sqlite3.connect(hermes_home / "state.db") as conn:
+        conn.execute("CREATE TABLE kv (k TEXT PRIMARY KEY, v TEXT)")
+    model.when("capital", "北京 is the capital.")
+    result = CliRunner().invoke(
+        cli,
+        ["chat", "-q", "capital of China?", "--base-url", fake_llm.base_url],
+    )
+    assert result.exit_code == 1
+    assert "another program" in result.output and "HERMES_HOME" in result.output
+    assert "Traceback" not in result.output

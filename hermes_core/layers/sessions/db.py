@@ -1,4 +1,9 @@
-"""The session archive: ``$HERMES_HOME/state.db`` (SQLite, WAL, FTS5).
+"""The session archive: ``$HERMES_HOME/state.db`` (SQLite, WAL, FTS5) — the database class.
+
+The schema and its migrations live in :mod:`.schema`, the row records and their pure helpers
+in :mod:`.records`, the file checks in :mod:`.files`, the preparation of message rows in
+:mod:`.ingest`, the errors in :mod:`.errors`; their public names used by callers are
+re-exported here, so ``from hermes_core.layers.sessions.db import SessionRecord`` keeps working.
 
 Contract:
 
@@ -22,203 +27,82 @@ Contract:
 from __future__ import annotations
 
 import contextlib
-import json
-import os
 import random
-import re
 import sqlite3
 import threading
 import time
-import unicodedata
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from hermes_core.layers.sessions.fts import FTS_TOKENIZER, index_fields, probe_fts5
-from hermes_core.llm.tokens import estimate_message_tokens
-from hermes_core.text import content_text as shared_content_text
+from hermes_core.context import redact
+from hermes_core.layers.sessions.errors import (
+    SessionStoreBusy,
+    SessionStoreError,
+    SessionStoreReadOnly,
+    SessionStoreUnusable,
+)
+from hermes_core.layers.sessions.files import (
+    PRIVATE_MODE,
+    check_file,
+    create_private,
+    tighten_permissions,
+    unusable,
+)
+from hermes_core.layers.sessions.fts import probe_fts5
+from hermes_core.layers.sessions.ingest import INSERT_COLUMNS, prepare_messages
+from hermes_core.layers.sessions.records import (
+    ALL_USERS,
+    MESSAGE_COLUMNS,
+    SESSION_COLUMNS,
+    TITLE_MAX,
+    AllUsers,
+    SessionRecord,
+    StoredMessage,
+    UserScope,
+    content_text,
+    message_from_row,
+    sanitize_title,
+    scope_sql,
+    session_from_row,
+    stored_user_id,
+    tool_call_parts,
+)
+from hermes_core.layers.sessions.sanitize import (
+    as_text,
+    clamp_int,
+    clean_timestamp,
+    json_text,
+    optional_text,
+)
+from hermes_core.layers.sessions.schema import (
+    MIGRATIONS,
+    SCHEMA_VERSION,
+    create_fts_table,
+    incompatibility,
+    migrate,
+    read_schema_version,
+    reindex_fts,
+)
 
 DB_FILE = "state.db"
-SCHEMA_VERSION = 5
-TITLE_MAX = 100
 BUSY_TIMEOUT_MS = 1000
 READ_BUSY_TIMEOUT_MS = 5000
 RETRY_JITTER_S = (0.020, 0.150)
 RETRY_DEADLINE_S = 60.0
 CHECKPOINT_EVERY = 50
-PRIVATE_MODE = 0o600
 
 T = TypeVar("T")
 
 
-class SessionStoreError(RuntimeError):
-    """A session-archive operation failed; the message says how to fix it."""
-
-
-class SessionStoreBusy(SessionStoreError):
-    """Another writer held state.db for longer than :data:`RETRY_DEADLINE_S`."""
-
-
-@dataclass(frozen=True, slots=True)
-class SessionRecord:
-    """One row of ``sessions`` (token/billing columns summarised)."""
-
-    id: str
-    source: str
-    user_id: str | None
-    model: str | None
-    parent_session_id: str | None
-    started_at: float
-    ended_at: float | None
-    end_reason: str | None
-    title: str | None
-    message_count: int
-    tool_call_count: int
-    input_tokens: int
-    output_tokens: int
-    system_prompt: str | None = None
-    last_active: float | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready mapping (``system_prompt`` omitted; use ``show`` for it)."""
-        return {
-            "id": self.id,
-            "source": self.source,
-            "user_id": self.user_id,
-            "model": self.model,
-            "parent_session_id": self.parent_session_id,
-            "started_at": self.started_at,
-            "ended_at": self.ended_at,
-            "end_reason": self.end_reason,
-            "title": self.title,
-            "message_count": self.message_count,
-            "tool_call_count": self.tool_call_count,
-            "input_tokens": self.input_tokens,
-            "output_tokens": self.output_tokens,
-            "last_active": self.last_active,
-        }
-
-
-@dataclass(frozen=True, slots=True)
-class StoredMessage:
-    """One row of ``messages``."""
-
-    id: int
-    session_id: str
-    role: str
-    content: str
-    timestamp: float
-    name: str | None = None
-    tool_call_id: str | None = None
-    tool_calls: list[dict[str, Any]] | None = None
-    tool_name: str | None = None
-    token_count: int | None = None
-    finish_reason: str | None = None
-    reasoning: str | None = None
-    active: bool = True
-    compacted: bool = False
-
-    def to_chat(self) -> dict[str, Any]:
-        """The OpenAI-style message this row came from."""
-        out: dict[str, Any] = {"role": self.role, "content": self.content}
-        if self.name:
-            out["name"] = self.name
-        if self.tool_calls:
-            out["tool_calls"] = self.tool_calls
-        if self.tool_call_id:
-            out["tool_call_id"] = self.tool_call_id
-        if self.role == "tool" and self.tool_name:
-            out["name"] = self.tool_name
-        return out
-
-    def to_dict(self) -> dict[str, Any]:
-        """Every stored field, JSON-ready (used by export)."""
-        return {
-            "id": self.id,
-            "session_id": self.session_id,
-            "role": self.role,
-            "content": self.content,
-            "timestamp": self.timestamp,
-            "name": self.name,
-            "tool_call_id": self.tool_call_id,
-            "tool_calls": self.tool_calls,
-            "tool_name": self.tool_name,
-            "token_count": self.token_count,
-            "finish_reason": self.finish_reason,
-            "reasoning": self.reasoning,
-            "active": self.active,
-            "compacted": self.compacted,
-        }
-
-
-# --------------------------------------------------------------------------- helpers
-
-_INVISIBLE = re.compile("[\u200b-\u200f\u202a-\u202e\u2060-\u2064\ufeff]")
-
-
-def sanitize_title(title: object) -> str | None:
-    """Strip control/invisible characters, collapse whitespace, cap at 100 chars.
-    Returns ``None`` when nothing printable is left."""
-    if title is None:
-        return None
-    text = _INVISIBLE.sub("", str(title))
-    text = "".join(" " if unicodedata.category(ch).startswith("C") else ch for ch in text)
-    text = " ".join(text.split())
-    return text[:TITLE_MAX].rstrip() or None
-
-
-def content_text(content: Any) -> str:
-    """Plain text of an OpenAI ``content``; image parts become ``[image]``."""
-    return shared_content_text(content, image_placeholder="[image]")
-
-
-def _readable_json(raw: str) -> str:
-    """Arguments as the model wrote them, but with ``\\uXXXX`` escapes decoded so Chinese
-    (or any non-ASCII) argument text is searchable; invalid JSON is kept as is."""
-    try:
-        return json.dumps(json.loads(raw), ensure_ascii=False)
-    except ValueError:
-        return raw
-
-
-def tool_call_parts(tool_calls: Any) -> tuple[list[str], list[str]]:
-    """``(names, argument strings)`` of an OpenAI ``tool_calls`` list (tolerant of junk)."""
-    names: list[str] = []
-    args: list[str] = []
-    if not isinstance(tool_calls, list):
-        return names, args
-    for call in tool_calls:
-        if not isinstance(call, Mapping):
-            continue
-        fn = call.get("function")
-        if isinstance(fn, Mapping):
-            if isinstance(fn.get("name"), str):
-                names.append(fn["name"])
-            raw = fn.get("arguments")
-            if isinstance(raw, str):
-                args.append(_readable_json(raw))
-            elif raw is not None:
-                args.append(json.dumps(raw, ensure_ascii=False, default=str))
-    return names, args
-
-
-def _create_private(path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, PRIVATE_MODE)
-    os.close(fd)
-
-
-def tighten_permissions(db_path: Path) -> list[Path]:
-    """chmod 0600 the db and its sidecars; returns the files that were looser."""
-    fixed: list[Path] = []
-    for suffix in ("", "-wal", "-shm", "-journal"):
-        path = Path(str(db_path) + suffix)
-        with contextlib.suppress(FileNotFoundError):
-            if path.stat().st_mode & 0o077:
-                os.chmod(path, PRIVATE_MODE)
-                fixed.append(path)
-    return fixed
+def _claim(conn: sqlite3.Connection, session_id: str, user: str | None) -> None:
+    """Raise unless ``session_id`` is new or already belongs to ``user``."""
+    row = conn.execute("SELECT user_id FROM sessions WHERE id=?", (session_id,)).fetchone()
+    if row is not None and row[0] != user:
+        raise SessionStoreError(
+            f"session id {session_id!r} is already used in another user scope; session ids "
+            "are never shared across users — open the session with a new id"
+        )
 
 
 def _is_locked(exc: sqlite3.OperationalError) -> bool:
@@ -226,240 +110,70 @@ def _is_locked(exc: sqlite3.OperationalError) -> bool:
     return "locked" in msg or "busy" in msg
 
 
-# --------------------------------------------------------------------------- migrations
-
-
-def _columns(conn: sqlite3.Connection, table: str) -> set[str]:
-    return {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}
-
-
-def _add_column(conn: sqlite3.Connection, table: str, column: str, decl: str) -> None:
-    if column not in _columns(conn, table):
-        conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} {decl}")
-
-
-def _m1_base(conn: sqlite3.Connection) -> None:
-    conn.execute(
-        """CREATE TABLE IF NOT EXISTS sessions (
-            id TEXT PRIMARY KEY,
-            source TEXT NOT NULL,
-            user_id TEXT,
-            model TEXT,
-            model_config TEXT,
-            system_prompt TEXT,
-            parent_session_id TEXT,
-            started_at REAL NOT NULL,
-            ended_at REAL,
-            end_reason TEXT,
-            message_count INTEGER NOT NULL DEFAULT 0,
-            tool_call_count INTEGER NOT NULL DEFAULT 0,
-            input_tokens INTEGER NOT NULL DEFAULT 0,
-            output_tokens INTEGER NOT NULL DEFAULT 0
-        )"""
-    )
-    conn.execute(
-        """CREATE TABLE IF NOT EXISTS messages (
-            id INTEGER PRIMARY KEY AUTOINCREMENT,
-            session_id TEXT NOT NULL REFERENCES sessions(id),
-            role TEXT NOT NULL,
-            content TEXT,
-            tool_call_id TEXT,
-            tool_calls TEXT,
-            tool_name TEXT,
-            timestamp REAL NOT NULL,
-            token_count INTEGER
-        )"""
-    )
-    conn.execute("CREATE INDEX IF NOT EXISTS idx_sessions_source ON sessions(source)")
-    conn.execute("CREATE INDEX IF NOT EXISTS idx_sessions_parent ON sessions(parent_session_id)")
-    conn.execute("CREATE INDEX IF NOT EXISTS idx_sessions_started ON sessions(started_at DESC)")
-    conn.execute(
-        "CREATE INDEX IF NOT EXISTS idx_messages_session ON messages(session_id, timestamp)"
-    )
-
-
-def _m2_finish_reason(conn: sqlite3.Connection) -> None:
-    _add_column(conn, "messages", "finish_reason", "TEXT")
-    _add_column(conn, "messages", "reasoning", "TEXT")
-
-
-def _m3_titles(conn: sqlite3.Connection) -> None:
-    _add_column(conn, "sessions", "title", "TEXT")
-    conn.execute(
-        "CREATE UNIQUE INDEX IF NOT EXISTS idx_sessions_title ON sessions(title) "
-        "WHERE title IS NOT NULL"
-    )
-
-
-def _m4_compaction_flags(conn: sqlite3.Connection) -> None:
-    _add_column(conn, "messages", "active", "INTEGER NOT NULL DEFAULT 1")
-    _add_column(conn, "messages", "compacted", "INTEGER NOT NULL DEFAULT 0")
-    _add_column(conn, "messages", "name", "TEXT")
-    conn.execute("CREATE INDEX IF NOT EXISTS idx_messages_session_id ON messages(session_id, id)")
-    conn.execute("CREATE TABLE IF NOT EXISTS state_meta (key TEXT PRIMARY KEY, value TEXT)")
-
-
-def _m5_fts(conn: sqlite3.Connection) -> None:
-    if probe_fts5(conn) is not None:
-        return  # storage works without FTS; search reports why
-    exists = conn.execute(
-        "SELECT 1 FROM sqlite_master WHERE type='table' AND name='messages_fts'"
-    ).fetchone()
-    if exists:
-        return
-    conn.execute(
-        f"CREATE VIRTUAL TABLE messages_fts USING fts5(body, meta, tokenize='{FTS_TOKENIZER}')"
-    )
-    _reindex(conn, cap=8192)
-
-
-def _reindex(conn: sqlite3.Connection, *, cap: int) -> int:
-    """(Re)build ``messages_fts`` from ``messages``; returns the number of rows indexed."""
-    conn.execute("DELETE FROM messages_fts")
-    count = 0
-    rows = conn.execute(
-        "SELECT id, content, name, tool_name, tool_calls FROM messages ORDER BY id"
-    ).fetchall()
-    for row in rows:
-        calls = json.loads(row[4]) if row[4] else None
-        names, args = tool_call_parts(calls)
-        tool = " ".join(filter(None, [row[3], *names]))
-        body, meta = index_fields(
-            row[1] or "", name=row[2], tool_name=tool, tool_args=args, cap=cap
-        )
-        conn.execute(
-            "INSERT INTO messages_fts(rowid, body, meta) VALUES (?, ?, ?)", (row[0], body, meta)
-        )
-        count += 1
-    return count
-
-
-MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
-    _m1_base,
-    _m2_finish_reason,
-    _m3_titles,
-    _m4_compaction_flags,
-    _m5_fts,
-)
-"""Step ``i`` brings the schema from version ``i`` to ``i + 1``. Each step is idempotent (it
-checks before it alters), so a crash between a step and the version bump is harmless."""
-
-
-def read_schema_version(conn: sqlite3.Connection) -> int:
-    """The stored schema version (0 for a fresh database)."""
-    conn.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)")
-    row = conn.execute("SELECT version FROM schema_version").fetchone()
-    return int(row[0]) if row else 0
-
-
-def migrate(conn: sqlite3.Connection) -> int:
-    """Apply every missing migration step in its own transaction; returns the new version.
-    Never touches tables it does not own."""
-    version = read_schema_version(conn)
-    while version < len(MIGRATIONS):
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            current = read_schema_version(conn)  # another process may have migrated
-            if current > version:
-                conn.execute("COMMIT")
-                version = current
-                continue
-            MIGRATIONS[version](conn)
-            conn.execute("DELETE FROM schema_version")
-            conn.execute("INSERT INTO schema_version(version) VALUES (?)", (version + 1,))
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-        version += 1
-    return version
-
-
-# --------------------------------------------------------------------------- the store
-
-_SESSION_COLS = (
-    "id, source, user_id, model, parent_session_id, started_at, ended_at, end_reason, title, "
-    "message_count, tool_call_count, input_tokens, output_tokens"
-)
-_MESSAGE_COLS = (
-    "id, session_id, role, content, timestamp, name, tool_call_id, tool_calls, tool_name, "
-    "token_count, finish_reason, reasoning, active, compacted"
-)
-
-
-def _session_from_row(row: Sequence[Any], *, system_prompt: str | None = None) -> SessionRecord:
-    return SessionRecord(
-        id=row[0],
-        source=row[1],
-        user_id=row[2],
-        model=row[3],
-        parent_session_id=row[4],
-        started_at=row[5],
-        ended_at=row[6],
-        end_reason=row[7],
-        title=row[8],
-        message_count=row[9] or 0,
-        tool_call_count=row[10] or 0,
-        input_tokens=row[11] or 0,
-        output_tokens=row[12] or 0,
-        system_prompt=system_prompt,
-        last_active=row[13] if len(row) > 13 else None,
-    )
-
-
-def message_from_row(row: Sequence[Any]) -> StoredMessage:
-    """Build a :class:`StoredMessage` from a row selected with the message columns."""
-    calls = None
-    if row[7]:
-        try:
-            loaded = json.loads(row[7])
-            calls = loaded if isinstance(loaded, list) else None
-        except ValueError:
-            calls = None
-    return StoredMessage(
-        id=row[0],
-        session_id=row[1],
-        role=row[2],
-        content=row[3] or "",
-        timestamp=row[4],
-        name=row[5],
-        tool_call_id=row[6],
-        tool_calls=calls,
-        tool_name=row[8],
-        token_count=row[9],
-        finish_reason=row[10],
-        reasoning=row[11],
-        active=bool(row[12]),
-        compacted=bool(row[13]),
-    )
-
-
-MESSAGE_COLUMNS = _MESSAGE_COLS
-
-
 class SessionDB:
     """The archive at ``path``. Create with :meth:`open`; close with :meth:`close`."""
 
-    def __init__(self, path: Path, *, index_char_cap: int = 8192) -> None:
+    def __init__(
+        self, path: Path, *, index_char_cap: int = 8192, redact_secrets: bool = True
+    ) -> None:
         self.path = Path(path)
         self.index_char_cap = index_char_cap
+        self.redact_secrets = redact_secrets
         self._local = threading.local()
         self._conns: list[sqlite3.Connection] = []
         self._conns_lock = threading.Lock()
         self._writes = 0
-        _create_private(self.path)
+        self._speakers: dict[object, tuple[int, frozenset[str]]] = {}
+        self.read_only_reason: str | None = None
+        check_file(self.path)
+        create_private(self.path)
+        self.read_only_reason = self._whose_file()
         conn = self._conn()
         self.fts_error: str | None = probe_fts5(conn)
-        self._retry(lambda: migrate(conn))
-        tighten_permissions(self.path)
+        if self.read_only_reason is None:
+            self._retry(lambda: migrate(conn))
+            tighten_permissions(self.path)
         self.fts_enabled = self.fts_error is None and self._has_table(conn, "messages_fts")
         if self.fts_error is None and not self.fts_enabled:
             self.fts_error = "messages_fts is missing; run `hermes sessions reindex`."
 
     @classmethod
-    def open(cls, home: Path, *, index_char_cap: int = 8192) -> SessionDB:
-        """The archive of a Hermes home: ``<home>/state.db`` (created 0600 when missing)."""
-        return cls(Path(home) / DB_FILE, index_char_cap=index_char_cap)
+    def open(
+        cls, home: Path, *, index_char_cap: int = 8192, redact_secrets: bool = True
+    ) -> SessionDB:
+        """The archive of a Hermes home: ``<home>/state.db`` (created 0600 when missing).
+        Raises :class:`SessionStoreUnusable` when the file cannot be used (the message says
+        how to fix it); a newer or foreign file opens read-only (:attr:`read_only_reason`)."""
+        return cls(
+            Path(home) / DB_FILE, index_char_cap=index_char_cap, redact_secrets=redact_secrets
+        )
+
+    @property
+    def read_only(self) -> bool:
+        """True when this file is only read (newer schema or another program's file)."""
+        return self.read_only_reason is not None
+
+    def _whose_file(self) -> str | None:
+        """Read-only reason for a newer/foreign file (never writes), or ``None``."""
+        try:
+            probe = sqlite3.connect(self.path, timeout=READ_BUSY_TIMEOUT_MS / 1000)
+        except sqlite3.Error as exc:
+            raise unusable(self.path, str(exc)) from exc
+        try:
+            reason = self._retry(lambda: incompatibility(probe))
+        except sqlite3.DatabaseError as exc:
+            if isinstance(exc, sqlite3.OperationalError) and _is_locked(exc):
+                raise
+            raise unusable(self.path, str(exc)) from exc
+        finally:
+            probe.close()
+        if reason is None:
+            return None
+        return (
+            f"{self.path} is opened read-only: {reason}. hermes-core never writes to it; "
+            "give hermes-core a home of its own (HERMES_HOME=~/.hermes-core) or move the "
+            f"file aside (mv {self.path} {self.path}.other)"
+        )
 
     # -- connections ---------------------------------------------------------------
 
@@ -473,9 +187,12 @@ class SessionDB:
                 check_same_thread=False,
             )
             conn.execute(f"PRAGMA busy_timeout={READ_BUSY_TIMEOUT_MS}")
-            new_conn = conn
-            self._retry(lambda: new_conn.execute("PRAGMA journal_mode=WAL"))
-            conn.execute("PRAGMA synchronous=FULL")
+            if self.read_only_reason is not None:
+                conn.execute("PRAGMA query_only=ON")
+            else:
+                new_conn = conn
+                self._retry(lambda: new_conn.execute("PRAGMA journal_mode=WAL"))
+                conn.execute("PRAGMA synchronous=FULL")
             conn.execute("PRAGMA foreign_keys=OFF")
             self._local.conn = conn
             with self._conns_lock:
@@ -528,8 +245,13 @@ class SessionDB:
     def write(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         """Run ``fn(conn)`` in a ``BEGIN IMMEDIATE`` transaction with jittered retry.
         Committed (durably) before returning. Public so other layers' tables in state.db
-        can share the same contention handling."""
+        can share the same contention handling. Raises :class:`SessionStoreReadOnly` on a
+        file opened read-only."""
+        if self.read_only_reason is not None:
+            raise SessionStoreReadOnly(self.read_only_reason)
         conn = self._conn()
+        if getattr(self._local, "in_transaction", False):
+            return fn(conn)  # inside transaction(): committed (or not) with the rest
         conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
 
         def attempt() -> T:
@@ -552,6 +274,39 @@ class SessionDB:
             with contextlib.suppress(sqlite3.Error):
                 conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
         return result
+
+    def _check_writable(self) -> None:
+        if self.read_only_reason is not None:
+            raise SessionStoreReadOnly(self.read_only_reason)
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[None]:
+        """Group writes: every :meth:`write` (and every method that writes) of this thread
+        inside the block joins one ``BEGIN IMMEDIATE`` transaction, committed when the block
+        ends, rolled back when it raises — and never committed if the process dies first.
+        Nested blocks join the outer one."""
+        if self.read_only_reason is not None:
+            raise SessionStoreReadOnly(self.read_only_reason)
+        if getattr(self._local, "in_transaction", False):
+            yield
+            return
+        conn = self._conn()
+        conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+        try:
+            self._retry(lambda: conn.execute("BEGIN IMMEDIATE"))
+            self._local.in_transaction = True
+            try:
+                yield
+                conn.execute("COMMIT")
+            except BaseException:
+                with contextlib.suppress(sqlite3.Error):
+                    conn.execute("ROLLBACK")
+                raise
+            finally:
+                self._local.in_transaction = False
+        finally:
+            conn.execute(f"PRAGMA busy_timeout={READ_BUSY_TIMEOUT_MS}")
+        self._writes += 1
 
     def read(self, sql: str, params: Sequence[Any] | Mapping[str, Any] = ()) -> list[Any]:
         """Run a read-only query; returns all rows."""
@@ -577,31 +332,39 @@ class SessionDB:
         model_config: Mapping[str, Any] | None = None,
     ) -> None:
         """Insert the session row; a second call for the same id only fills missing fields
-        (so reopening a session is harmless)."""
-        if not session_id:
+        (so reopening a session is harmless). A session's ``user_id`` never changes: a
+        second call for another user raises :class:`SessionStoreError` (session ids are not
+        shared across users). Values are sanitised (:mod:`.sanitize`); the system prompt is
+        redacted unless :attr:`redact_secrets` is off."""
+        if not isinstance(session_id, str) or not session_id:
             raise SessionStoreError("session id must be a non-empty string")
-        config_json = json.dumps(dict(model_config), default=str) if model_config else None
+        user = stored_user_id(user_id)
+        config_json = json_text(dict(model_config)) if model_config else None
+        prompt = optional_text(system_prompt)
+        if prompt is not None and self.redact_secrets:
+            prompt = redact(prompt)
+        values = (
+            session_id,
+            as_text(source) or "cli",
+            user,
+            optional_text(model),
+            config_json,
+            prompt,
+            optional_text(parent_session_id),
+            clean_timestamp(started_at),
+        )
 
         def do(conn: sqlite3.Connection) -> None:
+            _claim(conn, session_id, user)
             conn.execute(
                 "INSERT INTO sessions(id, source, user_id, model, model_config, system_prompt, "
                 "parent_session_id, started_at) VALUES (?,?,?,?,?,?,?,?) "
                 "ON CONFLICT(id) DO UPDATE SET "
-                "user_id=COALESCE(sessions.user_id, excluded.user_id), "
                 "model=COALESCE(sessions.model, excluded.model), "
                 "parent_session_id=COALESCE(sessions.parent_session_id, "
                 "excluded.parent_session_id), "
                 "system_prompt=COALESCE(sessions.system_prompt, excluded.system_prompt)",
-                (
-                    session_id,
-                    source or "cli",
-                    user_id,
-                    model,
-                    config_json,
-                    system_prompt,
-                    parent_session_id,
-                    started_at if started_at is not None else time.time(),
-                ),
+                values,
             )
             if title:
                 self._set_title(conn, session_id, title)
@@ -609,21 +372,35 @@ class SessionDB:
         self.write(do)
 
     def ensure_session(self, session_id: str, **fields: Any) -> None:
-        """Create the session row if it does not exist (same arguments as create_session)."""
-        if not self.read("SELECT 1 FROM sessions WHERE id=?", (session_id,)):
+        """Create the session row if it does not exist (same arguments as create_session);
+        an existing row of another user raises like :meth:`create_session`."""
+        self._check_writable()
+        rows = self.read("SELECT user_id FROM sessions WHERE id=?", (session_id,))
+        if not rows:
             self.create_session(session_id, **fields)
+        elif rows[0][0] != stored_user_id(fields.get("user_id")):
+            self.write(lambda c: _claim(c, session_id, stored_user_id(fields.get("user_id"))))
 
-    def record_system_prompt(self, session_id: str, text: str) -> None:
+    def record_system_prompt(
+        self, session_id: str, text: str, *, user_id: str | None = None
+    ) -> None:
         """Store the session's frozen system prompt snapshot (the host calls this once the
-        prompt is built). Creates the session row when missing."""
+        prompt is built). Creates the session row (for ``user_id``) when missing."""
+        prompt = as_text(text)
+        if self.redact_secrets:
+            prompt = redact(prompt)
+        user = stored_user_id(user_id)
 
         def do(conn: sqlite3.Connection) -> None:
-            cur = conn.execute("UPDATE sessions SET system_prompt=? WHERE id=?", (text, session_id))
+            _claim(conn, session_id, user)
+            cur = conn.execute(
+                "UPDATE sessions SET system_prompt=? WHERE id=?", (prompt, session_id)
+            )
             if cur.rowcount == 0:
                 conn.execute(
-                    "INSERT INTO sessions(id, source, started_at, system_prompt) "
-                    "VALUES (?, 'cli', ?, ?)",
-                    (session_id, time.time(), text),
+                    "INSERT INTO sessions(id, source, user_id, started_at, system_prompt) "
+                    "VALUES (?, 'cli', ?, ?, ?)",
+                    (session_id, user, time.time(), prompt),
                 )
 
         self.write(do)
@@ -634,7 +411,7 @@ class SessionDB:
             lambda c: c.execute(
                 "UPDATE sessions SET ended_at=COALESCE(ended_at, ?), "
                 "end_reason=COALESCE(end_reason, ?) WHERE id=?",
-                (time.time(), reason, session_id),
+                (time.time(), as_text(reason) or "exit", session_id),
             )
         )
 
@@ -647,6 +424,8 @@ class SessionDB:
         )
 
     def _set_title(self, conn: sqlite3.Connection, session_id: str, title: str) -> str | None:
+        """Titles are unique per user: a clash is looked for among the same user's sessions
+        only (another user's titles are never revealed by a ``#2``)."""
         clean = sanitize_title(title)
         if clean is None:
             conn.execute("UPDATE sessions SET title=NULL WHERE id=?", (session_id,))
@@ -655,7 +434,9 @@ class SessionDB:
         n = 2
         while True:
             row = conn.execute(
-                "SELECT id FROM sessions WHERE title=? AND id<>?", (candidate, session_id)
+                "SELECT id FROM sessions WHERE title=? AND id<>? AND COALESCE(user_id, '') = "
+                "COALESCE((SELECT user_id FROM sessions WHERE id=?), '')",
+                (candidate, session_id, session_id),
             ).fetchone()
             if row is None:
                 break
@@ -670,43 +451,58 @@ class SessionDB:
         title (``None`` when nothing printable remained)."""
         return self.write(lambda c: self._set_title(c, session_id, title))
 
-    def resolve_session(self, ref: str) -> str | None:
+    def resolve_session(
+        self, ref: str, *, user: UserScope = ALL_USERS, hidden_sources: Sequence[str] = ()
+    ) -> str | None:
         """A session id from an id, a unique id prefix (≥4 chars) or a title (the newest
-        ``title #N`` variant wins)."""
+        ``title #N`` variant wins), looking only at sessions in ``user``'s scope and not
+        from ``hidden_sources``: anything else answers ``None`` exactly like a missing id."""
+        if not isinstance(ref, str):
+            return None
         ref = ref.strip()
         if ref.startswith("@session:"):
             ref = ref.split("/", 1)[-1]
         if not ref:
             return None
-        if self.read("SELECT 1 FROM sessions WHERE id=?", (ref,)):
+        scope, params = scope_sql(user)
+        if hidden_sources:
+            scope += f" AND source NOT IN ({','.join('?' * len(hidden_sources))})"
+            params = [*params, *hidden_sources]
+        if self.read(f"SELECT 1 FROM sessions WHERE id=? AND {scope}", (ref, *params)):
             return ref
         rows = self.read(
-            "SELECT id FROM sessions WHERE title=? OR title LIKE ? ESCAPE '\\' "
+            f"SELECT id FROM sessions WHERE (title=? OR title LIKE ? ESCAPE '\\') AND {scope} "
             "ORDER BY started_at DESC",
-            (ref, ref.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + " #%"),
+            (
+                ref,
+                ref.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + " #%",
+                *params,
+            ),
         )
         if rows:
             return str(rows[0][0])
         if len(ref) >= 4:
             rows = self.read(
-                "SELECT id FROM sessions WHERE substr(id, 1, ?) = ? LIMIT 2", (len(ref), ref)
+                f"SELECT id FROM sessions WHERE substr(id, 1, ?) = ? AND {scope} LIMIT 2",
+                (len(ref), ref, *params),
             )
             if len(rows) == 1:
                 return str(rows[0][0])
         return None
 
-    def get_session(self, session_id: str) -> SessionRecord | None:
-        """The session row, or ``None``."""
+    def get_session(self, session_id: str, *, user: UserScope = ALL_USERS) -> SessionRecord | None:
+        """The session row, or ``None`` (also when it is outside ``user``'s scope)."""
+        scope, params = scope_sql(user)
         rows = self.read(
-            f"SELECT {_SESSION_COLS}, "
+            f"SELECT {SESSION_COLUMNS}, "
             "(SELECT MAX(timestamp) FROM messages m WHERE m.session_id = s.id), system_prompt "
-            "FROM sessions s WHERE id=?",
-            (session_id,),
+            f"FROM sessions s WHERE id=? AND {scope}",
+            (session_id, *params),
         )
         if not rows:
             return None
         row = rows[0]
-        return _session_from_row(row[:14], system_prompt=row[14])
+        return session_from_row(row[:14], system_prompt=row[14])
 
     def list_sessions(
         self,
@@ -721,18 +517,22 @@ class SessionDB:
         after: float | None = None,
         before: float | None = None,
         tool: str | None = None,
+        user: UserScope = ALL_USERS,
     ) -> list[SessionRecord]:
-        """Sessions newest first (or oldest first), each with ``last_active``.
+        """Sessions newest first (or oldest first), each with ``last_active``, of ``user``'s
+        scope only.
 
         ``tool`` keeps sessions with a message that called or came from that tool, counting
         the messages of the session's descendants too (a root is listed when a compressed or
         /new continuation of it used the tool)."""
-        where: list[str] = []
-        params: list[Any] = []
+        scope, scope_params = scope_sql(user, "s.user_id")
+        where: list[str] = [scope]
+        params: list[Any] = [*scope_params]
         if tool:
             where.append(
                 "EXISTS (WITH RECURSIVE fam(id) AS (SELECT s.id UNION SELECT c.id FROM "
-                "sessions c JOIN fam ON c.parent_session_id = fam.id) SELECT 1 FROM messages m "
+                "sessions c JOIN fam ON c.parent_session_id = fam.id "
+                "WHERE COALESCE(c.user_id, '') = COALESCE(s.user_id, '')) SELECT 1 FROM messages m "
                 "WHERE m.session_id IN fam AND (m.tool_name = ? OR instr(m.tool_calls, ?) > 0))"
             )
             params.extend([tool, f'"{tool}"'])
@@ -750,7 +550,8 @@ class SessionDB:
         if roots_only:
             where.append(
                 "(s.parent_session_id IS NULL OR s.parent_session_id NOT IN "
-                "(SELECT id FROM sessions))"
+                "(SELECT p.id FROM sessions p WHERE COALESCE(p.user_id, '') = "
+                "COALESCE(s.user_id, '')))"
             )
         if after is not None:
             where.append("s.started_at >= ?")
@@ -761,26 +562,38 @@ class SessionDB:
         clause = f"WHERE {' AND '.join(where)}" if where else ""
         order = "ASC" if oldest_first else "DESC"
         rows = self.read(
-            f"SELECT {_SESSION_COLS}, "
+            f"SELECT {SESSION_COLUMNS}, "
             "(SELECT MAX(timestamp) FROM messages m WHERE m.session_id = s.id) "
             f"FROM sessions s {clause} ORDER BY s.started_at {order}, s.rowid {order} "
             "LIMIT ? OFFSET ?",
             [*params, max(0, int(limit)), max(0, int(offset))],
         )
-        return [_session_from_row(row) for row in rows]
+        return [session_from_row(row) for row in rows]
 
-    def count_sessions(self) -> int:
-        """Number of sessions stored."""
-        return int(self.read("SELECT COUNT(*) FROM sessions")[0][0])
+    def count_sessions(self, *, user: UserScope = ALL_USERS) -> int:
+        """Number of sessions stored (in ``user``'s scope)."""
+        scope, params = scope_sql(user)
+        return int(self.read(f"SELECT COUNT(*) FROM sessions WHERE {scope}", params)[0][0])
 
-    def lineage(self, session_id: str) -> list[str]:
+    def lineage(self, session_id: str, *, user: UserScope = ALL_USERS) -> list[str]:
         """Every session connected to ``session_id`` by ``parent_session_id``: its ancestors
-        (root first), itself, and all descendants. Cycles are tolerated."""
+        (root first), itself, and all descendants. A lineage never crosses users: a parent or
+        child link to a session of another user scope counts as dangling (so nobody can
+        probe for other users' session ids by naming them as a parent). With ``user``, a
+        start session outside that scope has no lineage but itself. Cycles are tolerated."""
+        owner = self._owner(session_id)
+        if owner is None or (not isinstance(user, AllUsers) and owner[0] != user):
+            return [session_id]
+        same = "COALESCE(user_id, '') = COALESCE(?, '')"
         ancestors: list[str] = []
         seen = {session_id}
         current = session_id
         while True:
-            rows = self.read("SELECT parent_session_id FROM sessions WHERE id=?", (current,))
+            rows = self.read(
+                "SELECT p.id FROM sessions c JOIN sessions p ON p.id = c.parent_session_id "
+                "WHERE c.id=? AND COALESCE(p.user_id, '') = COALESCE(?, '')",
+                (current, owner[0]),
+            )
             parent = rows[0][0] if rows else None
             if not parent or parent in seen:
                 break
@@ -793,7 +606,8 @@ class SessionDB:
         while frontier:
             marks = ",".join("?" * len(frontier))
             rows = self.read(
-                f"SELECT id FROM sessions WHERE parent_session_id IN ({marks})", frontier
+                f"SELECT id FROM sessions WHERE parent_session_id IN ({marks}) AND {same}",
+                [*frontier, owner[0]],
             )
             frontier = [r[0] for r in rows if r[0] not in seen]
             seen.update(frontier)
@@ -801,117 +615,106 @@ class SessionDB:
         return out
 
     def lineage_root(self, session_id: str) -> str:
-        """The oldest ancestor of ``session_id`` (itself when it has no parent)."""
-        seen = {session_id}
-        current = session_id
-        while True:
-            rows = self.read("SELECT parent_session_id FROM sessions WHERE id=?", (current,))
-            parent = rows[0][0] if rows else None
-            if not parent or parent in seen:
-                return current
-            if not self.read("SELECT 1 FROM sessions WHERE id=?", (parent,)):
-                return current
-            seen.add(parent)
-            current = parent
+        """The oldest ancestor of ``session_id`` in its own user scope (itself when it has
+        no parent there)."""
+        return self.lineage(session_id)[0]
+
+    def _owner(self, session_id: str) -> tuple[str | None] | None:
+        """``(user_id,)`` of a stored session, ``None`` when there is no such session."""
+        rows = self.read("SELECT user_id FROM sessions WHERE id=?", (session_id,))
+        return (rows[0][0],) if rows else None
 
     # -- messages --------------------------------------------------------------------
 
     def append_messages(
         self,
         session_id: str,
-        messages: Sequence[Mapping[str, Any]],
+        messages: Sequence[Any],
         *,
         timestamp: float | None = None,
         source: str = "cli",
+        user: UserScope = ALL_USERS,
+        turn_key: str | None = None,
     ) -> list[int]:
         """Append OpenAI-style messages in one transaction (creating the session row when
-        missing) and index them; returns the new message ids in order. A message may carry
+        missing) and index them; returns the new message ids in order.
+
+        Every message is stored: values are sanitised, never refused (:mod:`.sanitize`); an
+        item that is not a message at all raises :class:`SessionStoreError` and nothing is
+        written. Text is redacted unless :attr:`redact_secrets` is off. A message may carry
         ``timestamp``, ``token_count``, ``finish_reason``, ``reasoning`` and
-        ``_active``/``_compacted`` overrides."""
-        base_ts = time.time() if timestamp is None else timestamp
-        prepared: list[tuple[tuple[Any, ...], tuple[str, str]]] = []
-        tool_calls_total = 0
-        for offset, msg in enumerate(messages):
-            if not isinstance(msg, Mapping):
-                continue
-            role = str(msg.get("role") or "user")
-            content = content_text(msg.get("content"))
-            calls = msg.get("tool_calls")
-            names, args = tool_call_parts(calls)
-            tool_calls_total += len(names)
-            calls_json = json.dumps(calls, ensure_ascii=False, default=str) if calls else None
-            tool_name = msg.get("tool_name") or (msg.get("name") if role == "tool" else None)
-            speaker = msg.get("name") if role != "tool" else None
-            ts = msg.get("timestamp")
-            ts_value = float(ts) if isinstance(ts, int | float) else base_ts + offset * 1e-6
-            tokens = msg.get("token_count")
-            if not isinstance(tokens, int):
-                tokens = estimate_message_tokens(msg)
-            active = msg.get("_active", True)
-            compacted = msg.get("_compacted", False)
-            row = (
-                session_id,
-                role,
-                content,
-                msg.get("tool_call_id"),
-                calls_json,
-                tool_name,
-                ts_value,
-                tokens,
-                msg.get("finish_reason"),
-                msg.get("reasoning") if isinstance(msg.get("reasoning"), str) else None,
-                1 if active else 0,
-                1 if compacted else 0,
-                speaker if isinstance(speaker, str) else None,
-            )
-            tool_meta = " ".join(filter(None, [tool_name, *names]))
-            fields = index_fields(
-                content,
-                name=speaker if isinstance(speaker, str) else None,
-                tool_name=tool_meta or None,
-                tool_args=args,
-                cap=self.index_char_cap,
-            )
-            prepared.append((row, fields))
-        if not prepared:
+        ``_active``/``_compacted`` overrides. With ``user`` (not :data:`ALL_USERS`) the
+        session must belong to that user (a new row is created for them). A ``turn_key``
+        already stored for this session makes the call a no-op returning ``[]`` (an
+        idempotent resend)."""
+        self._check_writable()
+        base_ts = clean_timestamp(timestamp)
+        batch = prepare_messages(
+            session_id,
+            messages,
+            base_ts=base_ts,
+            redact_secrets=self.redact_secrets,
+            index_char_cap=self.index_char_cap,
+        )
+        if not batch.rows:
             return []
+        owner = None if isinstance(user, AllUsers) else stored_user_id(user)
+        src = as_text(source) or "cli"
+        key = optional_text(turn_key)
 
         def do(conn: sqlite3.Connection) -> list[int]:
+            if not isinstance(user, AllUsers):
+                _claim(conn, session_id, owner)
+            if (
+                key is not None
+                and conn.execute(
+                    "SELECT 1 FROM messages WHERE session_id=? AND turn_key=? LIMIT 1",
+                    (session_id, key),
+                ).fetchone()
+            ):
+                return []
             conn.execute(
-                "INSERT OR IGNORE INTO sessions(id, source, started_at) VALUES (?, ?, ?)",
-                (session_id, source, base_ts),
+                "INSERT OR IGNORE INTO sessions(id, source, user_id, started_at) "
+                "VALUES (?, ?, ?, ?)",
+                (session_id, src, owner, base_ts),
             )
             ids: list[int] = []
-            for row, (body, meta) in prepared:
+            for position, row in enumerate(batch.rows):
                 cur = conn.execute(
-                    "INSERT INTO messages(session_id, role, content, tool_call_id, tool_calls, "
-                    "tool_name, timestamp, token_count, finish_reason, reasoning, active, "
-                    "compacted, name) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                    row,
+                    f"INSERT INTO messages({INSERT_COLUMNS}, turn_key) "
+                    f"VALUES ({','.join('?' * (len(row.values) + 1))})",
+                    (*row.values, key if position == 0 else None),
                 )
                 rowid = int(cur.lastrowid or 0)
                 ids.append(rowid)
                 if self.fts_enabled:
                     conn.execute(
                         "INSERT INTO messages_fts(rowid, body, meta) VALUES (?, ?, ?)",
-                        (rowid, body, meta),
+                        (rowid, row.body, row.meta),
                     )
             conn.execute(
                 "UPDATE sessions SET message_count = message_count + ?, "
                 "tool_call_count = tool_call_count + ? WHERE id = ?",
-                (len(prepared), tool_calls_total, session_id),
+                (len(batch.rows), batch.tool_calls, session_id),
             )
             return ids
 
         return self.write(do)
 
     def add_token_usage(self, session_id: str, input_tokens: int, output_tokens: int) -> None:
-        """Accumulate token usage reported by the model API."""
+        """Accumulate token usage reported by the model API (clamped to ``[0, 2**53]``)."""
+        cap = 2**53
         self.write(
             lambda c: c.execute(
-                "UPDATE sessions SET input_tokens = input_tokens + ?, "
-                "output_tokens = output_tokens + ? WHERE id = ?",
-                (max(0, input_tokens), max(0, output_tokens), session_id),
+                "UPDATE sessions SET input_tokens = MIN(input_tokens + ?, ?), "
+                "output_tokens = MIN(output_tokens + ?, ?) WHERE id = ?",
+                (
+                    clamp_int(input_tokens, 0, cap) or 0,
+                    cap,
+                    clamp_int(output_tokens, 0, cap) or 0,
+                    cap,
+                    session_id,
+                ),
             )
         )
 
@@ -921,7 +724,7 @@ class SessionDB:
         """Messages of a session in order (live rows only unless ``include_inactive``)."""
         flt = "" if include_inactive else " AND active = 1"
         rows = self.read(
-            f"SELECT {_MESSAGE_COLS} FROM messages WHERE session_id=?{flt} ORDER BY id",
+            f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE session_id=?{flt} ORDER BY id",
             (session_id,),
         )
         return [message_from_row(r) for r in rows]
@@ -932,7 +735,7 @@ class SessionDB:
 
     def get_message(self, message_id: int) -> StoredMessage | None:
         """One message by id."""
-        rows = self.read(f"SELECT {_MESSAGE_COLS} FROM messages WHERE id=?", (message_id,))
+        rows = self.read(f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE id=?", (message_id,))
         return message_from_row(rows[0]) if rows else None
 
     def mark_compacted(self, session_id: str, message_ids: Iterable[int]) -> int:
@@ -1002,12 +805,14 @@ class SessionDB:
 
         return self.write(do)
 
-    def sessions_older_than(self, cutoff: float) -> list[str]:
-        """Ids of sessions whose last activity (or start) is before ``cutoff``."""
+    def sessions_older_than(self, cutoff: float, *, user: UserScope = ALL_USERS) -> list[str]:
+        """Ids of sessions (in ``user``'s scope) whose last activity (or start) is before
+        ``cutoff``."""
+        scope, params = scope_sql(user, "s.user_id")
         rows = self.read(
             "SELECT s.id FROM sessions s WHERE COALESCE((SELECT MAX(timestamp) FROM messages m "
-            "WHERE m.session_id = s.id), s.started_at) < ? ORDER BY s.started_at",
-            (cutoff,),
+            f"WHERE m.session_id = s.id), s.started_at) < ? AND {scope} ORDER BY s.started_at",
+            (cutoff, *params),
         )
         return [r[0] for r in rows]
 
@@ -1018,30 +823,34 @@ class SessionDB:
 
         def do(conn: sqlite3.Connection) -> int:
             if not self._has_table(conn, "messages_fts"):
-                conn.execute(
-                    "CREATE VIRTUAL TABLE messages_fts USING "
-                    f"fts5(body, meta, tokenize='{FTS_TOKENIZER}')"
-                )
-            return _reindex(conn, cap=self.index_char_cap)
+                create_fts_table(conn)
+            return reindex_fts(conn, cap=self.index_char_cap)
 
         count = self.write(do)
         self.fts_enabled = True
         self.fts_error = None
         return count
 
-    def stats(self) -> dict[str, Any]:
-        """Counts, sizes and (when the compression layer's table exists) compression totals."""
+    def stats(self, *, user: UserScope = ALL_USERS) -> dict[str, Any]:
+        """Counts of ``user``'s scope, the file's size and (when the compression layer's
+        table exists) compression totals."""
         conn = self._conn()
-        sessions = conn.execute("SELECT COUNT(*) FROM sessions").fetchone()[0]
+        scope, p = scope_sql(user)
+        sessions = conn.execute(f"SELECT COUNT(*) FROM sessions WHERE {scope}", p).fetchone()[0]
         messages, compacted = conn.execute(
-            "SELECT COUNT(*), COALESCE(SUM(compacted), 0) FROM messages"
+            "SELECT COUNT(*), COALESCE(SUM(compacted), 0) FROM messages WHERE session_id IN "
+            f"(SELECT id FROM sessions WHERE {scope})",
+            p,
         ).fetchone()
         by_source = dict(
-            conn.execute("SELECT source, COUNT(*) FROM sessions GROUP BY source").fetchall()
+            conn.execute(
+                f"SELECT source, COUNT(*) FROM sessions WHERE {scope} GROUP BY source", p
+            ).fetchall()
         )
         tokens = conn.execute(
             "SELECT COALESCE(SUM(input_tokens),0), COALESCE(SUM(output_tokens),0), "
-            "COALESCE(SUM(tool_call_count),0) FROM sessions"
+            f"COALESCE(SUM(tool_call_count),0) FROM sessions WHERE {scope}",
+            p,
         ).fetchone()
         size = sum(
             Path(str(self.path) + s).stat().st_size
@@ -1051,6 +860,7 @@ class SessionDB:
         out: dict[str, Any] = {
             "path": str(self.path),
             "schema_version": self.schema_version(),
+            "read_only": self.read_only_reason,
             "fts": self.fts_enabled,
             "sessions": sessions,
             "messages": messages,
@@ -1079,6 +889,36 @@ class SessionDB:
                 out["compression"] = {"error": str(exc)}
         return out
 
+    def user_scopes(self) -> list[dict[str, Any]]:
+        """Every user scope with sessions: ``user_id`` (``None``: no user), ``sessions`` and
+        ``last_active`` (latest start), busiest first. For operators; never shown to a
+        user's tool."""
+        rows = self.read(
+            "SELECT user_id, COUNT(*), MAX(started_at) FROM sessions GROUP BY user_id "
+            "ORDER BY COUNT(*) DESC, user_id"
+        )
+        return [{"user_id": r[0], "sessions": int(r[1]), "last_active": r[2]} for r in rows]
+
+    def speaker_names(self, *, user: UserScope = ALL_USERS) -> frozenset[str]:
+        """Lower-cased words of every participant name (``messages.name``) in ``user``'s
+        sessions. Cached per object and scope; recomputed when a message was added since."""
+        newest = int(self.read("SELECT MAX(id) FROM messages")[0][0] or 0)
+        key: object = user
+        cached = self._speakers.get(key)
+        if cached is not None and cached[0] == newest:
+            return cached[1]
+        scope, params = scope_sql(user, "s.user_id")
+        rows = self.read(
+            "SELECT DISTINCT m.name FROM messages m JOIN sessions s ON s.id = m.session_id "
+            f"WHERE m.name IS NOT NULL AND {scope}",
+            params,
+        )
+        names = frozenset(
+            word for (name,) in rows for word in str(name).lower().split() if len(word) > 1
+        )
+        self._speakers[key] = (newest, names)
+        return names
+
     def iter_all_session_ids(self) -> Iterator[str]:
         """Every session id, oldest first."""
         for row in self.read("SELECT id FROM sessions ORDER BY started_at"):
@@ -1086,19 +926,29 @@ class SessionDB:
 
 
 __all__ = [
+    "ALL_USERS",
     "DB_FILE",
     "MESSAGE_COLUMNS",
+    "MIGRATIONS",
+    "PRIVATE_MODE",
     "SCHEMA_VERSION",
+    "SESSION_COLUMNS",
+    "TITLE_MAX",
     "SessionDB",
     "SessionRecord",
     "SessionStoreBusy",
     "SessionStoreError",
+    "SessionStoreReadOnly",
+    "SessionStoreUnusable",
     "StoredMessage",
+    "UserScope",
+    "check_file",
     "content_text",
     "message_from_row",
     "migrate",
     "read_schema_version",
     "sanitize_title",
+    "session_from_row",
     "tighten_permissions",
     "tool_call_parts",
 ]

@@ -3,7 +3,10 @@
 * ``on_session_start`` creates the session row (source, user_id, model, parent, title).
 * ``on_prompt_frozen`` stores the frozen system prompt snapshot (``sessions.system_prompt``).
 * ``sync`` writes every message of the turn (and its token usage) in one transaction and
-  returns only once it is committed; a turn number already written is skipped.
+  returns only once it is committed. Values are sanitised, never refused; text is redacted
+  unless ``sessions.redact_secrets`` is off. A failure raises, and the facade hands it to
+  the caller of ``after_turn`` (:attr:`SessionsLayer.durable_sync`). A resend of the same
+  turn is recognised by its key (turn number + digest of the turn) and skipped.
 * ``on_session_end`` records ``ended_at`` and the reason (``exit``, ``new_session``,
   ``compression``...).
 * ``register_tools`` offers ``session_search`` (read-only, also for background review).
@@ -17,19 +20,22 @@ session.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import sqlite3
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 from hermes_core.layers.sessions.db import (
     DB_FILE,
     SCHEMA_VERSION,
     SessionDB,
+    SessionStoreError,
     content_text,
     tighten_permissions,
 )
+from hermes_core.layers.sessions.sanitize import json_text
 from hermes_core.layers.sessions.search import SessionSearch, build_tool, llm_summarizer
 from hermes_core.markers import hookimpl
 from hermes_core.types import CompressionResult, HealthCheck, SessionInfo, ToolSpec, Turn
@@ -43,15 +49,37 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
+def turn_key(session: SessionInfo, turn: Turn) -> str:
+    """The idempotency key of a turn: its number plus a digest of everything in it. Distinct
+    turns of one session have distinct numbers, so no two of them share a key; a resend of
+    the same :class:`Turn` has the same key."""
+    body = json_text(
+        [
+            session.id,
+            turn.number,
+            turn.started_at,
+            turn.ended_at,
+            turn.user_text,
+            turn.reply,
+            list(turn.messages),
+        ]
+    )
+    digest = hashlib.sha256(body.encode("utf-8", "replace")).hexdigest()[:24]
+    return f"{turn.number}:{digest}"
+
+
 class SessionsLayer:
     """Hook implementations of the sessions layer. One instance per host."""
+
+    durable_sync: ClassVar[bool] = True
+    """The facade re-raises this plugin's ``sync`` failures to the caller of ``after_turn``
+    (after every other implementation ran): a turn is stored whole or the caller learns why."""
 
     def __init__(self) -> None:
         self._settings: HermesSettings | None = None
         self._home: Path | None = None
         self._db: SessionDB | None = None
         self._lock = threading.Lock()
-        self._last_turn: dict[str, int] = {}
 
     # -- plumbing ----------------------------------------------------------------------
 
@@ -66,8 +94,12 @@ class SessionsLayer:
             return None
         with self._lock:
             if self._db is None:
-                cap = self._settings.sessions.index_char_cap if self._settings else 8192
-                self._db = SessionDB.open(self._home, index_char_cap=cap)
+                sessions = self._settings.sessions if self._settings else None
+                self._db = SessionDB.open(
+                    self._home,
+                    index_char_cap=sessions.index_char_cap if sessions else 8192,
+                    redact_secrets=sessions.redact_secrets if sessions else True,
+                )
             return self._db
 
     def searcher(self) -> SessionSearch | None:
@@ -123,16 +155,14 @@ class SessionsLayer:
     def on_prompt_frozen(self, session: SessionInfo, system_prompt: str) -> None:
         db = self.db()
         if db is not None:
-            db.record_system_prompt(session.id, system_prompt)
+            db.record_system_prompt(session.id, system_prompt, user_id=session.user_id)
 
     @hookimpl
     def sync(self, session: SessionInfo, turn: Turn) -> None:
         db = self.db()
         if db is None:
             return
-        if self._last_turn.get(session.id, 0) >= turn.number > 0:
-            return  # already written (a resend)
-        messages: list[ChatMessage] = [dict(m) for m in turn.messages]
+        messages: list[object] = list(turn.messages)
         if not messages:
             messages = [{"role": "user", "content": turn.user_text}]
             if turn.reply:
@@ -144,10 +174,16 @@ class SessionsLayer:
             model=session.model,
             parent_session_id=session.parent_id,
         )
-        db.append_messages(session.id, messages, timestamp=turn.started_at, source=session.source)
-        if turn.prompt_tokens or turn.completion_tokens:
+        ids = db.append_messages(
+            session.id,
+            messages,
+            timestamp=turn.started_at,
+            source=session.source,
+            user=session.user_id,
+            turn_key=turn_key(session, turn),
+        )
+        if ids and (turn.prompt_tokens or turn.completion_tokens):
             db.add_token_usage(session.id, turn.prompt_tokens or 0, turn.completion_tokens or 0)
-        self._last_turn[session.id] = turn.number
 
     @hookimpl
     def on_compressed(self, session: SessionInfo, result: CompressionResult) -> None:
@@ -168,7 +204,6 @@ class SessionsLayer:
         db = self.db()
         if db is not None:
             db.end_session(session.id, reason or "exit")
-        self._last_turn.pop(session.id, None)
 
     @hookimpl
     def register_tools(self, session: SessionInfo) -> list[ToolSpec] | None:
@@ -202,6 +237,10 @@ def health_checks(home: Path) -> list[HealthCheck]:
     )
     try:
         db = SessionDB(path)
+    except SessionStoreError as exc:
+        detail, _, fix = str(exc).partition(" — ")
+        checks.append(HealthCheck("sessions: state.db", False, detail, fix or detail))
+        return checks
     except (sqlite3.Error, OSError) as exc:
         checks.append(
             HealthCheck(
@@ -212,6 +251,9 @@ def health_checks(home: Path) -> list[HealthCheck]:
             )
         )
         return checks
+    if db.read_only_reason is not None:
+        detail, _, fix = db.read_only_reason.partition("; ")
+        checks.append(HealthCheck("sessions: state.db", False, detail, fix or detail))
     try:
         tighten_permissions(path)
         version = db.schema_version()
@@ -227,7 +269,9 @@ def health_checks(home: Path) -> list[HealthCheck]:
             HealthCheck(
                 "sessions: full-text search (FTS5)",
                 db.fts_enabled,
-                "porter + CJK-split index available" if db.fts_enabled else str(db.fts_error),
+                f"SQLite {sqlite3.sqlite_version}: porter + CJK-split index available"
+                if db.fts_enabled
+                else f"SQLite {sqlite3.sqlite_version}: {db.fts_error}",
                 ""
                 if db.fts_enabled
                 else "install a Python/SQLite with FTS5, then run `hermes sessions reindex`",

@@ -38,6 +38,7 @@ from hermes_core.layers.sessions.fts import (
     parse_query,
     ranked_terms,
 )
+from hermes_core.layers.sessions.records import ALL_USERS, UserScope, scope_sql
 from hermes_core.layers.sessions.timeparse import TimeWindow, query_time_window
 from hermes_core.text import CJK_CHAR
 
@@ -119,6 +120,8 @@ class SearchFilters:
     demoted_sources: tuple[str, ...] = ()
     """Sessions from these sources (``cron``) rank below interactive ones of similar score:
     their score is multiplied by :data:`DEMOTION`."""
+    user: UserScope = ALL_USERS
+    """Only sessions of this user scope (``None``: sessions stored without a user)."""
 
 
 @dataclass(slots=True)
@@ -154,8 +157,9 @@ class Ranking:
 
 
 def _filter_sql(filters: SearchFilters) -> tuple[str, list[Any]]:
-    where = ["(m.active = 1 OR m.compacted = 1)"]
-    params: list[Any] = []
+    scope, scope_params = scope_sql(filters.user, "s.user_id")
+    where = ["(m.active = 1 OR m.compacted = 1)", scope]
+    params: list[Any] = [*scope_params]
     if filters.exclude_sessions:
         marks = ",".join("?" * len(filters.exclude_sessions))
         where.append(f"(m.session_id NOT IN ({marks}) OR m.compacted = 1)")
@@ -372,21 +376,6 @@ def _window_hits(
     return out
 
 
-def _speaker_names(db: SessionDB) -> frozenset[str]:
-    """Lower-cased participant names (``messages.name``) known to the archive, cached on
-    the db object and refreshed when the message count changes."""
-    count = int(db.read("SELECT MAX(id) FROM messages")[0][0] or 0)
-    cached = getattr(db, "_speaker_cache", None)
-    if cached is not None and cached[0] == count:
-        return frozenset(cached[1])
-    rows = db.read("SELECT DISTINCT name FROM messages WHERE name IS NOT NULL")
-    names = frozenset(
-        word for (name,) in rows for word in str(name).lower().split() if len(word) > 1
-    )
-    db._speaker_cache = (count, names)  # type: ignore[attr-defined]
-    return names
-
-
 def _speakers_of(db: SessionDB, ids: Sequence[int]) -> dict[int, str]:
     out: dict[int, str] = {}
     for start in range(0, len(ids), 500):
@@ -415,17 +404,21 @@ def _neighbours(db: SessionDB, hits: Iterable[TurnHit]) -> dict[int, tuple[int |
     return out
 
 
-def rank(
-    db: SessionDB,
-    query: str,
-    filters: SearchFilters | None = None,
-    *,
-    candidates: int | None = None,
-) -> Ranking:
-    """Rank messages and sessions for ``query``. Never raises for odd query text; returns an
-    empty ranking when nothing is searchable or FTS5 is unavailable."""
-    filters = filters or SearchFilters()
-    candidates = CANDIDATES if candidates is None else candidates
+@dataclass(slots=True)
+class _Query:
+    """Stage 1 output: what to search for."""
+
+    terms: list[Term]
+    dropped: list[Term]
+    named: set[str]
+    explicit: bool
+    match: str | None
+    window: TimeWindow | None
+
+
+def _prepare_query(db: SessionDB, query: str, user: UserScope = ALL_USERS) -> _Query:
+    """Stage 1 — query terms: normalise, split off a named date, drop stopwords, question
+    scaffolding and participant names (kept aside for relaxation), build the MATCH."""
     query = normalize(query) if isinstance(query, str) else query
     window = query_time_window(query) if TIME_BOOST else None
     if window is not None and parse_query(window.rest):
@@ -433,8 +426,8 @@ def rank(
     parsed = parse_query(query)
     terms = ranked_terms(parsed)
     if not db.fts_enabled or not terms:
-        return Ranking([], [], terms, None)
-    speakers = _speaker_names(db)
+        return _Query(terms, [], set(), False, None, window)
+    speakers = db.speaker_names(user=user)
     named = {t.words[0] for t in terms if len(t.words) == 1 and t.words[0] in speakers}
     content = [
         t
@@ -447,27 +440,35 @@ def rank(
         terms = content
     explicit = any(t.op is not None for t in parsed)
     match = build_match(query) if explicit else " OR ".join(t.to_match() for t in terms)
-    if not match:
-        return Ranking([], [], terms, None)
-    where, params = _filter_sql(filters)
-    hits = _candidates(db, match, where, params, candidates)
     dropped = [t for t in ranked_terms(parsed) if t not in terms]
-    relaxed: list[TurnHit] = []
-    if dropped and len({h.session_id for h in hits}) < RELAX_MIN_SESSIONS:
-        # Query relaxation: the content terms found too little, so the names and question
-        # words dropped above are searched too and ranked after every primary result.
-        relax_match = " OR ".join(t.to_match() for t in dropped)
-        seen = {h.message_id for h in hits}
-        relaxed = [
-            h
-            for h in _candidates(db, relax_match, where, params, candidates)
-            if h.message_id not in seen
-        ]
-    if not hits and not relaxed:
-        return Ranking([], [], terms, match)
+    return _Query(terms, dropped, named, explicit, match or None, window)
 
-    idf: dict[str, float] = {}
-    idf_sum = 0.0
+
+def _relaxed_hits(
+    db: SessionDB,
+    q: _Query,
+    hits: list[TurnHit],
+    where: str,
+    params: list[Any],
+    candidates: int,
+) -> list[TurnHit]:
+    """Stage 2b — query relaxation: when the content terms found fewer than
+    :data:`RELAX_MIN_SESSIONS` sessions, the dropped names and question words are searched
+    too (their hits are ranked after every primary result in :func:`_merge_relaxed`)."""
+    if not q.dropped or len({h.session_id for h in hits}) >= RELAX_MIN_SESSIONS:
+        return []
+    relax_match = " OR ".join(t.to_match() for t in q.dropped)
+    seen = {h.message_id for h in hits}
+    return [
+        h
+        for h in _candidates(db, relax_match, where, params, candidates)
+        if h.message_id not in seen
+    ]
+
+
+def _score_coverage(db: SessionDB, terms: Sequence[Term], hits: list[TurnHit]) -> int:
+    """Stage 3 — term coverage: BM25 scaled by the IDF-weighted share of the query terms a
+    hit contains. Returns the archive size used for IDF."""
     total = int(db.read("SELECT MAX(id) FROM messages")[0][0] or 0) or 1
     if COVERAGE_POWER and len(terms) > 1:
         idf, cover = _term_postings(db, terms, [h.message_id for h in hits], total)
@@ -480,43 +481,63 @@ def rank(
     else:
         for hit in hits:
             hit.score = hit.bm25
+    return total
 
-    if PRF_WEIGHT and hits and not explicit:
-        hits = _feedback(db, hits, terms, named, where, params, candidates, total)
 
-    if window is not None:
-        for hit in hits:
-            if window.contains(hit.timestamp):
-                hit.score *= 1.0 + TIME_BOOST
-
-    if (
-        window is not None
-        and WINDOW_PRIOR
-        and hits
-        and (window.month is not None or math.isfinite(window.start))
-    ):
+def _apply_dates(
+    db: SessionDB, window: TimeWindow | None, hits: list[TurnHit], where: str, params: list[Any]
+) -> None:
+    """Stage 4 — dates named in the query boost hits inside them; sessions active then
+    without a keyword hit get a :data:`WINDOW_PRIOR` pseudo-hit."""
+    if window is None:
+        return
+    for hit in hits:
+        if window.contains(hit.timestamp):
+            hit.score *= 1.0 + TIME_BOOST
+    if WINDOW_PRIOR and hits and (window.month is not None or math.isfinite(window.start)):
         hits.extend(_window_hits(db, window, hits, where, params))
 
-    if SPEAKER_BOOST and named:
-        speaker_of = _speakers_of(db, [h.message_id for h in hits])
-        for hit in hits:
-            if speaker_of.get(hit.message_id, "") in named:
-                hit.score *= 1.0 + SPEAKER_BOOST
 
-    if NEIGHBOUR_SHARE:
-        base = {(h.session_id, h.message_id): h.score for h in hits}
-        for hit in hits:
-            sid, mid = hit.session_id, hit.message_id
-            bonus = max(base.get((sid, mid - 1), 0.0), base.get((sid, mid + 1), 0.0))
-            hit.score += NEIGHBOUR_SHARE * bonus
+def _apply_speakers(db: SessionDB, named: set[str], hits: list[TurnHit]) -> None:
+    """Stage 5 — messages spoken by a participant the query names get
+    :data:`SPEAKER_BOOST`."""
+    if not SPEAKER_BOOST or not named:
+        return
+    speaker_of = _speakers_of(db, [h.message_id for h in hits])
+    for hit in hits:
+        if speaker_of.get(hit.message_id, "") in named:
+            hit.score *= 1.0 + SPEAKER_BOOST
 
+
+def _apply_neighbours(hits: list[TurnHit]) -> None:
+    """Stage 6 — a hit gains :data:`NEIGHBOUR_SHARE` of its best adjacent hit's score."""
+    if not NEIGHBOUR_SHARE:
+        return
+    base = {(h.session_id, h.message_id): h.score for h in hits}
+    for hit in hits:
+        sid, mid = hit.session_id, hit.message_id
+        bonus = max(base.get((sid, mid - 1), 0.0), base.get((sid, mid + 1), 0.0))
+        hit.score += NEIGHBOUR_SHARE * bonus
+
+
+def _merge_relaxed(hits: list[TurnHit], relaxed: list[TurnHit]) -> list[TurnHit]:
+    """Primary hits best first, then the relaxed hits: positive, below every (positive)
+    primary hit, in their own BM25 order."""
     hits.sort(key=lambda h: (-h.score, h.message_id))
-    # relaxed hits: positive, below every (positive) primary hit, in their own bm25 order
     ceiling = 0.5 * min((h.score for h in hits if h.score > 0), default=2.0)
     top_relaxed = max((h.bm25 for h in relaxed), default=1.0) or 1.0
     for hit in relaxed:
         hit.score = ceiling * max(hit.bm25, 0.0) / top_relaxed
     hits.extend(sorted(relaxed, key=lambda h: (-h.score, h.message_id)))
+    return hits
+
+
+def _aggregate_sessions(
+    db: SessionDB, hits: Sequence[TurnHit], demoted_sources: Sequence[str]
+) -> list[SessionHit]:
+    """Stage 7 — a session scores its best hit plus decaying shares of the next best
+    (:data:`SESSION_DECAY`); sessions from ``demoted_sources`` are scaled by
+    :data:`DEMOTION`. Best first."""
     by_session: dict[str, list[TurnHit]] = defaultdict(list)
     for hit in hits:
         by_session[hit.session_id].append(hit)
@@ -524,22 +545,53 @@ def rank(
     for sid, shits in by_session.items():
         score = sum(w * h.score for w, h in zip(SESSION_DECAY, shits, strict=False))
         sessions.append(SessionHit(sid, score, shits[0].message_id, shits))
-    if filters.demoted_sources and sessions:
+    if demoted_sources and sessions:
         ids = [s.session_id for s in sessions]
         marks = ",".join("?" * len(ids))
         demoted = {
             row[0]
             for row in db.read(
                 f"SELECT id FROM sessions WHERE id IN ({marks}) AND source IN "
-                f"({','.join('?' * len(filters.demoted_sources))})",
-                [*ids, *filters.demoted_sources],
+                f"({','.join('?' * len(demoted_sources))})",
+                [*ids, *demoted_sources],
             )
         }
         for session_hit in sessions:
             if session_hit.session_id in demoted:
                 session_hit.score *= DEMOTION
     sessions.sort(key=lambda s: (-s.score, s.anchor_message_id))
-    return Ranking(hits, sessions, terms, match)
+    return sessions
+
+
+def rank(
+    db: SessionDB,
+    query: str,
+    filters: SearchFilters | None = None,
+    *,
+    candidates: int | None = None,
+) -> Ranking:
+    """Rank messages and sessions for ``query`` through the stages listed in the module
+    docstring. Never raises for odd query text; returns an empty ranking when nothing is
+    searchable or FTS5 is unavailable."""
+    filters = filters or SearchFilters()
+    candidates = CANDIDATES if candidates is None else candidates
+    q = _prepare_query(db, query, filters.user)
+    if q.match is None:
+        return Ranking([], [], q.terms, None)
+    where, params = _filter_sql(filters)
+    hits = _candidates(db, q.match, where, params, candidates)
+    relaxed = _relaxed_hits(db, q, hits, where, params, candidates)
+    if not hits and not relaxed:
+        return Ranking([], [], q.terms, q.match)
+    total = _score_coverage(db, q.terms, hits)
+    if PRF_WEIGHT and hits and not q.explicit:
+        hits = _feedback(db, hits, q.terms, q.named, where, params, candidates, total)
+    _apply_dates(db, q.window, hits, where, params)
+    _apply_speakers(db, q.named, hits)
+    _apply_neighbours(hits)
+    hits = _merge_relaxed(hits, relaxed)
+    sessions = _aggregate_sessions(db, hits, filters.demoted_sources)
+    return Ranking(hits, sessions, q.terms, q.match)
 
 
 __all__ = ["Ranking", "SearchFilters", "SessionHit", "TurnHit", "rank"]

@@ -17,7 +17,10 @@ read       ``session_id``                           whole session, or first 20 +
 Rules: interactive sessions rank above ``cron`` ones of similar relevance (demoted ×0.5).
 The current session and its lineage are never returned by discover/browse, except
 rows the compressor archived (``compacted``), whose content is no longer in the live context.
-Hidden sources (``sessions.hidden_sources``: kanban, subagent, tool) are never returned.
+Hidden sources (``sessions.hidden_sources``: kanban, subagent, tool) are never returned,
+by id included. Every mode sees only the calling session's user scope (a session without a
+``user_id`` sees only sessions without one); another user's session id answers exactly like
+a missing one.
 ``role_filter`` defaults to ``user,assistant`` for discover. ``after``/``before`` accept ISO
 dates or ages (``7d``); ``tool`` keeps messages that called or came from that tool. With
 ``summarize: true`` each discovered session is summarised by the auxiliary LLM (route
@@ -38,6 +41,7 @@ from typing import TYPE_CHECKING, Any
 
 from hermes_core.layers.sessions.db import MESSAGE_COLUMNS, StoredMessage, message_from_row
 from hermes_core.layers.sessions.ranking import SearchFilters, rank
+from hermes_core.layers.sessions.records import UserScope
 from hermes_core.layers.sessions.timeparse import parse_bound
 from hermes_core.text import CJK_CHAR
 from hermes_core.types import ToolContext, ToolSpec
@@ -161,6 +165,8 @@ class SearchOptions:
     tool: str | None = None
     summarize: bool = False
     extra: dict[str, Any] = field(default_factory=dict)
+    user: UserScope = None
+    """Whose sessions this call sees (set by :meth:`SessionSearch.run`, never an argument)."""
 
 
 def _int(value: Any, name: str, lo: int, hi: int, default: int) -> int:
@@ -370,10 +376,21 @@ class SessionSearch:
 
     # -- entry point -------------------------------------------------------------------
 
-    def run(self, args: Mapping[str, Any], current_session_id: str | None = None) -> dict[str, Any]:
-        """Execute one call; never raises (errors come back as ``success: false``)."""
+    def run(
+        self,
+        args: Mapping[str, Any],
+        current_session_id: str | None = None,
+        *,
+        user_id: UserScope = None,
+    ) -> dict[str, Any]:
+        """Execute one call; never raises (errors come back as ``success: false``).
+
+        Every mode sees only sessions of ``user_id``'s scope (``None``: sessions stored
+        without a user) and never a hidden source; another user's session id or title
+        answers exactly like one that does not exist."""
         try:
             opts = parse_options(args, self.default_limit)
+            opts.user = user_id
             if opts.session_id is not None and opts.around_message_id is not None:
                 return self.scroll(opts)
             if opts.session_id is not None:
@@ -408,6 +425,7 @@ class SessionSearch:
             after=opts.after,
             before=opts.before,
             tool=opts.tool,
+            user=opts.user,
         )
         results = []
         for record in records:
@@ -442,6 +460,7 @@ class SessionSearch:
             before=opts.before,
             tool=opts.tool,
             demoted_sources=self.demoted_sources,
+            user=opts.user,
         )
         ranking = rank(self.db, opts.query, filters)
         words = [
@@ -569,8 +588,8 @@ class SessionSearch:
 
     # -- scroll / read -----------------------------------------------------------------
 
-    def _resolve(self, ref: str) -> str:
-        sid = self.db.resolve_session(ref)
+    def _resolve(self, ref: str, opts: SearchOptions) -> str:
+        sid = self.db.resolve_session(ref, user=opts.user, hidden_sources=self.hidden_sources)
         if sid is None:
             raise ArgumentError(
                 f"no session '{ref}'; call session_search with a query or no arguments to "
@@ -581,7 +600,7 @@ class SessionSearch:
     def scroll(self, opts: SearchOptions) -> dict[str, Any]:
         """``window`` messages each side of ``around_message_id``."""
         assert opts.session_id is not None and opts.around_message_id is not None
-        sid = self._resolve(opts.session_id)
+        sid = self._resolve(opts.session_id, opts)
         anchor = self.db.get_message(opts.around_message_id)
         if anchor is None or anchor.session_id != sid:
             raise ArgumentError(
@@ -606,7 +625,7 @@ class SessionSearch:
     def read(self, opts: SearchOptions) -> dict[str, Any]:
         """The whole session, or its first 20 + last 10 messages when longer."""
         assert opts.session_id is not None
-        sid = self._resolve(opts.session_id)
+        sid = self._resolve(opts.session_id, opts)
         record = self.db.get_session(sid)
         messages = self.db.get_messages(sid)
         truncated = len(messages) > READ_HEAD + READ_TAIL
@@ -685,7 +704,11 @@ def build_tool(
                 "with `hermes config set sessions.enabled true`",
             }
         else:
-            payload = searcher.run(args if isinstance(args, Mapping) else {}, ctx.session.id)
+            payload = searcher.run(
+                args if isinstance(args, Mapping) else {},
+                ctx.session.id,
+                user_id=ctx.session.user_id,
+            )
         return json.dumps(payload, ensure_ascii=False, default=str)
 
     return ToolSpec(

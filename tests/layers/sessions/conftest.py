@@ -5,8 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
+import click
 import pytest
 
+from hermes_core.cli.sessions import register
 from hermes_core.layers.sessions.db import SessionDB
 
 
@@ -50,3 +52,15 @@ def _add_session(
 def add_session() -> object:
     """The :func:`_add_session` helper."""
     return _add_session
+
+
+@pytest.fixture
+def cli() -> click.Group:
+    """A root group with ``hermes sessions`` registered (for CliRunner)."""
+
+    @click.group()
+    def root() -> None:
+        pass
+
+    register(root)
+    return root

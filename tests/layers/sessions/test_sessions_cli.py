@@ -11,18 +11,7 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from hermes_core.cli.sessions import register
 from hermes_core.layers.sessions.db import SessionDB
-
-
-@pytest.fixture
-def cli() -> click.Group:
-    @click.group()
-    def root() -> None:
-        pass
-
-    register(root)
-    return root
 
 
 @pytest.fixture
@@ -106,7 +95,9 @@ def test_export_import_round_trip(
     other.mkdir()
     monkeypatch.setenv("HERMES_HOME", str(other))
     report = json.loads(run(cli, "sessions", "import", str(dump), "--json").output)
-    assert report == [{"session_id": "s-new", "messages": 4, "renamed_from": None}]
+    assert report == [
+        {"session_id": "s-new", "messages": 4, "renamed_from": None, "status": "imported"}
+    ]
     copy = SessionDB.open(other)
     assert copy.get_messages_as_conversation("s-new") == before
     new_rec = copy.get_session("s-new")
@@ -121,9 +112,19 @@ def test_export_import_round_trip(
         m.timestamp for m in SessionDB.open(filled).get_messages("s-new")
     ]
     copy.close()
-    # importing again does not clobber: a new id is used
+    # importing again creates no second copy
     again = json.loads(run(cli, "sessions", "import", str(dump), "--json").output)
-    assert again[0]["renamed_from"] == "s-new" and again[0]["session_id"] != "s-new"
+    assert again[0]["status"] == "already imported" and again[0]["session_id"] == "s-new"
+    assert json.loads(run(cli, "sessions", "stats", "--json").output)["sessions"] == 1
+    # a different session under a taken id does not clobber: a new id is used
+    changed = tmp_path / "changed.jsonl"
+    changed.write_text(dump.read_text(encoding="utf-8").replace("已部署", "未部署"), "utf-8")
+    other_copy = json.loads(run(cli, "sessions", "import", str(changed), "--json").output)
+    assert other_copy[0]["renamed_from"] == "s-new" and other_copy[0]["session_id"] != "s-new"
+    # into the archive it was exported from: the same transcript is already there
+    monkeypatch.setenv("HERMES_HOME", str(filled))
+    home_again = json.loads(run(cli, "sessions", "import", str(dump), "--json").output)
+    assert home_again[0]["status"] == "already imported"
 
 
 def test_import_openai_messages(cli: click.Group, home: Path, tmp_path: Path) -> None:
@@ -313,3 +314,22 @@ def test_import_stores_object_tool_arguments_as_json_strings(
         run(cli, "sessions", "search", "主机", "--tool", "read_file", "--json").output
     )
     assert [r["session_id"] for r in found["results"]] == [sid]
+
+
+def test_a_newer_archive_is_listed_but_never_written(cli: click.Group, filled: Path) -> None:
+    import sqlite3
+
+    from hermes_core.layers.sessions.db import SCHEMA_VERSION
+
+    with sqlite3.connect(filled / "state.db") as conn:
+        conn.execute("UPDATE schema_version SET version=?", (SCHEMA_VERSION + 5,))
+    rows = json.loads(run(cli, "sessions", "list", "--json").output)
+    assert sorted(r["id"] for r in rows) == ["s-new", "s-old"]
+    stats = json.loads(run(cli, "sessions", "stats", "--json").output)
+    assert "newer" in stats["read_only"]
+    for args in (["title", "s-new", "新标题"], ["prune", "--older-than", "1d", "--yes"]):
+        out = CliRunner().invoke(cli, ["sessions", *args])
+        assert out.exit_code == 1 and "read-only" in out.output and "Traceback" not in out.output
+    db = SessionDB.open(filled)
+    assert db.get_session("s-new").title == "部署 服务"  # type: ignore[union-attr]
+    db.close()

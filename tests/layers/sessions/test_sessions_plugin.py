@@ -135,3 +135,17 @@ def test_health_check_reports_damaged_file(home: Path) -> None:
     checks = health_checks(home)
     bad = [c for c in checks if not c.ok]
     assert bad and "mv" in bad[-1].fix
+
+
+@pytest.mark.parametrize("kind", ["directory", "foreign"])
+def test_health_check_names_the_fix_for_unusable_or_foreign_files(home: Path, kind: str) -> None:
+    import sqlite3
+
+    if kind == "directory":
+        (home / "state.db").mkdir()
+    else:
+        with sqlite3.connect(home / "state.db") as conn:
+            conn.execute("CREATE TABLE kv (k TEXT, v TEXT)")
+    check = {c.name: c for c in health_checks(home)}["sessions: state.db"]
+    assert not check.ok
+    assert ("mv " in check.fix) if kind == "directory" else ("HERMES_HOME" in check.fix)

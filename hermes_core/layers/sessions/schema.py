@@ -1,0 +1,342 @@
+"""The schema of ``state.db`` and its migrations.
+
+Step ``i`` of :data:`MIGRATIONS` brings the schema from version ``i`` to ``i + 1``; each step is
+idempotent (it checks before it alters), so a crash between a step and the version bump is
+harmless. Migrations never drop or alter tables they do not own (other layers keep their own
+tables in the same file).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+from collections.abc import Callable
+
+from hermes_core.layers.sessions.fts import FTS_TOKENIZER, index_fields, probe_fts5
+from hermes_core.layers.sessions.records import tool_call_parts
+
+SCHEMA_VERSION = 6
+OWNER = "hermes-core"
+"""``state_meta['owner']``: written by migration 6; a file without it is checked for tables
+and columns this program never creates before anything is written to it."""
+
+
+def _columns(conn: sqlite3.Connection, table: str) -> set[str]:
+    return {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}
+
+
+def _add_column(conn: sqlite3.Connection, table: str, column: str, decl: str) -> None:
+    if column not in _columns(conn, table):
+        conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} {decl}")
+
+
+def _m1_base(conn: sqlite3.Connection) -> None:
+    conn.execute(
+        """CREATE TABLE IF NOT EXISTS sessions (
+            id TEXT PRIMARY KEY,
+            source TEXT NOT NULL,
+            user_id TEXT,
+            model TEXT,
+            model_config TEXT,
+            system_prompt TEXT,
+            parent_session_id TEXT,
+            started_at REAL NOT NULL,
+            ended_at REAL,
+            end_reason TEXT,
+            message_count INTEGER NOT NULL DEFAULT 0,
+            tool_call_count INTEGER NOT NULL DEFAULT 0,
+            input_tokens INTEGER NOT NULL DEFAULT 0,
+            output_tokens INTEGER NOT NULL DEFAULT 0
+        )"""
+    )
+    conn.execute(
+        """CREATE TABLE IF NOT EXISTS messages (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            session_id TEXT NOT NULL REFERENCES sessions(id),
+            role TEXT NOT NULL,
+            content TEXT,
+            tool_call_id TEXT,
+            tool_calls TEXT,
+            tool_name TEXT,
+            timestamp REAL NOT NULL,
+            token_count INTEGER
+        )"""
+    )
+    conn.execute("CREATE INDEX IF NOT EXISTS idx_sessions_source ON sessions(source)")
+    conn.execute("CREATE INDEX IF NOT EXISTS idx_sessions_parent ON sessions(parent_session_id)")
+    conn.execute("CREATE INDEX IF NOT EXISTS idx_sessions_started ON sessions(started_at DESC)")
+    conn.execute(
+        "CREATE INDEX IF NOT EXISTS idx_messages_session ON messages(session_id, timestamp)"
+    )
+
+
+def _m2_finish_reason(conn: sqlite3.Connection) -> None:
+    _add_column(conn, "messages", "finish_reason", "TEXT")
+    _add_column(conn, "messages", "reasoning", "TEXT")
+
+
+def _m3_titles(conn: sqlite3.Connection) -> None:
+    _add_column(conn, "sessions", "title", "TEXT")
+    conn.execute(
+        "CREATE UNIQUE INDEX IF NOT EXISTS idx_sessions_title ON sessions(title) "
+        "WHERE title IS NOT NULL"
+    )
+
+
+def _m4_compaction_flags(conn: sqlite3.Connection) -> None:
+    _add_column(conn, "messages", "active", "INTEGER NOT NULL DEFAULT 1")
+    _add_column(conn, "messages", "compacted", "INTEGER NOT NULL DEFAULT 0")
+    _add_column(conn, "messages", "name", "TEXT")
+    conn.execute("CREATE INDEX IF NOT EXISTS idx_messages_session_id ON messages(session_id, id)")
+    conn.execute("CREATE TABLE IF NOT EXISTS state_meta (key TEXT PRIMARY KEY, value TEXT)")
+
+
+def _m5_fts(conn: sqlite3.Connection) -> None:
+    if probe_fts5(conn) is not None:
+        return  # storage works without FTS; search reports why
+    exists = conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE type='table' AND name='messages_fts'"
+    ).fetchone()
+    if exists:
+        return
+    conn.execute(
+        f"CREATE VIRTUAL TABLE messages_fts USING fts5(body, meta, tokenize='{FTS_TOKENIZER}')"
+    )
+    reindex_fts(conn, cap=8192)
+
+
+def reindex_fts(conn: sqlite3.Connection, *, cap: int) -> int:
+    """(Re)build ``messages_fts`` from ``messages``; returns the number of rows indexed."""
+    conn.execute("DELETE FROM messages_fts")
+    count = 0
+    rows = conn.execute(
+        "SELECT id, content, name, tool_name, tool_calls FROM messages ORDER BY id"
+    ).fetchall()
+    for row in rows:
+        calls = json.loads(row[4]) if row[4] else None
+        names, args = tool_call_parts(calls)
+        tool = " ".join(filter(None, [row[3], *names]))
+        body, meta = index_fields(
+            row[1] or "", name=row[2], tool_name=tool, tool_args=args, cap=cap
+        )
+        conn.execute(
+            "INSERT INTO messages_fts(rowid, body, meta) VALUES (?, ?, ?)", (row[0], body, meta)
+        )
+        count += 1
+    return count
+
+
+def _m6_user_scope(conn: sqlite3.Connection) -> None:
+    """User scope and turn keys: ``sessions(user_id)`` indexed (existing rows keep
+    ``user_id`` NULL: the no-user scope), titles unique per user instead of globally,
+    ``messages.turn_key`` unique per session (an idempotent resend of a turn is
+    recognised), ``sessions.import_digest`` (a re-run import is recognised), and the owner
+    mark."""
+    conn.execute(
+        "CREATE INDEX IF NOT EXISTS idx_sessions_user ON sessions(user_id, started_at DESC)"
+    )
+    conn.execute("DROP INDEX IF EXISTS idx_sessions_title")
+    conn.execute(
+        "CREATE UNIQUE INDEX IF NOT EXISTS idx_sessions_user_title ON "
+        "sessions(COALESCE(user_id, ''), title) WHERE title IS NOT NULL"
+    )
+    _add_column(conn, "messages", "turn_key", "TEXT")
+    _add_column(conn, "sessions", "import_digest", "TEXT")
+    conn.execute(
+        "CREATE INDEX IF NOT EXISTS idx_sessions_import ON sessions(import_digest) "
+        "WHERE import_digest IS NOT NULL"
+    )
+    conn.execute(
+        "CREATE UNIQUE INDEX IF NOT EXISTS idx_messages_turn_key ON messages(session_id, "
+        "turn_key) WHERE turn_key IS NOT NULL"
+    )
+    conn.execute("CREATE TABLE IF NOT EXISTS state_meta (key TEXT PRIMARY KEY, value TEXT)")
+    conn.execute("INSERT OR REPLACE INTO state_meta(key, value) VALUES ('owner', ?)", (OWNER,))
+
+
+MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
+    _m1_base,
+    _m2_finish_reason,
+    _m3_titles,
+    _m4_compaction_flags,
+    _m5_fts,
+    _m6_user_scope,
+)
+"""Step ``i`` brings the schema from version ``i`` to ``i + 1``. Each step is idempotent (it
+checks before it alters), so a crash between a step and the version bump is harmless."""
+
+
+def read_schema_version(conn: sqlite3.Connection) -> int:
+    """The stored schema version (0 for a fresh database). Never writes."""
+    exists = conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE type='table' AND name='schema_version'"
+    ).fetchone()
+    if not exists:
+        return 0
+    row = conn.execute("SELECT MAX(version) FROM schema_version").fetchone()
+    return int(row[0]) if row and row[0] is not None else 0
+
+
+def migrate(conn: sqlite3.Connection) -> int:
+    """Apply every missing migration step in its own transaction; returns the new version.
+    Never touches tables it does not own."""
+    conn.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)")
+    version = read_schema_version(conn)
+    while version < len(MIGRATIONS):
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            current = read_schema_version(conn)  # another process may have migrated
+            if current > version:
+                conn.execute("COMMIT")
+                version = current
+                continue
+            MIGRATIONS[version](conn)
+            conn.execute("DELETE FROM schema_version")
+            conn.execute("INSERT INTO schema_version(version) VALUES (?)", (version + 1,))
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        version += 1
+    return version
+
+
+# --------------------------------------------------------------------------- whose file is it
+
+SESSIONS_COLUMNS = frozenset(
+    [
+        "id",
+        "source",
+        "user_id",
+        "model",
+        "model_config",
+        "system_prompt",
+        "parent_session_id",
+        "started_at",
+        "ended_at",
+        "end_reason",
+        "message_count",
+        "tool_call_count",
+        "input_tokens",
+        "output_tokens",
+        "title",
+        "import_digest",
+    ]
+)
+MESSAGES_COLUMNS = frozenset(
+    [
+        "id",
+        "session_id",
+        "role",
+        "content",
+        "tool_call_id",
+        "tool_calls",
+        "tool_name",
+        "timestamp",
+        "token_count",
+        "finish_reason",
+        "reasoning",
+        "active",
+        "compacted",
+        "name",
+        "turn_key",
+    ]
+)
+KNOWN_TABLES = frozenset(
+    {
+        "sessions",
+        "messages",
+        "messages_fts",
+        "schema_version",
+        "state_meta",
+        "memory_archive",
+        "memory_priority",
+        "memory_fts",
+        "compression_events",
+        "skill_outcomes",
+        "skill_usage",
+        "skills_fts",
+    }
+)
+"""Tables hermes-core's layers create in ``state.db`` (checked only in files without the
+owner mark, i.e. archives written before it existed)."""
+KNOWN_PREFIXES = ("sqlite_", "memory_", "compression_", "skill_", "skills_", "hermes_")
+_FTS_SHADOW = re.compile(
+    r"^(messages_fts|memory_fts|skills_fts)_(data|idx|content|docsize|config)$"
+)
+
+
+def _tables(conn: sqlite3.Connection) -> tuple[set[str], int]:
+    rows = conn.execute("SELECT type, name FROM sqlite_master").fetchall()
+    tables = {str(name) for kind, name in rows if kind == "table"}
+    triggers = sum(1 for kind, _ in rows if kind == "trigger")
+    return tables, triggers
+
+
+def _stored_version(conn: sqlite3.Connection, tables: set[str]) -> int:
+    if "schema_version" not in tables:
+        return 0
+    row = conn.execute("SELECT MAX(version) FROM schema_version").fetchone()
+    return int(row[0]) if row and isinstance(row[0], int) else 0
+
+
+def incompatibility(conn: sqlite3.Connection) -> str | None:
+    """Why this code must not write to the open database, or ``None`` when it may.
+
+    Never writes. A schema newer than :data:`SCHEMA_VERSION` is refused; a file without the
+    owner mark is refused when it holds a table hermes-core never creates, triggers, or
+    ``sessions``/``messages`` columns this schema does not have (e.g. a Hermes Agent
+    ``state.db``)."""
+    tables, triggers = _tables(conn)
+    version = _stored_version(conn, tables)
+    if version > SCHEMA_VERSION:
+        return (
+            f"its schema is version {version}, newer than this hermes-core "
+            f"(version {SCHEMA_VERSION}); upgrade hermes-core (pip install -U hermes-core)"
+        )
+    owner = None
+    if "state_meta" in tables:
+        row = conn.execute("SELECT value FROM state_meta WHERE key='owner'").fetchone()
+        owner = row[0] if row else None
+    if owner == OWNER:
+        return None
+    if owner is not None:
+        return f"it belongs to another program (state_meta owner {owner!r})"
+    foreign = sorted(
+        name
+        for name in tables
+        if name not in KNOWN_TABLES
+        and not name.startswith(KNOWN_PREFIXES)
+        and not _FTS_SHADOW.match(name)
+    )
+    for table, known in (("sessions", SESSIONS_COLUMNS), ("messages", MESSAGES_COLUMNS)):
+        if table in tables:
+            extra = sorted(_columns(conn, table) - known)
+            foreign += [f"{table}.{column}" for column in extra[:5]]
+    if triggers:
+        foreign.append(f"{triggers} trigger(s)")
+    if not foreign:
+        return None
+    shown = ", ".join(foreign[:8]) + (" …" if len(foreign) > 8 else "")
+    return f"it belongs to another program (tables/columns hermes-core never creates: {shown})"
+
+
+def create_fts_table(conn: sqlite3.Connection) -> None:
+    """Create ``messages_fts`` (the caller checked that it is missing and FTS5 works)."""
+    conn.execute(
+        f"CREATE VIRTUAL TABLE messages_fts USING fts5(body, meta, tokenize='{FTS_TOKENIZER}')"
+    )
+
+
+__all__ = [
+    "KNOWN_TABLES",
+    "MIGRATIONS",
+    "OWNER",
+    "SCHEMA_VERSION",
+    "create_fts_table",
+    "incompatibility",
+    "migrate",
+    "read_schema_version",
+    "reindex_fts",
+]

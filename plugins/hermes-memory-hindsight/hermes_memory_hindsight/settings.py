@@ -1,0 +1,386 @@
+"""Settings of the hindsight provider (spec §4, Hindsight).
+
+Sources, first wins: explicit init values, ``HERMES_MEMORY__PROVIDERS__HINDSIGHT__<FIELD>``
+and the Hermes Agent variables (``HINDSIGHT_API_KEY``, ``HINDSIGHT_API_URL``,
+``HINDSIGHT_BANK_ID``, ``HINDSIGHT_BUDGET``, ``HINDSIGHT_MODE``, ``HINDSIGHT_TIMEOUT``),
+``$HERMES_HOME/.env``, ``memory.providers.hindsight`` in config.yaml, then Hermes Agent's
+``$HERMES_HOME/hindsight/config.json`` (see :func:`apply_config_file`), then the defaults.
+
+``hermes memory setup hindsight`` asks only for the API key, the server URL and the bank;
+every other field keeps its default and is not written to config (`--advanced` asks them too).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, ClassVar, Literal
+
+from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator
+from pydantic_settings import SettingsConfigDict
+
+from hermes_core.errors import ConfigError
+from hermes_core.providers.base import ProviderSettings
+
+CLOUD_URL = "https://api.hindsight.vectorize.io"
+LOCAL_URL = "http://localhost:8888"
+KEY_URL = "https://ui.hindsight.vectorize.io"
+CONFIG_FILE = Path("hindsight") / "config.json"
+_PREFIX = "HERMES_MEMORY__PROVIDERS__HINDSIGHT__"
+_ADVANCED: dict[str, Any] = {"setup": "advanced"}
+
+Mode = Literal["cloud", "local_external"]
+Budget = Literal["low", "mid", "high"]
+MemoryMode = Literal["hybrid", "context", "tools"]
+TagsMatch = Literal["any", "all", "any_strict", "all_strict"]
+
+
+def _env(field: str, fallback: str | None = None) -> AliasChoices:
+    names = [_PREFIX + field.upper()]
+    if fallback:
+        names.append(fallback)
+    return AliasChoices(*names)
+
+
+def _advanced(**extra: Any) -> dict[str, Any]:
+    return {**_ADVANCED, **extra}
+
+
+class HindsightSettings(ProviderSettings):
+    """Configuration of the hindsight provider (``memory.providers.hindsight``)."""
+
+    model_config = SettingsConfigDict(extra="ignore", validate_default=True, populate_by_name=True)
+
+    setup_note: ClassVar[str] = (
+        f"Hindsight Cloud: get an API key at {KEY_URL}. Your own server (Docker, "
+        "hindsight-api): enter its URL; the key may stay empty."
+    )
+
+    # -- asked by `hermes memory setup hindsight`
+    api_key: SecretStr | None = Field(
+        None,
+        description="Hindsight API key (required for Hindsight Cloud; optional for your own "
+        "server).",
+        validation_alias=_env("api_key", "HINDSIGHT_API_KEY"),
+        json_schema_extra={"setup": "ask", "env_var": "HINDSIGHT_API_KEY", "url": KEY_URL},
+    )
+    api_url: str | None = Field(
+        None,
+        description=f"Hindsight server URL; empty = Hindsight Cloud ({CLOUD_URL}). For your "
+        f"own server (Docker, hindsight-api) e.g. {LOCAL_URL}.",
+        validation_alias=_env("api_url", "HINDSIGHT_API_URL"),
+        json_schema_extra={"setup": "ask", "env_var": "HINDSIGHT_API_URL"},
+    )
+    bank_id: str = Field(
+        "hermes",
+        min_length=1,
+        description="Memory bank name; each user gets their own bank derived from it "
+        "(see bank_id_template).",
+        validation_alias=_env("bank_id", "HINDSIGHT_BANK_ID"),
+        json_schema_extra={"setup": "ask", "env_var": "HINDSIGHT_BANK_ID"},
+    )
+
+    # -- advanced: defaults, not asked
+    mode: Mode = Field(
+        "cloud",
+        description="cloud = Hindsight Cloud (API key required); local_external = a "
+        "Hindsight server you run (URL required, key optional). Set automatically from "
+        "api_url when it is not the cloud URL.",
+        validation_alias=_env("mode", "HINDSIGHT_MODE"),
+        json_schema_extra=_advanced(env_var="HINDSIGHT_MODE"),
+    )
+    bank_id_template: str = Field(
+        "{bank}-{user}",
+        description="How a session's bank is named. Placeholders: {bank} (bank_id), {user}, "
+        "{profile}, {platform}, {session}; empty placeholders collapse. Whatever the "
+        "template, every memory is also tagged with its user and recall filters on that tag, "
+        "so two users never see each other's memories.",
+        json_schema_extra=_advanced(),
+    )
+    user_id: str = Field(
+        "local",
+        min_length=1,
+        description="User for sessions that carry no user_id (the single local user).",
+        json_schema_extra=_advanced(),
+    )
+    bank_mission: str | None = Field(
+        None,
+        description="Reflect mission of new banks (who the agent is, how to reason).",
+        json_schema_extra=_advanced(),
+    )
+    bank_retain_mission: str | None = Field(
+        None,
+        description="Retain mission of new banks (steers what gets extracted).",
+        json_schema_extra=_advanced(),
+    )
+    recall_budget: Budget = Field(
+        "mid",
+        description="Recall thoroughness: low, mid or high.",
+        validation_alias=_env("recall_budget", "HINDSIGHT_BUDGET"),
+        json_schema_extra=_advanced(env_var="HINDSIGHT_BUDGET"),
+    )
+    recall_prefetch_method: Literal["recall", "reflect"] = Field(
+        "recall",
+        description="Automatic recall before each turn: recall (ranked facts) or reflect "
+        "(an LLM synthesis by the server).",
+        json_schema_extra=_advanced(),
+    )
+    recall_context_budget: int = Field(
+        4096,
+        ge=64,
+        le=32768,
+        description="Tokens one recall may return (Hermes Agent calls it recall_max_tokens).",
+        validation_alias=AliasChoices(
+            _PREFIX + "RECALL_CONTEXT_BUDGET", "recall_context_budget", "recall_max_tokens"
+        ),
+        json_schema_extra=_advanced(),
+    )
+    recall_max_input_chars: int = Field(
+        800,
+        ge=16,
+        description="Automatic recall sends at most this many characters of the user's message.",
+        json_schema_extra=_advanced(),
+    )
+    recall_max_results: int = Field(
+        8,
+        ge=1,
+        le=50,
+        description="At most this many memories go into the prompt.",
+        json_schema_extra=_advanced(),
+    )
+    recall_types: list[str] = Field(
+        default_factory=lambda: ["observation"],
+        description="Fact types recalled: observation (consolidated), world, experience. "
+        "A comma-separated string or a list.",
+        json_schema_extra=_advanced(),
+    )
+    recall_tags: list[str] = Field(
+        default_factory=list,
+        description="Extra tags recall filters on (besides the user's own tag).",
+        json_schema_extra=_advanced(),
+    )
+    auto_recall: bool = Field(
+        True,
+        description="Recall memories automatically before each turn.",
+        json_schema_extra=_advanced(),
+    )
+    recall_sync: bool = Field(
+        False,
+        description="False: wait at most prefetch_wait for this turn's recall, else use the "
+        "one started after the previous turn. True: wait up to the host's prefetch_timeout.",
+        json_schema_extra=_advanced(),
+    )
+    auto_retain: bool = Field(
+        True,
+        description="Retain every completed turn automatically.",
+        json_schema_extra=_advanced(),
+    )
+    retain_async: bool = Field(
+        True,
+        description="Let the server process retains in the background.",
+        json_schema_extra=_advanced(),
+    )
+    retain_every_n_turns: int = Field(
+        1,
+        ge=1,
+        le=100,
+        description="Retain every N turns (turns in between are buffered; "
+        "the rest is retained at session end).",
+        json_schema_extra=_advanced(),
+    )
+    retain_context: str = Field(
+        "conversation between Hermes Agent and the User",
+        description="Context label sent with retained turns.",
+        json_schema_extra=_advanced(),
+    )
+    retain_user_prefix: str = Field(
+        "User",
+        description="Label before user messages in retained turns.",
+        json_schema_extra=_advanced(),
+    )
+    retain_assistant_prefix: str = Field(
+        "Assistant",
+        description="Label before assistant messages in retained turns.",
+        json_schema_extra=_advanced(),
+    )
+    retain_tags: list[str] = Field(
+        default_factory=list,
+        description="Extra tags attached to every retained memory.",
+        json_schema_extra=_advanced(),
+    )
+    retain_source: str | None = Field(
+        None,
+        description="Optional metadata.source of retained memories.",
+        json_schema_extra=_advanced(),
+    )
+    memory_mode: MemoryMode = Field(
+        "hybrid",
+        description="hybrid = automatic recall and tools; context = automatic recall only; "
+        "tools = tools only.",
+        json_schema_extra=_advanced(),
+    )
+    timeout: float = Field(
+        60.0,
+        gt=0,
+        le=600,
+        description="Seconds one HTTP call may take (tools, retains).",
+        validation_alias=_env("timeout", "HINDSIGHT_TIMEOUT"),
+        json_schema_extra=_advanced(env_var="HINDSIGHT_TIMEOUT"),
+    )
+    prefetch_wait: float = Field(
+        3.0,
+        gt=0,
+        le=30,
+        description="Seconds automatic recall waits for the server.",
+        json_schema_extra=_advanced(),
+    )
+    retries: int = Field(
+        2,
+        ge=0,
+        le=10,
+        description="Retries (with backoff) of a failed idempotent call.",
+        json_schema_extra=_advanced(),
+    )
+    failure_threshold: int = Field(
+        5,
+        ge=1,
+        le=100,
+        description="Consecutive failures that pause the provider.",
+        json_schema_extra=_advanced(),
+    )
+    breaker_cooldown: float = Field(
+        60.0,
+        ge=0,
+        le=3600,
+        description="Seconds the provider stays paused after the "
+        "failures; then one call probes the server.",
+        json_schema_extra=_advanced(),
+    )
+
+    @field_validator("recall_types", "recall_tags", "retain_tags", mode="before")
+    @classmethod
+    def _split(cls, value: Any) -> Any:
+        if value is None:
+            return []
+        if isinstance(value, str):
+            text = value.strip()
+            if text.startswith("["):
+                try:
+                    return json.loads(text)
+                except ValueError:
+                    pass
+            return [part.strip() for part in text.split(",") if part.strip()]
+        return value
+
+    @field_validator("recall_types")
+    @classmethod
+    def _known_types(cls, value: list[str]) -> list[str]:
+        bad = [t for t in value if t not in ("observation", "world", "experience")]
+        if bad:
+            raise ValueError(f"unknown fact types {bad}; use observation, world, experience")
+        return value
+
+    @field_validator("api_url")
+    @classmethod
+    def _url(cls, value: str | None) -> str | None:
+        if value is None or not value.strip():
+            return None
+        value = value.strip().rstrip("/")
+        if not value.startswith(("http://", "https://")):
+            raise ValueError(f"{value!r} must start with http:// or https://")
+        return value
+
+    def base_url(self) -> str:
+        """The server every call goes to."""
+        if self.api_url:
+            return self.api_url
+        return LOCAL_URL if self.effective_mode() == "local_external" else CLOUD_URL
+
+    def effective_mode(self) -> Mode:
+        """``local_external`` when ``api_url`` names a server other than the cloud."""
+        if self.api_url and self.api_url.rstrip("/") != CLOUD_URL:
+            return "local_external"
+        return self.mode
+
+    def key(self) -> str | None:
+        return self.api_key.get_secret_value() if self.api_key else None
+
+
+# Hermes Agent's config.json keys (camelCase aliases included) -> our fields.
+_FILE_KEYS = {
+    "apiKey": "api_key",
+    "api_key": "api_key",
+    "apiUrl": "api_url",
+    "api_url": "api_url",
+    "bankId": "bank_id",
+    "bank_id": "bank_id",
+    "budget": "recall_budget",
+    "recall_max_tokens": "recall_context_budget",
+}
+
+
+def read_config_file(home: Path) -> dict[str, Any]:
+    """Hermes Agent's ``$HERMES_HOME/hindsight/config.json`` as our field names (``{}``
+    when absent). Raises ConfigError naming the file on invalid JSON."""
+    path = Path(home) / CONFIG_FILE
+    if not path.exists():
+        return {}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"{path} is not valid JSON ({exc}) — fix or delete the file.") from exc
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path} must hold a JSON object — fix or delete the file.")
+    out: dict[str, Any] = {}
+    banks = data.get("banks")
+    if isinstance(banks, dict) and isinstance(banks.get("hermes"), dict):
+        legacy = banks["hermes"]
+        if legacy.get("bankId"):
+            out["bank_id"] = legacy["bankId"]
+        if legacy.get("budget"):
+            out["recall_budget"] = legacy["budget"]
+    for key, value in data.items():
+        name = _FILE_KEYS.get(key, key)
+        if name in HindsightSettings.model_fields and value not in (None, ""):
+            out[name] = value
+    if out.get("mode") == "local":  # Hermes Agent's legacy alias of local_embedded
+        out["mode"] = "local_embedded"
+    return out
+
+
+def apply_config_file(settings: HindsightSettings, home: Path) -> HindsightSettings:
+    """``settings`` with Hermes Agent's config.json filling fields nobody set explicitly.
+
+    Raises ConfigError naming the file and the field when a value is invalid (including
+    ``mode: local_embedded``, which needs Hermes Agent's embedded daemon).
+    """
+    file_values = read_config_file(home)
+    if not file_values:
+        return settings
+    path = Path(home) / CONFIG_FILE
+    if file_values.get("mode") == "local_embedded":
+        raise ConfigError(
+            f"{path}: mode 'local_embedded' starts Hermes Agent's own Hindsight daemon, which "
+            "hermes-core does not manage — run a Hindsight server (Docker or `hindsight-api`) "
+            "and set mode 'local_external' with its api_url."
+        )
+    explicit = {name: getattr(settings, name) for name in settings.model_fields_set}
+    merged = {k: v for k, v in file_values.items() if k not in explicit}
+    merged.update(explicit)
+    try:
+        return HindsightSettings.model_validate(merged)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        loc = ".".join(str(p) for p in first.get("loc", ()))
+        raise ConfigError(f"{path}: invalid '{loc}': {first.get('msg')} — fix the value.") from exc
+
+
+__all__ = [
+    "CLOUD_URL",
+    "CONFIG_FILE",
+    "KEY_URL",
+    "LOCAL_URL",
+    "HindsightSettings",
+    "apply_config_file",
+    "read_config_file",
+]

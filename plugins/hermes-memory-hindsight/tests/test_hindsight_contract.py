@@ -1,0 +1,63 @@
+"""The provider contract and the service fault tests: against the loopback double (validated
+against Hindsight's OpenAPI document) and, in `tox -e providers-hindsight-server`, against
+Hindsight's own server."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, ClassVar
+
+import pytest
+from hermes_memory_hindsight import HindsightProvider
+from hindsight_double import HindsightDouble
+
+from hermes_core.testing.contract import ProviderContract
+from hermes_core.testing.harness import ProviderHarness
+from hermes_core.testing.loopback import LoopbackServer
+from hermes_core.testing.service_faults import ServiceProviderContract
+
+KEY = "hs-test-key"
+ALL_TYPES = "world,experience,observation"
+
+
+class TestHindsightAgainstTheDouble(ServiceProviderContract):
+    provider_class = HindsightProvider
+    key_setting = "HINDSIGHT_API_KEY"
+    probe_tool: ClassVar[tuple[str, dict[str, Any]]] = ("hindsight_recall", {"query": "editor"})
+
+    def make_double(self) -> LoopbackServer:
+        return HindsightDouble(api_key=KEY).server
+
+    def service_settings(self, base_url: str) -> dict[str, Any]:
+        return {
+            "api_url": base_url,
+            "api_key": KEY,
+            "recall_types": ALL_TYPES,
+            "retries": 0,
+            "prefetch_wait": 0.5,
+            "failure_threshold": self.breaker_threshold,
+            "breaker_cooldown": self.breaker_cooldown,
+        }
+
+
+class TestHindsightAgainstTheRealServer(ProviderContract):
+    """Hindsight 1.1.0's own server (chunks mode, no LLM); skipped unless
+    HERMES_TEST_HINDSIGHT_SERVER=1."""
+
+    provider_class = HindsightProvider
+
+    @pytest.fixture
+    def harness(self, hermes_home: Path, real_server: str) -> Iterator[ProviderHarness]:
+        settings = {
+            "api_url": real_server,
+            "bank_id": f"contract-{uuid.uuid4().hex[:8]}",
+            "recall_types": ALL_TYPES,
+            "retain_async": False,
+            "prefetch_wait": 10.0,
+            "recall_sync": True,
+        }
+        made = ProviderHarness(self.provider_class, hermes_home, settings)
+        yield made
+        made.close()

@@ -1,0 +1,252 @@
+"""Settings of the honcho provider (spec §4, Honcho).
+
+Sources, first wins: init, ``HERMES_MEMORY__PROVIDERS__HONCHO__<FIELD>`` and the Honcho env
+names (``HONCHO_API_KEY``, ``HONCHO_BASE_URL``, ``HONCHO_WORKSPACE``, ``HONCHO_TIMEOUT``),
+``$HERMES_HOME/.env``, ``memory.providers.honcho`` in config.yaml, then
+``$HERMES_HOME/honcho.json`` (the file Hermes Agent writes: camelCase keys, with a
+``hosts.hermes`` block that overrides the root; see :func:`apply_honcho_json`), then the
+defaults below. ``hermes memory setup honcho`` asks only the key, the URL and the workspace.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator
+from pydantic_settings import SettingsConfigDict
+
+from hermes_core.errors import ConfigError
+from hermes_core.providers.base import ProviderSettings, setup_field
+
+CONFIG_FILE = "honcho.json"
+CLOUD_URL = "https://api.honcho.dev"
+KEY_URL = "https://app.honcho.dev"
+_PREFIX = "HERMES_MEMORY__PROVIDERS__HONCHO__"
+_ID = re.compile(r"^[A-Za-z0-9_-]{1,100}$")
+
+ReasoningLevel = Literal["minimal", "low", "medium", "high", "max"]
+RecallMode = Literal["hybrid", "context", "tools"]
+ObservationMode = Literal["directional", "unified"]
+SessionStrategy = Literal["per-directory", "per-repo", "per-session", "global"]
+WriteMode = Literal["async", "turn", "session"]
+
+
+def _env(field: str, *fallbacks: str) -> AliasChoices:
+    return AliasChoices(_PREFIX + field.upper(), *fallbacks)
+
+
+class HonchoSettings(ProviderSettings):
+    """Configuration of :class:`hermes_memory_honcho.provider.HonchoProvider`."""
+
+    model_config = SettingsConfigDict(extra="ignore", validate_default=True, populate_by_name=True)
+
+    setup_note = (
+        f"Honcho Cloud needs an API key: get one at {KEY_URL}. A self-hosted Honcho needs only "
+        "its URL (leave the key blank)."
+    )
+
+    api_key: SecretStr | None = setup_field(
+        None,
+        description="Honcho API key (blank for a self-hosted Honcho without auth)",
+        env_var="HONCHO_API_KEY",
+        url=KEY_URL,
+        validation_alias=_env("api_key", "HONCHO_API_KEY"),
+    )
+    base_url: str = setup_field(
+        CLOUD_URL,
+        description="Honcho URL: Honcho Cloud, or your self-hosted server "
+        "(e.g. http://127.0.0.1:8000)",
+        env_var="HONCHO_BASE_URL",
+        validation_alias=_env("base_url", "HONCHO_BASE_URL"),
+    )
+    workspace: str = setup_field(
+        "hermes",
+        description="Honcho workspace that holds this agent's peers and sessions",
+        env_var="HONCHO_WORKSPACE",
+        validation_alias=_env("workspace", "HONCHO_WORKSPACE"),
+        pattern=r"^[A-Za-z0-9_-]{1,100}$",
+    )
+    peer_name: str | None = Field(
+        None,
+        description="User peer for sessions that carry no user_id (a session's own user_id "
+        "always wins). Default: 'user'.",
+    )
+    ai_peer: str = Field(
+        "hermes",
+        pattern=r"^[A-Za-z0-9_-]{1,100}$",
+        description="The AI peer of this agent profile (one per Hermes home).",
+    )
+    context_tokens: int | None = Field(
+        None, ge=100, le=100_000, description="Token cap of session context (empty: uncapped)."
+    )
+    context_cadence: int = Field(
+        1, ge=1, le=100, description="Refresh the base context every N turns (background)."
+    )
+    dialectic_cadence: int = Field(
+        2, ge=1, le=100, description="Ask Honcho's dialectic (peer chat) every N turns."
+    )
+    dialectic_depth: int = Field(
+        1, description="Dialectic passes per cycle (clamped to 1-3; later passes refine)."
+    )
+    dialectic_reasoning_level: ReasoningLevel = Field(
+        "low", description="Reasoning level of the automatic dialectic."
+    )
+    dialectic_dynamic: bool = Field(
+        True, description="Raise the reasoning level one step for long, complex messages."
+    )
+    dialectic_max_chars: int = Field(
+        600, ge=50, le=20_000, description="Characters of dialectic answer injected per turn."
+    )
+    dialectic_max_input_chars: int = Field(
+        10_000, ge=100, le=10_000, description="Characters of a dialectic question sent."
+    )
+    recall_mode: RecallMode = Field(
+        "hybrid",
+        description="hybrid = inject context and offer tools; context = inject only; "
+        "tools = tools only.",
+    )
+    write_frequency: WriteMode | int = Field(
+        "async",
+        description="When turns are written: async/turn = after each turn (background), "
+        "session = at session end, N = every N turns.",
+    )
+    save_messages: bool = Field(True, description="Write conversation messages to Honcho.")
+    observation_mode: ObservationMode = Field(
+        "directional",
+        description="directional = the AI peer observes the user; unified = the user peer "
+        "observes itself.",
+    )
+    message_max_chars: int = Field(
+        25_000, ge=100, le=25_000, description="Longer messages are sent in chunks."
+    )
+    session_strategy: SessionStrategy = Field(
+        "per-directory",
+        description="Honcho session per working directory, per git repo, per Hermes session, "
+        "or one global session (always per user).",
+    )
+    timeout: float = Field(
+        5.0,
+        gt=0,
+        le=120,
+        description="Seconds per Honcho request.",
+        validation_alias=_env("timeout", "HONCHO_TIMEOUT"),
+    )
+    retries: int = Field(2, ge=0, le=10, description="Retries of a failed idempotent request.")
+    failure_threshold: int = Field(
+        5, ge=1, le=100, description="Consecutive failures that pause the provider."
+    )
+    breaker_cooldown: float = Field(
+        60.0, ge=0, le=3600, description="Seconds the provider stays paused after that."
+    )
+    search_limit: int = Field(
+        8, ge=1, le=100, description="Messages recalled by search (prefetch and honcho_search)."
+    )
+    prefetch_max_chars: int = Field(
+        6000, ge=200, le=50_000, description="Characters of recalled context per turn."
+    )
+
+    @field_validator("dialectic_depth")
+    @classmethod
+    def _clamp_depth(cls, value: int) -> int:
+        return max(1, min(3, int(value)))
+
+    @field_validator("write_frequency", mode="before")
+    @classmethod
+    def _write_frequency(cls, value: Any) -> Any:
+        if isinstance(value, str) and value.strip().isdigit():
+            value = int(value.strip())
+        if isinstance(value, int) and not isinstance(value, bool) and value < 1:
+            raise ValueError("write_frequency N must be >= 1")
+        return value
+
+    @field_validator("base_url")
+    @classmethod
+    def _url(cls, value: str) -> str:
+        value = value.strip().rstrip("/")
+        if not value.startswith(("http://", "https://")):
+            raise ValueError("base_url must start with http:// or https://")
+        return value
+
+    @field_validator("peer_name")
+    @classmethod
+    def _peer(cls, value: str | None) -> str | None:
+        return (value or "").strip() or None
+
+    def is_self_hosted(self) -> bool:
+        return self.base_url != CLOUD_URL
+
+
+_CAMEL = {
+    "apiKey": "api_key",
+    "baseUrl": "base_url",
+    "peerName": "peer_name",
+    "aiPeer": "ai_peer",
+    "contextTokens": "context_tokens",
+    "contextCadence": "context_cadence",
+    "dialecticCadence": "dialectic_cadence",
+    "dialecticDepth": "dialectic_depth",
+    "dialecticReasoningLevel": "dialectic_reasoning_level",
+    "dialecticDynamic": "dialectic_dynamic",
+    "dialecticMaxChars": "dialectic_max_chars",
+    "dialecticMaxInputChars": "dialectic_max_input_chars",
+    "recallMode": "recall_mode",
+    "writeFrequency": "write_frequency",
+    "saveMessages": "save_messages",
+    "observationMode": "observation_mode",
+    "messageMaxChars": "message_max_chars",
+    "sessionStrategy": "session_strategy",
+}
+
+
+def read_honcho_json(home: Path) -> dict[str, Any]:
+    """Fields from ``$HERMES_HOME/honcho.json`` (``{}`` when absent): root keys, then the
+    ``hosts.hermes`` block on top. Raises ConfigError naming the file on invalid JSON."""
+    path = Path(home) / CONFIG_FILE
+    if not path.exists():
+        return {}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"{path} is not valid JSON ({exc}) — fix or delete the file.") from exc
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path} must hold a JSON object — fix or delete the file.")
+    merged = {k: v for k, v in data.items() if k != "hosts"}
+    hosts = data.get("hosts")
+    if isinstance(hosts, dict) and isinstance(hosts.get("hermes"), dict):
+        merged.update(hosts["hermes"])
+    out: dict[str, Any] = {}
+    for key, value in merged.items():
+        name = _CAMEL.get(key, key)
+        if name in HonchoSettings.model_fields and value is not None:
+            out[name] = value
+    return out
+
+
+def apply_honcho_json(settings: HonchoSettings, home: Path) -> HonchoSettings:
+    """``settings`` with ``honcho.json`` filling the fields no other source set."""
+    file_values = read_honcho_json(home)
+    if not file_values:
+        return settings
+    explicit = {name: getattr(settings, name) for name in settings.model_fields_set}
+    merged = {**file_values, **explicit}
+    try:
+        return HonchoSettings.model_validate(merged)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        loc = ".".join(str(p) for p in first.get("loc", ()))
+        raise ConfigError(
+            f"{Path(home) / CONFIG_FILE}: invalid '{loc}': {first.get('msg')} — fix the value."
+        ) from exc
+
+
+__all__ = [
+    "CLOUD_URL",
+    "CONFIG_FILE",
+    "KEY_URL",
+    "HonchoSettings",
+    "apply_honcho_json",
+    "read_honcho_json",
+]

@@ -1,0 +1,193 @@
+"""Settings of the retaindb provider (spec §4, RetainDB).
+
+Sources, first wins: explicit init values, ``HERMES_MEMORY__PROVIDERS__RETAINDB__<FIELD>`` and
+Hermes Agent's variables (``RETAINDB_API_KEY``, ``RETAINDB_BASE_URL``, ``RETAINDB_PROJECT``),
+``$HERMES_HOME/.env``, ``memory.providers.retaindb`` in config.yaml, then the defaults.
+
+``hermes memory setup retaindb`` asks only for the API key, the API URL and the project;
+every other field keeps its default and is not written to config (`--advanced` asks them too).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, ClassVar, Literal
+
+from pydantic import AliasChoices, Field, SecretStr, field_validator
+from pydantic_settings import SettingsConfigDict
+
+from hermes_core.providers.base import ProviderSettings
+
+DEFAULT_URL = "https://api.retaindb.com"
+KEY_URL = "https://www.retaindb.com"
+_PREFIX = "HERMES_MEMORY__PROVIDERS__RETAINDB__"
+
+MEMORY_TYPES = (
+    "factual",
+    "preference",
+    "goal",
+    "instruction",
+    "event",
+    "opinion",
+    "relationship",
+)
+MemoryType = Literal[
+    "factual", "preference", "goal", "instruction", "event", "opinion", "relationship"
+]
+
+
+def _env(field: str, fallback: str | None = None) -> AliasChoices:
+    names = [_PREFIX + field.upper()]
+    if fallback:
+        names.append(fallback)
+    return AliasChoices(*names)
+
+
+def _advanced(**extra: Any) -> dict[str, Any]:
+    return {"setup": "advanced", **extra}
+
+
+class RetainDBSettings(ProviderSettings):
+    """Configuration of the retaindb provider (``memory.providers.retaindb``)."""
+
+    model_config = SettingsConfigDict(extra="ignore", validate_default=True, populate_by_name=True)
+
+    setup_note: ClassVar[str] = (
+        f"Get a RetainDB API key at {KEY_URL}; keep the API URL unless you self-host."
+    )
+
+    # -- asked by `hermes memory setup retaindb`
+    api_key: SecretStr | None = Field(
+        None,
+        description="RetainDB API key.",
+        validation_alias=_env("api_key", "RETAINDB_API_KEY"),
+        json_schema_extra={"setup": "ask", "env_var": "RETAINDB_API_KEY", "url": KEY_URL},
+    )
+    base_url: str = Field(
+        DEFAULT_URL,
+        description="RetainDB API URL (change it only for a self-hosted RetainDB).",
+        validation_alias=_env("base_url", "RETAINDB_BASE_URL"),
+        json_schema_extra={"setup": "ask", "env_var": "RETAINDB_BASE_URL"},
+    )
+    project: str | None = Field(
+        None,
+        description="RetainDB project; empty = hermes-<profile> for a Hermes profile "
+        "(~/.hermes/profiles/<profile>), else 'default'.",
+        validation_alias=_env("project", "RETAINDB_PROJECT"),
+        json_schema_extra={"setup": "ask", "env_var": "RETAINDB_PROJECT"},
+    )
+
+    # -- advanced: defaults, not asked
+    user_id: str = Field(
+        "local",
+        min_length=1,
+        description="User for sessions that carry no user_id (the single local user).",
+        json_schema_extra=_advanced(),
+    )
+    agent_id: str = Field(
+        "hermes",
+        min_length=1,
+        description="Agent id sent with writes.",
+        json_schema_extra=_advanced(),
+    )
+    top_k: int = Field(
+        8,
+        ge=1,
+        le=20,
+        description="Memories recalled per search (max 20).",
+        json_schema_extra=_advanced(),
+    )
+    profile_in_context: int = Field(
+        5,
+        ge=0,
+        le=20,
+        description="Profile memories added to automatic recall (0 = none).",
+        json_schema_extra=_advanced(),
+    )
+    default_importance: float = Field(
+        0.7,
+        ge=0,
+        le=1,
+        description="Importance of memories stored without one.",
+        json_schema_extra=_advanced(),
+    )
+    write_mode: Literal["async", "sync"] = Field(
+        "async",
+        description="How automatic writes are committed: async (queued by RetainDB, visible "
+        "at once through include_pending) or sync (committed before the call returns).",
+        json_schema_extra=_advanced(),
+    )
+    ingest: Literal["turn", "session"] = Field(
+        "turn",
+        description="turn = send each completed turn for extraction; session = send the "
+        "whole transcript once, at session end.",
+        json_schema_extra=_advanced(),
+    )
+    search_profile: Literal["fast", "balanced", "quality"] = Field(
+        "fast", description="RetainDB search profile.", json_schema_extra=_advanced()
+    )
+    timeout: float = Field(
+        10.0,
+        gt=0,
+        le=300,
+        description="Seconds one HTTP call may take.",
+        json_schema_extra=_advanced(),
+    )
+    prefetch_wait: float = Field(
+        3.0,
+        gt=0,
+        le=30,
+        description="Seconds automatic recall waits for RetainDB.",
+        json_schema_extra=_advanced(),
+    )
+    retries: int = Field(
+        2,
+        ge=0,
+        le=10,
+        description="Retries (with backoff) of a failed idempotent call.",
+        json_schema_extra=_advanced(),
+    )
+    failure_threshold: int = Field(
+        5,
+        ge=1,
+        le=100,
+        description="Consecutive failures that pause the provider.",
+        json_schema_extra=_advanced(),
+    )
+    breaker_cooldown: float = Field(
+        60.0,
+        ge=0,
+        le=3600,
+        description="Seconds the provider stays paused after the "
+        "failures; then one call probes the service.",
+        json_schema_extra=_advanced(),
+    )
+
+    @field_validator("base_url")
+    @classmethod
+    def _url(cls, value: str) -> str:
+        value = (value or "").strip().rstrip("/") or DEFAULT_URL
+        if not value.startswith(("http://", "https://")):
+            raise ValueError(f"{value!r} must start with http:// or https://")
+        return value
+
+    @field_validator("project")
+    @classmethod
+    def _project(cls, value: str | None) -> str | None:
+        return value.strip() if value and value.strip() else None
+
+    def key(self) -> str | None:
+        return self.api_key.get_secret_value() if self.api_key else None
+
+    def project_for(self, home: Path) -> str:
+        """The project every call uses: ``project``, else ``hermes-<profile>`` when
+        ``home`` is a Hermes profile (``.../profiles/<profile>``), else ``default``."""
+        if self.project:
+            return self.project
+        home = Path(home)
+        if home.parent.name == "profiles" and home.name:
+            return f"hermes-{home.name}"
+        return "default"
+
+
+__all__ = ["DEFAULT_URL", "KEY_URL", "MEMORY_TYPES", "MemoryType", "RetainDBSettings"]

@@ -1,0 +1,60 @@
+"""Settings, availability and setup (no service needed)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hermes_memory_retaindb import RetainDBProvider, RetainDBSettings
+from hermes_memory_retaindb.settings import DEFAULT_URL
+
+from hermes_core.cli.prompts import skipped_in_setup
+from hermes_core.errors import ConfigError
+from hermes_core.providers.base import load_provider_settings
+
+
+def load(home: Path, raw: dict[str, object] | None = None) -> RetainDBSettings:
+    return load_provider_settings(RetainDBSettings, "retaindb", home, raw or {})
+
+
+def test_setup_asks_only_key_url_and_project() -> None:
+    asked = [n for n, info in RetainDBSettings.model_fields.items() if not skipped_in_setup(info)]
+    assert asked == ["api_key", "base_url", "project"]
+
+
+def test_hermes_agent_environment_variables(
+    hermes_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("RETAINDB_API_KEY", "rdb-secret")
+    monkeypatch.setenv("RETAINDB_BASE_URL", "http://127.0.0.1:7000/")
+    monkeypatch.setenv("RETAINDB_PROJECT", "team-a")
+    s = load(hermes_home)
+    assert (s.key(), s.base_url, s.project) == ("rdb-secret", "http://127.0.0.1:7000", "team-a")
+    assert "rdb-secret" not in repr(s)
+
+
+def test_dotenv_and_config_yaml(hermes_home: Path) -> None:
+    (hermes_home / ".env").write_text("RETAINDB_API_KEY=from-dotenv\n", encoding="utf-8")
+    s = load(hermes_home, {"top_k": 12, "ingest": "session"})
+    assert s.key() == "from-dotenv" and s.top_k == 12 and s.ingest == "session"
+
+
+@pytest.mark.parametrize(
+    "raw", [{"base_url": "api.retaindb.com"}, {"top_k": 50}, {"write_mode": "later"}]
+)
+def test_invalid_values_are_config_errors(hermes_home: Path, raw: dict[str, object]) -> None:
+    with pytest.raises(ConfigError) as err:
+        load(hermes_home, raw)
+    assert "memory.providers.retaindb" in str(err.value)
+    assert "hermes memory setup retaindb" in str(err.value)
+
+
+def test_availability_needs_only_the_key(hermes_home: Path) -> None:
+    missing = RetainDBProvider(load(hermes_home), hermes_home)
+    assert not missing.is_available()
+    assert "RETAINDB_API_KEY" in missing.unavailable_reason()
+    assert missing.settings.base_url == DEFAULT_URL
+    ready = RetainDBProvider(load(hermes_home, {"api_key": "k"}), hermes_home)
+    assert ready.is_available() and ready.unavailable_reason() == ""
+    [check] = ready.health_check(hermes_home)
+    assert check.ok and "project default" in check.name

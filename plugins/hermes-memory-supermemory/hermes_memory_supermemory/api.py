@@ -1,0 +1,171 @@
+"""The Supermemory REST calls this provider makes, over the shared
+:class:`~hermes_core.providers.service.ServiceClient` (retries, breaker, typed errors).
+
+* ``POST /v3/documents`` — store content (``customId`` makes a resend an update);
+* ``POST /v4/search`` — search memories / document chunks in one container;
+* ``POST /v4/profile`` — static + dynamic profile facts, plus search results for ``q``;
+* ``DELETE /v4/memories`` — forget one memory (by id or exact content) in one container;
+* ``POST /v4/conversations`` — ingest a whole conversation (the server diffs a resent
+  ``conversationId``, so a later, longer transcript appends).
+
+Every call sends ``x-sm-source: hermes`` (Supermemory files the writes under a "Hermes"
+space). A 2xx body without the documented shape raises :class:`ServiceBadResponse`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from hermes_core.providers.service import ServiceBadResponse, ServiceClient
+
+SOURCE_HEADER = {"x-sm-source": "hermes"}
+
+
+def _object(body: Any, what: str) -> dict[str, Any]:
+    if not isinstance(body, dict):
+        raise ServiceBadResponse(
+            f"Supermemory answered {what} with {type(body).__name__}, expected an object",
+            service="Supermemory",
+        )
+    return body
+
+
+def _results(body: Any, what: str) -> list[dict[str, Any]]:
+    results = _object(body, what).get("results")
+    if not isinstance(results, list) or not all(isinstance(r, dict) for r in results):
+        raise ServiceBadResponse(
+            f"Supermemory answered {what} without a results list", service="Supermemory"
+        )
+    return results
+
+
+class SupermemoryAPI:
+    """Typed calls; every one names its container tag explicitly."""
+
+    def __init__(self, client: ServiceClient) -> None:
+        self.client = client
+
+    def add_document(
+        self,
+        content: str,
+        container_tag: str,
+        *,
+        custom_id: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        entity_context: str = "",
+        deadline: float | None = None,
+    ) -> str:
+        payload: dict[str, Any] = {"content": content, "containerTags": [container_tag]}
+        if custom_id:
+            payload["customId"] = custom_id
+        if metadata:
+            payload["metadata"] = {"sm_source": "hermes", **metadata}
+        if entity_context:
+            payload["entityContext"] = entity_context[:1500]
+        body = _object(
+            self.client.post(
+                "/v3/documents",
+                json_body=payload,
+                headers=SOURCE_HEADER,
+                idempotent=bool(custom_id),
+                deadline=deadline,
+            ),
+            "a document write",
+        )
+        return str(body.get("id", ""))
+
+    def search(
+        self,
+        query: str,
+        container_tag: str,
+        *,
+        limit: int,
+        search_mode: str,
+        deadline: float | None = None,
+    ) -> list[dict[str, Any]]:
+        body = self.client.post(
+            "/v4/search",
+            json_body={
+                "q": query,
+                "containerTag": container_tag,
+                "limit": limit,
+                "searchMode": search_mode,
+            },
+            headers=SOURCE_HEADER,
+            idempotent=True,
+            deadline=deadline,
+        )
+        return _results(body, "a search")
+
+    def profile(
+        self, container_tag: str, *, query: str | None = None, deadline: float | None = None
+    ) -> tuple[list[str], list[str], list[dict[str, Any]]]:
+        """``(static, dynamic, search_results)``."""
+        payload: dict[str, Any] = {"containerTag": container_tag}
+        if query:
+            payload["q"] = query
+        body = _object(
+            self.client.post(
+                "/v4/profile",
+                json_body=payload,
+                headers=SOURCE_HEADER,
+                idempotent=True,
+                deadline=deadline,
+            ),
+            "a profile request",
+        )
+        profile = body.get("profile")
+        if not isinstance(profile, dict):
+            raise ServiceBadResponse(
+                "Supermemory answered a profile request without a profile object",
+                service="Supermemory",
+            )
+        static = [str(s) for s in profile.get("static") or [] if s]
+        dynamic = [str(s) for s in profile.get("dynamic") or [] if s]
+        search = body.get("searchResults")
+        results = _results(search, "a profile search") if isinstance(search, dict) else []
+        return static, dynamic, results
+
+    def forget(self, container_tag: str, *, memory_id: str) -> bool:
+        body = _object(
+            self.client.delete(
+                "/v4/memories",
+                json_body={"containerTag": container_tag, "id": memory_id},
+                headers=SOURCE_HEADER,
+            ),
+            "a forget request",
+        )
+        return bool(body.get("forgotten"))
+
+    def add_conversation(
+        self,
+        conversation_id: str,
+        messages: Sequence[Mapping[str, str]],
+        container_tag: str,
+        *,
+        metadata: Mapping[str, Any] | None = None,
+        entity_context: str = "",
+        deadline: float | None = None,
+    ) -> None:
+        payload: dict[str, Any] = {
+            "conversationId": conversation_id,
+            "messages": [dict(m) for m in messages],
+            "containerTags": [container_tag],
+            "metadata": {"sm_source": "hermes", **(metadata or {})},
+        }
+        if entity_context:
+            payload["entityContext"] = entity_context[:1500]
+        _object(
+            self.client.post(
+                "/v4/conversations",
+                json_body=payload,
+                headers=SOURCE_HEADER,
+                idempotent=True,
+                deadline=deadline,
+            ),
+            "a conversation ingest",
+        )
+
+
+__all__ = ["SOURCE_HEADER", "SupermemoryAPI"]

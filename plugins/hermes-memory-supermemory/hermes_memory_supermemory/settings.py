@@ -1,0 +1,176 @@
+"""Settings of the supermemory provider (spec §4, Supermemory).
+
+Sources, first wins: init, ``HERMES_MEMORY__PROVIDERS__SUPERMEMORY__<FIELD>`` and the
+Supermemory env names (``SUPERMEMORY_API_KEY``, ``SUPERMEMORY_BASE_URL``,
+``SUPERMEMORY_CONTAINER_TAG``), ``$HERMES_HOME/.env``, ``memory.providers.supermemory`` in
+config.yaml, then ``$HERMES_HOME/supermemory.json`` (the file Hermes Agent writes, same
+keys; see :func:`apply_supermemory_json`), then the defaults. ``hermes memory setup
+supermemory`` asks only the key, the URL and the container tag.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator
+from pydantic_settings import SettingsConfigDict
+
+from hermes_core.errors import ConfigError
+from hermes_core.providers.base import ProviderSettings, setup_field
+
+CONFIG_FILE = "supermemory.json"
+CLOUD_URL = "https://api.supermemory.ai"
+KEY_URL = "https://app.supermemory.ai/integrations?connect=hermes"
+_PREFIX = "HERMES_MEMORY__PROVIDERS__SUPERMEMORY__"
+TAG_PATTERN = r"^[A-Za-z0-9._{}-]{1,50}$"
+"""A container tag (``{identity}`` allowed): the API allows 100 characters of
+``[A-Za-z0-9._-]``; 50 leaves room for the per-user suffix."""
+
+SearchMode = Literal["hybrid", "memories", "documents"]
+CaptureMode = Literal["all", "substantive"]
+
+DEFAULT_ENTITY_CONTEXT = (
+    "User-assistant conversation. Only extract things useful in future conversations: "
+    "lasting personal facts, preferences, routines, tools, ongoing projects, working context, "
+    "and explicit requests to remember something. Do not remember temporary intents, one-time "
+    "tasks or assistant actions. When in doubt, store less."
+)
+
+
+def _env(field: str, *fallbacks: str) -> AliasChoices:
+    return AliasChoices(_PREFIX + field.upper(), *fallbacks)
+
+
+class SupermemorySettings(ProviderSettings):
+    """Configuration of :class:`hermes_memory_supermemory.provider.SupermemoryProvider`."""
+
+    model_config = SettingsConfigDict(extra="ignore", validate_default=True, populate_by_name=True)
+
+    setup_note = (
+        f"Supermemory needs an API key: get one at {KEY_URL}. A self-hosted server "
+        "(`npx supermemory local`) prints its key on first boot."
+    )
+
+    api_key: SecretStr | None = setup_field(
+        None,
+        description="Supermemory API key",
+        env_var="SUPERMEMORY_API_KEY",
+        url=KEY_URL,
+        validation_alias=_env("api_key", "SUPERMEMORY_API_KEY"),
+    )
+    base_url: str = setup_field(
+        CLOUD_URL,
+        description="Supermemory URL: the cloud API or your self-hosted server "
+        "(e.g. http://localhost:6767)",
+        env_var="SUPERMEMORY_BASE_URL",
+        validation_alias=_env("base_url", "SUPERMEMORY_BASE_URL"),
+    )
+    container_tag: str = setup_field(
+        "hermes",
+        description="Container tag of this agent's memories ({identity} = the Hermes "
+        "profile); each user gets their own container under it",
+        env_var="SUPERMEMORY_CONTAINER_TAG",
+        validation_alias=_env("container_tag", "SUPERMEMORY_CONTAINER_TAG"),
+        pattern=TAG_PATTERN,
+    )
+    auto_recall: bool = Field(True, description="Recall memories before each model call.")
+    auto_capture: bool = Field(True, description="Store each completed turn.")
+    max_recall_results: int = Field(
+        10, ge=1, le=50, description="Memories recalled per section per turn."
+    )
+    profile_frequency: int = Field(
+        50, ge=1, le=500, description="Include profile facts on the first turn and every N."
+    )
+    capture_mode: CaptureMode = Field(
+        "all", description="all = capture every turn; substantive = skip trivial turns."
+    )
+    search_mode: SearchMode = Field(
+        "hybrid", description="Search memories and documents (hybrid), or only one of them."
+    )
+    entity_context: str = Field(
+        DEFAULT_ENTITY_CONTEXT,
+        max_length=1500,
+        description="Extraction guidance sent with every write (max 1500 characters).",
+    )
+    api_timeout: float = Field(5.0, gt=0, le=120, description="Seconds per request.")
+    retries: int = Field(2, ge=0, le=10, description="Retries of a failed idempotent request.")
+    failure_threshold: int = Field(
+        5, ge=1, le=100, description="Consecutive failures that pause the provider."
+    )
+    breaker_cooldown: float = Field(
+        60.0, ge=0, le=3600, description="Seconds the provider stays paused after that."
+    )
+    enable_custom_container_tags: bool = Field(
+        False, description="Let the tools target the custom containers below."
+    )
+    custom_containers: list[str] = Field(
+        default_factory=list,
+        description="Extra container names the tools may target (each still per user).",
+    )
+    custom_container_instructions: str = Field(
+        "", max_length=2000, description="When to use which custom container (system prompt)."
+    )
+
+    @field_validator("base_url")
+    @classmethod
+    def _url(cls, value: str) -> str:
+        value = value.strip().rstrip("/")
+        if not value.startswith(("http://", "https://")):
+            raise ValueError("base_url must start with http:// or https://")
+        return value
+
+    @field_validator("custom_containers")
+    @classmethod
+    def _containers(cls, value: list[str]) -> list[str]:
+        for name in value:
+            if not re.match(TAG_PATTERN, name):
+                raise ValueError(f"custom container {name!r} must match {TAG_PATTERN}")
+        return list(dict.fromkeys(value))
+
+
+def read_supermemory_json(home: Path) -> dict[str, Any]:
+    """Fields from ``$HERMES_HOME/supermemory.json`` (``{}`` when absent); ConfigError naming
+    the file when it is not a JSON object."""
+    path = Path(home) / CONFIG_FILE
+    if not path.exists():
+        return {}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"{path} is not valid JSON ({exc}) — fix or delete the file.") from exc
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path} must hold a JSON object — fix or delete the file.")
+    return {
+        k: v
+        for k, v in data.items()
+        if k in SupermemorySettings.model_fields and v not in (None, "")
+    }
+
+
+def apply_supermemory_json(settings: SupermemorySettings, home: Path) -> SupermemorySettings:
+    """``settings`` with ``supermemory.json`` filling the fields no other source set."""
+    file_values = read_supermemory_json(home)
+    if not file_values:
+        return settings
+    explicit = {name: getattr(settings, name) for name in settings.model_fields_set}
+    try:
+        return SupermemorySettings.model_validate({**file_values, **explicit})
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        loc = ".".join(str(p) for p in first.get("loc", ()))
+        raise ConfigError(
+            f"{Path(home) / CONFIG_FILE}: invalid '{loc}': {first.get('msg')} — fix the value."
+        ) from exc
+
+
+__all__ = [
+    "CLOUD_URL",
+    "CONFIG_FILE",
+    "KEY_URL",
+    "SupermemorySettings",
+    "apply_supermemory_json",
+    "read_supermemory_json",
+]

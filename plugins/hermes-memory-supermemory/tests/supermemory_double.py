@@ -1,0 +1,186 @@
+"""A loopback double of the five Supermemory operations the provider calls, validated
+against ``tests/openapi/supermemory-v4.openapi.json`` (see SOURCE.md there).
+
+State lives in memory, per container tag. Supermemory's LLM extraction is stood in for by a
+deterministic rule: a document becomes one memory (its user part, for a captured turn), a
+conversation's user messages become memories, and a document with ``metadata.type ==
+"explicit_memory"`` is a static profile fact. ``customId`` and ``conversationId`` upsert.
+Search ranks by shared words / CJK character pairs. Every request must carry
+``Authorization: Bearer <api_key>`` (else 401).
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+import threading
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from hermes_core.testing.loopback import (
+    LoopbackRequest,
+    LoopbackServer,
+    error_reply,
+    match_score,
+)
+
+OPENAPI = Path(__file__).parent / "openapi" / "supermemory-v4.openapi.json"
+_USER_PART = re.compile(r"\[role: user\]\n(.*?)\n\[user:end\]", re.DOTALL)
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat()
+
+
+class SupermemoryDouble:
+    def __init__(self, api_key: str = "test-key") -> None:
+        self.api_key = api_key
+        self.lock = threading.Lock()
+        self.ids = itertools.count(1)
+        self.documents: dict[str, dict[str, Any]] = {}
+        self.memories: list[dict[str, Any]] = []
+        self.conversations: dict[str, dict[str, Any]] = {}
+
+    def _auth(self, req: LoopbackRequest) -> Any:
+        if req.headers.get("authorization") != f"Bearer {self.api_key}":
+            return error_reply(401, "Unauthorized: invalid API key")
+        return None
+
+    def _remember(self, tag: str, text: str, source: str, static: bool) -> None:
+        text = " ".join(text.split())
+        if not text:
+            return
+        for memory in self.memories:
+            if memory["tag"] == tag and memory["memory"] == text:
+                memory["source"] = source
+                return
+        self.memories.append(
+            {
+                "id": f"mem_{next(self.ids)}",
+                "tag": tag,
+                "memory": text,
+                "source": source,
+                "static": static,
+                "updatedAt": _now(),
+            }
+        )
+
+    def _forget_source(self, source: str) -> None:
+        self.memories = [m for m in self.memories if m["source"] != source]
+
+    # -- handlers
+
+    def add_document(self, req: LoopbackRequest) -> Any:
+        body = req.json
+        tags = body.get("containerTags") or (
+            [body["containerTag"]] if body.get("containerTag") else []
+        )
+        with self.lock:
+            key = body.get("customId") or f"doc_{next(self.ids)}"
+            doc = self.documents.get(key)
+            doc_id = doc["id"] if doc else f"doc_{next(self.ids)}"
+            self.documents[key] = {
+                "id": doc_id,
+                "content": body["content"],
+                "tags": tags,
+                "metadata": body.get("metadata") or {},
+            }
+            self._forget_source(doc_id)
+            found = _USER_PART.search(body["content"])
+            text = found.group(1) if found else body["content"]
+            static = (body.get("metadata") or {}).get("type") == "explicit_memory"
+            for tag in tags:
+                self._remember(tag, text, doc_id, static)
+            return {"id": doc_id, "status": "queued"}
+
+    def _hits(self, tag: str, query: str, limit: int) -> list[dict[str, Any]]:
+        pool = [m for m in self.memories if m["tag"] == tag]
+        scored = [(match_score(query, m["memory"]), n, m) for n, m in enumerate(pool)]
+        scored = [t for t in scored if t[0] > 0]
+        scored.sort(key=lambda t: (-t[0], -t[1]))
+        return [
+            {
+                "id": m["id"],
+                "memory": m["memory"],
+                "similarity": min(1.0, 0.5 + 0.1 * score),
+                "updatedAt": m["updatedAt"],
+                "metadata": None,
+            }
+            for score, _, m in scored[:limit]
+        ]
+
+    def search(self, req: LoopbackRequest) -> Any:
+        body = req.json
+        tag = body.get("containerTag") or ""
+        with self.lock:
+            hits = self._hits(tag, body["q"], int(body.get("limit", 10)))
+            return {"results": hits, "timing": 1.0, "total": len(hits)}
+
+    def profile(self, req: LoopbackRequest) -> Any:
+        body = req.json
+        tag = body["containerTag"]
+        with self.lock:
+            mine = [m for m in self.memories if m["tag"] == tag]
+            static = [m["memory"] for m in mine if m["static"]]
+            dynamic = [m["memory"] for m in mine if not m["static"]][-5:]
+            out: dict[str, Any] = {"profile": {"static": static, "dynamic": dynamic}}
+            if body.get("q"):
+                hits = self._hits(tag, body["q"], 10)
+                out["searchResults"] = {"results": hits, "timing": 1.0, "total": len(hits)}
+            return out
+
+    def forget(self, req: LoopbackRequest) -> Any:
+        body = req.json
+        tag = body["containerTag"]
+        with self.lock:
+            for memory in self.memories:
+                if memory["tag"] == tag and (
+                    memory["id"] == body.get("id") or memory["memory"] == body.get("content")
+                ):
+                    self.memories.remove(memory)
+                    return {"id": memory["id"], "forgotten": True}
+            return error_reply(404, "Memory not found in this container")
+
+    def conversation(self, req: LoopbackRequest) -> Any:
+        body = req.json
+        tags = body.get("containerTags") or []
+        with self.lock:
+            key = body["conversationId"]
+            known = self.conversations.get(key)
+            conv_id = known["id"] if known else f"conv_{next(self.ids)}"
+            self.conversations[key] = {
+                "id": conv_id,
+                "messages": body["messages"],
+                "tags": tags,
+                "metadata": body.get("metadata") or {},
+            }
+            for message in body["messages"]:
+                if message["role"] == "user" and isinstance(message["content"], str):
+                    for tag in tags:
+                        self._remember(tag, message["content"], conv_id, False)
+            return {"id": conv_id, "conversationId": key, "status": "queued"}
+
+    def server(self) -> LoopbackServer:
+        made = LoopbackServer(openapi=OPENAPI, name="supermemory")
+        for method, pattern, handler in (
+            ("POST", "/v3/documents", self.add_document),
+            ("POST", "/v4/search", self.search),
+            ("POST", "/v4/profile", self.profile),
+            ("DELETE", "/v4/memories", self.forget),
+            ("POST", "/v4/conversations", self.conversation),
+        ):
+            made.route(method, pattern, self._guarded(handler))
+        return made
+
+    def _guarded(self, handler: Any) -> Any:
+        def run(req: LoopbackRequest) -> Any:
+            denied = self._auth(req)
+            return denied if denied is not None else handler(req)
+
+        return run
+
+
+def supermemory_double(api_key: str = "test-key") -> tuple[SupermemoryDouble, LoopbackServer]:
+    double = SupermemoryDouble(api_key)
+    return double, double.server()
