@@ -20,7 +20,7 @@ import logging
 import threading
 import time
 import uuid
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from types import TracebackType
@@ -28,7 +28,7 @@ from typing import Any
 
 import pluggy
 
-from hermes_core.context import build_memory_context_block, is_trivial_prompt
+from hermes_core.context import build_memory_context_block, is_trivial_prompt, redact
 from hermes_core.errors import HermesError
 from hermes_core.fsutil import ensure_private_dir
 from hermes_core.hooks import HookFacade, ShutdownReport, ToolRouter
@@ -158,8 +158,10 @@ class Session:
         """Start a user turn. Returns ``""`` or one fenced ``<memory-context>`` block to append
         to the API copy of the user message (never to the stored transcript).
 
-        Trivial prompts ("ok", "/cmd", "谢谢") skip recall. Recalled provider text that the
-        threat scanner flags is dropped (and logged) before it can enter a prompt.
+        Trivial prompts ("ok", "/cmd", "谢谢") skip recall. Recalled text is capped
+        (``memory.recall_max_chars``) and screened by the facade: lines the threat scanner
+        flags are withheld and marked before they can enter a prompt. Never raises for
+        anything a provider returns.
         """
         self._check_open()
         self.turn_number += 1
@@ -168,9 +170,8 @@ class Session:
         if is_trivial_prompt(text):
             self.last_recall = []
             return ""
-        contexts = self.host.facade.prefetch(self.info, text)
-        screened = [screen_recall(context) for context in contexts]
-        self.last_recall = [context for context in screened if context.text.strip()]
+        contexts = self.host.facade.prefetch(self.info, text)  # coerced, capped, screened
+        self.last_recall = [context for context in contexts if context.text.strip()]
         return build_memory_context_block("\n\n".join(c.text for c in self.last_recall))
 
     def recall_line(self) -> str:
@@ -298,14 +299,14 @@ class Session:
             return list(messages)
         if result.aborted:
             stats.aborted += 1
-            stats.last_error = result.error
+            stats.last_error = redact(result.error) if result.error else result.error
             return list(messages)
         stats.count += 1
         stats.tokens_before += result.tokens_before
         stats.tokens_after += result.tokens_after
         stats.summary_tokens += result.summary_tokens
         stats.fallbacks += int(result.fallback_used)
-        stats.last_error = result.error
+        stats.last_error = redact(result.error) if result.error else result.error
         self.host.facade.on_compressed(self.info, result)
         return [dict(m) for m in result.messages]
 
@@ -368,51 +369,6 @@ class Session:
         tb: TracebackType | None,
     ) -> None:
         self.close(reason="error" if exc_type is not None else "exit")
-
-
-def screen_recall(context: MemoryContext) -> MemoryContext:
-    """Drop recalled paragraphs or bullet lines the threat scanner flags (context scope).
-
-    Two neighbouring lines that produce a hit together that neither produces alone (an
-    instruction split over a line break) are both dropped: the block joins them again."""
-    from hermes_core.security.scan import scan
-
-    chunks = list(_recall_chunks(context.text))
-    results = [scan(chunk, "context") for chunk in chunks]
-    messages: list[str | None] = [r.message if r.blocked else None for r in results]
-    for index in range(len(chunks) - 1):
-        pair = scan(chunks[index] + "\n" + chunks[index + 1], "context")
-        alone = set(results[index].pattern_ids) | set(results[index + 1].pattern_ids)
-        if set(pair.pattern_ids) - alone:  # a hit only the joined lines produce
-            messages[index] = messages[index] or pair.message
-            messages[index + 1] = messages[index + 1] or pair.message
-    kept: list[str] = []
-    dropped = 0
-    for chunk, message in zip(chunks, messages, strict=True):
-        if message is not None:
-            dropped += 1
-            log.warning(
-                "dropped a recalled memory from %s: %s", context.label or "provider", message
-            )
-            continue
-        kept.append(chunk)
-    if not dropped:
-        return context
-    return replace(context, text="\n".join(kept).strip(), count=max(context.count - dropped, 0))
-
-
-def _recall_chunks(text: str) -> Iterator[str]:
-    """Lines, keeping a bullet's indented continuation lines with it."""
-    current: list[str] = []
-    for line in text.splitlines():
-        if current and (line.startswith("  ") or line.startswith("\t")):
-            current.append(line)
-            continue
-        if current:
-            yield "\n".join(current)
-        current = [line]
-    if current:
-        yield "\n".join(current)
 
 
 class MemoryHost:
@@ -582,5 +538,4 @@ __all__ = [
     "Session",
     "compression_threshold",
     "new_session_id",
-    "screen_recall",
 ]

@@ -58,7 +58,21 @@ class MemorySettings(_Section):
         "", description="The one active external memory provider; empty = built-in only."
     )
     prefetch_timeout: float = Field(
-        8.0, gt=0, description="Seconds to wait for the external provider's prefetch."
+        8.0,
+        gt=0,
+        description="Seconds to wait for the external provider's prefetch, screening of its "
+        "recall included.",
+    )
+    provider_timeout: float = Field(
+        10.0,
+        gt=0,
+        description="Seconds to wait for any other inline provider call (tools, system prompt "
+        "block, turn start/end, shutdown) before it is skipped with a warning.",
+    )
+    recall_max_chars: int = Field(
+        12_000,
+        ge=0,
+        description="Characters of one recall kept (before scanning); 0 = no cap.",
     )
     providers: dict[str, dict[str, Any]] = Field(
         default_factory=dict,
