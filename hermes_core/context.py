@@ -174,6 +174,53 @@ def dedupe_bullets(text: str) -> str:
     return "\n".join(out)
 
 
+_LINE_MARK = re.compile(r"^\s*(?:[-*+•·]|\d+[.)]|§)\s*")
+_SPACES = re.compile(r"\s+")
+KNOWN_LINE_MIN_CHARS = 8
+"""Shorter recalled lines ("- yes") are kept even when the prompt happens to contain them."""
+KNOWN_PART_MIN_CHARS = 24
+"""A recalled line this long is also dropped when it is part of a longer prompt line."""
+
+
+def _line_key(line: str) -> str:
+    return _SPACES.sub(" ", _LINE_MARK.sub("", line)).strip().casefold()
+
+
+def drop_known_lines(context: MemoryContext, known: str) -> MemoryContext | None:
+    """``context`` without the lines the model already has in ``known`` (the frozen system
+    prompt, which carries USER.md and MEMORY.md).
+
+    A recalled line is dropped when, ignoring bullets, numbering, case and spacing, it equals
+    a line or a ``§`` entry of ``known`` (at least :data:`KNOWN_LINE_MIN_CHARS` long), or is
+    contained in one (at least :data:`KNOWN_PART_MIN_CHARS` long). ``count`` goes down by
+    the lines dropped; a context left with no content gives None.
+    """
+    if not known or not context.text.strip():
+        return context
+    known_keys: set[str] = set()
+    for part in re.split(r"\n|§", known):
+        key = _line_key(part)
+        if key:
+            known_keys.add(key)
+    haystack = "\n".join(known_keys)
+    kept: list[str] = []
+    dropped = 0
+    for line in context.text.splitlines():
+        key = _line_key(line)
+        exact = len(key) >= KNOWN_LINE_MIN_CHARS and key in known_keys
+        if exact or (len(key) >= KNOWN_PART_MIN_CHARS and key in haystack):
+            dropped += 1
+            continue
+        kept.append(line)
+    if not dropped:
+        return context
+    text = "\n".join(kept).strip("\n")
+    if not _line_key(text):
+        return None
+    count = max(0, context.count - dropped) if context.count >= dropped else context.count
+    return MemoryContext(text, count=count, label=context.label, glyph=context.glyph)
+
+
 def build_memory_context_block(raw: str) -> str:
     """Fence recalled text once: open tag, system note, blank line, content, close tag.
 
@@ -497,6 +544,7 @@ __all__ = [
     "coerce_context",
     "coerce_text",
     "dedupe_bullets",
+    "drop_known_lines",
     "is_trivial_prompt",
     "redact",
     "redact_payload",

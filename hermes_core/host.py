@@ -28,7 +28,12 @@ from typing import Any
 
 import pluggy
 
-from hermes_core.context import build_memory_context_block, is_trivial_prompt, redact
+from hermes_core.context import (
+    build_memory_context_block,
+    drop_known_lines,
+    is_trivial_prompt,
+    redact,
+)
 from hermes_core.errors import HermesError
 from hermes_core.fsutil import ensure_private_dir
 from hermes_core.hooks import HookFacade, ShutdownReport, ToolRouter
@@ -171,7 +176,9 @@ class Session:
             self.last_recall = []
             return ""
         contexts = self.host.facade.prefetch(self.info, text)  # coerced, capped, screened
-        self.last_recall = [context for context in contexts if context.text.strip()]
+        # What USER.md / MEMORY.md already put in the frozen prompt is not repeated.
+        fresh = (drop_known_lines(c, self._system_prompt) for c in contexts)
+        self.last_recall = [c for c in fresh if c is not None and c.text.strip()]
         return build_memory_context_block("\n\n".join(c.text for c in self.last_recall))
 
     def recall_line(self) -> str:

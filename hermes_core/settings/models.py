@@ -133,6 +133,22 @@ class SkillsSettings(_Section):
             "filtering; unset = memory, session_search and skills."
         ),
     )
+    semantic_matching: bool = Field(
+        True,
+        description=(
+            "Fuse an embedding ranking into skills_find when the offline embedder is "
+            "installed (pip install 'hermes-core[embed]'); false = lexical only."
+        ),
+    )
+    history_versions: int = Field(
+        10,
+        ge=0,
+        le=1000,
+        description=(
+            "Previous versions kept per skill by patch/edit/delete "
+            "(`hermes skills history`, `hermes skills revert`); 0 keeps none."
+        ),
+    )
 
 
 class CompressionSettings(_Section):
