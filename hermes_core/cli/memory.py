@@ -18,6 +18,7 @@ from hermes_core.cli.output import console, mark, print_json
 from hermes_core.errors import ConfigError, HermesError
 from hermes_core.providers.base import MemoryProvider, env_var_for, load_provider_settings
 from hermes_core.providers.discovery import InstalledProvider, list_installed
+from hermes_core.providers.sources import OUR_PROVIDERS, install_hint
 from hermes_core.settings.base import read_config_file, resolve_home
 from hermes_core.settings.files import read_env_file, set_config_value, write_env_values
 
@@ -84,7 +85,8 @@ def list_providers(as_json: bool) -> None:
     if not installed:
         out.print(
             "No memory provider plugins installed. Install one, e.g. "
-            "`hermes install hermes-memory-chroma`, then `hermes memory setup`."
+            "`hermes install hermes-memory-chroma` (ours: " + ", ".join(OUR_PROVIDERS) + "), "
+            "then `hermes memory setup`."
         )
         return
     table = Table(title="Memory providers")
@@ -128,7 +130,7 @@ def _status_data(home: Path) -> dict[str, Any]:
     info: dict[str, Any] = {"name": name, "installed": any(p.name == name for p in installed)}
     data["provider_status"] = info
     if not info["installed"]:
-        info["fix"] = f"hermes install hermes-memory-{name}"
+        info["fix"] = install_hint(name)
         return data
     try:
         cls = _load_class(name)
@@ -225,7 +227,11 @@ def status(as_json: bool) -> None:
             out.print(f"  {mark(False)} {provider_name}: {describe(entry)}")
     out.print("Installed plugins:")
     if not data["installed"]:
-        out.print("  (none) — `hermes install hermes-memory-<name>`")
+        out.print(
+            "  (none) — e.g. `hermes install hermes-memory-chroma` (ours: "
+            + ", ".join(OUR_PROVIDERS)
+            + ")"
+        )
     for p in data["installed"]:
         suffix = " ← active" if p["name"] == name else ""
         out.print(f"  • {p['name']} ({p['distribution']} {p['version']}){suffix}")
@@ -289,8 +295,10 @@ def setup(name: str | None, advanced: bool) -> None:
         if name is None:
             if not installed:
                 out.print(
-                    "No memory provider plugins detected. Install one with "
-                    "`hermes install hermes-memory-<name>` and try again."
+                    "No memory provider plugins detected. Install one, e.g. "
+                    "`hermes install hermes-memory-chroma` (ours: "
+                    + ", ".join(OUR_PROVIDERS)
+                    + "), and try again."
                 )
                 return
             _require_terminal()
@@ -302,8 +310,7 @@ def setup(name: str | None, advanced: bool) -> None:
         elif not any(p.name == name for p in installed):
             known = ", ".join(p.name for p in installed) or "none"
             raise click.ClickException(
-                f"Memory provider '{name}' not found. Installed: {known}. "
-                f"Install it with `hermes install hermes-memory-{name}`."
+                f"Memory provider '{name}' not found. Installed: {known}. {install_hint(name)}"
             )
         _require_terminal()
         cls = _load_class(name)
