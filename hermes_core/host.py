@@ -411,6 +411,8 @@ class MemoryHost:
         self.provider_status: ProviderStatus | None = (
             self.registry.activate_configured() if activate_provider else None
         )
+        if self.provider_status is not None and self.provider_status.active:
+            self.facade.warm_up()  # open its store / load its model while the caller sets up
 
     @classmethod
     def open(

@@ -169,6 +169,12 @@ class MemoryProvider:
         """An actionable hint when :meth:`is_available` is False (what to set or install)."""
         return ""
 
+    def warm_up(self) -> None:
+        """Open stores and load models ahead of the first recall. The host calls it once,
+        on a daemon thread, when the provider activates; hooks may run while it is still
+        going, so it must take the same locks they do. A recall that waits for it longer
+        than ``memory.prefetch_timeout`` is skipped and counted. Default: nothing."""
+
     def shutdown(self) -> None:
         """Flush queues and close connections. Called once at host close; must tolerate
         being called again."""
