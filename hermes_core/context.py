@@ -26,7 +26,12 @@ from typing import Any, TypeVar
 
 from hermes_core.security.scan import Scope, find_threats
 from hermes_core.security.secrets import find_secrets
-from hermes_core.security.unicode import INVISIBLE_RANGES, confusables_of
+from hermes_core.security.unicode import (
+    INVISIBLE_RANGES,
+    confusables_of,
+    invisible_regex,
+    strip_invisible,
+)
 from hermes_core.types import MemoryContext
 
 log = logging.getLogger(__name__)
@@ -463,6 +468,8 @@ _DATA_URL = re.compile(r"data:[\w/+.-]+;base64,[A-Za-z0-9+/=]+")
 
 
 def _find_secrets(text: str) -> set[str]:
+    if invisible_regex().search(text) is not None:
+        text = strip_invisible(text)  # a secret split by zero-width characters is one secret
     protected = [m.span() for m in _DATA_URL.finditer(text)] if "data:" in text else []
 
     def inside_data_url(start: int) -> bool:
@@ -479,7 +486,8 @@ def _collect_strings(value: Any, into: list[str]) -> None:
     if isinstance(value, str):
         into.append(value)
     elif isinstance(value, Mapping):
-        for item in value.values():
+        for key, item in value.items():
+            _collect_strings(key, into)
             _collect_strings(item, into)
     elif isinstance(value, list | tuple):
         for item in value:
@@ -488,11 +496,15 @@ def _collect_strings(value: Any, into: list[str]) -> None:
 
 def _apply(value: Any, secrets: list[str]) -> Any:
     if isinstance(value, str):
+        if invisible_regex().search(value) is not None:
+            plain = strip_invisible(value)  # "ghp\u200b_…": the secret was found in `plain`
+            if any(secret in plain and secret not in value for secret in secrets):
+                value = plain
         for secret in secrets:
             value = value.replace(secret, REDACTED)
         return value
     if isinstance(value, Mapping):
-        return {key: _apply(item, secrets) for key, item in value.items()}
+        return {_apply(key, secrets): _apply(item, secrets) for key, item in value.items()}
     if isinstance(value, list):
         return [_apply(item, secrets) for item in value]
     if isinstance(value, tuple):
