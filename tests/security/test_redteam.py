@@ -123,3 +123,34 @@ def test_fence_look_alikes_stored_in_a_session_are_removed_from_session_search(
                 assert payload["success"], payload
                 assert "memory-context" not in result.lower()
                 assert "deploy notes zebra" in result and "斑马" in result
+
+
+# -- huge arguments are never echoed whole ---------------------------------------------------------
+
+HUGE = "Q" * 2_000_000
+
+
+@pytest.mark.parametrize(
+    ("tool", "args"),
+    [
+        ("session_search", {"session_id": HUGE}),
+        ("session_search", {"session_id": HUGE, "around_message_id": 3}),
+        ("session_search", {"session_id": "会话" * 100_000}),
+        ("session_search", {"after": HUGE}),
+        ("no_such_tool_" + HUGE, {}),
+        ("skill_view", {"name": HUGE}),
+    ],
+    ids=["read", "scroll", "read-zh", "after", "unknown-tool", "skill-view"],
+)
+def test_huge_arguments_are_clipped_in_tool_errors(
+    hermes_home: Path, tool: str, args: dict[str, object], caplog: pytest.LogCaptureFixture
+) -> None:
+    with (
+        MemoryHost.open(hermes_home, load_entrypoints=False) as host,
+        host.session(user_id="u1") as session,
+    ):
+        result = session.call_tool(tool, args)
+    payload = json.loads(result)
+    assert payload["success"] is False
+    assert len(result) < 5_000, len(result)
+    assert "Traceback" not in caplog.text and "too complex" not in result
