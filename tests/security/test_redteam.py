@@ -154,3 +154,73 @@ def test_huge_arguments_are_clipped_in_tool_errors(
     assert payload["success"] is False
     assert len(result) < 5_000, len(result)
     assert "Traceback" not in caplog.text and "too complex" not in result
+
+
+# -- state.db: another program's file is never written by any layer; sidecars are checked -------
+
+
+def _foreign_db(home: Path) -> list[str]:
+    import sqlite3
+
+    with sqlite3.connect(home / "state.db") as conn:
+        conn.execute("CREATE TABLE sessions (id TEXT PRIMARY KEY, billing_plan TEXT)")
+        conn.execute("CREATE TABLE foo (x)")
+    with sqlite3.connect(home / "state.db") as conn:
+        return sorted(r[0] for r in conn.execute("SELECT name FROM sqlite_master"))
+
+
+def _newer_db(home: Path) -> list[str]:
+    import sqlite3
+
+    with MemoryHost.open(home, load_entrypoints=False) as host, host.session() as session:
+        session.after_turn("hello 你好", "hi")
+    with sqlite3.connect(home / "state.db") as conn:
+        conn.execute("UPDATE schema_version SET version = version + 5")
+    with sqlite3.connect(home / "state.db") as conn:
+        return sorted(r[0] for r in conn.execute("SELECT name FROM sqlite_master"))
+
+
+@pytest.mark.parametrize("make", [_foreign_db, _newer_db], ids=["foreign", "newer"])
+def test_no_layer_writes_tables_into_a_foreign_or_newer_state_db(
+    hermes_home: Path, make: object
+) -> None:
+    import sqlite3
+
+    from hermes_core.settings.base import load_settings
+
+    assert callable(make)
+    before = make(hermes_home)
+    settings = load_settings(hermes_home, memory={"memory_char_limit": 60, "overflow": "archive"})
+    with MemoryHost.open(hermes_home, settings=settings, load_entrypoints=False) as host:
+        session = host.session()
+        for n in range(4):  # overflows into the memory archive
+            note = f"项目笔记 note {n} " * 3
+            session.call_tool("memory", {"action": "add", "target": "memory", "content": note})
+        session.maybe_compress([{"role": "user", "content": "hello 你好 " * 40}] * 30, force=True)
+        if "skill_view" in session.tool_names:
+            session.call_tool("skill_view", {"name": "nothing"})
+        with pytest.raises(Exception, match=r"read-only|not written"):
+            session.after_turn("q", "r")
+        session.close()
+    with sqlite3.connect(hermes_home / "state.db") as conn:
+        after = sorted(r[0] for r in conn.execute("SELECT name FROM sqlite_master"))
+    assert after == before
+
+
+@pytest.mark.parametrize("sidecar", ["-journal", "-wal", "-shm"])
+def test_fifo_in_place_of_a_state_db_sidecar_is_an_error_not_a_hang(
+    hermes_home: Path, sidecar: str
+) -> None:
+    import os
+
+    with MemoryHost.open(hermes_home, load_entrypoints=False) as host, host.session() as session:
+        session.after_turn("hello", "你好")
+    for name in ("state.db-wal", "state.db-shm"):
+        (hermes_home / name).unlink(missing_ok=True)
+    os.mkfifo(hermes_home / f"state.db{sidecar}")
+    with (
+        MemoryHost.open(hermes_home, load_entrypoints=False) as host,
+        host.session() as session,
+        pytest.raises(Exception, match=rf"state\.db{sidecar} is a FIFO"),
+    ):
+        session.after_turn("again", "再来")
