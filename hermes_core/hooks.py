@@ -706,7 +706,11 @@ class HookFacade:
             _debug_traceback(f"tool {name}")
             return tool_error(f"Memory tool '{name}' failed: {error_text(exc, with_type=False)}")
         try:
-            text = result if isinstance(result, str) else json.dumps(result, ensure_ascii=False)
+            text = (
+                result
+                if isinstance(result, str)
+                else json.dumps(result, ensure_ascii=False, allow_nan=False)
+            )
         except (TypeError, ValueError) as exc:
             return tool_error(f"Memory tool '{name}' returned a result that is not JSON: {exc}")
         if routed.is_provider or name in SCREENED_TOOLS:

@@ -224,3 +224,27 @@ def test_fifo_in_place_of_a_state_db_sidecar_is_an_error_not_a_hang(
         pytest.raises(Exception, match=rf"state\.db{sidecar} is a FIFO"),
     ):
         session.after_turn("again", "再来")
+
+
+# -- provider tools returning values JSON cannot carry ---------------------------------------------
+
+
+@pytest.mark.parametrize("value", [float("nan"), {"score": float("inf")}, [1.0, float("-inf")]])
+def test_provider_tool_returning_nan_or_inf_gets_a_json_error_not_invalid_json(
+    hermes_home: Path, value: object
+) -> None:
+    from hermes_core import MemoryProvider, ToolSpec, hookimpl
+
+    class NanProvider(MemoryProvider):
+        name = "nan"
+
+        @hookimpl
+        def register_tools(self, session: object) -> list[ToolSpec]:
+            return [ToolSpec("nan_lookup", "Look up.", {"type": "object"}, lambda a, c: value)]
+
+    with MemoryHost.open(hermes_home, load_entrypoints=False) as host:
+        host.registry.activate_class(NanProvider)
+        with host.session(user_id="用户") as session:
+            result = session.call_tool("nan_lookup", {})
+    payload = json.loads(result, parse_constant=lambda name: pytest.fail(f"{name} in {result}"))
+    assert payload["success"] is False and "not JSON" in payload["error"]
