@@ -26,7 +26,12 @@ from typing import Any, TypeVar
 
 from hermes_core.security.scan import Scope, find_threats
 from hermes_core.security.secrets import find_secrets
-from hermes_core.security.unicode import INVISIBLE_RANGES, confusables_of
+from hermes_core.security.unicode import (
+    INVISIBLE_RANGES,
+    confusables_of,
+    invisible_regex,
+    strip_invisible,
+)
 from hermes_core.types import MemoryContext
 
 log = logging.getLogger(__name__)
@@ -109,9 +114,19 @@ def _fence_tag() -> re.Pattern[str]:
     or invisible characters anywhere inside, attributes, a missing ``>``."""
     invisible = "".join(f"{re.escape(chr(lo))}-{re.escape(chr(hi))}" for lo, hi in INVISIBLE_RANGES)
     gap = rf"[\s{invisible}]{{0,8}}"
-    lt = rf"(?:{_char_class('<' + _LT_EXTRA + _nfkc_variants('<'))}|&lt;?|&#0*60;?|&#x0*3c;?)"
-    gt = rf"(?:{_char_class('>' + _GT_EXTRA + _nfkc_variants('>'))}|&gt;?|&#0*62;?|&#x0*3e;?)"
-    slash = rf"(?:{_char_class('/' + _SLASH_EXTRA + _nfkc_variants('/'))}|&#0*47;?|&#x0*2f;?|&sol;)"
+    # also escaped once more: "&amp;lt;", JSON/JS "\u003c" and "\x3c", URL "%3C", "<\/"
+    lt = (
+        rf"(?:{_char_class('<' + _LT_EXTRA + _nfkc_variants('<'))}|(?:&amp;|&)lt;?"
+        r"|&#0*60;?|&#x0*3c;?|\\u003c|\\x3c|%3c)"
+    )
+    gt = (
+        rf"(?:{_char_class('>' + _GT_EXTRA + _nfkc_variants('>'))}|(?:&amp;|&)gt;?"
+        r"|&#0*62;?|&#x0*3e;?|\\u003e|\\x3e|%3e)"
+    )
+    slash = (
+        rf"(?:\\/|{_char_class('/' + _SLASH_EXTRA + _nfkc_variants('/'))}|&#0*47;?|&#x0*2f;?"
+        r"|&sol;|\\u002f|%2f)"
+    )
 
     def word(text: str) -> str:
         return gap.join(
@@ -431,11 +446,13 @@ def coerce_text(value: Any) -> str:
 
 def screen_tool_result(result: str, *, scope: Scope = RECALL_SCOPE) -> str:
     """A tool result (usually JSON) with every flagged string value screened by
-    :func:`screen_text`; non-JSON results are screened as text. Keys are kept."""
+    :func:`screen_text` and every fence look-alike removed (:func:`sanitize_context`: recalled
+    text cannot open or close a ``<memory-context>`` block); non-JSON results are screened as
+    text. Keys are kept."""
     try:
         data = json.loads(result)
     except (ValueError, RecursionError):
-        return screen_text(result, scope=scope)[0]
+        return sanitize_context(screen_text(result, scope=scope)[0])[0]
     changed = False
 
     def walk(value: Any) -> Any:
@@ -444,8 +461,9 @@ def screen_tool_result(result: str, *, scope: Scope = RECALL_SCOPE) -> str:
             if not value.strip():
                 return value
             screened, ids = screen_text(value, scope=scope)
-            changed = changed or bool(ids)
-            return screened
+            unfenced, fenced = sanitize_context(screened)
+            changed = changed or bool(ids) or fenced
+            return unfenced if fenced else screened
         if isinstance(value, dict):
             return {key: walk(item) for key, item in value.items()}
         if isinstance(value, list):
@@ -463,6 +481,8 @@ _DATA_URL = re.compile(r"data:[\w/+.-]+;base64,[A-Za-z0-9+/=]+")
 
 
 def _find_secrets(text: str) -> set[str]:
+    if invisible_regex().search(text) is not None:
+        text = strip_invisible(text)  # a secret split by zero-width characters is one secret
     protected = [m.span() for m in _DATA_URL.finditer(text)] if "data:" in text else []
 
     def inside_data_url(start: int) -> bool:
@@ -479,7 +499,8 @@ def _collect_strings(value: Any, into: list[str]) -> None:
     if isinstance(value, str):
         into.append(value)
     elif isinstance(value, Mapping):
-        for item in value.values():
+        for key, item in value.items():
+            _collect_strings(key, into)
             _collect_strings(item, into)
     elif isinstance(value, list | tuple):
         for item in value:
@@ -488,11 +509,15 @@ def _collect_strings(value: Any, into: list[str]) -> None:
 
 def _apply(value: Any, secrets: list[str]) -> Any:
     if isinstance(value, str):
+        if invisible_regex().search(value) is not None:
+            plain = strip_invisible(value)  # "ghp\u200b_…": the secret was found in `plain`
+            if any(secret in plain and secret not in value for secret in secrets):
+                value = plain
         for secret in secrets:
             value = value.replace(secret, REDACTED)
         return value
     if isinstance(value, Mapping):
-        return {key: _apply(item, secrets) for key, item in value.items()}
+        return {_apply(key, secrets): _apply(item, secrets) for key, item in value.items()}
     if isinstance(value, list):
         return [_apply(item, secrets) for item in value]
     if isinstance(value, tuple):

@@ -24,6 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from hermes_core.statedb import special_file_reason
+
 STATE_DB = "state.db"
 OWN_DB = "hermes_core.db"
 OWNER_MARK = "hermes-core"
@@ -89,6 +91,9 @@ def inspect_db_file(path: Path) -> StateFile:
     path = Path(path)
     if not path.is_file():
         return StateFile(path, "missing")
+    special = special_file_reason(path)  # a FIFO at state.db-journal would hang the open
+    if special is not None:
+        return StateFile(path, "unreadable", detail=special)
     try:
         conn = connect_read_only(path)
     except sqlite3.Error as exc:

@@ -51,6 +51,7 @@ from hermes_core.context import (
     screen_text,
     screen_tool_result,
 )
+from hermes_core.errors import ECHO_LIMIT, clip
 from hermes_core.providers import recall_skips
 from hermes_core.providers.base import MemoryProvider
 from hermes_core.types import (
@@ -715,10 +716,12 @@ class HookFacade:
 
     def call_tool(self, router: ToolRouter, name: str, args: Any, ctx: ToolContext) -> str:
         """Route a tool call. Unknown tools, bad JSON and raising handlers become JSON errors."""
-        routed = router.get(name)
+        routed = router.get(name) if isinstance(name, str) else None
         if routed is None:
             known = ", ".join(sorted(router.names)) or "none"
-            return tool_error(f"No memory provider handles tool '{name}'. Known tools: {known}.")
+            return tool_error(
+                f"No memory provider handles tool '{clip(name, 200)}'. Known tools: {known}."
+            )
         if isinstance(args, str):
             try:
                 args = json.loads(args) if args.strip() else {}
@@ -748,12 +751,16 @@ class HookFacade:
             _debug_traceback(f"tool {name}")
             return tool_error(f"Memory tool '{name}' failed: {error_text(exc, with_type=False)}")
         try:
-            text = result if isinstance(result, str) else json.dumps(result, ensure_ascii=False)
+            text = (
+                result
+                if isinstance(result, str)
+                else json.dumps(result, ensure_ascii=False, allow_nan=False)
+            )
         except (TypeError, ValueError) as exc:
             return tool_error(f"Memory tool '{name}' returned a result that is not JSON: {exc}")
         if routed.is_provider or name in SCREENED_TOOLS:
             text = screen_tool_result(text)  # recalled text is data, never instructions
-        return text
+        return _clip_error(text)
 
     # -- lifecycle
 
@@ -771,6 +778,22 @@ class HookFacade:
                 except Exception as exc:
                     log.error("provider %s failed to shut down: %s", plugin.name, error_text(exc))
         return report
+
+
+def _clip_error(text: str) -> str:
+    """A failed tool call's JSON with its ``error`` cut to ~1 KB: whatever a handler echoed
+    (a megabyte of a bad argument), the model never gets more than that back."""
+    if len(text) <= 4 * ECHO_LIMIT or '"success": false' not in text[:64]:
+        return text
+    try:
+        payload = json.loads(text)
+    except (ValueError, RecursionError):
+        return text
+    error = payload.get("error") if isinstance(payload, dict) else None
+    if not isinstance(error, str) or len(error) <= 2 * ECHO_LIMIT:
+        return text
+    payload["error"] = clip(error, 2 * ECHO_LIMIT)
+    return json.dumps(payload, ensure_ascii=False)
 
 
 def _debug_traceback(what: str) -> None:

@@ -225,7 +225,7 @@ PATTERNS: Final[tuple[ThreatPattern, ...]] = (
             r"\s+(?:(?:all|any)\s+(?:of\s+)?)?(?:everything|anything|all|whatever)\s+"
             r"(?:(?:that\s+)?(?:was\s+|is\s+|you\s+were\s+|you've\s+been\s+|i\s+)?"
             r"(?:written|said|stated|told|given|provided|typed|mentioned)\s+)?"
-            r"(?:above|before(?:\s+this)?|previously|prior(?:\s+to\s+this)?|so\s+far"
+            r"(?:above|before(?:\s+this(?:\s+(?:line|point|message|sentence|text|note))?)?|previously|prior(?:\s+to\s+this)?|so\s+far"
             r"|up\s+to\s+(?:now|here|this\s+point)|earlier)"
             r"\s*(?:[.,;:!)\n]|and\b|then\b|$)",
         ),
@@ -233,6 +233,27 @@ PATTERNS: Final[tuple[ThreatPattern, ...]] = (
             ("忽略", "忽视", "无视", "忘记", "忘掉", "不要理会", "别管", "抛开"),
             r"掉?(?:之前|以前|先前|上面|上述|前面|以上|此前)(?:的|说的|写的|提到的)?"
             r"(?:所有|全部|一切)(?:的)?(?:内容|文字|文本|信息|消息|对话|话|东西)?",
+        ),
+        (
+            ("跳过", "放弃", "抛开", "抛弃", "丢掉", "丢弃", "撇开"),
+            rf"{Zs}(?:之前|以前|先前|上面|上述|前面|以上|原来|原有|你的){Zs}"
+            r"(?:指令|指示|系统提示词?)",
+        ),
+        (
+            ("跳过", "放弃", "抛开", "抛弃", "撇开"),
+            rf"{Zs}(?:之前|以前|先前|上面|上述|前面|以上|原来|原有|你的){Zs}(?:所有|全部|一切)"
+            r"的?(?:设定|规则|约束)",
+        ),
+        (
+            ("override", "overrule"),
+            r"\s+(?:(?:all\s+(?:of\s+)?)?your\s+(?:\S{1,32}+\s++)?(?:instructions|directives"
+            r"|guidelines|programming|rules)|(?:all\s+)?(?:previous|prior|earlier)\s+instructions)\b",
+        ),
+        (
+            ("do not follow", "don't follow", "dont follow", "stop following", "no longer follow"),
+            r"\s+(?:any\s+(?:of\s+)?|all\s+(?:of\s+)?)?(?:your|the\s+(?:previous|prior|earlier|above"
+            r"|original|system)|previous|prior|earlier)\s+(?:\S{1,32}+\s++)?"
+            r"(?:instructions|directives|guidelines|programming|rules|system\s+prompt)\b",
         ),
     ),
     _p(
@@ -482,6 +503,8 @@ PATTERNS: Final[tuple[ThreatPattern, ...]] = (
             r"\s+now\s+on\s*,?\s+(?:your\s+(?:only\s+)?(?:master|owner|boss|creator)\s+is"
             r"|you\s+(?:are|work)\s+(?:for|with)\s+me\s+only)\b",
         ),
+        (("obey",), r"\s+only\s+(?:to\s+)?(?:me|the\s+following|these|my)\b"),
+        (("answer", "respond"), r"\s+(?:only\s+to\s+me|to\s+me\s+only)\b"),
         (
             ("从现在", "从今以后", "从此以后", "从今往后", "以后"),
             r"(?:开始|起)?\s*,?\s*你(?:就)?(?:只|只能|只会|仅|仅仅)(?:听|听从|服从|回答|回应|效忠|对|为|替|向)",
@@ -564,6 +587,10 @@ PATTERNS: Final[tuple[ThreatPattern, ...]] = (
         (
             ("不加", "不经", "不经过", "不做", "无", "没有", "去掉", "不受"),
             r"(?:任何)?(?:内容)?(?:过滤|审查|道德限制|安全限制)(?:地|的)?(?:回答|回复|回应|输出|说话|生成)",
+        ),
+        (
+            ("不受", "不带"),
+            r"(?:任何)?(?:限制|约束|规则|规矩){1,2}(?:地|的)?(?:回答|回复|回应|输出|说话|生成)",
         ),
         (
             ("回答", "回复", "回应", "输出"),

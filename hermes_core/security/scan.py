@@ -143,7 +143,27 @@ def normalize(text: str) -> str:
     lower-cased, look-alike letters folded to Latin, whitespace between two CJK characters
     removed (Chinese needs no spaces, so ``忽 略 之 前 的 指 令`` is ``忽略之前的指令``)."""
     folded = unicodedata.normalize("NFKC", strip_invisible(reveal_tags(text))).lower()
+    if not folded.isascii():
+        folded = _strip_latin_marks(folded)
     return _space_between_cjk().sub("", fold_confusables(folded))
+
+
+@functools.cache
+def _latin_mark() -> re.Pattern[str]:
+    # combining diacritics (U+0300–U+036F, U+1AB0–U+1AFF, U+1DC0–U+1DFF, U+20D0–U+20FF,
+    # U+FE20–U+FE2F) after a Latin letter: "ignóre", "instruc\u0308tions"
+    marks = r"\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f"
+    return re.compile(rf"(?<=[a-z])[{marks}]+")
+
+
+def _strip_latin_marks(folded: str) -> str:
+    """Accents read as the bare Latin letter (``ignóre`` → ``ignore``): NFD, combining marks
+    after an ASCII letter dropped, recomposed. Other scripts keep their marks."""
+    if not any(ord(ch) >= 0xC0 for ch in folded):
+        return folded
+    decomposed = unicodedata.normalize("NFD", folded)
+    stripped = _latin_mark().sub("", decomposed)
+    return unicodedata.normalize("NFC", stripped) if stripped != decomposed else folded
 
 
 def invisible_ids(text: str) -> list[str]:

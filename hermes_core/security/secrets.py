@@ -85,7 +85,7 @@ _ZH_SECRET_NAMES = r"密码|口令|密钥|秘钥|私钥|令牌|访问令牌|api\
 _GROUPED: Final[tuple[tuple[str, str], ...]] = (
     (
         "url_password",
-        r"://(?<=[a-zA-Z0-9+.\-]://)[^/\s:@\"'<>]{1,128}:([^/\s@\"'<>]{1,128})@",
+        r"://(?<=[a-zA-Z0-9+.\-]://)[^/\s:@\"'<>]{0,128}:([^/\s@\"'<>]{1,128})@",
     ),
     (
         "authorization_header",

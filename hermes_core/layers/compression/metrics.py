@@ -17,6 +17,7 @@ from pathlib import Path
 from hermes_core.context import redact
 from hermes_core.fsutil import PRIVATE_FILE_MODE, ensure_private_dir
 from hermes_core.homefiles import own_db_path
+from hermes_core.statedb import write_refusal
 from hermes_core.types import CompressionResult
 
 DB_NAME = "state.db"
@@ -76,6 +77,9 @@ def connect(home: Path) -> Iterator[sqlite3.Connection]:
     success, rolls back on error, always closes."""
     ensure_private_dir(Path(home))
     path = db_path(home)
+    refusal = write_refusal(path)  # never another program's (or a newer) state.db
+    if refusal is not None:
+        raise sqlite3.OperationalError(f"compression metrics are not recorded: {refusal}")
     fresh = not path.exists()
     conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000)
     if fresh:

@@ -30,6 +30,7 @@ from typing import cast
 
 from hermes_core.fsutil import ensure_private_dir
 from hermes_core.homefiles import own_db_path
+from hermes_core.statedb import write_refusal
 from hermes_core.types import MemoryTarget
 
 from .scope import MemoryScope
@@ -107,6 +108,11 @@ def _migrate(conn: sqlite3.Connection) -> None:
         raise
 
 
+class ArchiveUnavailable(sqlite3.OperationalError):
+    """``state.db`` must not be written (another program's file, a newer schema, a FIFO…);
+    the message says why and how to fix it."""
+
+
 @dataclass(frozen=True)
 class ArchivedEntry:
     """One archived entry; ``restored_at`` is set once it went back into its file."""
@@ -170,6 +176,10 @@ class MemoryArchive:
     def connect(self) -> Iterator[sqlite3.Connection]:
         """A connection with WAL and a busy timeout; commits on success, rolls back on error."""
         ensure_private_dir(self.home)
+        if not self._ready:
+            refusal = write_refusal(db_path(self.home))  # never another program's file
+            if refusal is not None:
+                raise ArchiveUnavailable(f"the memory archive is unavailable: {refusal}")
         with closing(sqlite3.connect(db_path(self.home), timeout=30.0)) as conn:
             conn.execute("PRAGMA busy_timeout = 30000")
             conn.execute("PRAGMA synchronous = FULL")
@@ -339,4 +349,4 @@ def choose_evictions(
     return None
 
 
-__all__ = ["ArchivedEntry", "MemoryArchive", "choose_evictions", "db_path"]
+__all__ = ["ArchiveUnavailable", "ArchivedEntry", "MemoryArchive", "choose_evictions", "db_path"]

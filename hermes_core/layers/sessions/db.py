@@ -94,6 +94,8 @@ READ_BUSY_TIMEOUT_MS = 5000
 RETRY_JITTER_S = (0.020, 0.150)
 RETRY_DEADLINE_S = 60.0
 CHECKPOINT_EVERY = 50
+MAX_REF_CHARS = 1024
+"""A session reference (id, id prefix, title) longer than this names no session."""
 
 T = TypeVar("T")
 
@@ -475,8 +477,8 @@ class SessionDB:
         ref = ref.strip()
         if ref.startswith("@session:"):
             ref = ref.split("/", 1)[-1]
-        if not ref:
-            return None
+        if not ref or len(ref) > MAX_REF_CHARS:
+            return None  # ids are ≤ 256 characters; titles are shorter than this too
         scope, params = scope_sql(user)
         if hidden_sources:
             scope += f" AND source NOT IN ({','.join('?' * len(hidden_sources))})"

@@ -24,9 +24,44 @@ def unusable(path: Path, why: str) -> SessionStoreUnusable:
     )
 
 
+SIDECARS = ("-wal", "-shm", "-journal")
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "directory"
+    if stat.S_ISFIFO(mode):
+        return "FIFO"
+    if stat.S_ISSOCK(mode):
+        return "socket"
+    return "device or special file"
+
+
+def check_sidecars(path: Path) -> None:
+    """Refuse, with the fix, a ``state.db-wal``/``-shm``/``-journal`` that is not a regular
+    file: SQLite would read it (a FIFO hangs the open) or fail with a bare I/O error."""
+    for suffix in SIDECARS:
+        sidecar = Path(str(path) + suffix)
+        try:
+            mode = sidecar.lstat().st_mode
+        except FileNotFoundError:
+            continue
+        except OSError as exc:
+            raise SessionStoreUnusable(
+                f"cannot inspect {sidecar} ({exc.strerror}); check the directory's permissions"
+            ) from exc
+        if not stat.S_ISREG(mode):
+            raise SessionStoreUnusable(
+                f"{sidecar} is a {_kind(mode)}, not SQLite's {suffix[1:]} file — move it aside "
+                f"(mv {sidecar} {sidecar}.bad) and rerun; {path} itself is kept"
+            )
+
+
 def check_file(path: Path) -> None:
     """Refuse, with the fix, a ``state.db`` that is not a regular file, cannot be read and
-    written, is not SQLite or is truncated. A missing or empty file is fine (created)."""
+    written, is not SQLite or is truncated, or whose ``-wal``/``-shm``/``-journal`` file is
+    not a regular file (:func:`check_sidecars`). A missing or empty file is fine (created)."""
+    check_sidecars(path)
     try:
         info = path.stat()
     except FileNotFoundError:
@@ -37,15 +72,7 @@ def check_file(path: Path) -> None:
             "or set HERMES_HOME to a directory you own"
         ) from exc
     if not stat.S_ISREG(info.st_mode):
-        kind = (
-            "directory"
-            if stat.S_ISDIR(info.st_mode)
-            else "FIFO"
-            if stat.S_ISFIFO(info.st_mode)
-            else "socket"
-            if stat.S_ISSOCK(info.st_mode)
-            else "device or special file"
-        )
+        kind = _kind(info.st_mode)
         raise SessionStoreUnusable(
             f"{path} is a {kind}, not a database file — move it aside "
             f"(mv {path} {path}.bad) and rerun; a fresh archive is created"
@@ -98,4 +125,12 @@ def tighten_permissions(db_path: Path) -> list[Path]:
     return fixed
 
 
-__all__ = ["PRIVATE_MODE", "check_file", "create_private", "tighten_permissions", "unusable"]
+__all__ = [
+    "PRIVATE_MODE",
+    "SIDECARS",
+    "check_file",
+    "check_sidecars",
+    "create_private",
+    "tighten_permissions",
+    "unusable",
+]

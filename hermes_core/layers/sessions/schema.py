@@ -15,10 +15,10 @@ from collections.abc import Callable
 
 from hermes_core.layers.sessions.fts import FTS_TOKENIZER, probe_fts5
 from hermes_core.layers.sessions.ingest import indexed_text
+from hermes_core.statedb import KNOWN_TABLES, OWNER, SCHEMA_VERSION, incompatibility
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 7
 DEFAULT_INDEX_CAP = 8192
 FTS_FORMAT = "1"
 """Version of :func:`~hermes_core.layers.sessions.fts.index_fields` the index was built with
@@ -32,9 +32,8 @@ FTS_TABLE_SQL = (
 )
 """The full-text index: contentless (``content=''``), so every message text is stored once,
 in ``messages``; rows are removed with the ``'delete'`` command (see :func:`fts_delete`)."""
-OWNER = "hermes-core"
-"""``state_meta['owner']``: written by migration 6; a file without it is checked for tables
-and columns this program never creates before anything is written to it."""
+# Whose file it is (owner mark, newest schema, known tables/columns) is decided in
+# hermes_core.statedb, shared with the other layers that keep tables in state.db.
 
 
 def _columns(conn: sqlite3.Connection, table: str) -> set[str]:
@@ -288,126 +287,6 @@ def migrate(conn: sqlite3.Connection, *, index_char_cap: int = DEFAULT_INDEX_CAP
             raise
         version += 1
     return version
-
-
-# --------------------------------------------------------------------------- whose file is it
-
-SESSIONS_COLUMNS = frozenset(
-    [
-        "id",
-        "source",
-        "user_id",
-        "model",
-        "model_config",
-        "system_prompt",
-        "parent_session_id",
-        "started_at",
-        "ended_at",
-        "end_reason",
-        "message_count",
-        "tool_call_count",
-        "input_tokens",
-        "output_tokens",
-        "title",
-        "import_digest",
-    ]
-)
-MESSAGES_COLUMNS = frozenset(
-    [
-        "id",
-        "session_id",
-        "role",
-        "content",
-        "tool_call_id",
-        "tool_calls",
-        "tool_name",
-        "timestamp",
-        "token_count",
-        "finish_reason",
-        "reasoning",
-        "active",
-        "compacted",
-        "name",
-        "turn_key",
-    ]
-)
-KNOWN_TABLES = frozenset(
-    {
-        "sessions",
-        "messages",
-        "messages_fts",
-        "schema_version",
-        "state_meta",
-        "memory_archive",
-        "memory_priority",
-        "memory_fts",
-        "compression_events",
-        "skill_outcomes",
-        "skill_usage",
-        "skills_fts",
-    }
-)
-"""Tables hermes-core's layers create in ``state.db`` (checked only in files without the
-owner mark, i.e. archives written before it existed)."""
-KNOWN_PREFIXES = ("sqlite_", "memory_", "compression_", "skill_", "skills_", "hermes_")
-_FTS_SHADOW = re.compile(
-    r"^(messages_fts|memory_fts|skills_fts)_(data|idx|content|docsize|config)$"
-)
-
-
-def _tables(conn: sqlite3.Connection) -> tuple[set[str], int]:
-    rows = conn.execute("SELECT type, name FROM sqlite_master").fetchall()
-    tables = {str(name) for kind, name in rows if kind == "table"}
-    triggers = sum(1 for kind, _ in rows if kind == "trigger")
-    return tables, triggers
-
-
-def _stored_version(conn: sqlite3.Connection, tables: set[str]) -> int:
-    if "schema_version" not in tables:
-        return 0
-    row = conn.execute("SELECT MAX(version) FROM schema_version").fetchone()
-    return int(row[0]) if row and isinstance(row[0], int) else 0
-
-
-def incompatibility(conn: sqlite3.Connection) -> str | None:
-    """Why this code must not write to the open database, or ``None`` when it may.
-
-    Never writes. A schema newer than :data:`SCHEMA_VERSION` is refused; a file without the
-    owner mark is refused when it holds a table hermes-core never creates, triggers, or
-    ``sessions``/``messages`` columns this schema does not have (e.g. a Hermes Agent
-    ``state.db``)."""
-    tables, triggers = _tables(conn)
-    version = _stored_version(conn, tables)
-    if version > SCHEMA_VERSION:
-        return (
-            f"its schema is version {version}, newer than this hermes-core "
-            f"(version {SCHEMA_VERSION}); upgrade hermes-core (pip install -U hermes-memory-core)"
-        )
-    owner = None
-    if "state_meta" in tables:
-        row = conn.execute("SELECT value FROM state_meta WHERE key='owner'").fetchone()
-        owner = row[0] if row else None
-    if owner == OWNER:
-        return None
-    if owner is not None:
-        return f"it belongs to another program (state_meta owner {owner!r})"
-    foreign = sorted(
-        name
-        for name in tables
-        if name not in KNOWN_TABLES
-        and not name.startswith(KNOWN_PREFIXES)
-        and not _FTS_SHADOW.match(name)
-    )
-    for table, known in (("sessions", SESSIONS_COLUMNS), ("messages", MESSAGES_COLUMNS)):
-        if table in tables:
-            extra = sorted(_columns(conn, table) - known)
-            foreign += [f"{table}.{column}" for column in extra[:5]]
-    if triggers:
-        foreign.append(f"{triggers} trigger(s)")
-    if not foreign:
-        return None
-    shown = ", ".join(foreign[:8]) + (" …" if len(foreign) > 8 else "")
-    return f"it belongs to another program (tables/columns hermes-core never creates: {shown})"
 
 
 def create_fts_table(conn: sqlite3.Connection) -> None:

@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from hermes_core.errors import clip as clip_echo
 from hermes_core.layers.sessions.db import MESSAGE_COLUMNS, StoredMessage, message_from_row
 from hermes_core.layers.sessions.ranking import SearchFilters, rank
 from hermes_core.layers.sessions.records import UserScope
@@ -243,7 +244,7 @@ def parse_options(args: Mapping[str, Any], default_limit: int = 3) -> SearchOpti
         try:
             setattr(opts, key, parse_bound(raw))
         except ValueError as exc:
-            raise ArgumentError(f"'{key}': {exc}") from None
+            raise ArgumentError(f"'{key}': {clip_echo(str(exc), 400)}") from None
     opts.tool = _str(args.get("tool"), "tool")
     summarize = args.get("summarize", False)
     opts.summarize = summarize is True or (isinstance(summarize, str) and summarize == "true")
@@ -602,7 +603,8 @@ class SessionSearch:
         sid = self.db.resolve_session(ref, user=opts.user, hidden_sources=self.hidden_sources)
         if sid is None:
             raise ArgumentError(
-                f"no session '{ref}'; call session_search with a query or no arguments to "
+                f"no session '{clip_echo(ref, 200)}'; call session_search with a query or no "
+                "arguments to "
                 "find session ids"
             )
         return sid

@@ -34,6 +34,7 @@ from pathlib import Path
 
 from hermes_core.homefiles import own_db_path
 from hermes_core.layers.skills.library import Skill
+from hermes_core.statedb import write_refusal
 from hermes_core.text import CJK_RUN, space_cjk
 
 log = logging.getLogger(__name__)
@@ -141,6 +142,9 @@ class SkillStatsStore:
 
     def _connect(self) -> sqlite3.Connection:
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        refusal = write_refusal(self.path)  # never another program's (or a newer) state.db
+        if refusal is not None:
+            raise sqlite3.OperationalError(f"skill statistics are not recorded: {refusal}")
         created = not self.path.exists()
         conn = sqlite3.connect(self.path, timeout=10.0)
         try:
