@@ -63,7 +63,8 @@ def memory() -> None:
 @memory.command("list")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def list_providers(as_json: bool) -> None:
-    """Installed memory providers (read from entry points; nothing is imported)."""
+    """Installed memory providers: ours (entry points) and those written for Hermes Agent
+    (its plugin dirs and entry points), with their origin; nothing is imported."""
     home = _home()
     active = _configured_provider(home)
     installed = list_installed()
@@ -74,6 +75,7 @@ def list_providers(as_json: bool) -> None:
                     "name": p.name,
                     "distribution": p.distribution,
                     "version": p.version,
+                    "origin": p.origin,
                     "active": p.name == active,
                 }
                 for p in installed
@@ -88,10 +90,11 @@ def list_providers(as_json: bool) -> None:
         )
         return
     table = Table(title="Memory providers")
-    for column in ("name", "distribution", "version", "active"):
-        table.add_column(column)
+    for column in ("name", "distribution", "version", "origin", "active"):
+        table.add_column(column, overflow="fold")
     for p in installed:
-        table.add_row(p.name, p.distribution, p.version, "← active" if p.name == active else "")
+        mark_active = "← active" if p.name == active else ""
+        table.add_row(p.name, p.distribution, p.version, p.origin, mark_active)
     out.print(table)
 
 
@@ -331,7 +334,6 @@ def _validate_and_save(
         provider = cls(provider_settings, home)
         available = provider.is_available()
         reason = "" if available else provider.unavailable_reason()
-        provider.shutdown()
     except HermesError as exc:
         raise click.ClickException(str(exc)) from exc
     finally:
@@ -342,11 +344,17 @@ def _validate_and_save(
                 os.environ[key] = value
     from hermes_core.fsutil import ensure_private_dir
 
-    ensure_private_dir(home)
-    if secrets:
-        write_env_values(home, secrets)
-    set_config_value(home, f"memory.providers.{name}", _plain(config))
-    set_config_value(home, "memory.provider", name)
+    try:
+        ensure_private_dir(home)
+        if secrets:
+            write_env_values(home, secrets)
+        set_config_value(home, f"memory.providers.{name}", _plain(config))
+        set_config_value(home, "memory.provider", name)
+        provider.save_setup(_plain(config))
+    except HermesError as exc:
+        raise click.ClickException(str(exc)) from exc
+    finally:
+        provider.shutdown()
     out.print(f"Memory provider: {name}")
     out.print("Activation saved to config.yaml")
     if config:
@@ -415,5 +423,9 @@ def off() -> None:
 
 
 register_memory_commands(memory)  # show, edit, pending, approve, reject, restore, archive, users
+
+from hermes_core.cli.memory_bridge import export_to_hermes_agent  # noqa: E402
+
+memory.add_command(export_to_hermes_agent)
 
 __all__ = ["memory"]

@@ -169,6 +169,11 @@ class MemoryProvider:
         """An actionable hint when :meth:`is_available` is False (what to set or install)."""
         return ""
 
+    def save_setup(self, values: Mapping[str, Any]) -> None:
+        """Called by ``hermes memory setup``/``use`` after the validated settings were saved
+        to config.yaml and .env; a provider with a native config file writes it here.
+        Default: nothing."""
+
     def shutdown(self) -> None:
         """Flush queues and close connections. Called once at host close; must tolerate
         being called again."""
