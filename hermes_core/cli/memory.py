@@ -408,7 +408,9 @@ def use(name: str, assignments: tuple[str, ...]) -> None:
             raise click.BadParameter(
                 f"'{key}' is not a setting of {name}. Known: {known}", param_hint="--set"
             )
-        config[key.strip()] = yaml.safe_load(raw) if raw.strip() else ""
+        text_only = cls.Settings.model_fields[key.strip()].annotation in (str, str | None)
+        # a text field keeps the text as typed ("off" stays "off", "0123" stays "0123")
+        config[key.strip()] = raw if text_only or not raw.strip() else yaml.safe_load(raw)
     _validate_and_save(home, cls, name, config, {})
 
 

@@ -422,10 +422,16 @@ class HermesAgentProvider(MemoryProvider):
 
     @hookimpl
     def on_memory_write(self, session: SessionInfo, write: MemoryWrite) -> None:
-        metadata = {"session_id": session.id, "write_origin": write.origin, "platform": session.source}
-        self._instance(session).on_memory_write(
-            write.action, write.target, write.content, metadata
-        )
+        instance = self._instance(session)
+        if _accepts(instance.on_memory_write, "metadata"):
+            metadata = {
+                "session_id": session.id,
+                "write_origin": write.origin,
+                "platform": session.source,
+            }
+            instance.on_memory_write(write.action, write.target, write.content, metadata)
+        else:  # written before Hermes Agent added ``metadata``
+            instance.on_memory_write(write.action, write.target, write.content)
 
     @hookimpl
     def on_pre_compress(self, session: SessionInfo, messages: Sequence[ChatMessage]) -> str | None:
