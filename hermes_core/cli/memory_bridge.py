@@ -54,6 +54,8 @@ def _parse_sets(assignments: tuple[str, ...]) -> dict[str, Any]:
               help="Provider setting stored in $HERMES_HOME/hermes-core/config.yaml.")  # fmt: skip
 @click.option("--no-requirements", is_flag=True,
               help="Do not pip-install the provider's third-party requirements.")  # fmt: skip
+@click.option("--offline", is_flag=True,
+              help="No package index, no build isolation (everything already installed).")  # fmt: skip
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def export_to_hermes_agent(
     name: str,
@@ -62,6 +64,7 @@ def export_to_hermes_agent(
     plugin_name: str | None,
     assignments: tuple[str, ...],
     no_requirements: bool,
+    offline: bool,
     as_json: bool,
 ) -> None:
     """Make our provider NAME usable by Hermes Agent ≥ 0.19 (a plugin directory in its home;
@@ -80,6 +83,7 @@ def export_to_hermes_agent(
             plugin_name=plugin_name,
             settings=_parse_sets(assignments),
             install_requirements=not no_requirements,
+            offline=offline,
         )
     except HermesError as exc:
         raise click.ClickException(str(exc)) from exc

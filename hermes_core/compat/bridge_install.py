@@ -177,9 +177,13 @@ def export_provider(
     settings: dict[str, Any] | None = None,
     install_requirements: bool = True,
     source: str | None = None,
+    offline: bool = False,
 ) -> ExportReport:
     """Write ``$HERMES_HOME/plugins/<plugin>/`` for our provider ``name`` (see the module
-    docstring). Replaces an earlier export of the same plugin; raises ExportError."""
+    docstring). Replaces an earlier export of the same plugin; raises ExportError.
+    ``offline``: no package index and no build isolation (the build backend, hatchling, and
+    every requirement must already be installed in that environment)."""
+    no_net = ["--no-index", "--no-build-isolation"] if offline else []
     plugin = plugin_name or f"{PLUGIN_PREFIX}{name}"
     if not plugin or "/" in plugin or plugin.startswith((".", "_")):
         raise ExportError(f"invalid plugin name {plugin!r}: use letters, digits and '-'")
@@ -197,7 +201,7 @@ def export_provider(
         vendor = staging / "vendor"
         _run(
             [
-                python, "-m", "pip", "install", "-q", "--no-deps", "--no-compile",
+                python, "-m", "pip", "install", "-q", "--no-deps", "--no-compile", *no_net,
                 "--target", str(vendor), core_source(root), source or provider_source(name, root),
             ],
             f"installing hermes-core and provider {name!r} into {vendor}",
@@ -205,7 +209,7 @@ def export_provider(
         report.vendored, report.requirements = vendored_requirements(vendor)
         if install_requirements and report.requirements:
             _run(
-                [python, "-m", "pip", "install", "-q", *report.requirements],
+                [python, "-m", "pip", "install", "-q", *no_net, *report.requirements],
                 "installing their requirements into the Hermes Agent environment",
             )
         version = next(
