@@ -55,7 +55,7 @@ def _parse_sets(assignments: tuple[str, ...]) -> dict[str, Any]:
 @click.option("--no-requirements", is_flag=True,
               help="Do not pip-install the provider's third-party requirements.")  # fmt: skip
 @click.option("--offline", is_flag=True,
-              help="No package index, no build isolation (everything already installed).")  # fmt: skip
+              help="No package index, no build isolation (all already installed).")  # fmt: skip
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def export_to_hermes_agent(
     name: str,
@@ -97,7 +97,9 @@ def export_to_hermes_agent(
         out.print(f"  requirements in Hermes Agent's environment: {', '.join(report.requirements)}")
     if report.hermes_script:
         out.print(f"  {report.hermes_script}: unchanged ✓")
-    out.print(f"Activate it in Hermes Agent: hermes config set memory.provider {report.plugin_name}")
+    out.print(
+        f"Activate it in Hermes Agent: hermes config set memory.provider {report.plugin_name}"
+    )
 
 
 __all__ = ["export_to_hermes_agent"]

@@ -135,9 +135,9 @@ def _import_plugin_dir(directory: Path) -> types.ModuleType:
     """Import ``directory/__init__.py`` as package ``_hermes_core_ha_plugins.<name>`` so the
     plugin's relative imports (``from .client import ...``) resolve."""
     if _PACKAGE_ROOT not in sys.modules:
-        spec = importlib.machinery.ModuleSpec(_PACKAGE_ROOT, None, is_package=True)
-        spec.submodule_search_locations = []
-        sys.modules[_PACKAGE_ROOT] = importlib.util.module_from_spec(spec)
+        root = importlib.machinery.ModuleSpec(_PACKAGE_ROOT, None, is_package=True)
+        root.submodule_search_locations = []
+        sys.modules[_PACKAGE_ROOT] = importlib.util.module_from_spec(root)
     safe = re.sub(r"\W", "_", directory.name)
     module_name = f"{_PACKAGE_ROOT}.{safe}"
     cached = sys.modules.get(module_name)
@@ -192,9 +192,7 @@ def settings_model(name: str, schema: Sequence[Mapping[str, Any]]) -> type[Provi
             continue
         secret = bool(item.get("secret"))
         env_var = str(item.get("env_var") or (_default_env_var(name, key) if secret else ""))
-        extra: dict[str, Any] = {
-            "setup": "ask" if secret or item.get("required") else "advanced"
-        }
+        extra: dict[str, Any] = {"setup": "ask" if secret or item.get("required") else "advanced"}
         if env_var:
             extra["env_var"] = env_var
         if isinstance(item.get("url"), str):
@@ -225,7 +223,7 @@ def settings_model(name: str, schema: Sequence[Mapping[str, Any]]) -> type[Provi
                     json_schema_extra=extra,
                 ),
             )
-    model: type[ProviderSettings] = create_model(  # type: ignore[call-overload]
+    model: type[ProviderSettings] = create_model(
         f"{_class_stem(name)}Settings",
         __base__=ProviderSettings,
         **fields,
@@ -326,7 +324,8 @@ class HermesAgentProvider(MemoryProvider):
         plain = {
             k: v
             for k, v in values.items()
-            if v is not None and not isinstance(v, SecretStr)
+            if v is not None
+            and not isinstance(v, SecretStr)
             and not any(f.get("key") == k and f.get("secret") for f in self.schema)
         }
         save = getattr(self._probe, "save_config", None)

@@ -201,11 +201,21 @@ def export_provider(
         vendor = staging / "vendor"
         _run(
             [
-                python, "-m", "pip", "install", "-q", "--no-deps", "--no-compile", *no_net,
-                "--target", str(vendor), core_source(root), source or provider_source(name, root),
+                python,
+                "-m",
+                "pip",
+                "install",
+                "-q",
+                "--no-deps",
+                "--no-compile",
+                *no_net,
+                "--target",
+                str(vendor),
+                core_source(root),
+                source or provider_source(name, root),
             ],
             f"installing hermes-core and provider {name!r} into {vendor}",
-        )  # fmt: skip
+        )
         report.vendored, report.requirements = vendored_requirements(vendor)
         if install_requirements and report.requirements:
             _run(
@@ -213,10 +223,16 @@ def export_provider(
                 "installing their requirements into the Hermes Agent environment",
             )
         version = next(
-            (v.split("-")[-1] for v in (p.name[: -len(".dist-info")] for p in vendor.glob(
-                f"hermes_memory_{name.replace('-', '_')}-*.dist-info")) if v),
+            (
+                v.split("-")[-1]
+                for v in (
+                    p.name[: -len(".dist-info")]
+                    for p in vendor.glob(f"hermes_memory_{name.replace('-', '_')}-*.dist-info")
+                )
+                if v
+            ),
             "0",
-        )  # fmt: skip
+        )
         manifest = {
             "name": plugin,
             "version": version,

@@ -34,7 +34,7 @@ import json
 import logging
 import os
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -296,7 +296,9 @@ def _plain(value: Any) -> Any:
 def agent_provider(provider: str, plugin_name: str) -> Any:
     """Our provider ``provider`` as an instance of Hermes Agent's ``MemoryProvider`` ABC
     (imported here, in Hermes Agent's process), named ``plugin_name``."""
-    from agent.memory_provider import MemoryProvider as AgentMemoryProvider
+    from agent.memory_provider import (  # type: ignore[import-not-found,unused-ignore]
+        MemoryProvider as AgentMemoryProvider,
+    )
 
     cls = type(
         "HermesCoreProvider",
@@ -304,11 +306,6 @@ def agent_provider(provider: str, plugin_name: str) -> Any:
         {"__module__": __name__, "__doc__": CoreProviderBridge.__doc__},
     )
     return cls(provider, plugin_name)
-
-
-def wrapped_messages(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """A plain list copy (Hermes Agent passes lists of dicts)."""
-    return [dict(m) for m in messages]
 
 
 __all__ = ["CORE_HOME_DIR", "CoreProviderBridge", "agent_home", "agent_provider", "core_home"]

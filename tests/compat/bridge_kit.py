@@ -63,7 +63,9 @@ class MemoryRouterDouble:
         if problem := self._check(req):
             return self._reject(problem)
         with self._lock:
-            self.stored.append({"messages": req.json["messages"], "session": req.headers.get("x-session-id")})
+            self.stored.append(
+                {"messages": req.json["messages"], "session": req.headers.get("x-session-id")}
+            )
         return LoopbackResponse(202, {"accepted": True})
 
     def prepare(self, req: LoopbackRequest) -> LoopbackResponse:
@@ -77,7 +79,9 @@ class MemoryRouterDouble:
                 for m in item["messages"]
                 if m["role"] == "user" and matches(query, m["content"])
             ]
-        return LoopbackResponse(200, {"context": "\n".join(f"- {h}" for h in hits), "memories_found": len(hits)})
+        return LoopbackResponse(
+            200, {"context": "\n".join(f"- {h}" for h in hits), "memories_found": len(hits)}
+        )
 
 
 class MemraDouble:
@@ -130,7 +134,15 @@ class MemraDouble:
                 for r in reversed(self._scoped(body["project_id"], body["tenant_id"]))
                 if matches(body["query"], r["content"])
             ][: int(body.get("limit") or 10)]
-        data = [{"id": r["id"], "content": r["content"], "score": 0.9, "importance": r.get("importance")} for r in rows]
+        data = [
+            {
+                "id": r["id"],
+                "content": r["content"],
+                "score": 0.9,
+                "importance": r.get("importance"),
+            }
+            for r in rows
+        ]
         return LoopbackResponse(200, {"data": data, "meta": {}, "estimated_tokens": 0})
 
     def list(self, req: LoopbackRequest) -> LoopbackResponse:

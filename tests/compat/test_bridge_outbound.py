@@ -23,8 +23,8 @@ from click.testing import CliRunner
 pytest.importorskip("agent.memory_manager", reason="needs hermes-agent (tox -e hermes-agent)")
 pytest.importorskip("hatchling", reason="the offline export builds with the env's hatchling")
 
-from hermes_core.cli.main import cli  # noqa: E402
-from hermes_core.compat.bridge_discovery import list_hermes_agent_providers  # noqa: E402
+from hermes_core.cli.main import cli
+from hermes_core.compat.bridge_discovery import list_hermes_agent_providers
 
 BIN = Path(sysconfig.get_path("scripts"))
 
@@ -33,7 +33,8 @@ import json, sys
 from plugins.memory import discover_memory_providers, load_memory_provider
 from agent.memory_manager import MemoryManager
 
-name, turns, probes, note = sys.argv[1], json.loads(sys.argv[2]), json.loads(sys.argv[3]), sys.argv[4]
+name, note = sys.argv[1], sys.argv[4]
+turns, probes = json.loads(sys.argv[2]), json.loads(sys.argv[3])
 out = {"discovered": [d[0] for d in discover_memory_providers()]}
 provider = load_memory_provider(name)
 out["bases"] = [f"{c.__module__}.{c.__name__}" for c in type(provider).__mro__]
@@ -50,7 +51,8 @@ out["flushed"] = manager.flush_pending(60)
 out["recall"] = {probe: manager.prefetch_all(probe) for probe in probes}
 tool = next((t for t in out["tools"] if t.endswith("search") or t == "fact_store"), None)
 if tool == "fact_store":
-    out["tool"] = json.loads(manager.handle_tool_call(tool, {"action": "search", "query": probes[0]}))
+    args = {"action": "search", "query": probes[0]}
+    out["tool"] = json.loads(manager.handle_tool_call(tool, args))
 elif tool:
     out["tool"] = json.loads(manager.handle_tool_call(tool, {"query": probes[0]}))
 manager.on_session_end([{"role": "user", "content": u} for u, _ in turns])
@@ -90,21 +92,45 @@ def hermes_agent_script() -> str:
 def export(home: Path, name: str, *extra: str) -> dict[str, object]:
     result = CliRunner().invoke(
         cli,
-        ["memory", "export-to-hermes-agent", name, "--hermes-home", str(home),
-         "--python", sys.executable, "--offline", "--json", *extra],
+        [
+            "memory",
+            "export-to-hermes-agent",
+            name,
+            "--hermes-home",
+            str(home),
+            "--python",
+            sys.executable,
+            "--offline",
+            "--json",
+            *extra,
+        ],
         catch_exceptions=False,
-    )  # fmt: skip
+    )
     assert result.exit_code == 0, result.output
     data: dict[str, object] = json.loads(result.output)
     return data
 
 
-def drive(home: Path, plugin: str, turns: list[list[str]], probes: list[str], note: str = "") -> dict:  # type: ignore[type-arg]
+def drive(
+    home: Path, plugin: str, turns: list[list[str]], probes: list[str], note: str = ""
+) -> dict:  # type: ignore[type-arg]
     env = {**os.environ, "HERMES_HOME": str(home), "MEM0_TELEMETRY": "False"}
     proc = subprocess.run(
-        [sys.executable, "-c", DRIVE_HERMES_AGENT, plugin, json.dumps(turns), json.dumps(probes), note],
-        capture_output=True, text=True, env=env, cwd=home, timeout=600,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-c",
+            DRIVE_HERMES_AGENT,
+            plugin,
+            json.dumps(turns),
+            json.dumps(probes),
+            note,
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=home,
+        timeout=600,
+    )
     lines = [line for line in proc.stdout.splitlines() if line.startswith("RESULT ")]
     assert proc.returncode == 0 and lines, proc.stderr[-3000:]
     return json.loads(lines[-1][len("RESULT ") :])  # type: ignore[no-any-return]
@@ -138,7 +164,10 @@ def test_hermes_agent_runs_our_holographic_provider(agent_home: Path) -> None:
     out = drive(
         agent_home,
         "hermes-core-holographic",
-        [["I always drink oolong tea in the morning", "Noted."], ["我每天晚上都练习书法", "好的。"]],
+        [
+            ["I always drink oolong tea in the morning", "Noted."],
+            ["我每天晚上都练习书法", "好的。"],
+        ],
         ["oolong tea", "书法"],
         note="Prefers oolong tea; 每天晚上练习书法",
     )
@@ -183,8 +212,17 @@ def test_hermes_agent_runs_our_chroma_provider(agent_home: Path) -> None:
 def test_export_refuses_a_bad_plugin_name(agent_home: Path) -> None:
     result = CliRunner().invoke(
         cli,
-        ["memory", "export-to-hermes-agent", "chroma", "--hermes-home", str(agent_home),
-         "--python", sys.executable, "--plugin-name", "../escape"],
-    )  # fmt: skip
+        [
+            "memory",
+            "export-to-hermes-agent",
+            "chroma",
+            "--hermes-home",
+            str(agent_home),
+            "--python",
+            sys.executable,
+            "--plugin-name",
+            "../escape",
+        ],
+    )
     assert result.exit_code != 0 and "invalid plugin name" in result.output
     assert not (agent_home / "plugins").exists() or not any((agent_home / "plugins").iterdir())
