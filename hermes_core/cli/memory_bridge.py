@@ -48,6 +48,12 @@ def _parse_sets(assignments: tuple[str, ...]) -> dict[str, Any]:
     help="Hermes Agent's home (default: $HERMES_HOME or ~/.hermes).",
 )
 @click.option("--python", "python", help="The Python of Hermes Agent's environment.")
+@click.option(
+    "--from",
+    "checkout",
+    type=click.Path(file_okay=False, exists=True, path_type=Path),
+    help="A hermes-core checkout to install from (default: this one, else the registry).",
+)
 @click.option("--plugin-name", help="Directory and provider name in Hermes Agent "
               "(default: hermes-core-NAME).")  # fmt: skip
 @click.option("--set", "assignments", multiple=True, metavar="KEY=VALUE",
@@ -61,6 +67,7 @@ def export_to_hermes_agent(
     name: str,
     hermes_home: Path | None,
     python: str | None,
+    checkout: Path | None,
     plugin_name: str | None,
     assignments: tuple[str, ...],
     no_requirements: bool,
@@ -84,6 +91,7 @@ def export_to_hermes_agent(
             settings=_parse_sets(assignments),
             install_requirements=not no_requirements,
             offline=offline,
+            checkout=checkout,
         )
     except HermesError as exc:
         raise click.ClickException(str(exc)) from exc

@@ -178,11 +178,14 @@ def export_provider(
     install_requirements: bool = True,
     source: str | None = None,
     offline: bool = False,
+    checkout: Path | None = None,
 ) -> ExportReport:
     """Write ``$HERMES_HOME/plugins/<plugin>/`` for our provider ``name`` (see the module
     docstring). Replaces an earlier export of the same plugin; raises ExportError.
-    ``offline``: no package index and no build isolation (the build backend, hatchling, and
-    every requirement must already be installed in that environment)."""
+    ``checkout``: a hermes-core checkout to take the core and the provider from (default:
+    the one this code runs from, if any; else the registry). ``offline``: no package index
+    and no build isolation (the build backend, hatchling, and every requirement must already
+    be installed in that environment)."""
     no_net = ["--no-index", "--no-build-isolation"] if offline else []
     plugin = plugin_name or f"{PLUGIN_PREFIX}{name}"
     if not plugin or "/" in plugin or plugin.startswith((".", "_")):
@@ -194,7 +197,9 @@ def export_provider(
     script = bin_dir / "hermes"
     before = fingerprint(script)
     report.hermes_script = str(script) if before else None
-    root = checkout_root()
+    root = checkout if checkout is not None else checkout_root()
+    if root is not None and not (root / "pyproject.toml").is_file():
+        raise ExportError(f"{root} is not a hermes-core checkout (no pyproject.toml)")
     plugins.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{plugin}-", dir=plugins))
     try:

@@ -27,6 +27,7 @@ from hermes_core.cli.main import cli
 from hermes_core.compat.bridge_discovery import list_hermes_agent_providers
 
 BIN = Path(sysconfig.get_path("scripts"))
+CHECKOUT = Path(__file__).resolve().parents[2]  # the tox env runs hermes-core from a wheel
 
 DRIVE_HERMES_AGENT = r"""
 import json, sys
@@ -100,6 +101,8 @@ def export(home: Path, name: str, *extra: str) -> dict[str, object]:
             str(home),
             "--python",
             sys.executable,
+            "--from",
+            str(CHECKOUT),
             "--offline",
             "--json",
             *extra,
