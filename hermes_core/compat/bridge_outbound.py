@@ -19,8 +19,9 @@ Mapping (Hermes Agent → ours)::
                                         on_session_start, register_tools
     system_prompt_block()               system_prompt_block (joined)
     prefetch(query) / queue_prefetch    prefetch (bounded by memory.prefetch_timeout) / no-op
-    sync_turn(user, reply, messages=)   sync (background worker) + on_turn_end; skipped for
-                                        agent_context cron/flush/subagent, as Hermes asks
+    sync_turn(user, reply, messages=)   sync + on_turn_end, waited for (≤ 30 s): Hermes Agent
+                                        calls it on its own worker; skipped for agent_context
+                                        cron/flush/subagent, as Hermes asks
     get_tool_schemas/handle_tool_call   register_tools / the facade's tool routing
     on_turn_start, on_pre_compress,     the hooks of the same names
     on_memory_write, on_session_end
@@ -52,6 +53,9 @@ log = logging.getLogger(__name__)
 
 CORE_HOME_DIR = "hermes-core"
 """Our provider's home inside Hermes Agent's: ``$HERMES_HOME/hermes-core``."""
+
+SYNC_WAIT_SECONDS = 30.0
+"""How long ``sync_turn`` waits for our provider's sync before returning anyway."""
 
 _NO_WRITE_CONTEXTS = frozenset({"cron", "flush", "subagent"})
 
@@ -191,6 +195,10 @@ class CoreProviderBridge:
         )
         facade.sync(info, turn)
         facade.on_turn_end(info, turn)
+        # Hermes Agent already calls sync_turn on its own background worker and treats its
+        # return (flush_pending) as "written": wait for ours, bounded.
+        if not facade.flush(SYNC_WAIT_SECONDS):
+            log.warning("%s: sync still running after %ss", self._plugin_name, SYNC_WAIT_SECONDS)
 
     def get_tool_schemas(self) -> list[dict[str, Any]]:
         self._session()
