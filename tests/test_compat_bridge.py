@@ -33,7 +33,8 @@ from hermes_core.compat.bridge_discovery import (
 from hermes_core.compat.bridge_inbound import HermesAgentProvider, settings_model
 from hermes_core.compat.bridge_install import ExportError, export_provider, vendored_requirements
 from hermes_core.compat.bridge_outbound import CoreProviderBridge
-from hermes_core.errors import ProviderConflictError
+from hermes_core.errors import ConfigError, ProviderConflictError
+from hermes_core.providers.base import load_provider_settings
 from hermes_core.providers.registry import find_entry_point
 
 NOTEBOOK = '''
@@ -244,7 +245,9 @@ def test_a_native_provider_wins_over_a_hermes_agent_one_of_the_same_name(
 # -- the inbound adapter ------------------------------------------------------------------
 
 
-def test_settings_model_from_a_config_schema(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_settings_model_from_a_config_schema(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     schema = [
         {"key": "api_key", "description": "Key", "secret": True, "required": True,
          "env_var": "NB_KEY"},
@@ -259,6 +262,9 @@ def test_settings_model_from_a_config_schema(monkeypatch: pytest.MonkeyPatch) ->
     settings = model(mode="cloud")
     assert settings.api_key.get_secret_value() == "k-1"  # type: ignore[attr-defined]
     assert settings.token.get_secret_value() == "t-1"  # type: ignore[attr-defined]
+    assert model(mode="local").mode == "local"  # type: ignore[attr-defined]
+    with pytest.raises(ConfigError, match=r"memory.providers.note-book.mode"):
+        load_provider_settings(model, "note-book", tmp_path, {"mode": "moon"})
     assert model.model_fields["mode"].json_schema_extra == {
         "setup": "advanced",
         "choices": ["local", "cloud"],
@@ -423,3 +429,25 @@ def test_export_names_the_python_it_needs(home: Path) -> None:
     if subprocess.run([sys.executable, "-c", "import hermes_cli, agent"]).returncode == 0:
         pytest.skip("Hermes Agent is installed here: this interpreter is the default")
     assert result.exit_code != 0 and "--python" in result.output
+
+
+def test_hermes_memory_setup_is_driven_by_get_config_schema(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from prompt_toolkit.application import create_app_session
+    from prompt_toolkit.input import create_pipe_input
+    from prompt_toolkit.output import DummyOutput
+
+    write_plugin(home)
+    with create_pipe_input() as pipe, create_app_session(input=pipe, output=DummyOutput()):
+        for press in ("nb-secret-4242", "\r", "\x1b[B", "\r"):  # key, then mode: cloud
+            pipe.send_text(press)
+        result = CliRunner().invoke(cli, ["memory", "setup", "notebook", "--advanced"])
+    assert result.exit_code == 0, result.output
+    assert "https://notebook.invalid/keys" in result.output  # the schema's url
+    assert "available ✓" in result.output
+    env = (home / ".env").read_text()
+    assert "NOTEBOOK_API_KEY=nb-secret-4242" in env  # the schema's env_var, as Hermes writes it
+    assert "nb-secret" not in (home / "config.yaml").read_text()
+    assert json.loads((home / "notebook.json").read_text()) == {"mode": "cloud"}
+    monkeypatch.delenv("NOTEBOOK_API_KEY", raising=False)

@@ -408,10 +408,28 @@ def use(name: str, assignments: tuple[str, ...]) -> None:
             raise click.BadParameter(
                 f"'{key}' is not a setting of {name}. Known: {known}", param_hint="--set"
             )
-        text_only = cls.Settings.model_fields[key.strip()].annotation in (str, str | None)
+        text_only = _is_text(cls.Settings.model_fields[key.strip()].annotation)
         # a text field keeps the text as typed ("off" stays "off", "0123" stays "0123")
         config[key.strip()] = raw if text_only or not raw.strip() else yaml.safe_load(raw)
     _validate_and_save(home, cls, name, config, {})
+
+
+def _is_text(annotation: Any) -> bool:
+    """``str``, or a Literal of strings, optionally ``| None``: ``--set`` keeps it as typed."""
+    import types
+    import typing
+
+    args = [annotation]
+    if isinstance(annotation, types.UnionType) or typing.get_origin(annotation) is typing.Union:
+        args = [a for a in typing.get_args(annotation) if a is not type(None)]
+    return all(
+        a is str
+        or (
+            typing.get_origin(a) is typing.Literal
+            and all(isinstance(v, str) for v in typing.get_args(a))
+        )
+        for a in args
+    )
 
 
 @memory.command("off")

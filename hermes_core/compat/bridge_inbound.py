@@ -42,7 +42,7 @@ import threading
 import types
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 from pydantic import AliasChoices, SecretStr, create_model
 from pydantic_settings import SettingsConfigDict
@@ -214,8 +214,17 @@ def settings_model(name: str, schema: Sequence[Mapping[str, Any]]) -> type[Provi
                 ),
             )
         else:
+            choices = item.get("choices")
+            annotation: Any = str | None
+            if (
+                isinstance(choices, list)
+                and choices
+                and all(isinstance(c, str) for c in choices)
+                and (default is None or str(default) in choices)
+            ):
+                annotation = Literal[tuple(choices)] | None  # offered as a list in setup
             fields[key] = (
-                str | None,
+                annotation,
                 Field(
                     None if default is None else str(default),
                     description=str(item.get("description") or key),
