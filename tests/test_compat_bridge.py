@@ -43,7 +43,7 @@ import json
 import threading
 import time
 
-from .store import LOG, NOTES
+from .store import GATE, LOG, NOTES
 
 
 class NotebookProvider:
@@ -63,6 +63,9 @@ class NotebookProvider:
         return "NOTEBOOK_API_KEY is not set"
 
     def initialize(self, session_id, **kwargs):
+        if kwargs.get("user_id") == "slow":
+            LOG.append(("handshake", session_id))
+            GATE.wait(30)  # a slow handshake
         self.session_id, self.user = session_id, kwargs.get("user_id")
         LOG.append(("initialize", session_id, kwargs.get("user_id"), kwargs.get("platform"),
                     kwargs.get("agent_context"), bool(kwargs.get("hermes_home"))))
@@ -147,7 +150,9 @@ def write_plugin(home: Path, name: str = "notebook", version: str = "2.0") -> Pa
     plugin = home / "plugins" / name
     plugin.mkdir(parents=True)
     (plugin / "__init__.py").write_text(NOTEBOOK.replace("NAME", name), encoding="utf-8")
-    (plugin / "store.py").write_text("LOG = []\nNOTES = []\n", encoding="utf-8")
+    (plugin / "store.py").write_text(
+        "import threading\nLOG = []\nNOTES = []\nGATE = threading.Event()\n", encoding="utf-8"
+    )
     (plugin / "plugin.yaml").write_text(
         yaml.safe_dump({"name": name, "version": version, "description": "notes"}), encoding="utf-8"
     )
@@ -451,3 +456,29 @@ def test_hermes_memory_setup_is_driven_by_get_config_schema(
     assert "nb-secret" not in (home / "config.yaml").read_text()
     assert json.loads((home / "notebook.json").read_text()) == {"mode": "cloud"}
     monkeypatch.delenv("NOTEBOOK_API_KEY", raising=False)
+
+
+def test_a_slow_initialize_holds_up_only_its_own_session(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write_plugin(home)
+    monkeypatch.setenv("NOTEBOOK_API_KEY", "nb-key")
+    hermes("memory", "use", "notebook")
+    host = MemoryHost.open(home)
+    opened: list[Any] = []
+    try:
+        slow = threading.Thread(target=lambda: opened.append(host.session(user_id="slow")))
+        slow.start()
+        wait_for(lambda: any(e[0] == "handshake" for e in plugin_module().LOG))
+        with host.session(user_id="bob") as bob:  # not blocked behind the slow handshake
+            bob.after_turn("bob's note about tea", "ok", [])
+            host.facade.flush(10)
+        assert ("bob", "bob's note about tea") in plugin_module().NOTES
+        assert opened == []  # the slow session is still in its initialize()
+        plugin_module().GATE.set()
+        slow.join(30)
+        assert len(opened) == 1
+        opened[0].close()
+    finally:
+        plugin_module().GATE.set()
+        host.close()

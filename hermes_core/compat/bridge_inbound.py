@@ -291,6 +291,7 @@ class HermesAgentProvider(MemoryProvider):
         self._export_env()
         self._probe = type(self).factory()
         self._instances: dict[str, Any] = {}
+        self._gates: dict[str, threading.Lock] = {}
         self._lock = threading.Lock()
 
     # settings → the environment Hermes Agent providers read
@@ -350,8 +351,16 @@ class HermesAgentProvider(MemoryProvider):
 
     # one foreign instance per session
     def _instance(self, session: SessionInfo) -> Any:
+        """This session's initialised instance, built on first use. A slow ``initialize``
+        (a network handshake) holds up only its own session."""
         with self._lock:
             instance = self._instances.get(session.id)
+            if instance is not None:
+                return instance
+            gate = self._gates.setdefault(session.id, threading.Lock())
+        with gate:
+            with self._lock:
+                instance = self._instances.get(session.id)
             if instance is not None:
                 return instance
             instance = type(self).factory()
@@ -365,7 +374,9 @@ class HermesAgentProvider(MemoryProvider):
             if session.parent_id:
                 kwargs["parent_session_id"] = session.parent_id
             instance.initialize(session.id, **kwargs)
-            self._instances[session.id] = instance
+            with self._lock:
+                self._instances[session.id] = instance
+                self._gates.pop(session.id, None)
             return instance
 
     def _release(self, session_id: str) -> Any:
