@@ -5,15 +5,31 @@
   text, after :func:`sanitize_context` removed any fence a provider added itself.
 * :class:`MemoryContextScrubber` — hides a ``<memory-context>`` span the model echoes while
   streaming.
+* :func:`screen_recall` / :func:`screen_text` / :func:`screen_tool_result` — recalled text is
+  data: provider recall, a provider's system-prompt block and ``session_search`` / provider
+  tool results pass the threat scanner; flagged lines are withheld and marked.
 * :func:`redact` / :func:`redact_payload` — egress redaction of secrets in everything handed
-  to an external provider.
+  to an external provider, and in error texts before they are logged or stored.
 """
 
 from __future__ import annotations
 
+import functools
+import itertools
+import json
+import logging
 import re
-from collections.abc import Mapping
+import unicodedata
+from collections.abc import Iterator, Mapping
+from dataclasses import replace
 from typing import Any, TypeVar
+
+from hermes_core.security.scan import Scope, find_threats
+from hermes_core.security.secrets import find_secrets
+from hermes_core.security.unicode import INVISIBLE_RANGES, confusables_of
+from hermes_core.types import MemoryContext
+
+log = logging.getLogger(__name__)
 
 MEMORY_CONTEXT_OPEN = "<memory-context>"
 MEMORY_CONTEXT_CLOSE = "</memory-context>"
@@ -52,23 +68,83 @@ def is_trivial_prompt(text: str | None) -> bool:
 _FENCE_BLOCK = re.compile(
     re.escape(MEMORY_CONTEXT_OPEN) + r".*?" + re.escape(MEMORY_CONTEXT_CLOSE), re.DOTALL
 )
-_FENCE_TAG = re.compile(r"</?memory-context\s*>", re.IGNORECASE)
 _NOTE = re.compile(r"\[System note: The following is recalled memory context[^\]]*\]")
+_LT_EXTRA = "‹〈〈⟨ᐸ˂❮⧼《«"
+_GT_EXTRA = "›〉〉⟩ᐳ˃❯⧽》»"
+_SLASH_EXTRA = "⁄∕⧸\\"
+_DASHES = "-_.·‐‑‒–—―−﹣－⁃"
+_MAX_SANITIZE_PASSES = 16
+
+
+_FENCE_CHARS = frozenset("memorycontext<>/-_")
+
+
+@functools.cache
+def _nfkc_reverse() -> dict[str, str]:
+    """For each character of the fence tag: every code point (planes 0–1) whose NFKC form,
+    lower-cased, is that character (full-width, math-styled, circled…). One pass, cached."""
+    found: dict[str, list[str]] = {c: [] for c in _FENCE_CHARS}
+    for code in range(0x80, 0x20000):
+        if 0xD800 <= code <= 0xDFFF:
+            continue
+        folded = unicodedata.normalize("NFKC", chr(code)).lower()
+        if folded in _FENCE_CHARS:
+            found[folded].append(chr(code))
+    return {c: "".join(chars) for c, chars in found.items()}
+
+
+def _nfkc_variants(target: str) -> str:
+    return _nfkc_reverse().get(target, "")
+
+
+def _char_class(chars: str) -> str:
+    return "[" + "".join(re.escape(c) for c in dict.fromkeys(chars)) + "]"
+
+
+@functools.cache
+def _fence_tag() -> re.Pattern[str]:
+    """Any spelling of ``<memory-context>`` / ``</memory-context>`` a model might read as the
+    fence: HTML-escaped or numeric-entity brackets, full-width, math-styled and look-alike
+    letters and brackets, Unicode hyphens or underscores or spaces between the words, spaces
+    or invisible characters anywhere inside, attributes, a missing ``>``."""
+    invisible = "".join(f"{re.escape(chr(lo))}-{re.escape(chr(hi))}" for lo, hi in INVISIBLE_RANGES)
+    gap = rf"[\s{invisible}]{{0,8}}"
+    lt = rf"(?:{_char_class('<' + _LT_EXTRA + _nfkc_variants('<'))}|&lt;?|&#0*60;?|&#x0*3c;?)"
+    gt = rf"(?:{_char_class('>' + _GT_EXTRA + _nfkc_variants('>'))}|&gt;?|&#0*62;?|&#x0*3e;?)"
+    slash = rf"(?:{_char_class('/' + _SLASH_EXTRA + _nfkc_variants('/'))}|&#0*47;?|&#x0*2f;?|&sol;)"
+
+    def word(text: str) -> str:
+        return gap.join(
+            _char_class(c + c.upper() + _nfkc_variants(c) + confusables_of(c)) for c in text
+        )
+
+    dashes = _DASHES + _nfkc_variants("-") + _nfkc_variants("_")
+    sep = rf"(?:[\s{invisible}{re.escape(dashes)}]|&#?\w{{1,8}};?){{0,8}}"
+    return re.compile(
+        rf"{lt}{gap}(?:{slash}{gap})?{word('memory')}{sep}{word('context')}"
+        rf"(?:{gap}[^<>\n]{{0,64}}?{gt}|{gap}{gt}|(?![\w]))",
+        re.IGNORECASE,
+    )
 
 
 def sanitize_context(text: str) -> tuple[str, bool]:
-    """Strip fences and the system note a provider should not have added.
+    """Strip fences, fence look-alikes and the system note a provider should not have added.
 
     Returns ``(clean_text, was_wrapped)``; the content inside a pre-wrapped block is kept.
+    Removal repeats until stable (removing ``</memory-context>`` from
+    ``</memory-</memory-context>context>`` must not leave a tag behind); after
+    16 passes whatever still looks like a tag is replaced by ``[tag removed]``.
     """
-    wrapped = bool(_FENCE_TAG.search(text) or _NOTE.search(text))
+    tag = _fence_tag()
+    wrapped = bool(tag.search(text) or _NOTE.search(text))
     clean = text
-    while True:  # until stable: removing "</memory-context>" from "</memory-</memory-context>
-        # context>" must not leave a tag behind that closes the fence early
-        stripped = _NOTE.sub("", _FENCE_TAG.sub("", clean))
+    for _ in range(_MAX_SANITIZE_PASSES):
+        stripped = _NOTE.sub("", tag.sub("", clean))
         if stripped == clean:
             break
         clean = stripped
+    else:
+        clean = tag.sub("[tag removed]", clean)
     return clean.strip(), wrapped
 
 
@@ -96,6 +172,53 @@ def dedupe_bullets(text: str) -> str:
             seen.add(key)
         out.append(line)
     return "\n".join(out)
+
+
+_LINE_MARK = re.compile(r"^\s*(?:[-*+•·]|\d+[.)]|§)\s*")
+_SPACES = re.compile(r"\s+")
+KNOWN_LINE_MIN_CHARS = 8
+"""Shorter recalled lines ("- yes") are kept even when the prompt happens to contain them."""
+KNOWN_PART_MIN_CHARS = 24
+"""A recalled line this long is also dropped when it is part of a longer prompt line."""
+
+
+def _line_key(line: str) -> str:
+    return _SPACES.sub(" ", _LINE_MARK.sub("", line)).strip().casefold()
+
+
+def drop_known_lines(context: MemoryContext, known: str) -> MemoryContext | None:
+    """``context`` without the lines the model already has in ``known`` (the frozen system
+    prompt, which carries USER.md and MEMORY.md).
+
+    A recalled line is dropped when, ignoring bullets, numbering, case and spacing, it equals
+    a line or a ``§`` entry of ``known`` (at least :data:`KNOWN_LINE_MIN_CHARS` long), or is
+    contained in one (at least :data:`KNOWN_PART_MIN_CHARS` long). ``count`` goes down by
+    the lines dropped; a context left with no content gives None.
+    """
+    if not known or not context.text.strip():
+        return context
+    known_keys: set[str] = set()
+    for part in re.split(r"\n|§", known):
+        key = _line_key(part)
+        if key:
+            known_keys.add(key)
+    haystack = "\n".join(known_keys)
+    kept: list[str] = []
+    dropped = 0
+    for line in context.text.splitlines():
+        key = _line_key(line)
+        exact = len(key) >= KNOWN_LINE_MIN_CHARS and key in known_keys
+        if exact or (len(key) >= KNOWN_PART_MIN_CHARS and key in haystack):
+            dropped += 1
+            continue
+        kept.append(line)
+    if not dropped:
+        return context
+    text = "\n".join(kept).strip("\n")
+    if not _line_key(text):
+        return None
+    count = max(0, context.count - dropped) if context.count >= dropped else context.count
+    return MemoryContext(text, count=count, label=context.label, glyph=context.glyph)
 
 
 def build_memory_context_block(raw: str) -> str:
@@ -170,48 +293,186 @@ def _partial_prefix_len(text: str, tag: str) -> int:
     return 0
 
 
+# --- recall screening ----------------------------------------------------------------------
+
+RECALL_SCOPE: Scope = "context"
+WITHHELD = "[withheld: recalled text flagged by the threat scanner ({ids})]"
+
+
+def withheld_marker(ids: list[str] | tuple[str, ...]) -> str:
+    """The line that stands in for withheld recalled text."""
+    return WITHHELD.format(ids=", ".join(dict.fromkeys(ids)))
+
+
+def cap_recall(text: str, max_chars: int) -> str:
+    """``text`` cut to ``max_chars`` (at a line end when one is near) with a marker saying how
+    much was left out; unchanged when it fits or ``max_chars <= 0``."""
+    if max_chars <= 0 or len(text) <= max_chars:
+        return text
+    cut = text.rfind("\n", max(0, max_chars - 2000), max_chars)
+    cut = cut if cut > 0 else max_chars
+    left = len(text) - cut
+    return (
+        f"{text[:cut]}\n[… {left:,} more chars of recalled text left out (memory.recall_max_chars)]"
+    )
+
+
+def _recall_chunks(text: str) -> Iterator[str]:
+    """Lines, keeping a bullet's indented continuation lines with it."""
+    current: list[str] = []
+    for line in text.splitlines():
+        if current and (line.startswith("  ") or line.startswith("\t")):
+            current.append(line)
+            continue
+        if current:
+            yield "\n".join(current)
+        current = [line]
+    if current:
+        yield "\n".join(current)
+
+
+def screen_text(text: str, *, scope: Scope = RECALL_SCOPE) -> tuple[str, list[str]]:
+    """Withhold the parts of recalled ``text`` the threat scanner flags.
+
+    Returns ``(text, ids)``: every flagged line (a bullet with its continuation lines) is
+    replaced by a :func:`withheld_marker` line, ``ids`` lists what was found (empty when
+    nothing was). Two non-blank neighbouring lines that produce a hit together that neither
+    produces alone — an instruction split over a line break, blank lines between — are both
+    withheld, since a prompt would join them again. When the kept text as a whole still hits
+    (a phrase spread over three or more lines), everything is withheld. Linear: each line
+    is scanned at most three times, plus once for the whole text.
+    """
+    chunks = list(_recall_chunks(text))
+    flagged: list[list[str]] = [[] for _ in chunks]
+    alone = [find_threats(chunk, scope) if chunk.strip() else [] for chunk in chunks]
+    for index, ids in enumerate(alone):
+        flagged[index].extend(ids)
+    solid = [i for i, chunk in enumerate(chunks) if chunk.strip()]
+    for a, b in itertools.pairwise(solid):
+        pair = find_threats(chunks[a] + "\n" + chunks[b], scope)
+        new = [i for i in pair if i not in alone[a] and i not in alone[b]]
+        if new:
+            flagged[a].extend(new)
+            flagged[b].extend(new)
+    found = [i for ids in flagged for i in ids]
+    out = [
+        withheld_marker(ids) if ids else chunk for chunk, ids in zip(chunks, flagged, strict=True)
+    ]
+    kept = "\n".join(chunk for chunk, ids in zip(chunks, flagged, strict=True) if not ids)
+    rest = find_threats(kept, scope) if kept.strip() else []
+    if rest:
+        return withheld_marker(rest), list(dict.fromkeys(found + rest))
+    if not found:
+        return text, []
+    return "\n".join(out), list(dict.fromkeys(found))
+
+
+def screen_recall(context: MemoryContext, *, max_chars: int = 0) -> MemoryContext:
+    """A provider's recall made safe to fence: text of the wrong type coerced (bytes decoded,
+    ``None`` empty), capped to ``max_chars`` *before* scanning, flagged lines withheld and
+    marked (:func:`screen_text`, context scope); ``count`` drops by the withheld lines."""
+    text = coerce_text(context.text)
+    if max_chars > 0:
+        text = cap_recall(text, max_chars)
+    screened, ids = screen_text(text)
+    if not ids:
+        return context if text is context.text else replace(context, text=text)
+    withheld = screened.count(WITHHELD.split("{", 1)[0])
+    log.warning(
+        "withheld %d recalled line(s) from %s: %s",
+        withheld,
+        context.label or "provider",
+        ", ".join(ids),
+    )
+    count = context.count if isinstance(context.count, int) else 0
+    return replace(context, text=screened.strip(), count=max(count - withheld, 0))
+
+
+def coerce_context(value: Any, source: str) -> MemoryContext | None:
+    """A well-typed :class:`MemoryContext` from whatever a ``prefetch`` returned, or ``None``.
+
+    A ``str``/``bytes`` result becomes the text (labelled ``source``); a MemoryContext with
+    ``None``, bytes or other non-text fields gets them coerced (text decoded, ``count`` an
+    int ≥ 0, ``label``/``glyph`` strings). Anything else is ``None``. Never raises."""
+    try:
+        if isinstance(value, str | bytes | bytearray):
+            return MemoryContext(coerce_text(value), label=source)
+        if not isinstance(value, MemoryContext):
+            return None
+        count = value.count
+        try:
+            count = max(int(count), 0) if not isinstance(count, bool) else int(count)
+        except (TypeError, ValueError, OverflowError):
+            count = 0
+        return MemoryContext(
+            coerce_text(value.text),
+            count=count,
+            label=coerce_text(value.label) if value.label is not None else source,
+            glyph=coerce_text(value.glyph) or "🧠",
+        )
+    except Exception:
+        return None
+
+
+def coerce_text(value: Any) -> str:
+    """Text from whatever a plugin returned: ``str`` as is, ``bytes`` decoded as UTF-8 (bad
+    bytes become U+FFFD), ``None`` empty, anything else ``str(value)``."""
+    if isinstance(value, str):
+        return value
+    if value is None:
+        return ""
+    if isinstance(value, bytes | bytearray | memoryview):
+        return bytes(value).decode("utf-8", errors="replace")
+    try:
+        return str(value)
+    except Exception:
+        return ""
+
+
+def screen_tool_result(result: str, *, scope: Scope = RECALL_SCOPE) -> str:
+    """A tool result (usually JSON) with every flagged string value screened by
+    :func:`screen_text`; non-JSON results are screened as text. Keys are kept."""
+    try:
+        data = json.loads(result)
+    except (ValueError, RecursionError):
+        return screen_text(result, scope=scope)[0]
+    changed = False
+
+    def walk(value: Any) -> Any:
+        nonlocal changed
+        if isinstance(value, str):
+            if not value.strip():
+                return value
+            screened, ids = screen_text(value, scope=scope)
+            changed = changed or bool(ids)
+            return screened
+        if isinstance(value, dict):
+            return {key: walk(item) for key, item in value.items()}
+        if isinstance(value, list):
+            return [walk(item) for item in value]
+        return value
+
+    clean = walk(data)
+    return json.dumps(clean, ensure_ascii=False) if changed else result
+
+
 # --- egress redaction --------------------------------------------------------------------
 
 REDACTED = "[redacted]"
-_TOKEN_CHARS = r"[A-Za-z0-9_\-./+=]"
-_SECRET_PATTERNS = (
-    re.compile(r"\b(?:sk|pk|rk)-(?:ant-|proj-|live-|test-)?[A-Za-z0-9_\-]{16,}"),
-    re.compile(r"\bgh[pousr]_[A-Za-z0-9]{20,}"),
-    re.compile(r"\bgithub_pat_[A-Za-z0-9_]{20,}"),
-    re.compile(r"\bglpat-[A-Za-z0-9_\-]{16,}"),
-    re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}"),
-    re.compile(r"\bAKIA[0-9A-Z]{16}\b"),
-    re.compile(r"\bAIza[0-9A-Za-z_\-]{30,}"),
-    re.compile(r"\bhf_[A-Za-z0-9]{20,}"),
-    re.compile(r"\beyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"),
-)
-_ASSIGNMENT = re.compile(
-    # (?<![A-Za-z0-9]) rather than \b: an env-var prefix such as DB_ or GITHUB_ ends in "_",
-    # a word character, so \b would miss DB_PASSWORD=… and AWS_SECRET_ACCESS_KEY=…
-    r"(?i)(?<![A-Za-z0-9])(?:api[_-]?key|access[_-]?key|secret(?:[_-]?key)?|token|password|passwd|pwd|"
-    r"authorization|auth[_-]?token|client[_-]?secret|private[_-]?key)"
-    r"[\"']?\s*[:=]\s*[\"']?(?:Bearer\s+)?(" + _TOKEN_CHARS + r"{8,})"
-)
-_BEARER = re.compile(r"(?i)\bBearer\s+(" + _TOKEN_CHARS + r"{16,})")
 _DATA_URL = re.compile(r"data:[\w/+.-]+;base64,[A-Za-z0-9+/=]+")
 
 
 def _find_secrets(text: str) -> set[str]:
-    protected = [m.span() for m in _DATA_URL.finditer(text)]
+    protected = [m.span() for m in _DATA_URL.finditer(text)] if "data:" in text else []
 
     def inside_data_url(start: int) -> bool:
         return any(a <= start < b for a, b in protected)
 
-    found: set[str] = set()
-    for pattern in _SECRET_PATTERNS:
-        for match in pattern.finditer(text):
-            if not inside_data_url(match.start()):
-                found.add(match.group(0))
-    for pattern in (_ASSIGNMENT, _BEARER):
-        for match in pattern.finditer(text):
-            if not inside_data_url(match.start(1)):
-                found.add(match.group(1))
-    return found
+    return {
+        match.value
+        for match in find_secrets(text, strict_shape=False)
+        if not inside_data_url(match.start)
+    }
 
 
 def _collect_strings(value: Any, into: list[str]) -> None:
@@ -245,9 +506,12 @@ T = TypeVar("T")
 def redact_payload(*values: Any) -> tuple[Any, ...]:
     """Redact secrets across one hand-off (several values), returning new values.
 
-    A secret found anywhere in the hand-off (known key formats, ``key=value`` assignments,
-    bearer tokens) is masked as ``[redacted]`` everywhere in it, including places where it
-    appears without its telltale prefix. ``data:`` URLs pass through. Inputs are never mutated.
+    A secret found anywhere in the hand-off (every format of
+    :func:`hermes_core.security.secrets.find_secrets`: provider keys and tokens, private-key
+    blocks, passwords in URLs, ``Authorization:`` headers, JWTs, ``key=value`` assignments in
+    English and Chinese) is masked as ``[redacted]`` everywhere in it, including places where
+    it appears without its telltale prefix. ``data:`` URLs pass through. Inputs are never
+    mutated.
     """
     strings: list[str] = []
     for value in values:
@@ -271,13 +535,23 @@ __all__ = [
     "MEMORY_CONTEXT_CLOSE",
     "MEMORY_CONTEXT_NOTE",
     "MEMORY_CONTEXT_OPEN",
+    "RECALL_SCOPE",
     "REDACTED",
+    "WITHHELD",
     "MemoryContextScrubber",
     "build_memory_context_block",
+    "cap_recall",
+    "coerce_context",
+    "coerce_text",
     "dedupe_bullets",
+    "drop_known_lines",
     "is_trivial_prompt",
     "redact",
     "redact_payload",
     "sanitize_context",
+    "screen_recall",
+    "screen_text",
+    "screen_tool_result",
     "strip_memory_context",
+    "withheld_marker",
 ]

@@ -32,9 +32,12 @@ gain arguments without breaking anyone.
 
 The host calls implementations one at a time through `hermes_core.hooks.HookFacade`: a
 raising implementation is logged with its plugin name and skipped, never failing the turn.
-For the active external provider, `prefetch` is bounded by `memory.prefetch_timeout` and
-`sync`, `on_memory_write` and `on_session_end` run in order on one background worker.
-Everything handed to a provider is egress-redacted (secrets become `[redacted]`).
+For the active external provider, `prefetch` is bounded by `memory.prefetch_timeout` (its
+recall capped by `memory.recall_max_chars` and screened within that budget), every other
+inline call (tools, `system_prompt_block`, turn start/end, `shutdown`…) by
+`memory.provider_timeout`, and `sync`, `on_memory_write` and `on_session_end` run in order on
+one background worker. Everything handed to a provider is egress-redacted (secrets become
+`[redacted]`); recalled text and provider prompt blocks pass the threat scanner.
 
 """
 

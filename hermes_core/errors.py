@@ -5,6 +5,18 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+ECHO_LIMIT = 1000
+"""At most this many characters of a user-supplied argument appear in an error message."""
+
+
+def clip(value: object, limit: int = ECHO_LIMIT) -> str:
+    """``str(value)`` cut to ``limit`` characters with ``… (N more chars)`` — for echoing an
+    argument in an error without putting megabytes into a log or a tool result."""
+    text = value if isinstance(value, str) else repr(value)
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… ({len(text) - limit:,} more chars)"
+
 
 class HermesError(Exception):
     """Base class of every error hermes-core raises on purpose."""

@@ -8,9 +8,16 @@ notion of tool routing. Here every implementation is called on its own:
 * **Built-ins vs the provider** — chosen by ``isinstance(plugin, MemoryProvider)``:
   built-in layers run inline (``sync`` is durable on return); the provider's ``prefetch`` is
   bounded by ``memory.prefetch_timeout`` on a worker thread (and skipped while a previous call
-  is stuck); its ``sync``, ``on_memory_write`` and ``on_session_end`` run on one background
-  worker that keeps turn order.
-* **Egress redaction** — everything handed to the provider passes :func:`redact_payload`.
+  is stuck), its recall coerced, capped (``memory.recall_max_chars``) and screened inside that
+  budget; every other inline provider call (tools, ``system_prompt_block``, turn start/end,
+  ``shutdown``…) is bounded by ``memory.provider_timeout`` the same way; its ``sync``,
+  ``on_memory_write`` and ``on_session_end`` run on one background worker that keeps turn
+  order.
+* **Recalled text is data** — provider recall, a provider's system-prompt block and the
+  results of ``session_search``, ``memory_archive`` and provider tools pass the threat
+  scanner; flagged lines are withheld and marked (:mod:`hermes_core.context`).
+* **Egress redaction** — everything handed to the provider passes :func:`redact_payload`;
+  error texts are redacted before they are logged or returned to the model.
 * **Tools** — routed by name, first registration wins, reserved names refused for providers.
 """
 
@@ -21,6 +28,7 @@ import json
 import logging
 import queue
 import threading
+import traceback
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -28,7 +36,14 @@ from typing import TYPE_CHECKING, Any
 
 import pluggy
 
-from hermes_core.context import redact_payload
+from hermes_core.context import (
+    coerce_context,
+    redact,
+    redact_payload,
+    screen_recall,
+    screen_text,
+    screen_tool_result,
+)
 from hermes_core.providers.base import MemoryProvider
 from hermes_core.types import (
     ChatMessage,
@@ -68,6 +83,18 @@ RESERVED_TOOL_NAMES = frozenset(
 """Core tool names an external provider may never take over."""
 
 SHUTDOWN_WAIT_SECONDS = 5.0
+SCREENED_TOOLS = frozenset({"session_search", "memory_archive"})
+"""Built-in tools whose results are recalled text (provider tools are always screened)."""
+ERROR_ECHO_CHARS = 1000
+
+
+def error_text(exc: BaseException, *, with_type: bool = True) -> str:
+    """``Type: message`` of ``exc`` (or the message alone), secrets redacted, at most ~1 KB:
+    safe to log, store or show to the model."""
+    text = redact(f"{type(exc).__name__}: {exc}" if with_type else str(exc))
+    if len(text) > ERROR_ECHO_CHARS:
+        text = text[:ERROR_ECHO_CHARS] + f"… ({len(text) - ERROR_ECHO_CHARS:,} more chars)"
+    return text
 
 
 def tool_error(message: str, **extra: Any) -> str:
@@ -117,8 +144,8 @@ class OrderedWorker:
                 self._current = label
                 try:
                     task()
-                except Exception:
-                    log.exception("background task %s failed", label)
+                except Exception as exc:
+                    log.error("background task %s failed: %s", label, error_text(exc))
                 finally:
                     self._current = None
             finally:
@@ -293,12 +320,48 @@ class HookFacade:
     def _invoke(impl: HookImpl, kwargs: Mapping[str, Any]) -> Any:
         return impl.function(*(kwargs[name] for name in impl.argnames))
 
-    def _safe(self, hook_name: str, impl: HookImpl, kwargs: Mapping[str, Any]) -> Any:
+    def _safe(
+        self, hook_name: str, impl: HookImpl, kwargs: Mapping[str, Any], *, bounded: bool = True
+    ) -> Any:
+        """Call one implementation; a raise is logged (redacted) and gives ``None``. The
+        provider's inline calls are bounded by ``memory.provider_timeout`` (``bounded``)."""
         try:
+            if bounded and self.is_provider(impl) and hook_name != "configure":
+                return self._bounded_provider_call(
+                    hook_name, impl.plugin_name, functools.partial(self._invoke, impl, kwargs)
+                )
             return self._invoke(impl, kwargs)
-        except Exception:
-            log.exception("plugin %s failed in %s; skipped", impl.plugin_name, hook_name)
+        except Exception as exc:
+            log.error(
+                "plugin %s failed in %s; skipped: %s", impl.plugin_name, hook_name, error_text(exc)
+            )
+            _debug_traceback(f"the {hook_name} failure")
             return None
+
+    def _provider_call(
+        self, what: str, plugin_name: str, call: Callable[[], Any]
+    ) -> tuple[bool, Any]:
+        """``(finished, result)`` of ``call`` run under ``memory.provider_timeout``; not
+        finished (and a warning) when it times out or an earlier call of the same kind is
+        still stuck. Exceptions of ``call`` propagate."""
+        limit = self.settings.memory.provider_timeout
+        key = f"{plugin_name}:{what}"
+        if self._bounded.is_stuck(key):
+            log.warning("provider %s is still busy with an earlier %s; skipped", plugin_name, what)
+            return False, None
+        finished, result = self._bounded.run(key, call, limit)
+        if not finished:
+            log.warning(
+                "provider %s did not finish %s within %.1fs (memory.provider_timeout); skipped",
+                plugin_name,
+                what,
+                limit,
+            )
+        return finished, result
+
+    def _bounded_provider_call(self, what: str, plugin_name: str, call: Callable[[], Any]) -> Any:
+        """:meth:`_provider_call`'s result, ``None`` when it did not finish."""
+        return self._provider_call(what, plugin_name, call)[1]
 
     def _for_provider(self, kwargs: dict[str, Any], *keys: str) -> dict[str, Any]:
         """``kwargs`` with the values at ``keys`` egress-redacted (copies, never mutated)."""
@@ -335,7 +398,7 @@ class HookFacade:
                 args = self._for_provider(kwargs, *redact_keys)
                 self.worker.submit(
                     f"{label} ({impl.plugin_name})",
-                    functools.partial(self._safe, hook_name, impl, args),
+                    functools.partial(self._safe, hook_name, impl, args, bounded=False),
                 )
             elif failures is not None and getattr(impl.plugin, "durable_sync", False) is True:
                 try:
@@ -367,14 +430,24 @@ class HookFacade:
     def system_prompt_blocks(
         self, session: SessionInfo, tool_names: frozenset[str]
     ) -> list[PromptBlock]:
-        blocks = [
-            block
-            for block in self._fan_out(
-                "system_prompt_block", {"session": session, "tool_names": tool_names}
-            )
-            if isinstance(block, PromptBlock) and block.text.strip()
-        ]
-        return sorted(blocks, key=lambda block: block.order)
+        kwargs = {"session": session, "tool_names": tool_names}
+        blocks: list[PromptBlock] = []
+        for impl in self._impls("system_prompt_block"):
+            block = self._safe("system_prompt_block", impl, kwargs)
+            if not isinstance(block, PromptBlock) or not isinstance(block.text, str):
+                continue
+            if self.is_provider(impl):  # recalled data, never instructions: screened
+                text, ids = screen_text(block.text)
+                if ids:
+                    log.warning(
+                        "withheld part of %s's system prompt block: %s",
+                        impl.plugin_name,
+                        ", ".join(ids),
+                    )
+                block = replace(block, text=text)
+            if block.text.strip():
+                blocks.append(block)
+        return sorted(blocks, key=lambda block: block.order if isinstance(block.order, int) else 50)
 
     def on_prompt_frozen(self, session: SessionInfo, system_prompt: str) -> None:
         self._fan_out("on_prompt_frozen", {"session": session, "system_prompt": system_prompt})
@@ -405,30 +478,46 @@ class HookFacade:
         )
 
     def prefetch(self, session: SessionInfo, query: str) -> list[MemoryContext]:
-        """Every implementation's recall; the provider's bounded and skipped while stuck."""
+        """Every implementation's recall, coerced to :class:`MemoryContext`, capped to
+        ``memory.recall_max_chars`` and screened (flagged lines withheld and marked). The
+        provider's call *and its screening* are bounded by ``memory.prefetch_timeout`` and
+        skipped while an earlier call is stuck. Never raises."""
         timeout = self.settings.memory.prefetch_timeout
+        cap = self.settings.memory.recall_max_chars
         results: list[MemoryContext] = []
         for impl in self._impls("prefetch"):
+            key = impl.plugin_name
             if not self.is_provider(impl):
-                result = self._safe("prefetch", impl, {"session": session, "query": query})
+                kwargs = {"session": session, "query": query}
+                try:
+                    context = self._recall(impl, kwargs, cap)
+                except Exception as exc:
+                    log.error("plugin %s failed in prefetch; skipped: %s", key, error_text(exc))
+                    continue
             else:
-                key = impl.plugin_name
                 if self._bounded.is_stuck(key):
                     log.warning("provider %s is still busy with an earlier prefetch; skipped", key)
                     continue
                 args = self._for_provider({"session": session, "query": query}, "query")
-                call = functools.partial(self._invoke, impl, args)
+                call = functools.partial(self._recall, impl, args, cap)
                 try:
-                    finished, result = self._bounded.run(key, call, timeout)
-                except Exception:
-                    log.exception("plugin %s failed in prefetch; skipped", key)
+                    finished, context = self._bounded.run(key, call, timeout)
+                except Exception as exc:
+                    log.error("plugin %s failed in prefetch; skipped: %s", key, error_text(exc))
                     continue
                 if not finished:
                     log.warning("provider %s prefetch exceeded %.1fs; skipped", key, timeout)
                     continue
-            if isinstance(result, MemoryContext) and result.text.strip():
-                results.append(result)
+            if isinstance(context, MemoryContext) and context.text.strip():
+                results.append(context)
         return results
+
+    def _recall(self, impl: HookImpl, kwargs: Mapping[str, Any], cap: int) -> MemoryContext | None:
+        """One implementation's prefetch, coerced, capped and screened."""
+        context = coerce_context(self._invoke(impl, kwargs), impl.plugin_name)
+        if context is None:
+            return None
+        return screen_recall(context, max_chars=cap)
 
     def sync(self, session: SessionInfo, turn: Turn) -> None:
         """Built-ins durable on return; the provider queued in turn order.
@@ -458,11 +547,56 @@ class HookFacade:
             label=f"memory write ({write.action} {write.target})",
         )
 
+    def on_context_loss(
+        self, session: SessionInfo, messages: Sequence[ChatMessage], trigger: str
+    ) -> list[str]:
+        """Every implementation's lines; the provider's call bounded by
+        ``review.flush_timeout`` (its late answer is dropped)."""
+        kwargs: dict[str, Any] = {
+            "session": session,
+            "messages": list(messages),
+            "trigger": trigger,
+        }
+        timeout = self.settings.review.flush_timeout
+        lines: list[str] = []
+        for impl in self._impls("on_context_loss"):
+            if not self.is_provider(impl):
+                result = self._safe("on_context_loss", impl, kwargs)
+            else:
+                args = self._for_provider(kwargs, "messages")
+                call = functools.partial(self._invoke, impl, args)
+                try:
+                    key = f"{impl.plugin_name}:on_context_loss"  # not the prefetch key
+                    finished, result = self._bounded.run(key, call, timeout)
+                except Exception:
+                    log.exception("plugin %s failed in on_context_loss; skipped", impl.plugin_name)
+                    continue
+                if not finished:
+                    log.warning(
+                        "provider %s on_context_loss exceeded %.1fs; skipped",
+                        impl.plugin_name,
+                        timeout,
+                    )
+                    continue
+            if isinstance(result, list):
+                lines.extend(str(line) for line in result if str(line).strip())
+        return lines
+
     def on_pre_compress(self, session: SessionInfo, messages: Sequence[ChatMessage]) -> str:
-        texts = self._fan_out(
-            "on_pre_compress", {"session": session, "messages": list(messages)}, "messages"
-        )
-        return "\n\n".join(text.strip() for text in texts if isinstance(text, str) and text.strip())
+        """Notes for the summary; the provider's are recalled text, screened like recall."""
+        kwargs = {"session": session, "messages": list(messages)}
+        texts: list[str] = []
+        for impl in self._impls("on_pre_compress"):
+            provider = self.is_provider(impl)
+            text = self._safe(
+                "on_pre_compress",
+                impl,
+                self._for_provider(kwargs, "messages") if provider else kwargs,
+            )
+            if not isinstance(text, str) or not text.strip():
+                continue
+            texts.append(screen_text(text)[0].strip() if provider else text.strip())
+        return "\n\n".join(texts)
 
     def compress(
         self,
@@ -498,19 +632,38 @@ class HookFacade:
     def health_check(self) -> list[HealthCheck]:
         checks: list[HealthCheck] = []
         for impl in self._impls("health_check", registration_order=True):
+            call = functools.partial(self._invoke, impl, {"home": self.home})
             try:
-                result = self._invoke(impl, {"home": self.home})
+                if self.is_provider(impl):
+                    finished, result = self._provider_call("health_check", impl.plugin_name, call)
+                    if not finished:
+                        checks.append(
+                            HealthCheck(
+                                name=impl.plugin_name,
+                                ok=False,
+                                detail="health check did not answer within "
+                                f"{self.settings.memory.provider_timeout:g}s",
+                                fix="check the provider's backend is reachable; raise "
+                                "memory.provider_timeout if it is just slow",
+                            )
+                        )
+                        continue
+                else:
+                    result = call()
             except Exception as exc:
                 checks.append(
                     HealthCheck(
                         name=impl.plugin_name,
                         ok=False,
-                        detail=f"health check raised {type(exc).__name__}: {exc}",
+                        detail=f"health check raised {error_text(exc)}",
                         fix="report this to the plugin's author; run `hermes plugins`",
                     )
                 )
                 continue
-            checks.extend(check for check in result or [] if isinstance(check, HealthCheck))
+            try:
+                checks.extend(check for check in result or [] if isinstance(check, HealthCheck))
+            except TypeError:
+                log.warning("plugin %s returned a non-list from health_check", impl.plugin_name)
         return checks
 
     # -- tools
@@ -532,12 +685,30 @@ class HookFacade:
             return tool_error(f"Arguments for '{name}' must be a JSON object.")
         if routed.is_provider:
             (args,) = redact_payload(dict(args))
+        handler = functools.partial(routed.spec.handler, args, ctx)
         try:
-            result = routed.spec.handler(args, ctx)
+            if routed.is_provider:
+                finished, result = self._provider_call(f"tool {name}", routed.plugin_name, handler)
+                if not finished:
+                    return tool_error(
+                        f"Memory tool '{name}' ({routed.plugin_name}) did not answer within "
+                        f"{self.settings.memory.provider_timeout:g}s (memory.provider_timeout), "
+                        "or is still busy with an earlier call. Try again later or continue "
+                        "without it."
+                    )
+            else:
+                result = handler()
         except Exception as exc:
-            log.exception("tool %s (%s) failed", name, routed.plugin_name)
-            return tool_error(f"Memory tool '{name}' failed: {exc}")
-        return result if isinstance(result, str) else json.dumps(result, ensure_ascii=False)
+            log.error("tool %s (%s) failed: %s", name, routed.plugin_name, error_text(exc))
+            _debug_traceback(f"tool {name}")
+            return tool_error(f"Memory tool '{name}' failed: {error_text(exc, with_type=False)}")
+        try:
+            text = result if isinstance(result, str) else json.dumps(result, ensure_ascii=False)
+        except (TypeError, ValueError) as exc:
+            return tool_error(f"Memory tool '{name}' returned a result that is not JSON: {exc}")
+        if routed.is_provider or name in SCREENED_TOOLS:
+            text = screen_tool_result(text)  # recalled text is data, never instructions
+        return text
 
     # -- lifecycle
 
@@ -551,10 +722,16 @@ class HookFacade:
         for plugin in list(self.pm.get_plugins()):
             if _is_provider(plugin):
                 try:
-                    plugin.shutdown()
-                except Exception:
-                    log.exception("provider %s failed to shut down", plugin.name)
+                    self._bounded_provider_call("shutdown", plugin.name, plugin.shutdown)
+                except Exception as exc:
+                    log.error("provider %s failed to shut down: %s", plugin.name, error_text(exc))
         return report
+
+
+def _debug_traceback(what: str) -> None:
+    """The current exception's traceback at DEBUG level, secrets redacted."""
+    if log.isEnabledFor(logging.DEBUG):
+        log.debug("traceback of %s:\n%s", what, redact(traceback.format_exc()))
 
 
 def _is_provider(plugin: object) -> bool:
@@ -588,11 +765,13 @@ def iter_plugin_hooks(pm: pluggy.PluginManager) -> Iterable[tuple[str, list[str]
 
 __all__ = [
     "RESERVED_TOOL_NAMES",
+    "SCREENED_TOOLS",
     "HookFacade",
     "OrderedWorker",
     "RoutedTool",
     "ShutdownReport",
     "ToolRouter",
+    "error_text",
     "iter_plugin_hooks",
     "tool_error",
 ]

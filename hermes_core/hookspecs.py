@@ -13,8 +13,9 @@ Order of a session (:data:`LIFECYCLE`; the specs below are defined in this order
                         ─▶ on_prompt_frozen                      (once, frozen)
     each turn         on_turn_start ─▶ prefetch ─▶ (model + tools: on_memory_write per
                         committed memory write) ─▶ sync ─▶ on_turn_end
-    maybe_compress    on_pre_compress ─▶ compress ─▶ on_compressed  (when too long)
-    session.close()   on_session_end
+    maybe_compress    on_context_loss (bounded memory flush) ─▶ on_pre_compress ─▶ compress
+                        ─▶ on_compressed                       (when too long)
+    session.close()   on_context_loss (bounded memory flush) ─▶ on_session_end
 
     the CLI, outside sessions: register_commands (building `hermes`), health_check
     (`hermes doctor`, `hermes memory status`)
@@ -56,13 +57,15 @@ LIFECYCLE: tuple[str, ...] = (
     "on_memory_write",
     "sync",
     "on_turn_end",
+    "on_context_loss",
     "on_pre_compress",
     "compress",
     "on_compressed",
     "on_session_end",
 )
 """The hooks of one session in the order the host calls them (``on_memory_write`` once per
-committed memory write during the model's tool calls; the compression three only when the
+committed memory write during the model's tool calls; ``on_context_loss`` before a
+compression and again before ``on_session_end``; the compression three only when the
 transcript is compressed). ``register_commands`` and ``health_check`` are called by the CLI,
 outside sessions. ``tests/test_lifecycle.py`` checks this against a real session."""
 
@@ -158,6 +161,24 @@ def sync(session: SessionInfo, turn: Turn) -> None:
 def on_turn_end(session: SessionInfo, turn: Turn) -> None:
     """After ``sync``. Cheap: update counters, queue the next prefetch, start a background
     review on its own thread. Must return promptly; the user is waiting for the next prompt.
+    """
+
+
+# ── before context is lost (compression, session end) ──
+
+
+@hookspec
+def on_context_loss(
+    session: SessionInfo, messages: Sequence[ChatMessage], trigger: str
+) -> list[str] | None:
+    """Turns are about to leave the context: before a compression (``trigger`` is
+    ``compression``) and before the session ends (``new_session``, ``reset``, ``exit``,
+    ``error``). One bounded chance to save what they taught (the review layer runs a memory
+    flush when enough turns passed since the last review or flush).
+
+    Return lines for the user ("💾 Memory ➕ …") or ``None``. Must return promptly: the
+    user is waiting to leave; built-ins bound themselves by ``review.flush_timeout``, the
+    provider's call is bounded by it too. A failure never blocks the exit or the compression.
     """
 
 

@@ -20,7 +20,7 @@ import logging
 import threading
 import time
 import uuid
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from types import TracebackType
@@ -28,7 +28,12 @@ from typing import Any
 
 import pluggy
 
-from hermes_core.context import build_memory_context_block, is_trivial_prompt
+from hermes_core.context import (
+    build_memory_context_block,
+    drop_known_lines,
+    is_trivial_prompt,
+    redact,
+)
 from hermes_core.errors import HermesError
 from hermes_core.fsutil import ensure_private_dir
 from hermes_core.hooks import HookFacade, ShutdownReport, ToolRouter
@@ -122,6 +127,7 @@ class Session:
         self.last_recall: list[MemoryContext] = []
         self.compression = CompressionStats()
         self._closed = False
+        self._flush_notices: list[str] = []
         facade = host.facade
         facade.on_session_start(info)
         self._router: ToolRouter = facade.register_tools(info)
@@ -157,8 +163,10 @@ class Session:
         """Start a user turn. Returns ``""`` or one fenced ``<memory-context>`` block to append
         to the API copy of the user message (never to the stored transcript).
 
-        Trivial prompts ("ok", "/cmd", "谢谢") skip recall. Recalled provider text that the
-        threat scanner flags is dropped (and logged) before it can enter a prompt.
+        Trivial prompts ("ok", "/cmd", "谢谢") skip recall. Recalled text is capped
+        (``memory.recall_max_chars``) and screened by the facade: lines the threat scanner
+        flags are withheld and marked before they can enter a prompt. Never raises for
+        anything a provider returns.
         """
         self._check_open()
         self.turn_number += 1
@@ -167,9 +175,10 @@ class Session:
         if is_trivial_prompt(text):
             self.last_recall = []
             return ""
-        contexts = self.host.facade.prefetch(self.info, text)
-        screened = [screen_recall(context) for context in contexts]
-        self.last_recall = [context for context in screened if context.text.strip()]
+        contexts = self.host.facade.prefetch(self.info, text)  # coerced, capped, screened
+        # What USER.md / MEMORY.md already put in the frozen prompt is not repeated.
+        fresh = (drop_known_lines(c, self._system_prompt) for c in contexts)
+        self.last_recall = [c for c in fresh if c is not None and c.text.strip()]
         return build_memory_context_block("\n\n".join(c.text for c in self.last_recall))
 
     def recall_line(self) -> str:
@@ -276,6 +285,7 @@ class Session:
         tokens = prompt_tokens if prompt_tokens is not None else estimate_messages_tokens(messages)
         if not force and not settings.compression.should_compress(tokens, window, self.info.model):
             return list(messages)
+        self.flush_memories(messages, trigger="compression")
         notes = self.host.facade.on_pre_compress(self.info, messages)
         budget = CompressionBudget(
             context_length=window,
@@ -296,26 +306,55 @@ class Session:
             return list(messages)
         if result.aborted:
             stats.aborted += 1
-            stats.last_error = result.error
+            stats.last_error = redact(result.error) if result.error else result.error
             return list(messages)
         stats.count += 1
         stats.tokens_before += result.tokens_before
         stats.tokens_after += result.tokens_after
         stats.summary_tokens += result.summary_tokens
         stats.fallbacks += int(result.fallback_used)
-        stats.last_error = result.error
+        stats.last_error = redact(result.error) if result.error else result.error
         self.host.facade.on_compressed(self.info, result)
         return [dict(m) for m in result.messages]
+
+    # -- before context is lost
+
+    def flush_memories(
+        self, messages: Sequence[ChatMessage] | None = None, *, trigger: str = "manual"
+    ) -> list[str]:
+        """Give the layers one bounded chance to save what ``messages`` (default: the
+        transcript) taught before they leave the context (``on_context_loss``). Called by
+        :meth:`maybe_compress` and :meth:`close`; the review layer flushes when
+        ``memory.flush_min_turns`` user turns passed since its last review or flush, within
+        ``review.flush_timeout``. Returns the lines describing what was saved (also kept for
+        :meth:`drain_flush_notices`). Never raises."""
+        if self._closed:
+            return []
+        transcript = list(messages) if messages is not None else list(self.transcript)
+        try:
+            lines = self.host.facade.on_context_loss(self.info, transcript, trigger)
+        except Exception:  # a flush must never block an exit or a compression
+            log.exception("memory flush before %s failed", trigger)
+            return []
+        self._flush_notices.extend(lines)
+        return lines
+
+    def drain_flush_notices(self) -> list[str]:
+        """Lines of flushes since the last call ("💾 Memory ➕ … (saved before /new)")."""
+        lines, self._flush_notices = self._flush_notices, []
+        return lines
 
     # -- end
 
     def close(self, messages: Sequence[ChatMessage] | None = None, *, reason: str = "exit") -> None:
-        """End the session: ``on_session_end`` (the provider's queued after its syncs), then
-        wait for queued provider work. Idempotent."""
+        """End the session: a bounded memory flush (:meth:`flush_memories`), then
+        ``on_session_end`` (the provider's queued after its syncs), then wait for queued
+        provider work. Idempotent."""
         if self._closed:
             return
-        self._closed = True
         transcript = list(messages) if messages is not None else list(self.transcript)
+        self.flush_memories(transcript, trigger=reason)
+        self._closed = True
         self.host.facade.on_session_end(self.info, transcript, reason)
         if not self.host.facade.flush(self.host.flush_timeout):
             log.warning("provider work for session %s still running after close", self.info.id)
@@ -337,51 +376,6 @@ class Session:
         tb: TracebackType | None,
     ) -> None:
         self.close(reason="error" if exc_type is not None else "exit")
-
-
-def screen_recall(context: MemoryContext) -> MemoryContext:
-    """Drop recalled paragraphs or bullet lines the threat scanner flags (context scope).
-
-    Two neighbouring lines that produce a hit together that neither produces alone (an
-    instruction split over a line break) are both dropped: the block joins them again."""
-    from hermes_core.security.scan import scan
-
-    chunks = list(_recall_chunks(context.text))
-    results = [scan(chunk, "context") for chunk in chunks]
-    messages: list[str | None] = [r.message if r.blocked else None for r in results]
-    for index in range(len(chunks) - 1):
-        pair = scan(chunks[index] + "\n" + chunks[index + 1], "context")
-        alone = set(results[index].pattern_ids) | set(results[index + 1].pattern_ids)
-        if set(pair.pattern_ids) - alone:  # a hit only the joined lines produce
-            messages[index] = messages[index] or pair.message
-            messages[index + 1] = messages[index + 1] or pair.message
-    kept: list[str] = []
-    dropped = 0
-    for chunk, message in zip(chunks, messages, strict=True):
-        if message is not None:
-            dropped += 1
-            log.warning(
-                "dropped a recalled memory from %s: %s", context.label or "provider", message
-            )
-            continue
-        kept.append(chunk)
-    if not dropped:
-        return context
-    return replace(context, text="\n".join(kept).strip(), count=max(context.count - dropped, 0))
-
-
-def _recall_chunks(text: str) -> Iterator[str]:
-    """Lines, keeping a bullet's indented continuation lines with it."""
-    current: list[str] = []
-    for line in text.splitlines():
-        if current and (line.startswith("  ") or line.startswith("\t")):
-            current.append(line)
-            continue
-        if current:
-            yield "\n".join(current)
-        current = [line]
-    if current:
-        yield "\n".join(current)
 
 
 class MemoryHost:
@@ -549,5 +543,4 @@ __all__ = [
     "Session",
     "compression_threshold",
     "new_session_id",
-    "screen_recall",
 ]

@@ -61,6 +61,10 @@ class OrderRecorder:
         self.calls.append("on_turn_end")
 
     @hookimpl
+    def on_context_loss(self) -> None:
+        self.calls.append("on_context_loss")
+
+    @hookimpl
     def on_pre_compress(self) -> None:
         self.calls.append("on_pre_compress")
 

@@ -17,7 +17,9 @@ bad input.
 /search QUERY          search past sessions (session_search)
 /refine                run a memory + skill review of this conversation now (attended)
 /exit, /quit           leave
-/help                  this list
+/help                  this list, with the skill commands
+/<skill> [instruction] load an enabled skill (up to 5 stacked: ``/a /b do X``) into the
+                       next turn; a skill named like a built-in gets no command
 =====================  ==============================================================
 """
 
@@ -31,6 +33,10 @@ from typing import TYPE_CHECKING, Any
 from hermes_core.layers.memory.approval import PendingStore, approve_pending, reject_pending
 from hermes_core.layers.memory.engine import MemoryEngine
 from hermes_core.layers.memory.store import FILENAMES, char_count, percent
+from hermes_core.layers.skills.envkeys import missing_env, present_env_names, store_env_values
+from hermes_core.layers.skills.index import invalidate_index_cache
+from hermes_core.layers.skills.model import EnvVarSpec
+from hermes_core.layers.skills.tools import SkillsService
 
 if TYPE_CHECKING:
     from .loop import Agent
@@ -52,10 +58,13 @@ HELP = [
 
 @dataclass
 class CommandResult:
-    """Lines to show and whether the UI should exit."""
+    """Lines to show, whether the UI should exit, and (for ``/skill-name``) the user turn to
+    run next with the skills it loaded."""
 
     lines: list[str] = field(default_factory=list)
     exit: bool = False
+    turn: str = ""
+    skills: list[str] = field(default_factory=list)
 
 
 def is_command(line: str) -> bool:
@@ -239,7 +248,12 @@ def cmd_exit(agent: Agent, args: list[str]) -> CommandResult:
 
 
 def cmd_help(agent: Agent, args: list[str]) -> CommandResult:
-    return CommandResult(list(HELP))
+    lines = list(HELP)
+    skills = skill_commands(agent)
+    if skills:
+        lines.append("Skills (/name [instruction] loads the skill into your message):")
+        lines.extend(f"/{name:<22} {' '.join(desc.split())[:70]}" for name, desc in skills.items())
+    return CommandResult(lines)
 
 
 COMMANDS: dict[str, Callable[[Agent, list[str]], CommandResult]] = {
@@ -256,13 +270,118 @@ COMMANDS: dict[str, Callable[[Agent, list[str]], CommandResult]] = {
 }
 
 
+# -- skills as commands
+
+MAX_STACKED_SKILLS = 5
+
+
+def skill_commands(agent: Agent) -> dict[str, str]:
+    """Enabled (visible) skill name → description, for ``/name`` commands; names that clash
+    with a built-in command are left out (see :func:`skill_command_clashes`)."""
+    if "skills_list" not in agent.session.tool_names:
+        return {}
+    payload = _json(agent.session.call_tool("skills_list", {}))
+    out: dict[str, str] = {}
+    for item in payload.get("skills") or []:
+        if isinstance(item, Mapping) and isinstance(item.get("name"), str):
+            name = item["name"]
+            if name.lower() not in COMMANDS:
+                out[name] = str(item.get("description") or "")
+    return out
+
+
+def skill_command_clashes(agent: Agent) -> list[str]:
+    """Notices for enabled skills whose name is a built-in command (they get no /command)."""
+    if "skills_list" not in agent.session.tool_names:
+        return []
+    payload = _json(agent.session.call_tool("skills_list", {}))
+    names = [
+        str(item.get("name"))
+        for item in payload.get("skills") or []
+        if isinstance(item, Mapping) and str(item.get("name", "")).lower() in COMMANDS
+    ]
+    return [
+        f"Skill '{n}' is not available as /{n}: that is a built-in command. Load it by asking "
+        f"for it, or rename the skill (create a copy under another name and delete this one)."
+        for n in names
+    ]
+
+
+def missing_skill_keys(agent: Agent, name: str) -> list[EnvVarSpec]:
+    """Required environment variables of skill ``name`` that are not set (empty when the
+    skill is unknown or needs none)."""
+    service = SkillsService.from_settings(agent.host.home, agent.settings.skills)
+    skill = service.library().get(name)
+    if skill is None:
+        return []
+    specs = skill.meta.required_environment_variables
+    present = present_env_names(agent.host.home, (spec.name for spec in specs))
+    return missing_env(skill.meta, present)
+
+
+def store_skill_keys(agent: Agent, values: Mapping[str, str]) -> list[str]:
+    """Store values in ``$HERMES_HOME/.env`` (and this process); returns the names written."""
+    written = store_env_values(agent.host.home, values)
+    invalidate_index_cache(agent.host.home)
+    return written
+
+
+def skill_turn(loaded: list[tuple[str, str]], instruction: str) -> str:
+    """The user turn that carries skills loaded with ``/name`` and the user's instruction."""
+    parts = []
+    for name, content in loaded:
+        parts.append(
+            f'[The user loaded the skill "{name}" with /{name}; follow it for this request.]\n'
+            f'<skill name="{name}">\n{content.strip()}\n</skill>'
+        )
+    parts.append(instruction.strip() or "Apply the skill above now. Ask me for anything missing.")
+    return "\n\n".join(parts)
+
+
+def cmd_skill(agent: Agent, line: str, available: Mapping[str, str]) -> CommandResult:
+    """``/a [/b …] [instruction]``: load up to five skills into the next turn."""
+    words = line.strip().split()
+    names: list[str] = []
+    while words and words[0].startswith("/") and words[0][1:] in available:
+        if len(names) == MAX_STACKED_SKILLS:
+            return CommandResult([f"At most {MAX_STACKED_SKILLS} skills per message."])
+        if words[0][1:] not in names:
+            names.append(words[0][1:])
+        words.pop(0)
+    loaded: list[tuple[str, str]] = []
+    lines: list[str] = []
+    for name in names:
+        payload = _json(agent.session.call_tool("skill_view", {"name": name}))
+        if not payload.get("success"):
+            return CommandResult([f"Could not load skill '{name}': {payload.get('error')}"])
+        loaded.append((name, str(payload.get("content") or "")))
+        lines.append(f"Loaded skill '{name}'.")
+    return CommandResult(lines, turn=skill_turn(loaded, " ".join(words)), skills=names)
+
+
 def run_command(agent: Agent, line: str) -> CommandResult:
-    """Run one ``/command`` line."""
+    """Run one ``/command`` line: a built-in, else ``/skill-name [instruction]``."""
     name, _, rest = line.strip()[1:].partition(" ")
     handler = COMMANDS.get(name.lower())
-    if handler is None:
-        return CommandResult([f"Unknown command /{name}. Type /help for the list."])
-    return handler(agent, rest.split())
+    if handler is not None:
+        return handler(agent, rest.split())
+    available = skill_commands(agent)
+    if name in available:
+        return cmd_skill(agent, line, available)
+    return CommandResult([f"Unknown command /{name}. Type /help for the list."])
 
 
-__all__ = ["COMMANDS", "HELP", "CommandResult", "is_command", "run_command"]
+__all__ = [
+    "COMMANDS",
+    "HELP",
+    "MAX_STACKED_SKILLS",
+    "CommandResult",
+    "cmd_skill",
+    "is_command",
+    "missing_skill_keys",
+    "run_command",
+    "skill_command_clashes",
+    "skill_commands",
+    "skill_turn",
+    "store_skill_keys",
+]

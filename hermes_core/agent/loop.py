@@ -140,6 +140,7 @@ class Agent:
         self.history: list[ChatMessage] = []
         self.system_prompt = ""
         self.review: ReviewRunner | None = None
+        self._ended_notices: list[str] = []
         self.session = self._open(parent_id=None)
 
     # -- sessions
@@ -184,12 +185,14 @@ class Agent:
         """End this session (``on_session_end`` with ``reason``) and open a fresh one, linked
         to it by ``parent_id`` when ``keep_lineage``."""
         old = self.session
-        old.close(reason=reason)
+        old.close(reason=reason)  # flushes memory first (bounded)
+        self._ended_notices.extend(old.drain_flush_notices())
         self.session = self._open(parent_id=old.id if keep_lineage else None)
         return self.session
 
     def close(self, reason: str = "exit") -> None:
-        """End the session. Idempotent."""
+        """End the session (after a bounded memory flush whose lines stay available to
+        :meth:`drain_notifications`). Idempotent."""
         self.session.close(reason=reason)
         if self.llm is not None:
             self.llm.close()
@@ -395,8 +398,14 @@ class Agent:
                 self.review.notifications.put(line)
 
     def drain_notifications(self) -> list[str]:
-        """Review notification lines ("💾 Memory updated") queued since the last call."""
-        return self.review.drain_notifications() if self.review is not None else []
+        """Review notification lines ("💾 Memory updated") queued since the last call, and
+        what memory flushes saved before context was lost (compression, /new, /reset,
+        exit)."""
+        lines, self._ended_notices = self._ended_notices, []
+        lines.extend(self.session.drain_flush_notices())
+        if self.review is not None:
+            lines.extend(self.review.drain_notifications())
+        return lines
 
     def refine_lines(self, report: ReviewReport | None) -> list[str]:
         """Human-readable outcome of :meth:`refine`."""

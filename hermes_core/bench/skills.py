@@ -3,7 +3,8 @@
 ``run_bench`` renders the index of a library (as the plugin would, with the given platform and
 tools), measures its size in characters and estimated tokens, times a cold render and a
 cached one, and ranks every task of a YAML list (``- task: ...; expected: <skill>``) with
-:func:`rank_skills` (no recorded outcomes, so ranking is purely lexical).
+:func:`rank_skills` (no recorded outcomes): lexically, and fused with the offline embedder
+when one is passed (``hermes bench skills`` runs both when the ``[embed]`` extra is installed).
 """
 
 from __future__ import annotations
@@ -17,9 +18,11 @@ from typing import Any
 
 import yaml
 
+from hermes_core.embedding import Embedder
 from hermes_core.layers.skills.find import rank_skills
 from hermes_core.layers.skills.index import IndexCache, invalidate_index_cache, visible_skills
 from hermes_core.layers.skills.library import SkillRoot, load_library
+from hermes_core.layers.skills.semantic import SkillVectors
 from hermes_core.llm.tokens import estimate_tokens
 
 
@@ -30,6 +33,7 @@ class TaskResult:
     task: str
     expected: str
     ranked: list[str]
+    kind: str = ""
 
     @property
     def top1(self) -> bool:
@@ -52,20 +56,30 @@ class SkillsBenchResult:
     top1: int = 0
     top3: int = 0
     mean_find_ms: float = 0.0
+    matching: str = "lexical"
+    by_kind: dict[str, list[int]] = field(default_factory=dict)
+    """kind → [tasks, top-1, top-3]."""
     results: list[TaskResult] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready figures, with each task's outcome."""
         data = asdict(self)
         data["results"] = [
-            {"task": r.task, "expected": r.expected, "ranked": r.ranked, "top1": r.top1}
+            {
+                "task": r.task,
+                "expected": r.expected,
+                "kind": r.kind,
+                "ranked": r.ranked,
+                "top1": r.top1,
+            }
             for r in self.results
         ]
         return data
 
 
 def load_tasks(path: Path) -> list[dict[str, str]]:
-    """Tasks from YAML: a list of ``{task, expected}`` mappings. Raises ValueError if not."""
+    """Tasks from YAML: a list of ``{task, expected, kind?}`` mappings (``kind``: free label
+    such as paraphrase / cross-language / direct). Raises ValueError if not."""
     data = yaml.safe_load(path.read_text(encoding="utf-8"))
     if not isinstance(data, list) or not all(
         isinstance(t, dict)
@@ -74,7 +88,10 @@ def load_tasks(path: Path) -> list[dict[str, str]]:
         for t in data
     ):
         raise ValueError(f"{path} must be a YAML list of {{task: ..., expected: ...}} mappings")
-    return [{"task": t["task"], "expected": t["expected"]} for t in data]
+    return [
+        {"task": t["task"], "expected": t["expected"], "kind": str(t.get("kind") or "")}
+        for t in data
+    ]
 
 
 def run_bench(
@@ -85,8 +102,10 @@ def run_bench(
     available_tools: Collection[str] | None = None,
     available_toolsets: Collection[str] | None = None,
     progress: Callable[[], None] | None = None,
+    embedder: Embedder | None = None,
 ) -> SkillsBenchResult:
-    """Measure the index of ``roots`` and rank ``tasks``."""
+    """Measure the index of ``roots`` and rank ``tasks``: lexically, or fused with
+    ``embedder``'s ranking when one is given (vectors cached in memory only)."""
     library = load_library(roots)
     shown = visible_skills(
         library,
@@ -122,18 +141,29 @@ def run_bench(
         cold_render_ms=round(cold * 1000, 2),
         cached_render_ms=round(cached * 1000, 2),
     )
+    vectors = SkillVectors(None, embedder) if embedder is not None else None
+    if vectors is not None:
+        vectors.vectors(shown)  # embedding the library once is not part of a find
+        result.matching = f"semantic+lexical ({embedder.name if embedder else ''})"
     total = 0.0
     for item in tasks:
         start = time.perf_counter()
-        ranked = rank_skills(shown, item["task"], {}, limit=3)
+        semantic = vectors.similarities(shown, item["task"]) if vectors is not None else None
+        ranked = rank_skills(shown, item["task"], {}, limit=3, semantic=semantic)
         total += time.perf_counter() - start
         names = [r.skill.name for r in ranked]
-        result.results.append(TaskResult(item["task"], item["expected"], names))
+        kind = item.get("kind", "")
+        result.results.append(TaskResult(item["task"], item["expected"], names, kind))
         if progress is not None:
             progress()
     result.tasks = len(result.results)
     result.top1 = sum(r.top1 for r in result.results)
     result.top3 = sum(r.expected in r.ranked for r in result.results)
+    for r in result.results:
+        counts = result.by_kind.setdefault(r.kind or "-", [0, 0, 0])
+        counts[0] += 1
+        counts[1] += r.top1
+        counts[2] += r.expected in r.ranked
     result.mean_find_ms = round(total * 1000 / max(1, result.tasks), 2)
     return result
 

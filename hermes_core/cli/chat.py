@@ -8,15 +8,18 @@ first-run message says how to point at Ollama, vLLM, LM Studio or a hosted API.
 
 from __future__ import annotations
 
+import json
 import logging
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 import httpx
+from prompt_toolkit.completion import CompleteEvent, Completer, Completion
+from prompt_toolkit.document import Document
 from pydantic import SecretStr
 from rich.console import Console
 from rich.markup import escape
@@ -163,6 +166,8 @@ class EventPrinter:
         self.spinner = console.is_terminal if spinner is None else spinner
         self._status: Status | None = None
         self.retries = 0
+        self.loaded_skills: list[str] = []
+        """Skills the model loaded with skill_view (SKILL.md, not a support file)."""
 
     def _line(self, markup: str) -> None:
         if self.mid_line:
@@ -178,6 +183,11 @@ class EventPrinter:
             self._status.start()
         else:
             self._status.update(escape(text))
+
+    def start_waiting(self, text: str) -> None:
+        """Show the spinner with ``text`` (a slow step outside a model call: closing the
+        session runs a bounded memory flush)."""
+        self._wait(text + " …")
 
     def stop_waiting(self) -> None:
         if self._status is not None:
@@ -205,6 +215,8 @@ class EventPrinter:
             self._line(f"[dim]{escape(event.text)}[/dim]")
         elif event.kind == "tool_call":
             self._line(f"[cyan]⚙ {escape(event.text)}[/cyan]")
+            if event.data.get("name") == "skill_view":
+                self._note_skill(event.data.get("arguments"))
         elif event.kind == "tool_result":
             mark = "[green]✓[/green]" if event.data.get("ok") else "[red]✗[/red]"
             self._line(f"  {mark} [dim]{escape(event.text)}[/dim]")
@@ -215,11 +227,31 @@ class EventPrinter:
         elif event.kind == "notice":
             self._line(f"[magenta]{escape(event.text)}[/magenta]")
 
+    def _note_skill(self, raw: Any) -> None:
+        try:
+            args = json.loads(raw) if isinstance(raw, str) else raw
+        except ValueError:
+            return
+        if (
+            isinstance(args, dict)
+            and isinstance(args.get("name"), str)
+            and not args.get("file_path")
+        ):
+            self.loaded_skills.append(args["name"])
+
     def end_turn(self) -> None:
         self.stop_waiting()
         if self.mid_line:
             self.console.print()
             self.mid_line = False
+
+
+_SLOW_COMMANDS = {
+    "/new": "closing the session, saving what to keep",
+    "/reset": "closing the session, saving what to keep",
+    "/compress": "saving what to keep, then compacting",
+}
+"""Commands that may run a bounded memory flush (and a summary call): a spinner shows it."""
 
 
 class ChatUI:
@@ -243,11 +275,17 @@ class ChatUI:
         self.printer = printer
         self.banner = banner
         self._notices: list[str] = []
+        self._input = input
+        self._output = output
+        self._offered: set[str] = set()
+        self._skill_names: dict[str, str] = {}
         self.prompt: PromptSession[str] = PromptSession(
             input=input,
             output=output,
             bottom_toolbar=self._toolbar,
             refresh_interval=1.0,
+            completer=SlashCompleter(lambda: self._skill_names),
+            complete_while_typing=True,
         )
 
     def _collect(self) -> None:
@@ -264,16 +302,77 @@ class ChatUI:
             self.console.print(f"[magenta]{escape(line)}[/magenta]")
         self._notices.clear()
 
+    def _refresh_skills(self) -> None:
+        from hermes_core.agent.commands import skill_commands
+
+        try:
+            self._skill_names = skill_commands(self.agent)
+        except Exception:  # completion is a convenience; never fail the chat for it
+            log.debug("could not list skill commands", exc_info=True)
+
+    def _ask_secret(self, label: str) -> str:
+        from prompt_toolkit import PromptSession
+
+        session: PromptSession[str] = PromptSession(input=self._input, output=self._output)
+        try:
+            return session.prompt(label, is_password=True).strip()
+        except (KeyboardInterrupt, EOFError):
+            return ""
+
+    def offer_keys(self, names: list[str]) -> None:
+        """For each loaded skill with unset required keys, offer once to set them (input
+        hidden, stored in $HERMES_HOME/.env)."""
+        from hermes_core.agent.commands import missing_skill_keys, store_skill_keys
+
+        for name in dict.fromkeys(names):
+            if name in self._offered:
+                continue
+            self._offered.add(name)
+            missing = missing_skill_keys(self.agent, name)
+            if not missing:
+                continue
+            listed = ", ".join(spec.name for spec in missing)
+            self.console.print(
+                f"[yellow]Skill {escape(name)} needs {escape(listed)}, which "
+                f"{'is' if len(missing) == 1 else 'are'} not set.[/yellow]"
+            )
+            answer = self._ask_secret(f"Set {listed} now? [y/N] ")
+            if answer.lower() not in ("y", "yes", "是", "好"):
+                self.console.print(
+                    escape(f"Skipped. Set later with `hermes skills env {name}`."), style="dim"
+                )
+                continue
+            values: dict[str, str] = {}
+            for spec in missing:
+                if spec.help:
+                    self.console.print(escape(f"{spec.name}: {spec.help}"), style="dim")
+                label = spec.prompt or spec.name
+                value = self._ask_secret(f"{label} (hidden, empty to skip): ")
+                if value:
+                    values[spec.name] = value
+            try:
+                written = store_skill_keys(self.agent, values)
+            except HermesError as exc:
+                self.console.print(f"[red]✗ {escape(str(exc))}[/red]")
+                continue
+            if written:
+                self.console.print(
+                    f"[green]✓[/green] {escape('stored ' + ', '.join(written) + ' in .env')}"
+                )
+
     def run(self) -> None:
         """Read lines until /exit or EOF; the session is closed on the way out."""
-        from hermes_core.agent.commands import is_command, run_command
+        from hermes_core.agent.commands import is_command, run_command, skill_command_clashes
         from hermes_core.llm.errors import LLMError
 
         if self.banner:
             self.console.print(self.banner)
+        for notice in skill_command_clashes(self.agent):
+            self.console.print(f"[yellow]{escape(notice)}[/yellow]")
         try:
             while True:
                 self._print_notices()
+                self._refresh_skills()
                 try:
                     text = self.prompt.prompt("› ")
                 except KeyboardInterrupt:
@@ -284,6 +383,9 @@ class ChatUI:
                     continue
                 if is_command(text):
                     try:
+                        slow = _SLOW_COMMANDS.get(text.split()[0])
+                        if slow:  # may flush memory first (bounded)
+                            self.printer.start_waiting(slow)
                         result = run_command(self.agent, text)
                     except Exception as exc:  # a failing command must not end the chat
                         log.debug("command %s failed", text.split()[0], exc_info=True)
@@ -292,11 +394,17 @@ class ChatUI:
                             f"{escape(f'{type(exc).__name__}: {exc}')}[/red]"
                         )
                         continue
+                    finally:
+                        self.printer.stop_waiting()
                     for line in result.lines:
                         self.console.print(escape(line))
                     if result.exit:
                         break
-                    continue
+                    if not result.turn:
+                        continue
+                    self.offer_keys(result.skills)
+                    text = result.turn
+                self.printer.loaded_skills.clear()
                 try:
                     outcome = self.agent.run_turn(text)
                 except (LLMError, HermesError) as exc:  # e.g. the archive could not store it
@@ -306,8 +414,38 @@ class ChatUI:
                 self.printer.end_turn()
                 if outcome.interrupted:
                     self.console.print("[yellow](interrupted)[/yellow]")
+                self.offer_keys(self.printer.loaded_skills)
         finally:
-            self.agent.close()
+            self.printer.start_waiting("closing the session, saving what to keep")
+            try:
+                self.agent.close()  # a bounded memory flush first (review.flush_timeout)
+            finally:
+                self.printer.stop_waiting()
+            self._print_notices()  # what the flush on exit saved
+
+
+class SlashCompleter(Completer):
+    """prompt_toolkit completer for ``/`` commands: the built-ins and every enabled skill
+    (``skills()`` returns name → description; called on each completion)."""
+
+    def __init__(self, skills: Callable[[], dict[str, str]]) -> None:
+        self.skills = skills
+
+    def get_completions(
+        self, document: Document, complete_event: CompleteEvent
+    ) -> Iterator[Completion]:
+        from hermes_core.agent.commands import COMMANDS
+
+        text = document.text_before_cursor
+        if not text.startswith("/") or " " in text:
+            return
+        word = text[1:]
+        names = {name: "built-in" for name in COMMANDS}
+        for name, description in self.skills().items():
+            names.setdefault(name, " ".join(description.split())[:60])
+        for name in sorted(names):
+            if name.startswith(word):
+                yield Completion("/" + name, start_position=-len(text), display_meta=names[name])
 
 
 # --------------------------------------------------------------------------- the command
@@ -347,6 +485,8 @@ def one_shot(agent: Agent, query: str, console: Console) -> None:
         raise click.ClickException(str(exc)) from exc
     finally:
         agent.close()
+        for line in agent.drain_notifications():
+            Console(file=sys.stderr).print(f"[magenta]{escape(line)}[/magenta]")
     if not result.completed and not result.reply:
         raise click.ClickException("the turn did not complete; see the lines above")
     console.print()
@@ -449,6 +589,7 @@ __all__ = [
     "ChatUI",
     "EventPrinter",
     "Probe",
+    "SlashCompleter",
     "apply_overrides",
     "probe_endpoint",
     "register",

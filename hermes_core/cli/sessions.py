@@ -286,25 +286,44 @@ def search_cmd(
 
 
 @sessions.command(name="export")
-@click.argument("session")
+@click.argument("session", required=False)
 @click.option(
     "--format", "fmt", type=click.Choice(["jsonl", "md"]), default="jsonl", show_default=True
 )
 @click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path), default=None)
+@click.option("--all", "export_all", is_flag=True, help="Every session of the --user scope.")
+@click.option("--source", default=None, help="With --all: only sessions of this source.")
 @_user_option
-def export_cmd(session: str, fmt: str, output: Path | None, user_id: str | None) -> None:
-    """Export one session (all rows, compacted included) as JSONL or Markdown."""
-    from hermes_core.layers.sessions.transfer import export_session
+def export_cmd(
+    session: str | None,
+    fmt: str,
+    output: Path | None,
+    export_all: bool,
+    source: str | None,
+    user_id: str | None,
+) -> None:
+    """Export one session, or --all of them, (all rows, compacted included) as JSONL or
+    Markdown. A JSONL export of many sessions imports back with `hermes sessions import`."""
+    from hermes_core.layers.sessions.transfer import export_session, export_sessions
 
+    if export_all == bool(session):
+        raise click.UsageError("name one SESSION, or pass --all (not both)")
     with _open_db() as db:
-        text, count = export_session(db, _resolve(db, session, user_id), fmt)
+        if export_all:
+            ids = db.sessions_older_than(float("inf"), user=_scope(user_id, False), source=source)
+            text, count = export_sessions(db, ids, fmt)
+            what = f"{len(ids)} session(s), {count} messages"
+        else:
+            assert session is not None
+            text, count = export_session(db, _resolve(db, session, user_id), fmt)
+            what = f"{count} messages"
     if output is None:
         click.echo(text, nl=False)
     else:
         from hermes_core.fsutil import atomic_write_text
 
         atomic_write_text(output, text)
-        console(stderr=True).print(f"wrote {count} messages to {output}")
+        console(stderr=True).print(f"wrote {what} to {output}")
 
 
 @sessions.command(name="import")
@@ -362,6 +381,7 @@ def import_cmd(
 @click.option("--dry-run", is_flag=True, help="Only show what would be deleted.")
 @click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable summary.")
+@click.option("--source", default=None, help="Only sessions of this source (cli, telegram…).")
 @_user_option
 @_all_users_option
 def prune_cmd(
@@ -369,13 +389,15 @@ def prune_cmd(
     dry_run: bool,
     yes: bool,
     as_json: bool,
+    source: str | None,
     user_id: str | None,
     all_users: bool,
 ) -> None:
-    """Delete sessions (of the --user scope) whose last activity is older than the age."""
+    """Delete sessions (of the --user scope, of --source when given) whose last activity is
+    older than the age."""
     cutoff = time.time() - parse_age(older_than)
     with _open_db() as db:
-        ids = db.sessions_older_than(cutoff, user=_scope(user_id, all_users))
+        ids = db.sessions_older_than(cutoff, user=_scope(user_id, all_users), source=source)
         removed = 0
         if ids and not dry_run:
             if not yes and as_json:

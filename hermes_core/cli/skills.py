@@ -1,10 +1,12 @@
-"""``hermes skills``: list, show, search, install, remove, validate, pending, approve, reject.
+"""``hermes skills``: list, browse, show, search, install, remove, validate, env, history,
+revert, pending, approve, reject.
 
 Thin wrappers over :mod:`hermes_core.layers.skills`; every listing takes ``--json``.
 """
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
@@ -14,10 +16,13 @@ from rich.table import Table
 
 from hermes_core.cli.output import console, mark, print_json
 from hermes_core.errors import HermesError
-from hermes_core.layers.skills.find import SkillStatsStore, rank_skills
-from hermes_core.layers.skills.index import hidden_reason
+from hermes_core.layers.skills.browse import browse
+from hermes_core.layers.skills.envkeys import describe, present_env_names, store_env_values
+from hermes_core.layers.skills.find import SkillStatsStore
+from hermes_core.layers.skills.history import HistoryError, list_versions, revert
+from hermes_core.layers.skills.index import hidden_reason, invalidate_index_cache
 from hermes_core.layers.skills.install import InstallError, check_installable, install_skill
-from hermes_core.layers.skills.library import SkillRoot, linked_files, load_library
+from hermes_core.layers.skills.library import SkillRoot, linked_files, load_library, local_root
 from hermes_core.layers.skills.manage import (
     ManageError,
     approve_pending,
@@ -141,8 +146,7 @@ def show_cmd(name: str) -> None:
 def search_cmd(query: str, limit: int, as_json: bool) -> None:
     """Rank visible skills for a task description (what skills_find returns)."""
     service = _service()
-    visible = service.visible()
-    ranked = rank_skills(visible, query, service.stats_store().stats_or_empty(), limit=limit)
+    ranked, mode = service.find(query, limit)
     rows: list[dict[str, Any]] = [
         {
             "name": r.skill.name,
@@ -155,12 +159,12 @@ def search_cmd(query: str, limit: int, as_json: bool) -> None:
         for r in ranked
     ]
     if as_json:
-        print_json({"query": query, "results": rows})
+        print_json({"query": query, "matching": mode, "results": rows})
         return
     if not rows:
         console().print("No matching skill.")
         return
-    table = Table(title=escape(f"Skills for: {query}"))
+    table = Table(title=escape(f"Skills for: {query}"), caption=f"matching: {mode}")
     for column in ("#", "name", "category", "score", "success rate", "description"):
         table.add_column(column, overflow="fold")
     for i, row in enumerate(rows, 1):
@@ -338,6 +342,180 @@ def reject_cmd(target: str) -> None:
         except ManageError as exc:
             raise click.ClickException(exc.message) from exc
         console().print(f"{mark(True)} {escape(f'rejected {pending_id}')}")
+
+
+@skills.command("browse")
+@click.option("--category", default=None, help="Only this category (and its subcategories).")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def browse_cmd(category: str | None, as_json: bool) -> None:
+    """Local, installed and external skills: category, source, success rate, required keys."""
+    service = _service()
+    rows = browse(service, category)
+    if as_json:
+        print_json({"skills": [row.as_dict() for row in rows]})
+        return
+    out = console()
+    if not rows:
+        out.print(
+            f"No skills in {service.roots[0].path}. Add one with `hermes skills install PATH`.",
+            markup=False,
+        )
+        return
+    table = Table(title=f"Skills ({len(rows)})")
+    for column in ("name", "category", "source", "success rate", "keys", "shown"):
+        table.add_column(column, overflow="fold")
+    for row in rows:
+        rate = (
+            f"{row.success_rate:.0%} ({row.successes}/{row.uses})"
+            if row.success_rate is not None
+            else "no outcomes"
+        )
+        keys = row.keys
+        table.add_row(
+            escape(row.name),
+            escape(row.category),
+            escape(row.source),
+            rate,
+            f"[red]{escape(keys)}[/red]" if row.keys_missing else escape(keys),
+            "yes" if row.shown else escape(f"no: {row.hidden_reason}"),
+        )
+    out.print(table)
+    missing = [row.name for row in rows if row.keys_missing]
+    if missing:
+        out.print(
+            "Set missing keys with `hermes skills env NAME` (" + ", ".join(missing) + ").",
+            markup=False,
+        )
+
+
+@skills.command("env")
+@click.argument("name")
+@click.option("--all", "ask_all", is_flag=True, help="Also ask for variables already set.")
+@click.option("--json", "as_json", is_flag=True, help="Only report which are set (no prompt).")
+def env_cmd(name: str, ask_all: bool, as_json: bool) -> None:
+    """Ask for a skill's required environment variables (input hidden) and store them in
+    $HERMES_HOME/.env (0600). Values are never printed."""
+    service = _service()
+    skill = service.library().get(name)
+    if skill is None:
+        raise click.ClickException(f"no skill named '{name}' — see `hermes skills browse`.")
+    specs = skill.meta.required_environment_variables
+    present = present_env_names(service.home, (s.name for s in specs))
+    if as_json:
+        print_json(
+            {
+                "name": name,
+                "variables": [{**describe(s), "set": s.name in present} for s in specs],
+            }
+        )
+        return
+    out = console()
+    if not specs:
+        out.print(f"Skill '{name}' needs no environment variables.", markup=False)
+        return
+    todo = [s for s in specs if ask_all or s.name not in present]
+    if not todo:
+        out.print(
+            f"{mark(True)} "
+            + escape(f"every variable of '{name}' is set ({', '.join(s.name for s in specs)}); ")
+            + "use --all to change them."
+        )
+        return
+    values: dict[str, str] = {}
+    for spec in todo:
+        if spec.help:
+            out.print(escape(f"{spec.name}: {spec.help}"), style="dim")
+        label = spec.prompt or f"{spec.name} for skill '{name}'"
+        value = click.prompt(
+            f"{label} (input hidden, empty to skip)",
+            hide_input=True,
+            default="",
+            show_default=False,
+        )
+        if value.strip():
+            values[spec.name] = value.strip()
+    try:
+        written = store_env_values(service.home, values)
+    except HermesError as exc:
+        raise click.ClickException(str(exc)) from exc
+    invalidate_index_cache(service.home)
+    skipped = [s.name for s in todo if s.name not in written]
+    if written:
+        out.print(
+            f"{mark(True)} " + escape(f"stored {', '.join(written)} in {service.home / '.env'}")
+        )
+    if skipped:
+        out.print(f"{mark(False)} " + escape(f"not set: {', '.join(skipped)}"))
+
+
+@skills.command("history")
+@click.argument("name")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def history_cmd(name: str, as_json: bool) -> None:
+    """Kept versions of a skill (taken before each patch, edit and delete)."""
+    service = _service()
+    try:
+        versions = list_versions(local_root(service.home), name)
+    except HistoryError as exc:
+        raise click.ClickException(str(exc)) from exc
+    rows: list[dict[str, Any]] = [
+        {
+            "version": v.number,
+            "action": v.action,
+            "origin": v.origin,
+            "created_at": v.created_at,
+            "when": time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(v.created_at)),
+            "description": v.description(),
+            "path": str(v.path),
+        }
+        for v in versions
+    ]
+    if as_json:
+        print_json({"name": name, "versions": rows})
+        return
+    out = console()
+    if not rows:
+        out.print(
+            f"No kept versions of '{name}' (limit: skills.history_versions = "
+            f"{service.settings.history_versions}).",
+            markup=False,
+        )
+        return
+    table = Table(title=escape(f"History of {name}"))
+    for column in ("version", "kept before", "when", "origin", "description"):
+        table.add_column(column, overflow="fold")
+    for row in rows:
+        table.add_row(
+            str(row["version"]),
+            escape(row["action"]),
+            row["when"],
+            escape(row["origin"]),
+            escape(row["description"]),
+        )
+    out.print(table)
+    out.print(f"Restore one with `hermes skills revert {name} VERSION`.", markup=False)
+
+
+@skills.command("revert")
+@click.argument("name")
+@click.argument("version", required=False, type=int)
+def revert_cmd(name: str, version: int | None) -> None:
+    """Restore a kept version (default: the newest); the current state is kept first."""
+    service = _service()
+    try:
+        done = revert(
+            service.home,
+            local_root(service.home),
+            name,
+            version,
+            keep=service.settings.history_versions,
+        )
+    except HistoryError as exc:
+        raise click.ClickException(str(exc)) from exc
+    message = f"restored '{name}' version {done.restored.number} at {done.directory}"
+    if done.kept_current is not None:
+        message += f"; the state before is kept as version {done.kept_current.number}"
+    console().print(f"{mark(True)} {escape(message)}")
 
 
 def register(cli: click.Group) -> None:

@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+from hermes_core.context import redact
 from hermes_core.errors import HermesError
 
 LOCAL_SERVER_HINT = (
@@ -18,7 +19,10 @@ LOCAL_SERVER_HINT = (
 
 
 class LLMError(HermesError):
-    """A model call failed. ``status`` is the HTTP status (None for transport errors)."""
+    """A model call failed. ``status`` is the HTTP status (None for transport errors).
+
+    The message is secret-redacted on construction (an endpoint may echo the key it was
+    given), so it is safe to log, store in state.db or show to the model."""
 
     def __init__(
         self,
@@ -29,8 +33,8 @@ class LLMError(HermesError):
         status: int | None = None,
         code: str | None = None,
     ) -> None:
-        super().__init__(message)
-        self.base_url = base_url
+        super().__init__(redact(message))
+        self.base_url = redact(base_url)
         self.model = model
         self.status = status
         self.code = code

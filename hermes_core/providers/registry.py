@@ -16,6 +16,7 @@ from typing import Any
 
 import pluggy
 
+from hermes_core.context import redact
 from hermes_core.errors import (
     DuplicateProviderError,
     HermesError,
@@ -110,13 +111,14 @@ class ProviderStatus:
 
 def availability(provider: MemoryProvider) -> ProviderStatus:
     """``provider.is_available()`` (and its ``unavailable_reason()``) as a status; a raising
-    check counts as unavailable, with the exception as the reason."""
+    check counts as unavailable, with the exception as the reason (secrets redacted: a
+    provider may echo the key it was configured with)."""
     try:
         available = provider.is_available()
         reason = "" if available else provider.unavailable_reason()
     except Exception as exc:
         available, reason = False, f"is_available() raised {type(exc).__name__}: {exc}"
-    return ProviderStatus(provider.name, available, reason)
+    return ProviderStatus(provider.name, available, redact(str(reason or "")))
 
 
 class ProviderRegistry:
@@ -211,8 +213,9 @@ class ProviderRegistry:
         try:
             provider = self.activate(name)
         except HermesError as exc:
-            log.warning("memory provider %s is not active: %s", name, exc)
-            return ProviderStatus(name, False, str(exc))
+            reason = redact(str(exc))  # a provider failing to start may echo its key
+            log.warning("memory provider %s is not active: %s", name, reason)
+            return ProviderStatus(name, False, reason)
         status = availability(provider)
         if not status.active:
             log.warning("%s unavailable: %s", name, status.reason)

@@ -27,7 +27,7 @@ from pydantic_settings import (
     YamlConfigSettingsSource,
 )
 
-from hermes_core.errors import ConfigError
+from hermes_core.errors import ConfigError, clip
 
 if TYPE_CHECKING:
     from hermes_core.settings.models import HermesSettings
@@ -48,16 +48,87 @@ def resolve_home(home: Path | str | None = None) -> Path:
     return Path(env).expanduser() if env else Path.home() / ".hermes"
 
 
+MAX_CONFIG_BYTES = 1_048_576
+"""A config.yaml larger than this is refused (it is hand-written settings, not data)."""
+MAX_YAML_NODES = 100_000
+"""Nodes a YAML document may expand to, aliases counted at every use (alias bombs)."""
+
+
+def _expanded_size(root: yaml.Node, limit: int) -> int:
+    """How many nodes ``root`` stands for once every alias is expanded; stops (returning a
+    number over ``limit``) as soon as the count passes it. Shared nodes are sized once, so
+    the work is linear in the number of distinct nodes. A node that contains itself counts
+    as over the limit."""
+    sizes: dict[int, int] = {}
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    active: set[int] = set()
+    while stack:
+        node, children_done = stack.pop()
+        key = id(node)
+        if key in sizes and not children_done:
+            continue
+        children: list[yaml.Node] = []
+        if isinstance(node, yaml.SequenceNode):
+            children = list(node.value)
+        elif isinstance(node, yaml.MappingNode):
+            children = [part for pair in node.value for part in pair]
+        if children_done:
+            active.discard(key)
+            sizes[key] = 1 + sum(sizes[id(child)] for child in children)
+            if sizes[key] > limit:
+                return sizes[key]
+            continue
+        if key in active:
+            return limit + 1  # recursive alias
+        active.add(key)
+        stack.append((node, True))
+        for child in children:
+            if id(child) in active:
+                return limit + 1
+            if id(child) not in sizes:
+                stack.append((child, False))
+    return sizes.get(id(root), 0)
+
+
+def safe_yaml_load(text: str, *, max_nodes: int = MAX_YAML_NODES) -> Any:
+    """``yaml.safe_load`` that refuses alias bombs and recursive aliases (ValueError) before
+    constructing anything: the composed node graph is sized with every alias expanded."""
+    loader = yaml.SafeLoader(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        size = _expanded_size(node, max_nodes)
+        if size > max_nodes:
+            raise ValueError(
+                f"the document expands to more than {max_nodes:,} values through YAML aliases "
+                "(&anchor / *alias); remove the aliases or write the values out"
+            )
+        return loader.construct_document(node)
+    finally:
+        loader.dispose()
+
+
 def read_config_file(home: Path) -> dict[str, Any]:
     """The parsed ``config.yaml`` (``{}`` when missing). Raises ConfigError naming the file
-    when it is not valid YAML or not a mapping."""
+    when it is not valid YAML, not a mapping, larger than 1 MiB, or an alias bomb; the
+    message never echoes more than ~1 KB of the file."""
     path = home / CONFIG_FILE
     if not path.exists():
         return {}
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8-sig"))
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
-        raise ConfigError(f"{path} could not be parsed: {exc}. Fix or remove the file.") from exc
+        if not path.is_file():
+            raise ConfigError(f"{path} is not a regular file. Replace it with a YAML file.")
+        size = path.stat().st_size
+        if size > MAX_CONFIG_BYTES:
+            raise ConfigError(
+                f"{path} is {size:,} bytes, larger than {MAX_CONFIG_BYTES:,}: it is not a "
+                "settings file. Fix or remove it."
+            )
+        data = safe_yaml_load(path.read_text(encoding="utf-8-sig"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError, ValueError, RecursionError) as exc:
+        detail = clip(str(exc) or type(exc).__name__)
+        raise ConfigError(f"{path} could not be parsed: {detail}. Fix or remove the file.") from exc
     if data is None:
         return {}
     if not isinstance(data, dict):
@@ -105,7 +176,7 @@ def format_validation_error(exc: ValidationError, *, prefix: str = "") -> str:
     for err in exc.errors():
         loc = ".".join(str(part) for part in err["loc"])
         key = f"{prefix}.{loc}" if prefix and loc else (prefix or loc)
-        lines.append(f"{key}: {err['msg']} (got {err.get('input')!r})")
+        lines.append(f"{key}: {err['msg']} (got {clip(repr(err.get('input')), 200)})")
     return "; ".join(lines)
 
 

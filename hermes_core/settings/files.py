@@ -9,11 +9,14 @@ from typing import Any
 
 import yaml
 
-from hermes_core.errors import ConfigError
+from hermes_core.errors import ConfigError, clip
 from hermes_core.fsutil import atomic_write_text, file_lock
 from hermes_core.settings.base import CONFIG_FILE, ENV_FILE, read_config_file
 
-_ENV_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_ENV_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+LINE_SEPARATORS = "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029\x00"
+"""Every character ``str.splitlines`` breaks on (plus NUL): none may reach a ``.env`` line."""
+_SEPARATOR_TABLE = dict.fromkeys(map(ord, LINE_SEPARATORS))
 ENV_KEY_DENYLIST = frozenset(
     {
         "LD_PRELOAD",
@@ -37,8 +40,12 @@ ENV_KEY_DENYLIST = frozenset(
 
 def validate_env_key(key: str) -> str:
     """Return ``key`` if it may be written to ``.env``; raise ConfigError saying why not."""
-    if not _ENV_KEY.match(key):
-        raise ConfigError(f"'{key}' is not a valid environment variable name.", key=key)
+    if not isinstance(key, str) or not _ENV_KEY.fullmatch(key):
+        raise ConfigError(
+            f"{clip(key, 200)!r} is not a valid environment variable name (letters, digits and "
+            "_, not starting with a digit; no spaces or line breaks).",
+            key=clip(key, 200),
+        )
     if key.upper() in ENV_KEY_DENYLIST:
         raise ConfigError(
             f"'{key}' may not be set from .env (it changes how programs run).", key=key
@@ -47,7 +54,9 @@ def validate_env_key(key: str) -> str:
 
 
 def _clean_env_value(value: str) -> str:
-    cleaned = value.replace("\r", "").replace("\n", "")
+    """One ``.env`` line's value: every line separator removed (CR, LF, VT, FF, U+0085,
+    U+2028, U+2029, the C0 separators, NUL), quoted and escaped when needed."""
+    cleaned = value.translate(_SEPARATOR_TABLE)
     if any(ch in cleaned for ch in " #\"'$\\`"):
         escaped = cleaned.replace("\\", "\\\\").replace('"', '\\"')
         return f'"{escaped}"'
@@ -76,12 +85,15 @@ def read_env_file(home: Path) -> dict[str, str]:
 def write_env_values(home: Path, updates: Mapping[str, str]) -> list[str]:
     """Merge ``updates`` into ``$HERMES_HOME/.env`` atomically with mode 0600.
 
-    Every key is validated first (identifier, not in the denylist); CR/LF are stripped from
-    values. Existing lines and comments are kept; updated keys are rewritten in place.
+    Every key is validated first (identifier, not in the denylist); every line separator
+    (CR, LF, VT, FF, U+0085, U+2028, U+2029…) is stripped from values, so a value can never
+    start a new line. Existing lines and comments are kept; updated keys are rewritten in place.
     Returns the keys written. Raises ConfigError before touching the file if any key is bad.
     """
-    for key in updates:
+    for key, value in updates.items():
         validate_env_key(key)
+        if not isinstance(value, str):
+            raise ConfigError(f"the value of {key} must be a string, not {type(value).__name__}.")
     path = home / ENV_FILE
     with file_lock(path):
         lines = path.read_text(encoding="utf-8-sig").splitlines() if path.exists() else []

@@ -39,6 +39,13 @@ class MemorySettings(_Section):
     nudge_interval: int = Field(
         10, ge=0, description="User turns between background memory reviews (0 disables)."
     )
+    flush_min_turns: int = Field(
+        6,
+        ge=0,
+        description="Before compression, /new, /reset, exit or Session.close: flush memory "
+        "(one bounded review of the turns about to be lost) once this many user turns "
+        "passed since the last review or flush (0 disables).",
+    )
     write_approval: bool = Field(
         False, description="Stage memory writes for approval (`hermes memory pending`)."
     )
@@ -51,7 +58,21 @@ class MemorySettings(_Section):
         "", description="The one active external memory provider; empty = built-in only."
     )
     prefetch_timeout: float = Field(
-        8.0, gt=0, description="Seconds to wait for the external provider's prefetch."
+        8.0,
+        gt=0,
+        description="Seconds to wait for the external provider's prefetch, screening of its "
+        "recall included.",
+    )
+    provider_timeout: float = Field(
+        10.0,
+        gt=0,
+        description="Seconds to wait for any other inline provider call (tools, system prompt "
+        "block, turn start/end, shutdown) before it is skipped with a warning.",
+    )
+    recall_max_chars: int = Field(
+        12_000,
+        ge=0,
+        description="Characters of one recall kept (before scanning); 0 = no cap.",
     )
     providers: dict[str, dict[str, Any]] = Field(
         default_factory=dict,
@@ -110,6 +131,22 @@ class SkillsSettings(_Section):
         description=(
             "Toolset names the agent offers, for requires_toolsets/fallback_for_toolsets "
             "filtering; unset = memory, session_search and skills."
+        ),
+    )
+    semantic_matching: bool = Field(
+        True,
+        description=(
+            "Fuse an embedding ranking into skills_find when the offline embedder is "
+            "installed (pip install 'hermes-core[embed]'); false = lexical only."
+        ),
+    )
+    history_versions: int = Field(
+        10,
+        ge=0,
+        le=1000,
+        description=(
+            "Previous versions kept per skill by patch/edit/delete "
+            "(`hermes skills history`, `hermes skills revert`); 0 keeps none."
         ),
     )
 
@@ -180,6 +217,12 @@ class ReviewSettings(_Section):
     )
     max_input_tokens: int = Field(
         120_000, ge=1000, description="Cap on transcript tokens replayed into a review."
+    )
+    flush_timeout: float = Field(
+        20.0,
+        gt=0,
+        description="Seconds a memory flush before context loss may take; past it the flush "
+        "is abandoned (writes already made stay) and the exit or compression goes on.",
     )
 
 

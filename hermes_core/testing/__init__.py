@@ -4,7 +4,7 @@ Installed as a pytest plugin (``pytest11`` entry point ``hermes``): fixtures onl
 autouse, imports deferred until a fixture is used. See docs/testing-providers.md.
 
 * fixtures: ``hermes_home``, ``plugin_manager``, ``register_plugin``, ``memory_host``,
-  ``provider_harness``, ``fake_llm``
+  ``provider_harness``, ``fake_llm``, ``loopback``
 * :class:`hermes_core.testing.contract.ProviderContract` — inherit provider checks
 * :mod:`hermes_core.testing.fakes` — ``make_turn``, ``make_session_info``
 * :class:`hermes_core.testing.fake_llm.FakeLLMServer` — loopback OpenAI-compatible server

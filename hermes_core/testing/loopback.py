@@ -181,8 +181,10 @@ _OPENAPI_CACHE: dict[str, Any] = {}
 _OPENAPI_LOCK = threading.Lock()
 
 
-def _openapi_for(document: Mapping[str, Any]) -> tuple[Any, str]:
-    """``(openapi_core.OpenAPI, path prefix)`` for ``document``, built once per content.
+def _openapi_for(document: Mapping[str, Any]) -> tuple[Any, str, threading.Lock]:
+    """``(openapi_core.OpenAPI, path prefix, lock)`` for ``document``, built once per content.
+    openapi-core's parsed document is not documented as thread-safe, so validations against
+    it are serialised with the lock (each takes milliseconds).
 
     The document's first server is replaced by its path alone (``https://api.x/v2`` →
     ``/v2``): a relative server matches any host, so one parsed document serves every
@@ -205,7 +207,7 @@ def _openapi_for(document: Mapping[str, Any]) -> tuple[Any, str]:
         if servers and isinstance(servers[0], Mapping):
             prefix = urlsplit(str(servers[0].get("url", ""))).path.rstrip("/")
         spec["servers"] = [{"url": prefix or "/"}]
-        made = (OpenAPI.from_dict(spec), prefix)
+        made = (OpenAPI.from_dict(spec), prefix, threading.Lock())
         _OPENAPI_CACHE[key] = made
         return made
 
@@ -214,7 +216,7 @@ class _Validator:
     """openapi-core validation of loopback requests and responses against the document."""
 
     def __init__(self, document: Mapping[str, Any], host_url: str) -> None:
-        self.openapi, self.prefix = _openapi_for(document)
+        self.openapi, self.prefix, self.lock = _openapi_for(document)
         self.host_url = host_url
 
     def _request(self, req: LoopbackRequest) -> Any:
@@ -233,7 +235,8 @@ class _Validator:
 
     def check_request(self, req: LoopbackRequest) -> str | None:
         try:
-            self.openapi.validate_request(self._request(req))
+            with self.lock:
+                self.openapi.validate_request(self._request(req))
         except Exception as exc:
             return _explain(exc)
         return None
@@ -248,7 +251,8 @@ class _Validator:
             content_type=resp.content_type,
         )
         try:
-            self.openapi.validate_response(self._request(req), response)
+            with self.lock:
+                self.openapi.validate_response(self._request(req), response)
         except Exception as exc:
             return _explain(exc)
         return None

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from hermes_core.providers.base import MemoryProvider
     from hermes_core.testing.fake_llm import FakeLLMServer
     from hermes_core.testing.harness import ProviderHarness
+    from hermes_core.testing.loopback import LoopbackServer
 
 
 @pytest.fixture
@@ -102,3 +103,15 @@ def fake_llm() -> Iterator[FakeLLMServer]:
 
     with FakeLLMServer() as server:
         yield server
+
+
+@pytest.fixture
+def loopback() -> Iterator[LoopbackServer]:
+    """A started :class:`~hermes_core.testing.loopback.LoopbackServer` (no OpenAPI document;
+    build your own ``LoopbackServer(openapi=...)`` to validate). The test fails if any
+    violation was recorded."""
+    from hermes_core.testing.loopback import LoopbackServer
+
+    with LoopbackServer() as server:
+        yield server
+    server.assert_no_violations()

@@ -16,7 +16,9 @@ or just :class:`ServiceProviderFaults`, and provide::
                     "failure_threshold": self.breaker_threshold,
                     "breaker_cooldown": self.breaker_cooldown}
 
-The settings must make the provider's breaker open after :attr:`breaker_threshold`
+``probe_tool`` must be a read-only call that reaches the service and takes a ``query``
+argument (the two-user test replaces it). The settings must make the provider's breaker open
+after :attr:`breaker_threshold`
 consecutive failures and probe again after :attr:`breaker_cooldown` seconds. Every test
 ends with zero OpenAPI violations on the double. The host's ``memory.prefetch_timeout`` is
 :attr:`prefetch_timeout` here.

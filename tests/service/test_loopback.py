@@ -248,3 +248,27 @@ def test_two_servers_share_one_parsed_document() -> None:
             server.assert_no_violations()
         assert first._validator is not None and second._validator is not None
         assert first._validator.openapi is second._validator.openapi
+
+
+def test_concurrent_requests_validate_cleanly() -> None:
+    import concurrent.futures as cf
+
+    with notes_double() as server:
+        with httpx.Client(base_url=server.base_url, headers=AUTH) as client:
+
+            def hit(n: int) -> int:
+                if n % 2:
+                    return client.get(f"/v2/notes/n{n}", params={"full": "true"}).status_code
+                return client.post("/v2/notes", json={"text": f"笔记 {n}"}).status_code
+
+            with cf.ThreadPoolExecutor(8) as pool:
+                codes = list(pool.map(hit, range(64)))
+        assert codes == [200] * 64
+        server.assert_no_violations()
+        assert len(server.requests) == 64
+
+
+def test_loopback_fixture_serves_and_records(loopback: LoopbackServer) -> None:
+    loopback.route("GET", "/ping", lambda r: {"pong": r.arg("n")})
+    assert httpx.get(loopback.base_url + "/ping", params={"n": "1"}).json() == {"pong": "1"}
+    assert [r.path for r in loopback.requests] == ["/ping"]

@@ -126,8 +126,10 @@ def cap_summary(body: str, limit_tokens: int) -> str:
 
 
 def summary_message_text(body: str) -> str:
-    """The full text of a summary message: REFERENCE-ONLY prefix, body, END marker."""
-    return f"{SUMMARY_PREFIX}\n\n{body.strip()}\n\n{SUMMARY_END_MARKER}"
+    """The full text of a summary message: REFERENCE-ONLY prefix, body, END marker. A body
+    that already carries framing (any prefix, repeated or legacy) is unwrapped first, so the
+    prefix is never doubled."""
+    return f"{SUMMARY_PREFIX}\n\n{strip_summary_framing(body)}\n\n{SUMMARY_END_MARKER}"
 
 
 def assemble(
@@ -179,6 +181,188 @@ def _aborted(messages: Sequence[Mapping[str, Any]], tokens: int, error: str) -> 
     )
 
 
+@dataclass(frozen=True, slots=True)
+class Cut:
+    """Stage 1 of a compaction: where the transcript is cut and what the sheet is made of.
+
+    ``head`` and ``tail`` are pruned copies kept verbatim; ``middle`` is the original span
+    being replaced (the fallback extracts from it), ``middle_pruned`` what the model reads.
+    """
+
+    head: list[ChatMessage]
+    middle: list[ChatMessage]
+    middle_pruned: list[ChatMessage]
+    tail: list[ChatMessage]
+    previous_summary: str | None
+    language: str
+    sheet_budget: int
+
+
+@dataclass(frozen=True, slots=True)
+class ModelOutcome:
+    """Stage 2: the model's summary body (``None`` → use the fallback), the error to
+    report, or ``abort`` (the transcript must be kept, with this message)."""
+
+    body: str | None = None
+    error: str | None = None
+    abort: str | None = None
+
+
+NOTHING_TO_COMPRESS = (
+    "nothing to compress: the protected head and tail cover the whole transcript "
+    "(lower compression.protect_last_n or compression.target_ratio)"
+)
+
+
+def cut_transcript(
+    messages: Sequence[Mapping[str, Any]],
+    *,
+    settings: CompressionSettings,
+    budget: CompressionBudget,
+    state: CompressionState,
+) -> Cut | None:
+    """Stage 1: boundaries, pre-prune, tail demotion, previous sheet, language and budget.
+
+    ``None`` when the protected head and tail cover everything."""
+    tail_budget = tail_budget_tokens(settings, budget.threshold_tokens)
+    bounds = find_boundaries(
+        messages,
+        protect_first_n=settings.protect_first_n,
+        protect_last_n=settings.protect_last_n,
+        tail_budget_tokens=tail_budget,
+        min_tail_user_messages=settings.min_tail_user_messages,
+    )
+    if bounds.empty:
+        return None
+    pruned = prune(messages, bounds.tail_start)
+    tail = pruned[bounds.tail_start :]
+    if estimate_messages_tokens(tail) > 1.5 * tail_budget:
+        # demote bulky tool outputs inside the tail, always keeping the last 3 verbatim
+        tail = summarize_old_tool_outputs(tail, len(tail), keep_last=3)
+    middle = copy_messages(messages[bounds.head_end : bounds.tail_start])
+    return Cut(
+        head=pruned[: bounds.head_end],
+        middle=middle,
+        middle_pruned=pruned[bounds.head_end : bounds.tail_start],
+        tail=tail,
+        previous_summary=_previous_summary(state, messages[: bounds.tail_start]),
+        language=detect_language(messages),
+        sheet_budget=summary_budget(estimate_messages_tokens(middle), budget.context_length),
+    )
+
+
+def model_summary(
+    cut: Cut,
+    *,
+    settings: CompressionSettings,
+    budget: CompressionBudget,
+    state: CompressionState,
+    client_factory: ClientFactory,
+    fallback_client_factory: ClientFactory | None,
+    notes: str,
+    now: Callable[[], float],
+) -> ModelOutcome:
+    """Stage 2: ask the summary model (respecting its cooldown), retry once on the main
+    model, cap an oversized answer, and keep the cooldown bookkeeping of ``state``."""
+    client = client_factory()
+    if client is None:
+        return ModelOutcome()
+    if now() < state.cooldown_until and not budget.manual:
+        client.close()
+        wait = int(state.cooldown_until - now())
+        skipped = (
+            f"summary model skipped for {wait}s after {state.llm_failures} failed call(s); "
+            "used the extractive handoff sheet"
+        )
+        if settings.abort_on_summary_failure:
+            return ModelOutcome(abort=f"compaction skipped, transcript kept: {skipped}")
+        return ModelOutcome(error=skipped)
+
+    def ask(with_client: LLMClient) -> str:
+        return _summarize_with(
+            with_client,
+            cut.middle_pruned,
+            budget,
+            cut.sheet_budget,
+            cut.language,
+            cut.previous_summary,
+            notes,
+            settings,
+        )
+
+    body: str | None = None
+    error: str | None = None
+    try:
+        body = ask(client)
+    except (LLMAuthError, LLMQuotaError) as exc:
+        return ModelOutcome(
+            abort=f"compaction skipped, transcript kept: the summary model failed ({exc})"
+        )
+    except LLMError as exc:
+        error = f"summary model failed: {exc}"
+        retry = fallback_client_factory() if fallback_client_factory else None
+        if retry is not None and (retry.base_url, retry.model) != (client.base_url, client.model):
+            try:
+                body = ask(retry)
+                error = None
+            except LLMError as exc2:
+                error = f"{error}; main model also failed: {exc2}"
+            finally:
+                retry.close()
+        elif retry is not None:
+            retry.close()
+    finally:
+        client.close()
+    if body is not None:
+        state.llm_failures = 0
+        state.cooldown_until = 0.0
+        return ModelOutcome(body=cap_summary(body, int(cut.sheet_budget * OVERSIZE_FACTOR)))
+    state.llm_failures += 1
+    state.cooldown_until = now() + COOLDOWNS[min(state.llm_failures, len(COOLDOWNS)) - 1]
+    if settings.abort_on_summary_failure:
+        return ModelOutcome(
+            abort="compaction skipped, transcript kept (compression.abort_on_summary_failure): "
+            f"{error}"
+        )
+    return ModelOutcome(error=error)
+
+
+def fallback_sheet(cut: Cut, *, budget: CompressionBudget, notes: str) -> str:
+    """Stage 2b: the deterministic extractive sheet of the cut's middle."""
+    return build_fallback_summary(
+        cut.middle,
+        budget_tokens=cut.sheet_budget,
+        previous_summary=cut.previous_summary,
+        focus=budget.focus,
+        notes=notes,
+        head=cut.head,
+    )
+
+
+def score_effectiveness(
+    state: CompressionState,
+    *,
+    tokens_before: int,
+    tokens_after: int,
+    budget: CompressionBudget,
+    error: str | None,
+) -> str | None:
+    """Stage 4: the anti-thrash streak. Returns ``error`` with the stop warning appended
+    when this compaction switched automatic compaction off."""
+    saved = 1 - tokens_after / tokens_before if tokens_before else 0.0
+    if saved >= INEFFECTIVE_SAVING and tokens_after < budget.threshold_tokens:
+        state.ineffective_streak = 0
+        state.auto_disabled = False
+        return error
+    state.ineffective_streak += 1
+    if state.ineffective_streak >= INEFFECTIVE_LIMIT and not state.auto_disabled:
+        state.auto_disabled = True
+        warning = ANTI_THRASH_WARNING.format(n=state.ineffective_streak)
+        log.warning(warning)
+        return f"{error}; {warning}" if error else warning
+    return error
+
+
 def compress_messages(
     messages: Sequence[Mapping[str, Any]],
     *,
@@ -192,6 +376,9 @@ def compress_messages(
 ) -> CompressionResult:
     """Compact ``messages``; see the module docstring for the policy.
 
+    The stages: :func:`cut_transcript` → :func:`model_summary` (or :func:`fallback_sheet`)
+    → :func:`assemble` + :func:`sanitize_tool_pairs` → :func:`score_effectiveness`.
+
     ``client_factory`` returns the summariser client (``None`` → fallback sheet);
     ``fallback_client_factory`` (optional) is tried once when the first client fails with a
     non-auth error (spec: "retry once on the main model"). ``now`` is the clock of the
@@ -202,135 +389,38 @@ def compress_messages(
         return _aborted(
             messages, tokens_before, ANTI_THRASH_WARNING.format(n=state.ineffective_streak)
         )
+    cut = cut_transcript(messages, settings=settings, budget=budget, state=state)
+    if cut is None:
+        return _aborted(messages, tokens_before, NOTHING_TO_COMPRESS)
 
-    tail_budget = tail_budget_tokens(settings, budget.threshold_tokens)
-    bounds = find_boundaries(
-        messages,
-        protect_first_n=settings.protect_first_n,
-        protect_last_n=settings.protect_last_n,
-        tail_budget_tokens=tail_budget,
-        min_tail_user_messages=settings.min_tail_user_messages,
+    outcome = model_summary(
+        cut,
+        settings=settings,
+        budget=budget,
+        state=state,
+        client_factory=client_factory,
+        fallback_client_factory=fallback_client_factory,
+        notes=notes,
+        now=now,
     )
-    if bounds.empty:
-        return _aborted(
-            messages,
-            tokens_before,
-            "nothing to compress: the protected head and tail cover the whole transcript "
-            "(lower compression.protect_last_n or compression.target_ratio)",
-        )
-
-    pruned = prune(messages, bounds.tail_start)
-    head = pruned[: bounds.head_end]
-    middle_original = list(messages[bounds.head_end : bounds.tail_start])
-    middle_pruned = pruned[bounds.head_end : bounds.tail_start]
-    tail = pruned[bounds.tail_start :]
-    if estimate_messages_tokens(tail) > 1.5 * tail_budget:
-        # demote bulky tool outputs inside the tail, always keeping the last 3 verbatim
-        tail = summarize_old_tool_outputs(tail, len(tail), keep_last=3)
-
-    previous = _previous_summary(state, messages[: bounds.tail_start])
-    language = detect_language(messages)
-    middle_tokens = estimate_messages_tokens(middle_original)
-    sheet_budget = summary_budget(middle_tokens, budget.context_length)
-
-    body: str | None = None
-    error: str | None = None
-    fallback_used = False
-    client = client_factory()
-    if client is not None and now() < state.cooldown_until and not budget.manual:
-        client.close()
-        client = None
-        wait = int(state.cooldown_until - now())
-        error = (
-            f"summary model skipped for {wait}s after {state.llm_failures} failed call(s); "
-            "used the extractive handoff sheet"
-        )
-        body = None
-        if settings.abort_on_summary_failure:
-            return _aborted(
-                messages, tokens_before, f"compaction skipped, transcript kept: {error}"
-            )
-    if client is not None:
-        try:
-            body = _summarize_with(
-                client, middle_pruned, budget, sheet_budget, language, previous, notes, settings
-            )
-        except (LLMAuthError, LLMQuotaError) as exc:
-            return _aborted(
-                messages,
-                tokens_before,
-                f"compaction skipped, transcript kept: the summary model failed ({exc})",
-            )
-        except LLMError as exc:
-            error = f"summary model failed: {exc}"
-            retry = fallback_client_factory() if fallback_client_factory else None
-            if retry is not None and (retry.base_url, retry.model) != (
-                client.base_url,
-                client.model,
-            ):
-                try:
-                    body = _summarize_with(
-                        retry,
-                        middle_pruned,
-                        budget,
-                        sheet_budget,
-                        language,
-                        previous,
-                        notes,
-                        settings,
-                    )
-                    error = None
-                except LLMError as exc2:
-                    error = f"{error}; main model also failed: {exc2}"
-                finally:
-                    retry.close()
-            elif retry is not None:
-                retry.close()
-        finally:
-            client.close()
-        if body is not None:
-            body = cap_summary(body, int(sheet_budget * OVERSIZE_FACTOR))
-        if body is None:
-            state.llm_failures += 1
-            pause = COOLDOWNS[min(state.llm_failures, len(COOLDOWNS)) - 1]
-            state.cooldown_until = now() + pause
-        else:
-            state.llm_failures = 0
-            state.cooldown_until = 0.0
-        if body is None and settings.abort_on_summary_failure:
-            return _aborted(
-                messages,
-                tokens_before,
-                f"compaction skipped, transcript kept (compression.abort_on_summary_failure): "
-                f"{error}",
-            )
+    if outcome.abort is not None:
+        return _aborted(messages, tokens_before, outcome.abort)
+    body = outcome.body
+    fallback_used = body is None
     if body is None:
-        fallback_used = True
-        body = build_fallback_summary(
-            middle_original,
-            budget_tokens=sheet_budget,
-            previous_summary=previous,
-            focus=budget.focus,
-            notes=notes,
-        )
-        if error:
-            log.warning("compression fell back to the extractive summary: %s", error)
+        body = fallback_sheet(cut, budget=budget, notes=notes)
+        if outcome.error:
+            log.warning("compression fell back to the extractive summary: %s", outcome.error)
 
-    out = assemble(head, summary_message_text(body), tail)
-    out = sanitize_tool_pairs(out)
+    out = sanitize_tool_pairs(assemble(cut.head, summary_message_text(body), cut.tail))
     tokens_after = estimate_messages_tokens(out)
-
-    saved = 1 - tokens_after / tokens_before if tokens_before else 0.0
-    if saved < INEFFECTIVE_SAVING or tokens_after >= budget.threshold_tokens:
-        state.ineffective_streak += 1
-        if state.ineffective_streak >= INEFFECTIVE_LIMIT and not state.auto_disabled:
-            state.auto_disabled = True
-            warning = ANTI_THRASH_WARNING.format(n=state.ineffective_streak)
-            log.warning(warning)
-            error = f"{error}; {warning}" if error else warning
-    else:
-        state.ineffective_streak = 0
-        state.auto_disabled = False
+    error = score_effectiveness(
+        state,
+        tokens_before=tokens_before,
+        tokens_after=tokens_after,
+        budget=budget,
+        error=outcome.error,
+    )
     state.previous_summary = body
     state.compressions += 1
     state.summarizations += 0 if fallback_used else 1
@@ -376,11 +466,18 @@ __all__ = [
     "INEFFECTIVE_LIMIT",
     "INEFFECTIVE_SAVING",
     "MERGED_MARKER_KEY",
+    "NOTHING_TO_COMPRESS",
     "ClientFactory",
     "CompressionState",
+    "Cut",
+    "ModelOutcome",
     "assemble",
     "cap_summary",
     "compress_messages",
+    "cut_transcript",
+    "fallback_sheet",
+    "model_summary",
+    "score_effectiveness",
     "summary_message_text",
     "tail_budget_tokens",
 ]

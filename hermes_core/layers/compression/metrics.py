@@ -14,6 +14,7 @@ from contextlib import closing, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from hermes_core.context import redact
 from hermes_core.fsutil import PRIVATE_FILE_MODE, ensure_private_dir
 from hermes_core.types import CompressionResult
 
@@ -86,7 +87,8 @@ def connect(home: Path) -> Iterator[sqlite3.Connection]:
 
 
 def record_event(home: Path, session_id: str, result: CompressionResult) -> None:
-    """Append one row for ``result`` (completed or aborted)."""
+    """Append one row for ``result`` (completed or aborted); the error text is stored with
+    secrets redacted."""
     with connect(home) as conn:
         conn.execute(
             "INSERT INTO compression_events (session_id, created_at, tokens_before, "
@@ -100,7 +102,7 @@ def record_event(home: Path, session_id: str, result: CompressionResult) -> None
                 result.summary_tokens,
                 int(result.fallback_used),
                 int(result.aborted),
-                result.error,
+                redact(result.error) if result.error else result.error,
             ),
         )
 

@@ -18,11 +18,13 @@ from typing import Any
 from hermes_core.context import REDACTED as _EGRESS_REDACTED
 from hermes_core.context import redact_payload
 from hermes_core.layers.compression.messages import (
-    LEGACY_PREFIXES,
     SUMMARY_END_MARKER,
     content_text,
+    has_summary_prefix,
     is_summary,
     role,
+    split_summary,
+    without_summary,
 )
 from hermes_core.llm.client import LLMClient
 from hermes_core.llm.errors import LLMResponseError
@@ -116,15 +118,12 @@ def redact_secrets(text: str) -> str:
 
 
 def strip_summary_framing(text: str) -> str:
-    """Remove the REFERENCE-ONLY prefix paragraph, legacy prefixes and the end marker."""
-    body = text.replace(SUMMARY_END_MARKER, "").strip()
-    for prefix in LEGACY_PREFIXES:
-        if body.startswith(prefix):
-            # the prefix paragraph ends at the first blank line
-            head, sep, rest = body.partition("\n\n")
-            body = rest.strip() if sep else head[len(prefix) :].strip()
-            break
-    return body
+    """The summary body of ``text``: the REFERENCE-ONLY prefix (current, legacy or repeated,
+    with an older version's framing paragraph) and the END marker removed; the whole
+    multi-line body is kept. Text without framing is returned stripped."""
+    if not has_summary_prefix(text) and SUMMARY_END_MARKER not in text:
+        return text.strip()
+    return split_summary(text)[0]
 
 
 def clean_summary(text: str) -> str:
@@ -144,14 +143,16 @@ def serialize_turns(messages: Sequence[Mapping[str, Any]]) -> str:
     """The turns as labelled plain text for the summariser.
 
     Per message: content > 6,000 chars keeps the first 4,000 and last 1,500; tool arguments
-    > 1,500 chars keep the first 1,200. Summary messages are skipped (the previous summary is
-    passed separately). The whole is capped at 160,000 chars (45 % head, the rest tail, with
-    an omission marker). ``MEDIA:`` lines are removed; secrets are redacted.
+    > 1,500 chars keep the first 1,200. Summaries are left out (the previous summary is
+    passed separately); what a merged message said besides its summary is kept. The whole
+    is capped at 160,000 chars (45 % head, the rest tail, with an omission marker).
+    ``MEDIA:`` lines are removed; secrets are redacted.
     """
     blocks: list[str] = []
     names: dict[str, str] = {}
-    for message in messages:
-        if is_summary(message):
+    for original in messages:
+        message = without_summary(original)
+        if message is None:
             continue
         who = role(message) or "unknown"
         text = _truncate_middle(

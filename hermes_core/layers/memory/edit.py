@@ -30,7 +30,14 @@ from hermes_core.fsutil import atomic_write_bytes, atomic_write_text, ensure_pri
 from hermes_core.security.scan import find_threats
 from hermes_core.types import MemoryTarget
 
-from .store import FILENAMES, MemoryStore, char_count, parse_entries, serialize
+from .store import (
+    FILENAMES,
+    MemoryStore,
+    char_count,
+    parse_entries,
+    read_regular_file,
+    serialize,
+)
 
 RefusalKind = Literal["not_utf8", "invalid", "conflict"]
 
@@ -111,8 +118,8 @@ def save_recovery(store: MemoryStore, text: str) -> Path:
 
 def begin_edit(store: MemoryStore) -> EditBase:
     """Read ``store``'s file for an edit (a missing file is empty). Raises OSError when it
-    exists but cannot be read."""
-    original = store.path.read_bytes() if store.path.exists() else b""
+    exists but cannot be read (a FIFO or other non-regular file included: never a hang)."""
+    original = read_regular_file(store.path) if store.path.exists() else b""
     try:
         return EditBase(store, original, original.decode("utf-8-sig"))
     except UnicodeDecodeError as exc:
@@ -146,7 +153,7 @@ def save_edit(base: EditBase, edited: str | bytes) -> EditResult:
     ensure_private_dir(store.path.parent)
     backup: Path | None = None
     with file_lock(store.path):
-        current = store.path.read_bytes() if store.path.exists() else b""
+        current = read_regular_file(store.path) if store.path.exists() else b""
         if current != base.original:
             path = save_recovery(store, edited)
             raise EditRefused(

@@ -312,8 +312,9 @@ class MemoryEngine:
         outcome = self._transact(store, mutate, drift_guard=True, archived=archived)
         if outcome.success and applied_box:
             applied = applied_box[0]
+            skipped = set(applied.skipped)
             for index, op in enumerate(ops, start=1):
-                if index in applied.skipped:
+                if index in skipped:
                     continue
                 previous = applied.replaced.get(index) or applied.removed.get(index)
                 outcome.writes.append(
@@ -385,7 +386,8 @@ class MemoryEngine:
                     None,
                     Outcome({"success": False, "error": message, "usage": usage}, failure="batch"),
                 )
-            new = [e for e in new if e not in evicted]
+            gone = set(evicted)
+            new = [e for e in new if e not in gone]
             extra = self._archived_extra(evicted, archived)
         applied.entries = new
         applied_box.append(applied)

@@ -11,6 +11,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+from hermes_core.errors import clip
+
 ACTIONS = ("add", "replace", "remove")
 PREVIEW_CHARS = 80
 MATCHES_SHOWN = 20
@@ -74,7 +76,7 @@ def locate(
         raise OpError("empty", "old_text cannot be empty.")
     found = find_matches(entries, old_text)
     if not found:
-        raise OpError("no_match", f"No entry matched '{old_text}'.")
+        raise OpError("no_match", f"No entry matched '{clip(old_text)}'.")
     if len({entries[i] for i in found}) > 1:
         show = render or (lambda entry: entry)
         previews = [preview(show(entries[i])) for i in found[:MATCHES_SHOWN]]
@@ -82,7 +84,7 @@ def locate(
             previews.append(f"... and {len(found) - MATCHES_SHOWN:,} more")
         raise OpError(
             "ambiguous",
-            f"Multiple entries matched '{old_text}'. Be more specific.",
+            f"Multiple entries matched '{clip(old_text)}'. Be more specific.",
             previews,
         )
     return found[0]
@@ -99,14 +101,72 @@ class Applied:
     skipped: list[int] = field(default_factory=list)
 
 
+class _Entries:
+    """The working copy of a batch: slots with tombstones plus an entry → slot index, so an
+    add, an exact-match replace/remove and a membership test cost O(1) and a removal never
+    shifts the list. Entries are unique (files are de-duplicated on read; adds of an
+    existing entry are skipped; a replace into an existing entry merges)."""
+
+    def __init__(self, entries: Sequence[str]) -> None:
+        self.slots: list[str | None] = []
+        self.index: dict[str, int] = {}
+        for entry in entries:
+            if entry not in self.index:
+                self.index[entry] = len(self.slots)
+                self.slots.append(entry)
+
+    def __contains__(self, entry: str) -> bool:
+        return entry in self.index
+
+    def append(self, entry: str) -> None:
+        self.index[entry] = len(self.slots)
+        self.slots.append(entry)
+
+    def locate(self, old_text: str) -> int:
+        """The slot ``old_text`` designates (same rule and errors as :func:`locate`)."""
+        if not old_text:
+            raise OpError("empty", "old_text cannot be empty.")
+        exact = self.index.get(old_text)
+        if exact is not None:
+            return exact
+        found = [i for i, entry in enumerate(self.slots) if entry is not None and old_text in entry]
+        if not found:
+            raise OpError("no_match", f"No entry matched '{clip(old_text)}'.")
+        if len(found) > 1:
+            live = [entry for entry in self.slots if entry is not None]
+            locate(live, old_text)  # raises the ambiguity error with its previews
+        return found[0]
+
+    def get(self, slot: int) -> str:
+        entry = self.slots[slot]
+        assert entry is not None
+        return entry
+
+    def remove(self, slot: int) -> str:
+        entry = self.get(slot)
+        self.slots[slot] = None
+        del self.index[entry]
+        return entry
+
+    def put(self, slot: int, entry: str) -> None:
+        del self.index[self.get(slot)]
+        self.slots[slot] = entry
+        self.index[entry] = slot
+
+    def entries(self) -> list[str]:
+        return [entry for entry in self.slots if entry is not None]
+
+
 def apply_operations(entries: Sequence[str], ops: Sequence[Operation]) -> Applied:
     """Apply ``ops`` in order to a copy of ``entries``.
 
     An add of an existing entry is skipped (idempotent). Raises :class:`OpError` for the
-    first failing operation, with ``op_index`` (1-based) and ``op_action`` set.
+    first failing operation, with ``op_index`` (1-based) and ``op_action`` set. Work is O(1)
+    per add and per exact-match replace/remove; a substring ``old_text`` scans the entries
+    once — a batch of N operations never re-copies or re-shifts the list (no O(N²)).
     """
-    work = list(entries)
-    out = Applied(entries=work)
+    work = _Entries(entries)
+    out = Applied(entries=[])
     for index, op in enumerate(ops, start=1):
         try:
             if op.action == "add":
@@ -122,22 +182,25 @@ def apply_operations(entries: Sequence[str], ops: Sequence[Operation]) -> Applie
                     raise OpError(
                         "empty", "new_content cannot be empty. Use 'remove' to delete entries."
                     )
-                position = locate(work, op.old_text or "")
-                out.replaced[index] = work[position]
-                if op.content in work and work[position] != op.content:
-                    # Replacing into an existing entry merges the two.
-                    del work[position]
-                else:
-                    work[position] = op.content
+                slot = work.locate(op.old_text or "")
+                current = work.get(slot)
+                out.replaced[index] = current
+                if op.content in work and current != op.content:
+                    work.remove(slot)  # replacing into an existing entry merges the two
+                elif current != op.content:
+                    work.put(slot, op.content)
             elif op.action == "remove":
-                position = locate(work, op.old_text or "")
-                out.removed[index] = work.pop(position)
+                out.removed[index] = work.remove(work.locate(op.old_text or ""))
             else:
-                raise OpError("invalid", f"Unknown action '{op.action}'. Use: add, replace, remove")
+                raise OpError(
+                    "invalid",
+                    f"Unknown action '{clip(op.action, PREVIEW_CHARS)}'. Use: add, replace, remove",
+                )
         except OpError as exc:
             exc.op_index = index
             exc.op_action = op.action
             raise
+    out.entries = work.entries()
     return out
 
 

@@ -13,12 +13,19 @@ Contract:
   file under it and writes atomically (temp + fsync + rename): concurrent writers from other
   sessions or processes are never lost, and a crash never leaves a torn file.
 * The drift guard (replace/remove/batch, not add) refuses to rewrite a file whose content would
-  not round-trip, after copying it to ``<file>.bak.<unix-ts>``.
+  not round-trip, after copying it to ``<file>.bak.<unix-ts>`` — once per distinct content,
+  at most :data:`BACKUP_MAX_FILES` backups and :data:`BACKUP_MAX_BYTES` bytes per file.
+* A FIFO, device or directory at a memory path is an "could not be read" error, never a
+  hang; temp files of an interrupted write are removed under the lock of the next write.
 """
 
 from __future__ import annotations
 
+import errno
+import hashlib
 import logging
+import os
+import stat
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -36,6 +43,13 @@ FILENAMES: dict[MemoryTarget, str] = {"memory": "MEMORY.md", "user": "USER.md"}
 DEFAULT_LIMITS: dict[MemoryTarget, int] = {"memory": 2200, "user": 1375}
 
 T = TypeVar("T")
+
+BACKUP_MAX_FILES = 10
+"""Drift backups kept per memory file (oldest removed first)."""
+BACKUP_MAX_BYTES = 4 * 1024 * 1024
+"""Total size of the drift backups kept per memory file."""
+STALE_TEMP_SECONDS = 600.0
+"""Temp files of an interrupted atomic write older than this are removed on the next write."""
 
 
 def memories_dir(home: Path) -> Path:
@@ -142,10 +156,27 @@ class DiskState:
         return self.error is None
 
 
-def read_state(path: Path) -> DiskState:
-    """Read ``path`` without locking (readers see either the old or the new file)."""
+def read_regular_file(path: Path) -> bytes:
+    """The bytes of ``path``, which must be a regular file: a FIFO, device, socket or
+    directory raises OSError at once instead of blocking. The type is checked with ``fstat``
+    on a descriptor opened non-blocking (opening a FIFO that way never waits for a writer)."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+    fd = os.open(path, flags)
     try:
-        data = path.read_bytes()
+        mode = os.fstat(fd).st_mode
+    finally:
+        os.close(fd)
+    if not stat.S_ISREG(mode):
+        kind = "a FIFO" if stat.S_ISFIFO(mode) else "not a regular file"
+        raise OSError(errno.EINVAL, f"{path} is {kind}; memory files must be regular files")
+    return path.read_bytes()
+
+
+def read_state(path: Path) -> DiskState:
+    """Read ``path`` without locking (readers see either the old or the new file). A FIFO or
+    other non-regular file is an error (never a hang)."""
+    try:
+        data = read_regular_file(path)
     except FileNotFoundError:
         return DiskState()
     except OSError as exc:
@@ -226,7 +257,27 @@ class MemoryStore:
             ),
         }
 
+    def _backups(self) -> list[Path]:
+        """This file's drift backups, oldest first."""
+        pattern = f"{self.filename}.bak.*"
+        found = [p for p in self.path.parent.glob(pattern) if p.is_file() and not p.is_symlink()]
+        return sorted(found, key=lambda p: (p.stat().st_mtime, p.name))
+
     def _backup(self, raw_bytes: bytes) -> str:
+        """Copy the drifted file to ``<file>.bak.<unix-ts>`` — unless a backup with the same
+        content exists (one backup per distinct content) — then keep the backups within
+        :data:`BACKUP_MAX_FILES` files and :data:`BACKUP_MAX_BYTES` bytes (oldest go first;
+        the new one is always kept)."""
+        digest = hashlib.sha256(raw_bytes).digest()
+        existing = self._backups()
+        for old in existing:
+            try:
+                if old.stat().st_size == len(raw_bytes) and (
+                    hashlib.sha256(read_regular_file(old)).digest() == digest
+                ):
+                    return str(old)
+            except OSError:
+                continue
         stamp = int(time.time())
         base = self.path.with_name(f"{self.filename}.bak.{stamp}")
         candidate = base
@@ -239,12 +290,39 @@ class MemoryStore:
         except OSError as exc:
             log.warning("memory drift backup %s failed: %s", candidate, exc)
             return f"{candidate} (BACKUP FAILED — file unchanged on disk)"
+        self._prune_backups(keep=candidate)
         return str(candidate)
+
+    def _prune_backups(self, keep: Path) -> None:
+        backups = [p for p in self._backups() if p != keep]
+        total = keep.stat().st_size + sum(p.stat().st_size for p in backups)
+        while backups and (len(backups) + 1 > BACKUP_MAX_FILES or total > BACKUP_MAX_BYTES):
+            oldest = backups.pop(0)
+            try:
+                total -= oldest.stat().st_size
+                oldest.unlink()
+            except OSError as exc:
+                log.warning("could not remove old memory backup %s: %s", oldest, exc)
+                break
+
+    def clean_stale_temp_files(self, older_than: float = STALE_TEMP_SECONDS) -> int:
+        """Remove ``.<file>.*.tmp`` files an interrupted atomic write left behind (older than
+        ``older_than`` seconds, so a write in progress is never touched). Returns how many."""
+        removed = 0
+        cutoff = time.time() - older_than
+        for tmp in self.path.parent.glob(f".{self.filename}.*.tmp"):
+            try:
+                if tmp.is_file() and not tmp.is_symlink() and tmp.stat().st_mtime < cutoff:
+                    tmp.unlink()
+                    removed += 1
+            except OSError:
+                continue
+        return removed
 
     def drift_payload(self) -> dict[str, Any]:
         """Back up the drifted file and build the refusal (the file itself is untouched)."""
         try:
-            raw_bytes = self.path.read_bytes()
+            raw_bytes = read_regular_file(self.path)
         except OSError:
             raw_bytes = b""
         backup = self._backup(raw_bytes)
@@ -275,6 +353,7 @@ class MemoryStore:
         """
         ensure_scope_dir(memories_dir(self.home), self.owner)
         with file_lock(self.path):
+            self.clean_stale_temp_files()
             state = self.read()
             if not state.readable:
                 raise StoreRefusal(self.unreadable_payload(state))
@@ -294,6 +373,8 @@ class MemoryStore:
 
 
 __all__ = [
+    "BACKUP_MAX_BYTES",
+    "BACKUP_MAX_FILES",
     "DEFAULT_LIMITS",
     "DELIMITER",
     "FILENAMES",
@@ -310,6 +391,7 @@ __all__ = [
     "normalize_newlines",
     "parse_entries",
     "percent",
+    "read_regular_file",
     "read_state",
     "serialize",
     "split_pieces",

@@ -26,6 +26,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, cast
 
+from hermes_core.errors import clip
 from hermes_core.scope import user_option
 from hermes_core.security.scan import scan
 from hermes_core.types import MemoryTarget, ToolContext, ToolSpec
@@ -191,7 +192,7 @@ class MemoryTool:
         if raw_target not in ("memory", "user"):
             return {
                 "success": False,
-                "error": f"Invalid target '{raw_target}'. Use 'memory' or 'user'.",
+                "error": f"Invalid target '{clip(raw_target, 200)}'. Use 'memory' or 'user'.",
             }
         target = cast(MemoryTarget, raw_target)
         if target not in self.targets:
@@ -234,7 +235,7 @@ class MemoryTool:
         if action not in ACTIONS:
             return {
                 "success": False,
-                "error": f"Unknown action '{action}'. Use: add, replace, remove",
+                "error": f"Unknown action '{clip(action, 200)}'. Use: add, replace, remove",
             }
         priority = args.get("priority", "normal") or "normal"
         if priority not in ("normal", "low"):
@@ -444,10 +445,10 @@ def _parse_op(index: int, raw: Any) -> Operation | str:
     if not isinstance(raw, Mapping):
         return f"Operation {index}: must be an object with 'action'.{suffix}"
     action = raw.get("action")
-    label = action if isinstance(action, str) else "?"
+    label = clip(action, 200) if isinstance(action, str) else "?"
     prefix = f"Operation {index} ({label}): "
     if action not in ACTIONS:
-        return f"{prefix}Unknown action '{action}'. Use: add, replace, remove.{suffix}"
+        return f"{prefix}Unknown action '{clip(action, 200)}'. Use: add, replace, remove.{suffix}"
     content, error = _text(raw, "content", "new_text")
     if error:
         return prefix + error + suffix

@@ -29,7 +29,9 @@ from hermes_core.types import ChatMessage, Turn
 MEMORY_TOOL = "memory"
 SKILL_WRITE_TOOL = "skill_manage"
 
-ReviewKind = Literal["memory", "skills", "combined"]
+ReviewKind = Literal["memory", "skills", "combined", "flush"]
+"""What a review looks for; ``flush`` is the one-shot save before context is lost (never
+made due by the counters)."""
 
 
 @dataclass

@@ -7,6 +7,11 @@
 * ``on_turn_end`` advances the nudge counters (:mod:`.nudges`) and, when a review is due, the
   turn completed, ``review.enabled`` is true and a :class:`~.review.ReviewRunner` is attached
   for the session, starts the review on a daemon thread and returns at once.
+* ``on_context_loss`` (before compression, ``/new``, ``/reset``, exit, ``Session.close``):
+  when ``memory.flush_min_turns`` user turns passed since the session's last review or flush,
+  runs one bounded flush through the runner (:meth:`~.review.ReviewRunner.flush`) and returns
+  what it saved as UI lines. Without a model nothing is written and the reason is logged
+  once per host.
 * ``on_session_end`` cancels an in-flight review and forgets the session.
 
 Runners are attached by the code that owns the live Session (see :func:`attach_review`): a
@@ -26,7 +31,15 @@ from hermes_core.markers import hookimpl
 from hermes_core.types import ChatMessage, HealthCheck, SessionInfo, Turn
 
 from .nudges import NudgeCounters, ReviewDue, update_counters
-from .review import CANCEL_WAIT_SECONDS, ReviewRunner
+from .review import CANCEL_WAIT_SECONDS, ReviewRunner, format_notices
+
+_TRIGGER_LABEL = {
+    "compression": "compression",
+    "new_session": "/new",
+    "reset": "/reset",
+    "exit": "exit",
+    "error": "exit",
+}
 
 if TYPE_CHECKING:
     import pluggy
@@ -43,6 +56,8 @@ class _SessionState:
     tool_names: frozenset[str] = frozenset()
     runner: ReviewRunner | None = None
     last_due: ReviewDue = field(default_factory=ReviewDue)
+    turns_since_save: int = 0
+    """User turns since the last review started or the last flush ran."""
 
 
 class ReviewLayer:
@@ -53,6 +68,7 @@ class ReviewLayer:
         self._home: Path | None = None
         self._sessions: dict[str, _SessionState] = {}
         self._lock = threading.Lock()
+        self._flush_skip_logged: set[str] = set()
 
     # -- the runner registry
 
@@ -120,6 +136,7 @@ class ReviewLayer:
             tool_names=tool_names,
         )
         state.last_due = due
+        state.turns_since_save += 1
         kind = due.kind
         if kind is None or not turn.completed or not settings.review.enabled:
             return
@@ -127,6 +144,52 @@ class ReviewLayer:
             log.debug("a %s review is due for %s but no runner is attached", kind, session.id)
             return
         state.runner.start(kind)
+        state.turns_since_save = 0
+
+    @hookimpl
+    def on_context_loss(
+        self, session: SessionInfo, messages: Sequence[ChatMessage], trigger: str
+    ) -> list[str] | None:
+        state = self._state(session.id)
+        settings = session.settings
+        minimum = settings.memory.flush_min_turns
+        if not settings.review.enabled or minimum <= 0 or state.turns_since_save < minimum:
+            return None  # review.enabled: false stops every unattended review, flush included
+        if state.runner is None:
+            self._skip_once(
+                "no-runner",
+                "memory flush before %s skipped: no review runner is attached to the session "
+                "(call attach_review(session))",
+                trigger,
+            )
+            return None
+        report = state.runner.flush(messages, timeout=settings.review.flush_timeout)
+        if report.error and report.iterations == 0 and not report.writes:
+            if report.error.startswith("timed out"):
+                log.warning("memory flush before %s: %s", trigger, report.error)
+            else:  # no model, no memory tool: the same reason every time
+                self._skip_once(
+                    report.error, "memory flush before %s skipped: %s", trigger, report.error
+                )
+            return None
+        state.turns_since_save = 0
+        if report.error:
+            log.warning("memory flush before %s: %s", trigger, report.error)
+        level = state.runner.notification_level
+        if level == "off":
+            return []
+        return [
+            f"{line} (saved before {_TRIGGER_LABEL.get(trigger, trigger)})"
+            for line in format_notices(report.writes, "verbose")
+        ]
+
+    def _skip_once(self, key: str, message: str, *args: object) -> None:
+        """Log why a flush cannot run, once per host (it would repeat on every exit)."""
+        if key in self._flush_skip_logged:
+            log.debug(message, *args)
+            return
+        self._flush_skip_logged.add(key)
+        log.warning(message, *args)
 
     @hookimpl
     def on_session_end(self, session: SessionInfo) -> None:

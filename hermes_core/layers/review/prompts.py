@@ -55,10 +55,22 @@ COMBINED_REVIEW = (
     f'If nothing is worth keeping, reply exactly "{NOTHING_TO_SAVE}" and stop.'
 )
 
+FLUSH_REVIEW = (
+    "[Memory flush — context is about to be lost] The turns above are about to leave your "
+    "context (the conversation is being compacted or closed). This is your one chance to "
+    "save what they taught you that is worth keeping across sessions:\n"
+    "- with the memory tool: facts about the user, their preferences and corrections, "
+    "durable decisions and conventions of their projects (short declarative statements);\n"
+    "- with skill_manage: a reusable procedure that needed trial and error (create only).\n"
+    "Do not save task progress or anything already in memory, and do no other work. Be "
+    f'quick. If nothing is worth keeping, reply exactly "{NOTHING_TO_SAVE}".'
+)
+
 PROMPTS: dict[ReviewKind, str] = {
     "memory": MEMORY_REVIEW,
     "skills": SKILL_REVIEW,
     "combined": COMBINED_REVIEW,
+    "flush": FLUSH_REVIEW,
 }
 
 DIGEST_TAIL = 24
@@ -134,6 +146,7 @@ def digest(messages: Sequence[ChatMessage], keep: int = DIGEST_TAIL) -> list[Cha
 __all__ = [
     "COMBINED_REVIEW",
     "DIGEST_TAIL",
+    "FLUSH_REVIEW",
     "MEMORY_REVIEW",
     "NOTHING_TO_SAVE",
     "PROMPTS",

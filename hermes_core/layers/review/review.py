@@ -20,6 +20,10 @@ What one review does:
   unattended replace/remove as proposals. A ``skill_manage`` that changes an existing skill is
   refused unless this review ran ``skill_view`` on that skill first (read-before-write).
 
+Flush: :meth:`ReviewRunner.flush` is the one-shot save before turns leave the context
+(compression, ``/new``, ``/reset``, exit): the same machinery with only ``memory`` and
+``skill_manage``, at most two model calls, bounded by a timeout in the caller's thread.
+
 Cancellation: :meth:`ReviewRunner.cancel` sets a flag checked before every model call and
 before every tool call (under a lock), then waits up to ``wait`` seconds for an in-flight tool
 call to finish. After it returns True the review will not write anything; a model call still
@@ -54,6 +58,12 @@ MEMORY_TOOLS = frozenset({"memory"})
 SKILL_TOOLS = frozenset({"skill_manage", "skill_view", "skills_list", "skills_find"})
 SKILL_CHANGES_NEEDING_VIEW = frozenset({"edit", "patch", "delete", "write_file", "remove_file"})
 CANCEL_WAIT_SECONDS = 2.0
+FLUSH_TOOLS = frozenset({"memory", "skill_manage"})
+"""All a flush may call: it saves, it does not look around."""
+FLUSH_ITERATIONS = 2
+"""Model calls of a flush: one that saves, one to finish (spec §7.4: one extra call)."""
+FLUSH_TOOL_WAIT = 1.0
+"""Seconds a timed-out flush waits for a memory write already under way."""
 
 NotificationLevel = Literal["off", "on", "verbose"]
 
@@ -109,6 +119,7 @@ class _Job:
     done: threading.Event = field(default_factory=threading.Event)
     thread: threading.Thread | None = None
     viewed_skills: set[str] = field(default_factory=set)
+    report: ReviewReport | None = None
 
 
 def _preview(text: str, limit: int = 80) -> str:
@@ -252,7 +263,10 @@ class ReviewRunner:
         return [dict(m) for m in source]
 
     def allowed_tools(self, kind: ReviewKind) -> frozenset[str]:
-        """Tool names offered to a review of ``kind`` (intersected with the routed tools)."""
+        """Tool names offered to a review of ``kind`` (intersected with the routed tools).
+        A flush gets only :data:`FLUSH_TOOLS`."""
+        if kind == "flush":
+            return FLUSH_TOOLS
         wanted = set(self.read_only_tools)
         if kind in ("memory", "combined"):
             wanted |= MEMORY_TOOLS
@@ -303,6 +317,38 @@ class ReviewRunner:
         job = _Job(kind, "attended_review", self.build_messages(kind, self.snapshot()))
         return self._run_job(job)
 
+    def flush(self, messages: Sequence[ChatMessage], *, timeout: float) -> ReviewReport:
+        """Save what ``messages`` (turns about to leave the context) taught, now, within
+        ``timeout`` seconds (spec §7.4, bounded).
+
+        An in-flight background review is cancelled first. The flush may call only
+        ``memory`` and ``skill_manage``, with origin ``background_review`` (so the same
+        approval policy applies), for at most :data:`FLUSH_ITERATIONS` model calls. Past
+        ``timeout`` it is cancelled: writes already made stay and are in the report, nothing
+        is written afterwards, and the report's ``error`` says it timed out. Never raises;
+        its lines are returned in the report, not queued as notifications.
+        """
+        self.cancel(wait=CANCEL_WAIT_SECONDS)
+        job = _Job("flush", "background_review", self.build_messages("flush", messages))
+        job.report = ReviewReport(kind="flush", origin=job.origin, digest_used=self.routed)
+        thread = threading.Thread(
+            target=self._run_job, args=(job,), name=f"hermes-flush-{self.target.id}", daemon=True
+        )
+        job.thread = thread
+        with self._state_lock:
+            self._job = job
+        started = time.monotonic()
+        thread.start()
+        if not job.done.wait(max(timeout, 0.0)):
+            job.cancel.set()
+            if self._tool_lock.acquire(timeout=FLUSH_TOOL_WAIT):
+                self._tool_lock.release()
+            job.report.error = (
+                f"timed out after {time.monotonic() - started:.1f}s "
+                "(review.flush_timeout); writes made before that were kept"
+            )
+        return job.report
+
     @property
     def busy(self) -> bool:
         """True while an unattended review is running (and not cancelled)."""
@@ -339,7 +385,10 @@ class ReviewRunner:
                 return lines
 
     def _run_job(self, job: _Job) -> ReviewReport:
-        report = ReviewReport(kind=job.kind, origin=job.origin, digest_used=self.routed)
+        report = job.report or ReviewReport(
+            kind=job.kind, origin=job.origin, digest_used=self.routed
+        )
+        job.report = report
         try:
             self._loop(job, report)
         except Exception as exc:  # a review must never take the agent down
@@ -349,7 +398,7 @@ class ReviewRunner:
             report.cancelled = job.cancel.is_set()
             report.finished_at = time.time()
             self.reports.append(report)
-            if not report.cancelled:
+            if not report.cancelled and job.kind != "flush":
                 for line in format_notices(report.writes, self.notification_level):
                     self.notifications.put(line)
                     if self._notify is not None:
@@ -375,7 +424,8 @@ class ReviewRunner:
             return
         messages = list(job.messages)
         try:
-            for _ in range(self.settings.review.max_iterations):
+            cap = self.settings.review.max_iterations
+            for _ in range(min(cap, FLUSH_ITERATIONS) if job.kind == "flush" else cap):
                 if job.cancel.is_set():
                     return
                 try:
@@ -439,6 +489,8 @@ def _error(message: str) -> str:
 
 __all__ = [
     "CANCEL_WAIT_SECONDS",
+    "FLUSH_ITERATIONS",
+    "FLUSH_TOOLS",
     "MEMORY_TOOLS",
     "SKILL_TOOLS",
     "NotificationLevel",

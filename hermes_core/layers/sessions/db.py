@@ -426,6 +426,8 @@ class SessionDB:
     def _set_title(self, conn: sqlite3.Connection, session_id: str, title: str) -> str | None:
         """Titles are unique per user: a clash is looked for among the same user's sessions
         only (another user's titles are never revealed by a ``#2``)."""
+        if conn.execute("SELECT 1 FROM sessions WHERE id=?", (session_id,)).fetchone() is None:
+            return None
         clean = sanitize_title(title)
         if clean is None:
             conn.execute("UPDATE sessions SET title=NULL WHERE id=?", (session_id,))
@@ -448,7 +450,8 @@ class SessionDB:
 
     def set_title(self, session_id: str, title: str) -> str | None:
         """Sanitise and store a title; a clash gets ``" #2"``, ``" #3"``… Returns the stored
-        title (``None`` when nothing printable remained)."""
+        title; ``None`` reports that no title was stored: the session does not exist, or
+        nothing printable remained (the title is then cleared)."""
         return self.write(lambda c: self._set_title(c, session_id, title))
 
     def resolve_session(
@@ -805,10 +808,15 @@ class SessionDB:
 
         return self.write(do)
 
-    def sessions_older_than(self, cutoff: float, *, user: UserScope = ALL_USERS) -> list[str]:
-        """Ids of sessions (in ``user``'s scope) whose last activity (or start) is before
-        ``cutoff``."""
+    def sessions_older_than(
+        self, cutoff: float, *, user: UserScope = ALL_USERS, source: str | None = None
+    ) -> list[str]:
+        """Ids of sessions (in ``user``'s scope, of ``source`` when given) whose last activity
+        (or start) is before ``cutoff``."""
         scope, params = scope_sql(user, "s.user_id")
+        if source is not None:
+            scope += " AND s.source = ?"
+            params = [*params, source]
         rows = self.read(
             "SELECT s.id FROM sessions s WHERE COALESCE((SELECT MAX(timestamp) FROM messages m "
             f"WHERE m.session_id = s.id), s.started_at) < ? AND {scope} ORDER BY s.started_at",

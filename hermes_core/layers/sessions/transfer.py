@@ -26,7 +26,7 @@ import math
 import re
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -142,6 +142,20 @@ def export_session(db: SessionDB, session_id: str, fmt: str) -> tuple[str, int]:
     messages = db.get_messages(session_id, include_inactive=True)
     text = export_markdown(record, messages) if fmt == "md" else export_jsonl(record, messages)
     return text, len(messages)
+
+
+def export_sessions(db: SessionDB, session_ids: Sequence[str], fmt: str) -> tuple[str, int]:
+    """Several sessions in one text, oldest first as given: JSONL records simply follow
+    each other (``hermes sessions import`` reads them back as separate sessions); Markdown
+    sessions are separated by a rule. Returns ``(text, message count)``."""
+    parts: list[str] = []
+    total = 0
+    for session_id in session_ids:
+        text, count = export_session(db, session_id, fmt)
+        parts.append(text if fmt == "jsonl" else text.rstrip("\n") + "\n")
+        total += count
+    separator = "" if fmt == "jsonl" else "\n---\n\n"
+    return separator.join(parts), total
 
 
 # --------------------------------------------------------------------------- import: read
@@ -535,6 +549,7 @@ __all__ = [
     "export_jsonl",
     "export_markdown",
     "export_session",
+    "export_sessions",
     "group_digest",
     "import_file",
     "import_groups",

@@ -1,12 +1,15 @@
-"""``skills_find`` and ``skill_feedback``: lexical relevance blended with a track record.
+"""``skills_find`` and ``skill_feedback``: relevance blended with a track record.
 
-Relevance is SQLite FTS5 BM25 over four columns (name, description, tags + category, body;
+Relevance is lexical, fused with an embedding ranking when the optional embedder is installed
+(:func:`fuse`; vectors from :mod:`hermes_core.layers.skills.semantic`). Lexical relevance is
+SQLite FTS5 BM25 over four columns (name, description, tags + category, body;
 weights 6/4/4/1) in an in-memory table rebuilt when the library changes. The tokenizer is
 ``porter unicode61``; CJK characters are space-separated before indexing and queries use CJK
 bigram phrases, so Chinese works without a segmenter (unicode61 alone would index a whole
 run of Chinese as one token). The final score is
 ``0.8 * relevance / best_relevance + 0.2 * (successes + 1) / (uses + 2)``: the track record
-re-orders close candidates but never lifts an irrelevant skill (only FTS hits are ranked).
+re-orders close candidates but never lifts an irrelevant skill (only FTS hits, and with the
+embedder skills above a similarity floor, are ranked).
 
 Outcomes and views live in ``$HERMES_HOME/state.db`` tables ``skill_outcomes`` and
 ``skill_usage`` (created idempotently; WAL; busy timeout; other tables are never touched).
@@ -22,7 +25,7 @@ import sqlite3
 import threading
 import time
 import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -293,28 +296,68 @@ def _index_for(skills: Sequence[Skill]) -> _FtsIndex:
         return index
 
 
+SEMANTIC_MARGIN = 0.18
+"""How far above the median skill's cosine a skill must be to become a candidate on the
+embedding ranking alone (with no word in common). Nonsense queries stay below it: every
+skill is about equally (dis)similar to them."""
+LEXICAL_SHARE = 0.3
+"""Share of the fused relevance that comes from BM25 when the embedder is on."""
+
+
+def fuse(lexical: Mapping[str, float], semantic: Mapping[str, float] | None) -> dict[str, float]:
+    """Relevance in [0, 1] per candidate skill.
+
+    Lexical only (``semantic`` None): BM25 / best BM25, FTS hits only. With the embedder
+    (``semantic``: cosine per skill, every visible skill): ``LEXICAL_SHARE * bm25/best +
+    (1 - LEXICAL_SHARE) * s``, where ``s`` rescales the cosine from the median skill's (0) to
+    the best (1). Candidates are the FTS hits plus the skills at least ``SEMANTIC_MARGIN``
+    above the median cosine, so a Chinese task finds an English skill with no word in
+    common, while a task unrelated to every skill returns nothing.
+    """
+    best_lex = max(lexical.values(), default=0.0) or 1.0
+    if semantic is None:
+        return {name: score / best_lex for name, score in lexical.items()}
+    values = sorted(semantic.values())
+    median = values[len(values) // 2] if values else 0.0
+    span = (values[-1] - median) if values else 0.0
+    out: dict[str, float] = {}
+    for name in {*lexical, *(n for n, c in semantic.items() if c - median >= SEMANTIC_MARGIN)}:
+        lex = lexical.get(name, 0.0) / best_lex
+        sem = (semantic.get(name, median) - median) / span if span > 0 else 0.0
+        out[name] = LEXICAL_SHARE * lex + (1 - LEXICAL_SHARE) * max(0.0, min(1.0, sem))
+    return out
+
+
 def rank_skills(
     skills: Sequence[Skill],
     task: str,
     stats: dict[str, SkillStats] | None = None,
     *,
     limit: int = 5,
+    semantic: Mapping[str, float] | None = None,
 ) -> list[Ranked]:
-    """Skills relevant to ``task``, best first (see module doc for the blend)."""
-    query = build_match_query(task)
-    if not query or not skills:
+    """Skills relevant to ``task``, best first (see module doc for the blend).
+
+    ``semantic`` maps skill names to the cosine similarity of ``task`` (from
+    :class:`~hermes_core.layers.skills.semantic.SkillVectors`); None ranks lexically only.
+    """
+    if not skills or not task.strip():
         return []
-    hits = _index_for(skills).search(query, max(limit * 4, 20))
-    if not hits:
+    query = build_match_query(task)
+    hits = _index_for(skills).search(query, max(limit * 4, 20)) if query else []
+    relevance = fuse(dict(hits), semantic)
+    if not relevance:
         return []
     by_name = {skill.name: skill for skill in skills}
     stats = stats or {}
-    best = max(score for _name, score in hits) or 1.0
+    best = max(relevance.values()) or 1.0
     ranked = []
-    for name, relevance in hits:
+    for name, value in relevance.items():
+        if name not in by_name or value <= 0:
+            continue
         record = stats.get(name, SkillStats())
-        score = RELEVANCE_WEIGHT * (relevance / best) + TRACK_RECORD_WEIGHT * record.success_rate
-        ranked.append(Ranked(by_name[name], round(score, 4), round(relevance, 4), record))
+        score = RELEVANCE_WEIGHT * (value / best) + TRACK_RECORD_WEIGHT * record.success_rate
+        ranked.append(Ranked(by_name[name], round(score, 4), round(value, 4), record))
     ranked.sort(key=lambda r: (-r.score, r.skill.name))
     return ranked[:limit]
 
@@ -325,6 +368,7 @@ __all__ = [
     "SkillStats",
     "SkillStatsStore",
     "build_match_query",
+    "fuse",
     "rank_skills",
     "split_cjk",
 ]

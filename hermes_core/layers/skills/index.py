@@ -11,7 +11,9 @@ evaluated when the caller says which tools exist (``available_tools`` not None).
 
 :class:`IndexCache` caches renders in memory (LRU 32) and on disk
 (``$HERMES_HOME/.skills_prompt_snapshot.json``), both keyed by an mtime/size manifest of every
-SKILL.md and DESCRIPTION.md; :func:`invalidate_index_cache` clears both after a skill write.
+SKILL.md and DESCRIPTION.md, and valid only while the same required environment variables are
+set (the index notes missing ones); :func:`invalidate_index_cache` clears both after a skill
+write.
 """
 
 from __future__ import annotations
@@ -27,10 +29,11 @@ from pathlib import Path
 from typing import Any
 
 from hermes_core.fsutil import atomic_write_text
+from hermes_core.layers.skills.envkeys import present_env_names
 from hermes_core.layers.skills.library import Library, Skill, SkillRoot, load_library, manifest
 
 SNAPSHOT_FILE = ".skills_prompt_snapshot.json"
-SNAPSHOT_VERSION = 1
+SNAPSHOT_VERSION = 2
 MEMORY_CACHE_SIZE = 32
 
 INDEX_HEADER = "## Skills (mandatory)"
@@ -123,8 +126,11 @@ def render_index(
     disabled: Collection[str] = (),
     available_tools: Collection[str] | None = None,
     available_toolsets: Collection[str] | None = None,
+    present_env: Collection[str] | None = None,
 ) -> str:
-    """The tier-0 index text, or ``""`` when no skill is visible."""
+    """The tier-0 index text, or ``""`` when no skill is visible. With ``present_env`` (the
+    environment variable names that are set), a skill whose required variables are not all
+    set says so on its line: ``(needs NAME: not set — hermes skills env <skill>)``."""
     skills = visible_skills(
         library,
         platform=platform,
@@ -141,12 +147,39 @@ def render_index(
             current = skill.category
             description = _one_line(library.categories.get(current, ""))
             lines.append(f"  {current}: {description}" if description else f"  {current}:")
-        lines.append(f"    - {skill.name}: {_one_line(skill.meta.description)}")
+        line = f"    - {skill.name}: {_one_line(skill.meta.description)}"
+        if present_env is not None:
+            missing = [
+                spec.name
+                for spec in skill.meta.required_environment_variables
+                if spec.name not in present_env
+            ]
+            if missing:
+                line += f" (needs {', '.join(missing)}: not set — `hermes skills env {skill.name}`)"
+        lines.append(line)
     lines += ["</available_skills>", "", INDEX_CLOSING]
     return "\n".join(lines)
 
 
-_MEMORY: OrderedDict[tuple[str, str, str], str] = OrderedDict()
+_MEMORY: OrderedDict[tuple[str, str, str], tuple[str, tuple[str, ...], tuple[str, ...]]] = (
+    OrderedDict()
+)
+"""(home, manifest, filters) → (text, required env names, those of them set at render)."""
+
+
+def required_env_names(library: Library) -> tuple[str, ...]:
+    """Every variable some skill of ``library`` requires, sorted."""
+    return tuple(
+        sorted(
+            {
+                spec.name
+                for skill in library.skills.values()
+                for spec in skill.meta.required_environment_variables
+            }
+        )
+    )
+
+
 _MEMORY_LOCK = threading.Lock()
 
 
@@ -217,27 +250,36 @@ class IndexCache:
         fkey = _filters_key(plat, disabled, available_tools, available_toolsets)
         memory_key = (str(self.home), mkey, fkey)
         with _MEMORY_LOCK:
-            if memory_key in _MEMORY:
+            entry = _MEMORY.get(memory_key)
+        if entry is not None and self._env_same(entry[1], entry[2]):
+            with _MEMORY_LOCK:
                 _MEMORY.move_to_end(memory_key)
-                self.last_source = "memory"
-                return _MEMORY[memory_key]
+            self.last_source = "memory"
+            return entry[0]
         snapshot = self._read_snapshot()
         renders = snapshot.get("renders") if snapshot.get("manifest") == files else None
-        if isinstance(renders, dict) and isinstance(renders.get(fkey), str):
-            text: str = renders[fkey]
+        cached: Any = renders.get(fkey) if isinstance(renders, dict) else None
+        if _valid_render(cached) and self._env_same(cached["required"], cached["present"]):
+            text: str = cached["text"]
+            required = tuple(str(n) for n in cached["required"])
+            present = tuple(str(n) for n in cached["present"])
             self.last_source = "disk"
         else:
+            library = load_library(self.roots)
+            required = required_env_names(library)
+            present = tuple(sorted(present_env_names(self.home, required)))
             text = render_index(
-                load_library(self.roots),
+                library,
                 platform=plat,
                 disabled=disabled,
                 available_tools=available_tools,
                 available_toolsets=available_toolsets,
+                present_env=present,
             )
             self.last_source = "render"
             kept = renders if isinstance(renders, dict) else {}
-            kept = {k: v for k, v in kept.items() if isinstance(v, str)}
-            kept[fkey] = text
+            kept = {k: v for k, v in kept.items() if _valid_render(v)}
+            kept[fkey] = {"text": text, "required": list(required), "present": list(present)}
             with contextlib.suppress(OSError):
                 self.home.mkdir(parents=True, exist_ok=True)
                 atomic_write_text(
@@ -248,10 +290,25 @@ class IndexCache:
                     ),
                 )
         with _MEMORY_LOCK:
-            _MEMORY[memory_key] = text
+            _MEMORY[memory_key] = (text, tuple(required), tuple(present))
             while len(_MEMORY) > MEMORY_CACHE_SIZE:
                 _MEMORY.popitem(last=False)
         return text
+
+    def _env_same(self, required: Sequence[str], present: Sequence[str]) -> bool:
+        """Are exactly ``present`` of ``required`` still set (the index notes missing keys)?"""
+        if not required:
+            return True
+        return set(present_env_names(self.home, required)) == set(present)
+
+
+def _valid_render(value: Any) -> bool:
+    return (
+        isinstance(value, dict)
+        and isinstance(value.get("text"), str)
+        and isinstance(value.get("required"), list)
+        and isinstance(value.get("present"), list)
+    )
 
 
 __all__ = [
@@ -264,5 +321,6 @@ __all__ = [
     "hidden_reason",
     "invalidate_index_cache",
     "render_index",
+    "required_env_names",
     "visible_skills",
 ]

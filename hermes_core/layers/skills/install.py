@@ -10,10 +10,12 @@ the local root and renamed into place, so a refused or failed install leaves not
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
 import stat
 import tempfile
+import time
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -30,6 +32,8 @@ from hermes_core.layers.skills.model import (
     validate_name,
 )
 
+INSTALLED_MARKER = ".installed.json"
+"""Left in an installed skill's directory (source, time): ``hermes skills browse`` shows it."""
 MAX_FILES = 500
 MAX_FILE_BYTES = 1024 * 1024
 MAX_TOTAL_BYTES = 20 * 1024 * 1024
@@ -224,6 +228,8 @@ def install_skill(
             raise InstallError(f"{destination} already exists; remove it first.")
         ensure_private_dir(destination.parent)
         count = sum(1 for p in skill_dir.rglob("*") if p.is_file())
+        marker = {"source": str(source), "installed_at": time.time()}
+        (skill_dir / INSTALLED_MARKER).write_text(json.dumps(marker), encoding="utf-8")
         os.replace(skill_dir, destination)
     with contextlib.suppress(OSError):
         os.chmod(destination, 0o700)

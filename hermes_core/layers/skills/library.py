@@ -3,14 +3,16 @@
 The local root ``$HERMES_HOME/skills`` comes first and is writable; ``skills.external_dirs``
 are read-only extra roots searched after it, so local names win collisions. A skill is a
 directory holding ``SKILL.md``; directories above it are categories (nesting allowed,
-``DESCRIPTION.md`` describes one). Hidden directories (``.archive``, ``.hub``) are skipped and
-symlinked directories are not followed. Broken skills are reported as problems, never raised;
-so are skills whose SKILL.md the threat scanner blocks (see :func:`blocked_reason`).
+``DESCRIPTION.md`` describes one). Hidden directories (``.archive``, ``.history``, ``.hub``)
+and backup copies (``name.bak-*``, ``name.backup-*``, … see :func:`is_backup_dir`) are
+skipped, and symlinked directories are not followed. Broken skills are reported as problems,
+never raised; so are skills whose SKILL.md the threat scanner blocks (see :func:`blocked_reason`).
 """
 
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -115,11 +117,25 @@ def skill_roots(home: Path, external_dirs: Iterable[str] = ()) -> tuple[SkillRoo
     return tuple(roots)
 
 
+_BACKUP_DIR = re.compile(
+    r"(?i)(?:\.(?:bak|backup|orig|old|save|copy|tmp)(?:[._-].*|\d+)?"
+    r"|[_-](?:bak|backup|orig|old|copy)[_-]?\d[\d_.:T-]*|~|\s\(\d+\))$"
+)
+
+
+def is_backup_dir(name: str) -> bool:
+    """Directory names that are copies kept by hand or by tools, never skills:
+    ``x.bak``, ``x.bak-2024…``, ``x.backup-1``, ``x.orig``, ``x-bak-20240101``, ``x_old_2``,
+    ``x~``, ``x (2)`` and hidden directories (``.archive``, ``.history``, ``.hub``). A bare
+    ``-backup``/``-old`` suffix is a name (``db-backup``), not a copy."""
+    return name.startswith(".") or _BACKUP_DIR.search(name) is not None
+
+
 def _walk(root: Path) -> Iterator[tuple[Path, list[str], list[str]]]:
     if not root.is_dir():
         return
     for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
-        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+        dirnames[:] = sorted(d for d in dirnames if not is_backup_dir(d))
         yield Path(dirpath), dirnames, filenames
 
 
@@ -293,6 +309,7 @@ __all__ = [
     "SkillProblem",
     "SkillRoot",
     "blocked_reason",
+    "is_backup_dir",
     "iter_tracked_files",
     "linked_files",
     "load_library",

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from hermes_core.fsutil import atomic_write_text, ensure_private_dir, file_lock
+from hermes_core.layers.skills.history import HISTORY_ACTIONS, snapshot
 from hermes_core.layers.skills.index import invalidate_index_cache
 from hermes_core.layers.skills.library import (
     SKILL_FILE,
@@ -30,6 +31,7 @@ from hermes_core.layers.skills.library import (
     Library,
     Skill,
     SkillRoot,
+    is_backup_dir,
     linked_files,
     load_library,
     local_root,
@@ -85,6 +87,9 @@ class Plan:
     ops: list[FileOp] = field(default_factory=list)
     message: str = ""
     result: dict[str, Any] = field(default_factory=dict)
+    skill_dir: Path | None = None
+    """The existing skill directory the plan changes (kept as a version before patch,
+    edit and delete)."""
 
 
 # ---------------------------------------------------------------- argument helpers
@@ -187,11 +192,13 @@ class SkillManager:
         *,
         write_approval: bool = False,
         scanner: Scanner = context_scan,
+        history_versions: int = 10,
     ) -> None:
         self.home = home
         self.roots = tuple(roots)
         self.write_approval = write_approval
         self.scanner = scanner
+        self.history_versions = history_versions
 
     @property
     def local(self) -> Path:
@@ -266,6 +273,11 @@ class SkillManager:
         category = _opt_str(args, "category")
         if category is not None and category != "":
             _check_name(category, "category")
+        if is_backup_dir(name):
+            raise ManageError(
+                f"'{name}' looks like a backup copy (.bak/.backup/.orig/…); such folders are "
+                "not indexed as skills. Choose another name."
+            )
         existing = library.get(name)
         if existing is not None:
             raise ManageError(f"A skill named '{name}' already exists at {existing.directory}.")
@@ -299,6 +311,7 @@ class SkillManager:
             [FileOp("archive_file", backup, old), FileOp("write", skill.skill_md, content)],
             f"Skill '{name}' rewritten; the previous SKILL.md is kept at {backup}.",
             {"path": str(skill.skill_md), "backup": str(backup)},
+            skill_dir=skill.directory,
         )
 
     def _plan_patch(self, args: Mapping[str, Any], name: str, library: Library) -> Plan:
@@ -308,7 +321,7 @@ class SkillManager:
         skill = self._writable(self._existing(library, name))
         self._check_skill_dir(skill)
         file_path = _opt_str(args, "file_path")
-        if file_path in (None, "", SKILL_FILE):
+        if file_path is None or _names_own_skill_md(file_path, skill):
             target, label = skill.skill_md, SKILL_FILE
         else:
             target = self._support_path(skill, file_path)
@@ -347,6 +360,7 @@ class SkillManager:
             [FileOp("write", target, patched)],
             f"Patched {label} of skill '{name}' ({count} replacement{'s' if count != 1 else ''}).",
             {"path": str(target), "replacements": count},
+            skill_dir=skill.directory,
         )
 
     def _plan_delete(self, args: Mapping[str, Any], name: str, library: Library) -> Plan:
@@ -376,6 +390,7 @@ class SkillManager:
             [FileOp("archive_dir", skill.directory, str(archive))],
             f"Skill '{name}' deleted (archived at {archive}).",
             result,
+            skill_dir=skill.directory,
         )
 
     def _plan_write_file(self, args: Mapping[str, Any], name: str, library: Library) -> Plan:
@@ -458,9 +473,25 @@ class SkillManager:
 
     # -- execution
 
-    def execute(self, plan: Plan) -> None:
-        """Apply ``plan``'s operations in order and clear the index cache."""
+    def execute(self, plan: Plan, *, origin: str = "") -> None:
+        """Apply ``plan``'s operations in order and clear the index cache. Before a patch,
+        edit or delete the skill directory is kept as a version (see history.py)."""
         ensure_private_dir(self.local)
+        if plan.action in HISTORY_ACTIONS and plan.skill_dir is not None:
+            version = snapshot(
+                self.local,
+                plan.skill_dir,
+                plan.name,
+                action=plan.action,
+                keep=self.history_versions,
+                origin=origin,
+            )
+            if version is not None:
+                plan.result["version_kept"] = version.number
+                plan.message += (
+                    f" Previous version kept as {version.number} "
+                    f"(`hermes skills revert {plan.name} {version.number}`)."
+                )
         for op in plan.ops:
             if op.kind in ("write", "archive_file"):
                 ensure_private_dir(op.path.parent)
@@ -499,7 +530,7 @@ class SkillManager:
                         f"`hermes skills approve {pending}`."
                     ),
                 }
-            self.execute(plan)
+            self.execute(plan, origin=origin)
         return {
             "success": True,
             "action": plan.action,
@@ -507,6 +538,20 @@ class SkillManager:
             "message": plan.message,
             **plan.result,
         }
+
+
+def _names_own_skill_md(file_path: str, skill: Skill) -> bool:
+    """``""``, ``SKILL.md``, ``./SKILL.md``, ``<name>/SKILL.md`` or
+    ``<category>/<name>/SKILL.md`` (the skill's own category) all name the skill's SKILL.md."""
+    path = file_path.strip().replace("\\", "/").removeprefix("./")
+    own = {
+        "",
+        SKILL_FILE,
+        f"{skill.name}/{SKILL_FILE}",
+        f"{skill.directory.name}/{SKILL_FILE}",
+        f"{skill.category}/{skill.directory.name}/{SKILL_FILE}",
+    }
+    return path in own
 
 
 def _prune_empty_dirs(start: Path, *, stop_at: Path) -> None:

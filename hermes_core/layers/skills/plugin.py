@@ -5,7 +5,8 @@
   skill is written mid-session; the next session sees the change).
 * ``register_tools``: ``skills_list``, ``skill_view``, ``skill_manage``, ``skills_find``,
   ``skill_feedback`` (toolset ``skills``).
-* ``health_check``: roots readable, broken SKILL.md files, pending approvals.
+* ``health_check``: roots readable, broken SKILL.md files, pending approvals, matching mode
+  (semantic + lexical, or lexical only without the ``[embed]`` extra).
 
 The tools available to the agent (for ``requires_*``/``fallback_for_*`` filtering) come from
 ``skills.available_tools`` / ``skills.available_toolsets`` when set; otherwise the index uses
@@ -21,6 +22,7 @@ import threading
 from collections.abc import Collection
 from pathlib import Path
 
+from hermes_core.embedding import INSTALL_HINT, embedder_status
 from hermes_core.layers.skills.index import SNAPSHOT_FILE
 from hermes_core.layers.skills.manage import list_pending
 from hermes_core.layers.skills.tools import (
@@ -164,6 +166,7 @@ class SkillsLayer:
                 + (" — review with `hermes skills pending`" if pending else ""),
             )
         )
+        checks.append(matching_check(settings))
         snapshot = home / SNAPSHOT_FILE
         checks.append(
             HealthCheck(
@@ -173,6 +176,31 @@ class SkillsLayer:
             )
         )
         return checks
+
+
+def matching_check(settings: SkillsSettings) -> HealthCheck:
+    """``skills.matching``: semantic + lexical, or lexical only and how to change that.
+    Lexical-only is reported ok (it works), with the fix that adds cross-language matching."""
+    if not settings.semantic_matching:
+        return HealthCheck(
+            name="skills.matching",
+            ok=True,
+            detail="lexical only (skills.semantic_matching: false)",
+        )
+    status = embedder_status()
+    if status.available:
+        return HealthCheck(
+            name="skills.matching",
+            ok=True,
+            detail=f"semantic + lexical ({status.name}, offline; EN↔ZH and paraphrases)",
+        )
+    return HealthCheck(
+        name="skills.matching",
+        ok=True,
+        detail=f"lexical only — {status.detail}; paraphrased or cross-language tasks "
+        f"(Chinese task, English skill) rank poorly. Semantic matching: {INSTALL_HINT}",
+        fix=f"For semantic matching: {INSTALL_HINT}",
+    )
 
 
 def create_plugin() -> SkillsLayer:

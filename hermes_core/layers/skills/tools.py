@@ -13,12 +13,19 @@ import difflib
 import json
 import logging
 import sqlite3
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from hermes_core.layers.skills.find import NOTE_MAX_CHARS, SkillStatsStore, rank_skills
+from hermes_core.embedding import load_embedder
+from hermes_core.layers.skills.envkeys import (
+    describe,
+    missing_env,
+    present_env_names,
+    setup_hint,
+)
+from hermes_core.layers.skills.find import NOTE_MAX_CHARS, Ranked, SkillStatsStore, rank_skills
 from hermes_core.layers.skills.index import IndexCache, current_platform, visible_skills
 from hermes_core.layers.skills.library import (
     SUPPORT_DIRS,
@@ -33,6 +40,7 @@ from hermes_core.layers.skills.library import (
 )
 from hermes_core.layers.skills.manage import ManageError, SkillManager
 from hermes_core.layers.skills.paths import PathRefused, confined_path
+from hermes_core.layers.skills.semantic import SkillVectors
 from hermes_core.settings.models import SkillsSettings
 from hermes_core.types import ToolContext, ToolSpec
 
@@ -125,7 +133,35 @@ class SkillsService:
 
     def manager(self) -> SkillManager:
         """A :class:`SkillManager` honouring ``skills.write_approval``."""
-        return SkillManager(self.home, self.roots, write_approval=self.settings.write_approval)
+        return SkillManager(
+            self.home,
+            self.roots,
+            write_approval=self.settings.write_approval,
+            history_versions=self.settings.history_versions,
+        )
+
+    def semantic_scores(self, skills: Sequence[Skill], task: str) -> dict[str, float] | None:
+        """Cosine of ``task`` to each skill, or None (lexical only) when
+        ``skills.semantic_matching`` is off, the embedder is not installed, or it fails."""
+        if not self.settings.semantic_matching:
+            return None
+        embedder = load_embedder()
+        if embedder is None:
+            return None
+        try:
+            return SkillVectors(self.home, embedder).similarities(skills, task)
+        except Exception as exc:  # matching falls back to lexical, never fails
+            log.warning("semantic skill matching failed (%s); using lexical only", exc)
+            return None
+
+    def find(self, task: str, limit: int = 5) -> tuple[list[Ranked], str]:
+        """Visible skills ranked for ``task`` and the matching mode (``semantic+lexical`` or
+        ``lexical``)."""
+        skills = self.visible()
+        stats = self.stats_store().stats_or_empty(s.name for s in skills)
+        semantic = self.semantic_scores(skills, task)
+        ranked = rank_skills(skills, task, stats, limit=limit, semantic=semantic)
+        return ranked, "lexical" if semantic is None else "semantic+lexical"
 
     def stats_store(self) -> SkillStatsStore:
         """The skill tables of ``state.db``."""
@@ -183,6 +219,17 @@ class SkillsService:
                 self.stats_store().record_view(skill.name)
             except Exception as exc:  # usage counts are best effort
                 log.warning("could not record skill view: %s", exc)
+            extra: dict[str, Any] = {}
+            required = skill.meta.required_environment_variables
+            if required:
+                present = present_env_names(self.home, (spec.name for spec in required))
+                missing = missing_env(skill.meta, present)
+                extra["required_environment_variables"] = [
+                    {**describe(spec), "set": spec.name in present} for spec in required
+                ]
+                if missing:
+                    extra["missing_environment_variables"] = [describe(s) for s in missing]
+                    extra["setup_hint"] = setup_hint(skill.name, missing)
             return _ok(
                 name=skill.name,
                 category=skill.category,
@@ -191,6 +238,7 @@ class SkillsService:
                 content=content,
                 linked_files=linked_files(skill.directory),
                 hint="Load a support file with skill_view(name, file_path).",
+                **extra,
             )
         try:
             target = confined_path(skill.directory, file_path, allowed_top=SUPPORT_DIRS)
@@ -229,11 +277,10 @@ class SkillsService:
         limit = args.get("limit", 5)
         if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 20:
             return _err("'limit' must be an integer from 1 to 20.")
-        skills = self.visible()
-        stats = self.stats_store().stats_or_empty(s.name for s in skills)
-        ranked = rank_skills(skills, task[:4000], stats, limit=limit)
+        ranked, mode = self.find(task[:4000], limit)
         return _ok(
             task=task[:200],
+            matching=mode,
             results=[
                 {
                     "name": r.skill.name,

@@ -128,7 +128,7 @@ class HonchoProvider(MemoryProvider):
         self._pending: dict[str, list[dict[str, Any]]] = {}
         self._pending_turns: dict[str, int] = {}
         self._written: OrderedDict[tuple[str, int, int], None] = OrderedDict()
-        self._users: dict[str, _UserState] = {}
+        self._users: OrderedDict[str, _UserState] = OrderedDict()
         self._executor: cf.ThreadPoolExecutor | None = None
         self._closed = False
 
@@ -209,7 +209,13 @@ class HonchoProvider(MemoryProvider):
 
     def _state(self, user: str) -> _UserState:
         with self._lock:
-            return self._users.setdefault(user, _UserState())
+            state = self._users.get(user)
+            if state is None:
+                state = self._users[user] = _UserState()
+                while len(self._users) > _SEEN_TURNS:
+                    self._users.popitem(last=False)
+            self._users.move_to_end(user)
+            return state
 
     def _log_failure(self, what: str, exc: ServiceError) -> None:
         if isinstance(exc, ServicePaused):

@@ -28,6 +28,7 @@ import json
 import logging
 import re
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -65,6 +66,8 @@ log = logging.getLogger(__name__)
 
 LABEL = "Supermemory"
 MAX_QUEUED = 200
+_REMEMBERED = 4096
+"""Written turn ids / session turn counters kept in memory (oldest forgotten first)."""
 _SAFE_ID = re.compile(r"[^A-Za-z0-9._-]+")
 
 
@@ -105,8 +108,8 @@ class SupermemoryProvider(MemoryProvider):
         self._api: SupermemoryAPI | None = None
         self._lock = threading.RLock()
         self._queue: list[tuple[str, dict[str, Any]]] = []
-        self._written: set[str] = set()
-        self._turns: dict[str, int] = {}
+        self._written: OrderedDict[str, None] = OrderedDict()
+        self._turns: OrderedDict[str, int] = OrderedDict()
 
     # -- identity
 
@@ -176,6 +179,9 @@ class SupermemoryProvider(MemoryProvider):
     def on_turn_start(self, session: SessionInfo, turn_number: int) -> None:
         with self._lock:
             self._turns[session.id] = turn_number
+            self._turns.move_to_end(session.id)
+            while len(self._turns) > _REMEMBERED:
+                self._turns.popitem(last=False)
 
     @hookimpl
     def prefetch(self, session: SessionInfo, query: str) -> MemoryContext | None:
@@ -264,7 +270,9 @@ class SupermemoryProvider(MemoryProvider):
             with self._lock:
                 if self._queue and self._queue[0][0] == custom_id:
                     self._queue.pop(0)
-                self._written.add(custom_id)
+                self._written[custom_id] = None
+                while len(self._written) > _REMEMBERED:
+                    self._written.popitem(last=False)
 
     @hookimpl
     def sync(self, session: SessionInfo, turn: Turn) -> None:

@@ -333,3 +333,61 @@ def test_a_newer_archive_is_listed_but_never_written(cli: click.Group, filled: P
     db = SessionDB.open(filled)
     assert db.get_session("s-new").title == "部署 服务"  # type: ignore[union-attr]
     db.close()
+
+
+def test_prune_by_source_keeps_other_sources(
+    cli: click.Group, filled: Path, add_session: Any
+) -> None:
+    db = SessionDB.open(filled)
+    old = time.time() - 300 * 86400
+    add_session(db, "s-cron", [("user", "nightly 备份 job")], source="cron", started_at=old)
+    db.close()
+    dry = json.loads(
+        run(
+            cli,
+            "sessions",
+            "prune",
+            "--older-than",
+            "90d",
+            "--source",
+            "cron",
+            "--dry-run",
+            "--json",
+        ).output
+    )
+    assert dry["session_ids"] == ["s-cron"]  # s-old (source cli) is as old but kept
+    out = run(cli, "sessions", "prune", "--older-than", "90d", "--source", "cron", "--yes")
+    assert "deleted 1 session" in out.output
+    rows = {r["id"] for r in json.loads(run(cli, "sessions", "list", "--json").output)}
+    assert rows == {"s-old", "s-new"}
+
+
+def test_export_all_round_trips_through_import(
+    cli: click.Group, filled: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = tmp_path / "all.jsonl"
+    result = run(cli, "sessions", "export", "--all", "-o", str(out))
+    assert result.exit_code == 0, result.output
+    text = out.read_text(encoding="utf-8")
+    assert "archive the invoices" in text and "部署新的服务到生产环境" in text
+    md = run(cli, "sessions", "export", "--all", "--format", "md").output
+    assert "Invoices" in md and "部署" in md and "---" in md
+    only = run(cli, "sessions", "export", "--all", "--source", "telegram").output
+    assert "部署新的服务" in only and "invoices" not in only
+    other_home = tmp_path / "other-home"
+    monkeypatch.setenv("HERMES_HOME", str(other_home))
+    imported = run(cli, "sessions", "import", str(out), "--json")
+    assert imported.exit_code == 0, imported.output
+    assert len(json.loads(imported.output)) == 2
+    assert CliRunner().invoke(cli, ["sessions", "export"]).exit_code != 0  # SESSION or --all
+
+
+def test_set_title_on_a_missing_session_reports_failure(home: Path) -> None:
+    db = SessionDB.open(home)
+    try:
+        assert db.set_title("no-such-session", "标题") is None
+        assert db.get_session("no-such-session") is None
+        db.create_session("s1", source="cli")
+        assert db.set_title("s1", "部署 notes") == "部署 notes"
+    finally:
+        db.close()
