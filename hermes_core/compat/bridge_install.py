@@ -140,6 +140,15 @@ def vendored_requirements(vendor: Path) -> tuple[list[str], list[str]]:
     return names, keep
 
 
+def _vendored_version(vendor: Path, distribution: str) -> str:
+    """The version of ``distribution`` as installed in ``vendor`` (``"0"`` if absent)."""
+    for meta in vendor.glob("*.dist-info/METADATA"):
+        msg = Parser().parsestr(meta.read_text(encoding="utf-8"))
+        if _canonical(str(msg["Name"])) == _canonical(distribution):
+            return str(msg["Version"])
+    return "0"
+
+
 def _canonical(name: str) -> str:
     return name.strip().lower().replace("_", "-").replace(".", "-")
 
@@ -227,17 +236,7 @@ def export_provider(
                 [python, "-m", "pip", "install", "-q", *no_net, *report.requirements],
                 "installing their requirements into the Hermes Agent environment",
             )
-        version = next(
-            (
-                v.split("-")[-1]
-                for v in (
-                    p.name[: -len(".dist-info")]
-                    for p in vendor.glob(f"hermes_memory_{name.replace('-', '_')}-*.dist-info")
-                )
-                if v
-            ),
-            "0",
-        )
+        version = _vendored_version(vendor, f"hermes-memory-{name}")
         manifest = {
             "name": plugin,
             "version": version,

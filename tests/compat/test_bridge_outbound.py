@@ -18,6 +18,7 @@ import sysconfig
 from pathlib import Path
 
 import pytest
+import yaml
 from click.testing import CliRunner
 
 pytest.importorskip("agent.memory_manager", reason="needs hermes-agent (tox -e hermes-agent)")
@@ -143,7 +144,10 @@ def check_export(home: Path, report: dict[str, object], name: str) -> Path:
     plugin_dir = home / "plugins" / f"hermes-core-{name}"
     assert report["plugin_dir"] == str(plugin_dir)
     assert report["hermes_script_unchanged"] is True
-    assert (plugin_dir / "plugin.yaml").is_file() and (plugin_dir / "__init__.py").is_file()
+    manifest = yaml.safe_load((plugin_dir / "plugin.yaml").read_text(encoding="utf-8"))
+    assert manifest["name"] == f"hermes-core-{name}" and manifest["kind"] == "exclusive"
+    assert manifest["version"] not in {"", "0"}  # the vendored provider's own version
+    assert (plugin_dir / "__init__.py").is_file()
     vendor = plugin_dir / "vendor"
     assert (vendor / "hermes_core" / "__init__.py").is_file()
     assert (vendor / f"hermes_memory_{name}").is_dir()
