@@ -59,6 +59,12 @@ elif tool:
     out["tool"] = json.loads(manager.handle_tool_call(tool, {"query": probes[0]}))
 manager.on_session_end([{"role": "user", "content": u} for u, _ in turns])
 manager.shutdown_all()
+# a new session of a new agent: what the last one left behind is recalled
+again = MemoryManager()
+again.add_provider(load_memory_provider(name))
+again.initialize_all(session_id="ha-session-2", platform="cli", user_id="alice")
+out["recall_next_session"] = {probe: again.prefetch_all(probe) for probe in probes}
+again.shutdown_all()
 import hermes_core
 out["hermes_core"] = hermes_core.__file__
 print("RESULT " + json.dumps(out, ensure_ascii=False))
@@ -173,18 +179,21 @@ def test_hermes_agent_runs_our_holographic_provider(agent_home: Path) -> None:
         "hermes-core-holographic",
         [
             ["I always drink oolong tea in the morning", "Noted."],
-            ["我每天晚上都练习书法", "好的。"],
+            ["我一直喜欢在晚上练习书法", "好的。"],
         ],
-        ["oolong tea", "书法"],
-        note="Prefers oolong tea; 每天晚上练习书法",
+        ["tea", "书法"],
+        note="Prefers green tea after lunch",
     )
     assert "hermes-core-holographic" in out["discovered"]
     assert "agent.memory_provider.MemoryProvider" in out["bases"]  # Hermes Agent's own ABC
     assert out["available"] is True
     assert out["tools"] == ["fact_feedback", "fact_store"]
     assert out["flushed"] is True
-    assert "oolong" in out["recall"]["oolong tea"]  # the mirrored memory write, recalled
-    assert "书法" in out["recall"]["书法"]
+    # holographic has no per-turn sync (facts are curated): the mirrored memory write is
+    # recalled at once, and the stated preferences once auto_extract ran at session end
+    assert "green tea" in out["recall"]["tea"]
+    assert "oolong" in out["recall_next_session"]["tea"]
+    assert "书法" in out["recall_next_session"]["书法"]
     assert out["tool"]["results"] if "results" in out["tool"] else out["tool"]
     assert out["hermes_core"].startswith(str(plugin_dir / "vendor"))
     # our data lives under $HERMES_HOME/hermes-core, nothing of Hermes Agent's was touched
@@ -213,6 +222,7 @@ def test_hermes_agent_runs_our_chroma_provider(agent_home: Path) -> None:
     assert "oolong" in out["recall"]["what tea do I drink in the morning?"]  # synced, recalled
     assert "书法" in out["recall"]["我晚上练习什么？"]
     assert "oolong" in json.dumps(out["tool"], ensure_ascii=False)
+    assert "书法" in out["recall_next_session"]["我晚上练习什么？"]  # persisted on disk
     assert out["hermes_core"].startswith(str(plugin_dir / "vendor"))
 
 
