@@ -54,10 +54,11 @@ class UnknownProviderError(PluginError):
         self.requested = requested
         self.installed = tuple(installed)
         listing = ", ".join(self.installed) if self.installed else "none"
+        from hermes_core.providers.sources import install_hint
+
         super().__init__(
             f"memory provider '{requested}' is not installed. Installed: {listing}. "
-            f"Install one with `hermes install hermes-memory-{requested}` or run "
-            "`hermes memory list`."
+            f"{install_hint(requested)} `hermes memory list` shows what is installed."
         )
 
 

@@ -159,7 +159,13 @@ def test_list_and_status_json(hermes_home: Path, recording_installed: None) -> N
 def test_status_of_missing_plugin_says_how_to_install(hermes_home: Path) -> None:
     (hermes_home / "config.yaml").write_text("memory:\n  provider: ghost\n")
     out = run("memory", "status").output
-    assert "NOT installed" in out and "hermes install hermes-memory-ghost" in out
+    # 'ghost' is nobody's provider: the hint names no package that does not exist.
+    assert "NOT installed" in out and "hermes-memory-ghost" not in out
+    assert "No provider called 'ghost' ships with hermes-core" in out
+    (hermes_home / "config.yaml").write_text("memory:\n  provider: mem0\n")
+    out = run("memory", "status").output
+    if "NOT installed" in out:  # our own provider: installed from this checkout's plugins/
+        assert "hermes install hermes-memory-mem0" in out
 
 
 def test_cold_status_does_not_import_heavy_providers(tmp_path: Path) -> None:

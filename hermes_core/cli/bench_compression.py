@@ -9,13 +9,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
-from rich.table import Table
 
 from hermes_core.bench.compression import load_conversations, run_bench
 from hermes_core.bench.compression_retention import PATHS, RATIOS, RetentionResult, run_retention
 from hermes_core.bench.compression_scenarios import load_scenarios
 from hermes_core.cli.bench_output import json_out_option, write_json
-from hermes_core.cli.output import console, progress_bar
+from hermes_core.cli.output import Table, console, progress_bar
 
 DATA_ENV = "HERMES_LOCOMO_DATA"
 
@@ -186,7 +185,7 @@ def _locomo(path: Path, seed: int, rounds: int, limit: int | None, json_out: Pat
         ("critical kept", "right"),
         ("all facts kept", "right"),
     ):
-        table.add_column(name, justify=justify)  # type: ignore[arg-type]
+        table.add_column(name, justify=justify)
     for c in result.conversations:
         table.add_row(
             c.sample_id,

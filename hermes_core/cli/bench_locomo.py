@@ -8,10 +8,9 @@ from pathlib import Path
 from typing import Any
 
 import click
-from rich.table import Table
 
 from hermes_core.cli.bench_output import json_out_option, write_json
-from hermes_core.cli.output import console, progress_bar
+from hermes_core.cli.output import Table, console, progress_bar
 
 
 def _parse_ks(text: str) -> tuple[int, ...]:

@@ -5,11 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
-from rich.table import Table
 
 from hermes_core.bench.memory import run_bench, total_ticks
 from hermes_core.cli.bench_output import json_out_option, write_json
-from hermes_core.cli.output import console, progress_bar
+from hermes_core.cli.output import Table, console, progress_bar
 
 
 @click.command(name="memory")

@@ -6,11 +6,10 @@ from pathlib import Path
 
 import click
 from rich.progress import TaskID
-from rich.table import Table
 
 from hermes_core.bench.skills import load_tasks, run_bench
 from hermes_core.cli.bench_output import json_out_option, write_json
-from hermes_core.cli.output import console, progress_bar
+from hermes_core.cli.output import Table, console, progress_bar
 from hermes_core.embedding import INSTALL_HINT, Embedder, embedder_status, load_embedder
 from hermes_core.layers.skills.library import SkillRoot, skill_roots
 from hermes_core.layers.skills.tools import DEFAULT_AVAILABLE_TOOLS, DEFAULT_AVAILABLE_TOOLSETS

@@ -12,9 +12,8 @@ import stat
 from pathlib import Path
 
 import click
-from rich.table import Table
 
-from hermes_core.cli.output import console, mark, print_json
+from hermes_core.cli.output import Table, console, mark, print_json
 from hermes_core.types import HealthCheck
 
 

@@ -11,13 +11,13 @@ from pathlib import Path
 from typing import Any
 
 import click
-from rich.table import Table
 
 from hermes_core.cli.memory_store import register_memory_commands
-from hermes_core.cli.output import console, mark, print_json
+from hermes_core.cli.output import Table, console, mark, print_json
 from hermes_core.errors import ConfigError, HermesError
 from hermes_core.providers.base import MemoryProvider, env_var_for, load_provider_settings
 from hermes_core.providers.discovery import InstalledProvider, list_installed
+from hermes_core.providers.sources import OUR_PROVIDERS, install_hint
 from hermes_core.settings.base import read_config_file, resolve_home
 from hermes_core.settings.files import read_env_file, set_config_value, write_env_values
 
@@ -86,12 +86,13 @@ def list_providers(as_json: bool) -> None:
     if not installed:
         out.print(
             "No memory provider plugins installed. Install one, e.g. "
-            "`hermes install hermes-memory-chroma`, then `hermes memory setup`."
+            "`hermes install hermes-memory-chroma` (ours: " + ", ".join(OUR_PROVIDERS) + "), "
+            "then `hermes memory setup`."
         )
         return
     table = Table(title="Memory providers")
     for column in ("name", "distribution", "version", "origin", "active"):
-        table.add_column(column, overflow="fold")
+        table.add_column(column)
     for p in installed:
         mark_active = "← active" if p.name == active else ""
         table.add_row(p.name, p.distribution, p.version, p.origin, mark_active)
@@ -128,7 +129,7 @@ def _status_data(home: Path) -> dict[str, Any]:
     info: dict[str, Any] = {"name": name, "installed": any(p.name == name for p in installed)}
     data["provider_status"] = info
     if not info["installed"]:
-        info["fix"] = f"hermes install hermes-memory-{name}"
+        info["fix"] = install_hint(name)
         return data
     try:
         cls = _load_class(name)
@@ -219,7 +220,11 @@ def status(as_json: bool) -> None:
                     )
     out.print("Installed plugins:")
     if not data["installed"]:
-        out.print("  (none) — `hermes install hermes-memory-<name>`")
+        out.print(
+            "  (none) — e.g. `hermes install hermes-memory-chroma` (ours: "
+            + ", ".join(OUR_PROVIDERS)
+            + ")"
+        )
     for p in data["installed"]:
         suffix = " ← active" if p["name"] == name else ""
         out.print(f"  • {p['name']} ({p['distribution']} {p['version']}){suffix}")
@@ -283,8 +288,10 @@ def setup(name: str | None, advanced: bool) -> None:
         if name is None:
             if not installed:
                 out.print(
-                    "No memory provider plugins detected. Install one with "
-                    "`hermes install hermes-memory-<name>` and try again."
+                    "No memory provider plugins detected. Install one, e.g. "
+                    "`hermes install hermes-memory-chroma` (ours: "
+                    + ", ".join(OUR_PROVIDERS)
+                    + "), and try again."
                 )
                 return
             _require_terminal()
@@ -296,8 +303,7 @@ def setup(name: str | None, advanced: bool) -> None:
         elif not any(p.name == name for p in installed):
             known = ", ".join(p.name for p in installed) or "none"
             raise click.ClickException(
-                f"Memory provider '{name}' not found. Installed: {known}. "
-                f"Install it with `hermes install hermes-memory-{name}`."
+                f"Memory provider '{name}' not found. Installed: {known}. {install_hint(name)}"
             )
         _require_terminal()
         cls = _load_class(name)
@@ -328,6 +334,9 @@ def _validate_and_save(
 
     out = console()
     saved_env = {key: os.environ.get(key) for key in secrets}
+    from hermes_core.fsutil import ensure_private_dir
+
+    ensure_private_dir(home)  # probe the provider against the home it will run in
     os.environ.update(secrets)  # so validation sees the new secrets
     try:
         provider_settings = load_provider_settings(cls.Settings, name, home, config)
@@ -342,15 +351,12 @@ def _validate_and_save(
                 os.environ.pop(key, None)
             else:
                 os.environ[key] = value
-    from hermes_core.fsutil import ensure_private_dir
-
     try:
-        ensure_private_dir(home)
         if secrets:
             write_env_values(home, secrets)
         set_config_value(home, f"memory.providers.{name}", _plain(config))
         set_config_value(home, "memory.provider", name)
-        provider.save_setup(_plain(config))
+        provider.save_setup(_plain(config))  # e.g. a Hermes Agent provider's save_config
     except HermesError as exc:
         raise click.ClickException(str(exc)) from exc
     finally:

@@ -22,9 +22,8 @@ from typing import Any, cast
 
 import click
 from rich.markup import escape
-from rich.table import Table
 
-from hermes_core.cli.output import console, print_json
+from hermes_core.cli.output import Table, console, print_json
 from hermes_core.errors import HermesError
 from hermes_core.layers.memory.approval import (
     PendingStore,

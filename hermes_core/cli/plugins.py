@@ -78,21 +78,38 @@ def _pip(args: list[str]) -> None:
 @click.argument("packages", nargs=-1)
 @click.option("-e", "--editable", multiple=True, help="Install a local project in editable mode.")
 @click.option("-U", "--upgrade", is_flag=True, help="Upgrade if already installed.")
-@click.option("--force-reinstall", is_flag=True, help="Reinstall even if up to date.")
+@click.option(
+    "--force-reinstall",
+    is_flag=True,
+    help="Reinstall the named packages even if up to date (never their dependencies: an "
+    "editable core stays the checkout).",
+)
 def install(
     packages: tuple[str, ...], editable: tuple[str, ...], upgrade: bool, force_reinstall: bool
 ) -> None:
-    """Install provider packages into the Python environment hermes runs in."""
+    """Install provider packages into the Python environment hermes runs in.
+
+    Our providers (``chroma`` or ``hermes-memory-chroma``, …) come from this checkout's
+    ``plugins/`` when hermes runs from one, from the registry otherwise; anything else (a
+    path, a registry requirement) goes to pip unchanged. The installed core is never replaced:
+    providers require ``hermes-memory-core>=0.1,<0.2``, which it already satisfies."""
+    from hermes_core.providers.sources import resolve
+
     if not packages and not editable:
         raise click.UsageError("name a package, e.g. `hermes install hermes-memory-chroma`")
-    args = ["install"]
-    if upgrade:
-        args.append("--upgrade")
-    if force_reinstall:
-        args.append("--force-reinstall")
+    targets = resolve(list(packages))
+    for item in targets:
+        if item.origin == "checkout":
+            click.echo(f"{item.requested}: from this checkout, {item.target}", err=True)
+    wanted = [t.target for t in targets]
+    extra = ["--upgrade"] if upgrade else []
     for path in editable:
-        args += ["-e", path]
-    _pip(args + list(packages))
+        extra += ["-e", path]
+    if force_reinstall:
+        # Only the named packages are reinstalled; their dependencies (the core among them)
+        # are left as they are, then any missing ones are filled in.
+        _pip(["install", "--force-reinstall", "--no-deps", *extra, *wanted])
+    _pip(["install", *extra, *wanted])
     click.echo("Installed. Next: `hermes memory list`, then `hermes memory setup`.")
 
 

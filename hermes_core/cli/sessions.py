@@ -18,17 +18,35 @@ from typing import Any
 
 import click
 from rich.markup import escape
-from rich.table import Table
 
-from hermes_core.cli.output import console, print_json, progress_bar
+from hermes_core.cli.output import Table, console, print_json, progress_bar
 from hermes_core.settings.base import resolve_home
 
 _AGE = re.compile(r"^\s*(\d+)\s*([dhwmy])\s*$", re.IGNORECASE)
 _AGE_SECONDS = {"h": 3600, "d": 86400, "w": 7 * 86400, "m": 30 * 86400, "y": 365 * 86400}
 
 
+def _index_hermes_agent(db: Any, home: Path) -> None:
+    """Say plainly when ``home`` is a Hermes Agent home, and index its sessions (read-only on
+    its file) so listings and search include them. Notes go to stderr (``--json`` stays
+    clean)."""
+    from hermes_core.homefiles import inspect_state_db
+    from hermes_core.layers.sessions.plugin import refresh_hermes_agent
+
+    found = inspect_state_db(home)
+    if not found.is_hermes_agent:
+        return
+    console(stderr=True).print(
+        f"{found.describe()}: hermes-core reads it and never writes to it; its own "
+        f"tables are in {db.path.name}",
+        markup=False,
+    )
+    refresh_hermes_agent(db, home)
+
+
 @contextmanager
-def _open_db() -> Iterator[Any]:
+def _open_db(index: bool = True) -> Iterator[Any]:
+    from hermes_core.homefiles import own_db_path
     from hermes_core.layers.sessions.db import (
         SessionDB,
         SessionStoreError,
@@ -48,15 +66,17 @@ def _open_db() -> Iterator[Any]:
         raise click.ClickException(str(exc)) from exc
     except (OSError, SessionStoreError) as exc:
         raise click.ClickException(
-            f"cannot open {home / 'state.db'}: {exc} — check the path and its permissions "
+            f"cannot open {own_db_path(home)}: {exc} — check the path and its permissions "
             "(HERMES_HOME)"
         ) from exc
     except sqlite3.DatabaseError as exc:
-        path = home / "state.db"
+        path = own_db_path(home)
         raise click.ClickException(
             f"{path} is not a readable SQLite database ({exc}) — move it aside "
             f"(mv {path} {path}.bad) and rerun; a fresh archive is created, the old file kept"
         ) from exc
+    if index:
+        _index_hermes_agent(db, home)
     try:
         yield db
     except SessionStoreError as exc:
@@ -171,7 +191,7 @@ def users_cmd(as_json: bool) -> None:
         return
     table = Table(title="User scopes of the session archive")
     for col, justify in (("user", "left"), ("sessions", "right"), ("last active", "left")):
-        table.add_column(col, justify=justify, overflow="fold")  # type: ignore[arg-type]
+        table.add_column(col, justify=justify, overflow="fold")
     for row in rows:
         table.add_row(
             escape(row["user_id"] if row["user_id"] is not None else "(no user)"),
@@ -327,20 +347,50 @@ def export_cmd(
 
 
 @sessions.command(name="import")
-@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("file", type=click.Path(exists=True, path_type=Path))
+@click.option(
+    "--from",
+    "from_format",
+    type=click.Choice(["file", "hermes-agent"]),
+    default="file",
+    show_default=True,
+    help="file: our JSONL export or OpenAI messages; hermes-agent: a Hermes Agent home "
+    "(~/.hermes) or its state.db, copied with titles, lineage and tool calls.",
+)
 @click.option("--source", default="import", show_default=True, help="Source for new sessions.")
 @click.option("--title", default=None, help="Title for an imported OpenAI message list.")
+@click.option(
+    "--keep-users",
+    is_flag=True,
+    help="hermes-agent: keep each session's own user_id instead of the --user scope.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable summary.")
 @_user_option
 def import_cmd(
-    file: Path, source: str, title: str | None, as_json: bool, user_id: str | None
+    file: Path,
+    from_format: str,
+    source: str,
+    title: str | None,
+    keep_users: bool,
+    as_json: bool,
+    user_id: str | None,
 ) -> None:
-    """Bring history in: our JSONL export or an OpenAI-style messages list.
+    """Bring history in: our JSONL export, an OpenAI-style messages list, or (with
+    ``--from hermes-agent``) every session of a Hermes Agent home.
 
     The file is checked first (every invalid value is listed with its line and field) and
-    written in one transaction, into the --user scope; running it again imports nothing."""
+    written in one transaction, into the --user scope; running it again imports nothing.
+    A Hermes Agent state.db is only read (never written)."""
     from hermes_core.layers.sessions.transfer import TransferError, import_groups, read_import
 
+    if from_format == "hermes-agent":
+        _import_hermes_agent(file, keep_users, as_json, user_id)
+        return
+    if file.is_dir():
+        raise click.ClickException(
+            f"{file} is a directory; pass a file, or `--from hermes-agent {file}` for a "
+            "Hermes Agent home"
+        )
     try:
         groups = read_import(file)
     except TransferError as exc:
@@ -374,6 +424,45 @@ def import_cmd(
         console().print(
             f"imported {row['messages']} messages into {row['session_id']}{note}", markup=False
         )
+
+
+def _import_hermes_agent(path: Path, keep_users: bool, as_json: bool, user_id: str | None) -> None:
+    from hermes_core.layers.sessions.hermes_agent import (
+        HermesAgentHomeError,
+        import_hermes_agent,
+        locate_state_db,
+        session_stamps,
+    )
+
+    try:
+        total = len(session_stamps(locate_state_db(path)))
+    except (HermesAgentHomeError, sqlite3.Error) as exc:
+        raise click.ClickException(str(exc)) from exc
+    with _open_db(index=False) as db, progress_bar() as progress:
+        task = progress.add_task("importing Hermes Agent sessions", total=None)
+        done = import_hermes_agent(
+            db,
+            path,
+            user_id=user_id or None,
+            keep_users=keep_users,
+            progress=lambda n: progress.advance(task, n),
+        )
+    report = [row.to_dict() for row in done]
+    if as_json:
+        print_json(report)
+        return
+    fresh = [r for r in report if r["status"] == "imported"]
+    messages = sum(int(r["messages"]) for r in fresh)
+    console().print(
+        f"imported {len(fresh)} of {total} Hermes Agent session(s), {messages} message(s); "
+        f"{len(report) - len(fresh)} already imported",
+        markup=False,
+    )
+    for row in report:
+        if row["renamed_from"]:
+            console().print(
+                f"  {row['renamed_from']} existed; stored as {row['session_id']}", markup=False
+            )
 
 
 @sessions.command(name="prune")

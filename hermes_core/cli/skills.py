@@ -12,9 +12,8 @@ from typing import Any
 
 import click
 from rich.markup import escape
-from rich.table import Table
 
-from hermes_core.cli.output import console, mark, print_json
+from hermes_core.cli.output import Table, console, mark, print_json
 from hermes_core.errors import HermesError
 from hermes_core.layers.skills.browse import browse
 from hermes_core.layers.skills.envkeys import describe, present_env_names, store_env_values

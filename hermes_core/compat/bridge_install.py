@@ -34,10 +34,16 @@ from hermes_core.compat.bridge_discovery import EXPORT_MARKER
 from hermes_core.compat.bridge_outbound import CORE_HOME_DIR
 from hermes_core.errors import HermesError
 from hermes_core.fsutil import atomic_write_text
+from hermes_core.providers.sources import (
+    CORE_DISTRIBUTION,
+    PROVIDER_PREFIX,
+    checkout_root,
+    provider_dir,
+)
 from hermes_core.settings.files import set_config_value
 
 PLUGIN_PREFIX = "hermes-core-"
-CORE_PACKAGE_NAMES = frozenset({"hermes-core", "hermes-memory-core"})
+CORE_PACKAGE_NAMES = frozenset({CORE_DISTRIBUTION, "hermes-core"})
 
 
 class ExportError(HermesError):
@@ -70,29 +76,15 @@ class ExportReport:
         }
 
 
-def checkout_root() -> Path | None:
-    """This checkout's root when hermes_core runs from one (it has ``plugins/``)."""
-    root = Path(__file__).resolve().parents[2]
-    if (root / "pyproject.toml").is_file() and (root / "plugins").is_dir():
-        return root
-    return None
-
-
 def provider_source(name: str, root: Path | None) -> str:
-    """The checkout's ``plugins/hermes-memory-<name>`` or the registry name."""
-    if root is not None and (root / "plugins" / f"hermes-memory-{name}").is_dir():
-        return str(root / "plugins" / f"hermes-memory-{name}")
-    return f"hermes-memory-{name}"
+    """The checkout's ``plugins/hermes-memory-<name>``, else the registry name."""
+    found = provider_dir(name, root)
+    return str(found) if found is not None else f"{PROVIDER_PREFIX}{name}"
 
 
 def core_source(root: Path | None) -> str:
-    """The checkout, or our core's distribution name as installed here."""
-    if root is not None:
-        return str(root)
-    from importlib.metadata import packages_distributions
-
-    names = packages_distributions().get("hermes_core") or ["hermes-memory-core"]
-    return names[0]
+    """The checkout, else the core's distribution name on the registry."""
+    return str(root) if root is not None else CORE_DISTRIBUTION
 
 
 def _run(cmd: list[str], what: str) -> str:
@@ -236,7 +228,7 @@ def export_provider(
                 [python, "-m", "pip", "install", "-q", *no_net, *report.requirements],
                 "installing their requirements into the Hermes Agent environment",
             )
-        version = _vendored_version(vendor, f"hermes-memory-{name}")
+        version = _vendored_version(vendor, f"{PROVIDER_PREFIX}{name}")
         manifest = {
             "name": plugin,
             "version": version,

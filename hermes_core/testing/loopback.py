@@ -8,7 +8,7 @@ connection is dropped), a delay, a malformed JSON body, or a dropped connection.
 
 Given an OpenAPI document (3.0 or 3.1; a dict or a JSON/YAML path), each request is validated
 against it before the handler runs, and each 2xx response after (with ``openapi-core``, a
-test-only dependency: ``pip install hermes-core[dev]``). A request that violates the document
+test-only dependency: ``pip install hermes-memory-core[dev]``). A request that violates the document
 is answered ``400`` with the reason and recorded in :attr:`LoopbackServer.violations`; a
 response that violates it is sent as is and recorded. Tests end with
 :meth:`LoopbackServer.assert_no_violations`. Injected faults are never validated.

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from hermes_core.context import redact
 from hermes_core.fsutil import PRIVATE_FILE_MODE, ensure_private_dir
+from hermes_core.homefiles import own_db_path
 from hermes_core.types import CompressionResult
 
 DB_NAME = "state.db"
@@ -64,8 +65,9 @@ class CompressionStats:
 
 
 def db_path(home: Path) -> Path:
-    """``$HERMES_HOME/state.db``."""
-    return Path(home) / DB_NAME
+    """hermes-core's own database in ``home`` (``state.db``, or ``hermes_core.db`` beside a
+    Hermes Agent ``state.db``; :func:`hermes_core.homefiles.own_db_path`)."""
+    return own_db_path(Path(home))
 
 
 @contextmanager

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import cast
 
 from hermes_core.fsutil import ensure_private_dir
+from hermes_core.homefiles import own_db_path
 from hermes_core.types import MemoryTarget
 
 from .scope import MemoryScope
@@ -133,7 +134,9 @@ class ArchivedEntry:
 
 
 def db_path(home: Path) -> Path:
-    return home / "state.db"
+    """hermes-core's own database in ``home`` (``state.db``, or ``hermes_core.db`` beside a
+    Hermes Agent ``state.db``, which is never written: :mod:`hermes_core.homefiles`)."""
+    return own_db_path(home)
 
 
 def _make_private(path: Path) -> None:

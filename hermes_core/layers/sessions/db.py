@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from hermes_core.context import redact
+from hermes_core.homefiles import own_db_path
 from hermes_core.layers.sessions.errors import (
     SessionStoreBusy,
     SessionStoreError,
@@ -141,11 +142,13 @@ class SessionDB:
     def open(
         cls, home: Path, *, index_char_cap: int = 8192, redact_secrets: bool = True
     ) -> SessionDB:
-        """The archive of a Hermes home: ``<home>/state.db`` (created 0600 when missing).
+        """The archive of a Hermes home: ``<home>/state.db`` (created 0600 when missing), or
+        ``<home>/hermes_core.db`` when ``state.db`` is Hermes Agent's (never written; see
+        :mod:`hermes_core.homefiles` and :mod:`.hermes_agent`).
         Raises :class:`SessionStoreUnusable` when the file cannot be used (the message says
         how to fix it); a newer or foreign file opens read-only (:attr:`read_only_reason`)."""
         return cls(
-            Path(home) / DB_FILE, index_char_cap=index_char_cap, redact_secrets=redact_secrets
+            own_db_path(Path(home)), index_char_cap=index_char_cap, redact_secrets=redact_secrets
         )
 
     @property

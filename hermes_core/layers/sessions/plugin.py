@@ -27,14 +27,15 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
+from hermes_core.homefiles import inspect_state_db, own_db_path
 from hermes_core.layers.sessions.db import (
-    DB_FILE,
     SCHEMA_VERSION,
     SessionDB,
     SessionStoreError,
     content_text,
     tighten_permissions,
 )
+from hermes_core.layers.sessions.hermes_agent import index_hermes_agent
 from hermes_core.layers.sessions.sanitize import json_text
 from hermes_core.layers.sessions.search import SessionSearch, build_tool, llm_summarizer
 from hermes_core.markers import hookimpl
@@ -107,6 +108,8 @@ class SessionsLayer:
         db = self.db()
         if db is None:
             return None
+        if self._home is not None:
+            refresh_hermes_agent(db, self._home)
         settings = self._settings
         return SessionSearch(
             db,
@@ -216,10 +219,33 @@ class SessionsLayer:
         return health_checks(Path(home))
 
 
+def refresh_hermes_agent(db: SessionDB, home: Path) -> None:
+    """Index the sessions of a Hermes Agent ``state.db`` in ``home`` into ``db`` (incremental,
+    read-only on its file; :mod:`.hermes_agent`). A failure is logged, never raised: search
+    still runs over what is indexed."""
+    try:
+        index_hermes_agent(db, home)
+    except (sqlite3.Error, OSError, SessionStoreError) as exc:
+        log.warning("could not index Hermes Agent sessions in %s: %s", home, exc)
+
+
 def health_checks(home: Path) -> list[HealthCheck]:
-    """FTS5, permissions and schema checks of ``<home>/state.db`` (opens it read/write)."""
-    path = home / DB_FILE
+    """FTS5, permissions and schema checks of our archive (``<home>/state.db``, or
+    ``hermes_core.db`` beside a Hermes Agent ``state.db``; opens ours read/write), and what a
+    Hermes Agent ``state.db`` in ``home`` is (read-only look)."""
+    path = own_db_path(home)
     checks: list[HealthCheck] = []
+    found = inspect_state_db(home)
+    if found.is_hermes_agent:
+        checks.append(
+            HealthCheck(
+                "sessions: Hermes Agent home",
+                True,
+                f"{found.describe()}; hermes-core only reads it (its sessions are indexed "
+                f"into {path.name} for search) and never changes its tables or schema",
+                "",
+            )
+        )
     loose = []
     for suffix in ("", "-wal", "-shm"):
         p = Path(str(path) + suffix)

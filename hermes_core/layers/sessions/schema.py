@@ -293,7 +293,7 @@ def incompatibility(conn: sqlite3.Connection) -> str | None:
     if version > SCHEMA_VERSION:
         return (
             f"its schema is version {version}, newer than this hermes-core "
-            f"(version {SCHEMA_VERSION}); upgrade hermes-core (pip install -U hermes-core)"
+            f"(version {SCHEMA_VERSION}); upgrade hermes-core (pip install -U hermes-memory-core)"
         )
     owner = None
     if "state_meta" in tables:

@@ -8,11 +8,14 @@ weights 6/4/4/1) in an in-memory table rebuilt when the library changes. The tok
 bigram phrases, so Chinese works without a segmenter (unicode61 alone would index a whole
 run of Chinese as one token). The final score is
 ``0.8 * relevance / best_relevance + 0.2 * (successes + 1) / (uses + 2)``: the track record
-re-orders close candidates but never lifts an irrelevant skill (only FTS hits, and with the
-embedder skills above a similarity floor, are ranked).
+re-orders close candidates but never lifts an irrelevant skill: lexically only FTS hits are
+ranked; with the embedder only skills whose cosine stands out from the library's baseline
+(FTS hits need less, see :func:`fuse`).
 
-Outcomes and views live in ``$HERMES_HOME/state.db`` tables ``skill_outcomes`` and
-``skill_usage`` (created idempotently; WAL; busy timeout; other tables are never touched).
+Outcomes and views live in hermes-core's own database (``$HERMES_HOME/state.db``, or
+``hermes_core.db`` beside a Hermes Agent ``state.db``: :mod:`hermes_core.homefiles`), tables
+``skill_outcomes`` and ``skill_usage`` (created idempotently; WAL; busy timeout; other tables
+are never touched).
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from hermes_core.homefiles import own_db_path
 from hermes_core.layers.skills.library import Skill
 from hermes_core.text import CJK_RUN, space_cjk
 
@@ -133,7 +137,7 @@ class SkillStatsStore:
     """The skill tables of ``state.db``. Each call opens and closes its own connection."""
 
     def __init__(self, home: Path) -> None:
-        self.path = home / STATE_DB
+        self.path = own_db_path(home)
 
     def _connect(self) -> sqlite3.Connection:
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -297,34 +301,86 @@ def _index_for(skills: Sequence[Skill]) -> _FtsIndex:
 
 
 SEMANTIC_MARGIN = 0.18
-"""How far above the median skill's cosine a skill must be to become a candidate on the
-embedding ranking alone (with no word in common). Nonsense queries stay below it: every
-skill is about equally (dis)similar to them."""
+"""How far above its baseline (see :func:`fuse`) a skill's cosine must be for the skill to
+become a candidate on the embedding ranking alone (no word in common with the task).
+Nonsense queries stay below it: every skill is about equally (dis)similar to them."""
+LEXICAL_SUPPORT = 0.05
+"""With the embedder on, a skill that shares words with the task is a candidate only if its
+cosine is at least this far above its baseline: one shared common word ("tell", "match")
+is not enough when the meaning is unrelated."""
 LEXICAL_SHARE = 0.3
 """Share of the fused relevance that comes from BM25 when the embedder is on."""
+LEXICAL_SATURATION = 10.0
+"""BM25 evidence is ``bm25 / (bm25 + LEXICAL_SATURATION)`` when fused: absolute, so a lone
+weak hit is not promoted to full lexical evidence just because it is the best of the hits."""
+SCRIPT_GROUP_MIN = 5
+"""A script group (CJK or Latin skills) needs this many skills to get its own baseline; a
+library with fewer visible skills keeps every FTS hit (its median is no baseline)."""
 
 
-def fuse(lexical: Mapping[str, float], semantic: Mapping[str, float] | None) -> dict[str, float]:
+def text_script(text: str) -> str:
+    """``"cjk"`` when CJK characters carry the text (one character counting as half a Latin
+    word's letters), else ``"latin"``."""
+    cjk = sum(len(run) for run in CJK_RUN.findall(text))
+    latin = sum(1 for ch in text if ch.isascii() and ch.isalpha())
+    return "cjk" if cjk and cjk * 2 >= latin else "latin"
+
+
+def _upper_median(values: Sequence[float]) -> float:
+    ordered = sorted(values)
+    return ordered[len(ordered) // 2] if ordered else 0.0
+
+
+def fuse(
+    lexical: Mapping[str, float],
+    semantic: Mapping[str, float] | None,
+    scripts: Mapping[str, str] | None = None,
+) -> dict[str, float]:
     """Relevance in [0, 1] per candidate skill.
 
-    Lexical only (``semantic`` None): BM25 / best BM25, FTS hits only. With the embedder
-    (``semantic``: cosine per skill, every visible skill): ``LEXICAL_SHARE * bm25/best +
-    (1 - LEXICAL_SHARE) * s``, where ``s`` rescales the cosine from the median skill's (0) to
-    the best (1). Candidates are the FTS hits plus the skills at least ``SEMANTIC_MARGIN``
-    above the median cosine, so a Chinese task finds an English skill with no word in
-    common, while a task unrelated to every skill returns nothing.
+    Lexical only (``semantic`` None): BM25 / best BM25, FTS hits only.
+
+    With the embedder (``semantic``: cosine per skill, every visible skill), each skill's
+    cosine is measured against a *baseline*: the median cosine of the skills written in the
+    same script (``scripts``: name → ``"cjk"``/``"latin"``, see :func:`text_script`) when
+    that group has at least ``SCRIPT_GROUP_MIN`` skills, else the median over all skills.
+    The multilingual encoder scores same-language pairs higher, so a Chinese task would
+    otherwise lift every Chinese skill above the English one it is about. The margin
+    ``m = cosine - baseline`` is rescaled so the best margin is 1, and relevance is
+    ``LEXICAL_SHARE * bm25 / (bm25 + LEXICAL_SATURATION) + (1 - LEXICAL_SHARE) * m``.
+
+    Candidates: skills with ``m >= SEMANTIC_MARGIN`` (a Chinese task finds an English skill
+    with no word in common), and FTS hits with ``m >= LEXICAL_SUPPORT``. A task unrelated to
+    every skill returns nothing, even when it shares a common word with one of them. Below
+    ``SCRIPT_GROUP_MIN`` visible skills a median says little, so every FTS hit is kept.
     """
-    best_lex = max(lexical.values(), default=0.0) or 1.0
     if semantic is None:
+        best_lex = max(lexical.values(), default=0.0) or 1.0
         return {name: score / best_lex for name, score in lexical.items()}
-    values = sorted(semantic.values())
-    median = values[len(values) // 2] if values else 0.0
-    span = (values[-1] - median) if values else 0.0
+    if not semantic:
+        return {}
+    scripts = scripts or {}
+    overall = _upper_median(list(semantic.values()))
+    groups: dict[str, list[float]] = {}
+    for name, cosine in semantic.items():
+        groups.setdefault(scripts.get(name, "latin"), []).append(cosine)
+    baseline = {
+        script: _upper_median(values) if len(values) >= SCRIPT_GROUP_MIN else overall
+        for script, values in groups.items()
+    }
+    margin = {
+        name: cosine - baseline[scripts.get(name, "latin")] for name, cosine in semantic.items()
+    }
+    span = max(margin.values())
+    support = LEXICAL_SUPPORT if len(semantic) >= SCRIPT_GROUP_MIN else float("-inf")
     out: dict[str, float] = {}
-    for name in {*lexical, *(n for n, c in semantic.items() if c - median >= SEMANTIC_MARGIN)}:
-        lex = lexical.get(name, 0.0) / best_lex
-        sem = (semantic.get(name, median) - median) / span if span > 0 else 0.0
-        out[name] = LEXICAL_SHARE * lex + (1 - LEXICAL_SHARE) * max(0.0, min(1.0, sem))
+    for name, m in margin.items():
+        if m < SEMANTIC_MARGIN and not (name in lexical and m >= support):
+            continue
+        bm25 = max(0.0, lexical.get(name, 0.0))
+        lex = bm25 / (bm25 + LEXICAL_SATURATION)
+        sem = max(0.0, min(1.0, m / span)) if span > 0 else 0.0
+        out[name] = LEXICAL_SHARE * lex + (1 - LEXICAL_SHARE) * sem
     return out
 
 
@@ -345,7 +401,12 @@ def rank_skills(
         return []
     query = build_match_query(task)
     hits = _index_for(skills).search(query, max(limit * 4, 20)) if query else []
-    relevance = fuse(dict(hits), semantic)
+    scripts = (
+        {skill.name: text_script(skill.meta.description or skill.meta.name) for skill in skills}
+        if semantic is not None
+        else None
+    )
+    relevance = fuse(dict(hits), semantic, scripts)
     if not relevance:
         return []
     by_name = {skill.name: skill for skill in skills}
@@ -371,4 +432,5 @@ __all__ = [
     "fuse",
     "rank_skills",
     "split_cjk",
+    "text_script",
 ]

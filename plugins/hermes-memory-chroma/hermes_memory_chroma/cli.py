@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 from rich.console import Console
-from rich.table import Table
+from hermes_core.cli.output import Table
 
 if TYPE_CHECKING:
     from hermes_memory_chroma.provider import ChromaProvider

@@ -329,12 +329,18 @@ def test_another_programs_state_db_is_never_written(tmp_path: Path) -> None:
             """
         )
     before = _snapshot(path)
-    store = SessionDB.open(tmp_path)
+    store = SessionDB(path)  # the file itself: read-only, with the fix
     assert store.read_only and "another program" in (store.read_only_reason or "")
     assert "messages_fts_trigram" in (store.read_only_reason or "")
     with pytest.raises(SessionStoreReadOnly, match="HERMES_HOME"):
         store.append_messages("x", [{"role": "user", "content": "写入 write"}])
     store.close()
+    # The home: our archive goes to hermes_core.db beside it (homefiles.own_db_path).
+    ours = SessionDB.open(tmp_path)
+    assert ours.path == tmp_path / "hermes_core.db" and not ours.read_only
+    ours.create_session("x")
+    ours.append_messages("x", [{"role": "user", "content": "写入 write"}])
+    ours.close()
     assert _snapshot(path) == before
 
 
