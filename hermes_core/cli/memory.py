@@ -122,6 +122,9 @@ def _status_data(home: Path) -> dict[str, Any]:
     data["installed"] = [
         {"name": p.name, "distribution": p.distribution, "version": p.version} for p in installed
     ]
+    from hermes_core.providers import recall_skips
+
+    data["recall_skips"] = recall_skips.load(home)
     name = mem.provider
     data["provider"] = name or None
     if not name:
@@ -218,6 +221,12 @@ def status(as_json: bool) -> None:
                         "  Secrets live in "
                         f"{home / '.env'}; services started by systemd do not read it."
                     )
+    if data.get("recall_skips"):
+        from hermes_core.providers.recall_skips import describe
+
+        out.print("Skipped recalls (the turn went on without the provider's memories):")
+        for provider_name, entry in sorted(data["recall_skips"].items()):
+            out.print(f"  {mark(False)} {provider_name}: {describe(entry)}")
     out.print("Installed plugins:")
     if not data["installed"]:
         out.print(

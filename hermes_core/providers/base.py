@@ -174,6 +174,12 @@ class MemoryProvider:
         to config.yaml and .env; a provider with a native config file writes it here.
         Default: nothing."""
 
+    def warm_up(self) -> None:
+        """Open stores and load models ahead of the first recall. The host calls it once,
+        on a daemon thread, when the provider activates; hooks may run while it is still
+        going, so it must take the same locks they do. A recall that waits for it longer
+        than ``memory.prefetch_timeout`` is skipped and counted. Default: nothing."""
+
     def shutdown(self) -> None:
         """Flush queues and close connections. Called once at host close; must tolerate
         being called again."""

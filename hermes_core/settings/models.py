@@ -137,7 +137,7 @@ class SkillsSettings(_Section):
         True,
         description=(
             "Fuse an embedding ranking into skills_find when the offline embedder is "
-            "installed (pip install 'hermes-core[embed]'); false = lexical only."
+            "installed (pip install 'hermes-memory-core[embed]'); false = lexical only."
         ),
     )
     history_versions: int = Field(
@@ -274,6 +274,28 @@ class AgentSettings(_Section):
     )
 
 
+class McpSettings(_Section):
+    """`hermes mcp serve`: the memory layers served over the Model Context Protocol."""
+
+    user: str | None = Field(
+        None, description="User id of stdio clients (`--user` wins); unset = the no-user scope."
+    )
+    host: str = Field("127.0.0.1", description="HTTP bind address (loopback unless told).")
+    port: int = Field(8765, ge=0, le=65535, description="HTTP port (0 = any free port).")
+    skill_manage: bool = Field(
+        False, description="Offer skill_manage to MCP clients (skills are shared by all users)."
+    )
+    disabled_tools: list[str] = Field(
+        default_factory=list, description="Tool names never offered to MCP clients."
+    )
+    tool_timeout: float = Field(
+        30.0, gt=0, description="Seconds an MCP tool call may run before it answers an error."
+    )
+    session_idle_timeout: float = Field(
+        1800.0, gt=0, description="Seconds without a request before an MCP session is closed."
+    )
+
+
 class HermesSettings(HermesBaseSettings):
     """Root of the settings tree (``$HERMES_HOME/config.yaml`` plus ``HERMES_*`` env)."""
 
@@ -288,6 +310,7 @@ class HermesSettings(HermesBaseSettings):
     review: ReviewSettings = Field(default_factory=ReviewSettings, description="Background review.")
     llm: LLMSettings = Field(default_factory=LLMSettings, description="Language model.")
     agent: AgentSettings = Field(default_factory=AgentSettings, description="Agent loop.")
+    mcp: McpSettings = Field(default_factory=McpSettings, description="MCP server.")
 
 
 __all__ = [
@@ -297,6 +320,7 @@ __all__ = [
     "HermesSettings",
     "LLMRoute",
     "LLMSettings",
+    "McpSettings",
     "MemorySettings",
     "ReviewSettings",
     "SessionsSettings",

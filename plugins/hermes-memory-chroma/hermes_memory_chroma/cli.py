@@ -9,8 +9,8 @@ import json
 from typing import TYPE_CHECKING, Any
 
 import click
-from rich.console import Console
 from hermes_core.cli.output import Table
+from rich.console import Console
 
 if TYPE_CHECKING:
     from hermes_memory_chroma.provider import ChromaProvider

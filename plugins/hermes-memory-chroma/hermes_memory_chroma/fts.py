@@ -2,10 +2,11 @@
 
 It holds the *active* memories only (superseded and deleted ones are removed), with the user
 id as an unindexed column that every query must name: there is no method that searches
-across users. Chinese and Japanese are indexed with spaces between CJK characters so
-``unicode61`` (with the ``porter`` stemmer for English) can match 1-2 character words.
-It also keeps recall statistics (how often and when a memory was last recalled), which
-drive TTL expiry.
+across users. ``memory_rows`` maps ``(user_id, mem_id)`` to the FTS rowid, so replacing or
+deleting one text touches one row instead of scanning the index. Chinese and Japanese are
+indexed with spaces between CJK characters so ``unicode61`` (with the ``porter`` stemmer
+for English) can match 1-2 character words. It also keeps recall statistics (how often and
+when a memory was last recalled), which drive TTL expiry.
 """
 
 from __future__ import annotations
@@ -29,7 +30,15 @@ CREATE TABLE IF NOT EXISTS recall (
     last_at REAL
 );
 CREATE INDEX IF NOT EXISTS recall_user ON recall(user_id);
+CREATE TABLE IF NOT EXISTS memory_rows (
+    user_id TEXT NOT NULL,
+    mem_id TEXT NOT NULL,
+    row INTEGER NOT NULL,
+    PRIMARY KEY (user_id, mem_id)
+) WITHOUT ROWID;
 """
+_ROWS_VERSION = 1
+"""``PRAGMA user_version`` once ``memory_rows`` maps every indexed text to its FTS rowid."""
 
 # Per-connection helpers for pseudo-relevance feedback (:mod:`feedback`): a scratch table
 # tokenised exactly like the index, so a word's index term (its porter stem) comes from FTS5
@@ -60,6 +69,13 @@ class FtsIndex:
         self._db.execute("PRAGMA synchronous=NORMAL")
         with self._db:
             self._db.executescript(_SCHEMA)
+            if int(self._db.execute("PRAGMA user_version").fetchone()[0]) < _ROWS_VERSION:
+                # indexes written before the row map: map them once (one scan, at open)
+                self._db.execute(
+                    "INSERT OR REPLACE INTO memory_rows(user_id, mem_id, row) "
+                    "SELECT user_id, mem_id, rowid FROM memory_fts"
+                )
+                self._db.execute(f"PRAGMA user_version = {_ROWS_VERSION}")
         self._db.executescript(_TERM_SCHEMA)
         self._total: int | None = None
         self._stems: dict[str, str] = {}  # word -> index term; the tokenizer never changes
@@ -68,6 +84,19 @@ class FtsIndex:
         except OSError:
             pass
 
+    def _drop_rows(self, user_id: str, mem_ids: Sequence[str]) -> None:
+        """Delete the FTS rows of ``mem_ids`` by rowid (through the row map: a lookup on the
+        unindexed ``mem_id`` column would scan the whole index)."""
+        for mem_id in mem_ids:
+            found = self._db.execute(
+                "SELECT row FROM memory_rows WHERE user_id = ? AND mem_id = ?", (user_id, mem_id)
+            ).fetchone()
+            if found is not None:
+                self._db.execute("DELETE FROM memory_fts WHERE rowid = ?", (found[0],))
+                self._db.execute(
+                    "DELETE FROM memory_rows WHERE user_id = ? AND mem_id = ?", (user_id, mem_id)
+                )
+
     def upsert(self, user_id: str, items: Iterable[tuple[str, str]]) -> None:
         """Index ``(mem_id, content)`` pairs for ``user_id`` (replacing earlier text)."""
         rows = [(split_cjk(content), mem_id, user_id) for mem_id, content in items]
@@ -75,13 +104,15 @@ class FtsIndex:
             return
         with self._lock, self._db:
             self._total = None
-            self._db.executemany(
-                "DELETE FROM memory_fts WHERE mem_id = ? AND user_id = ?",
-                [(r[1], user_id) for r in rows],
-            )
-            self._db.executemany(
-                "INSERT INTO memory_fts(content, mem_id, user_id) VALUES (?, ?, ?)", rows
-            )
+            self._drop_rows(user_id, [r[1] for r in rows])
+            for row in rows:
+                cur = self._db.execute(
+                    "INSERT INTO memory_fts(content, mem_id, user_id) VALUES (?, ?, ?)", row
+                )
+                self._db.execute(
+                    "INSERT OR REPLACE INTO memory_rows(user_id, mem_id, row) VALUES (?, ?, ?)",
+                    (user_id, row[1], cur.lastrowid),
+                )
 
     def delete(self, user_id: str, mem_ids: Sequence[str]) -> None:
         """Remove ``mem_ids`` of ``user_id`` from the index and the recall table."""
@@ -90,7 +121,7 @@ class FtsIndex:
         pairs = [(m, user_id) for m in mem_ids]
         with self._lock, self._db:
             self._total = None
-            self._db.executemany("DELETE FROM memory_fts WHERE mem_id = ? AND user_id = ?", pairs)
+            self._drop_rows(user_id, list(mem_ids))
             self._db.executemany("DELETE FROM recall WHERE mem_id = ? AND user_id = ?", pairs)
 
     def delete_user(self, user_id: str) -> int:
@@ -98,6 +129,7 @@ class FtsIndex:
         with self._lock, self._db:
             self._total = None
             cur = self._db.execute("DELETE FROM memory_fts WHERE user_id = ?", (user_id,))
+            self._db.execute("DELETE FROM memory_rows WHERE user_id = ?", (user_id,))
             self._db.execute("DELETE FROM recall WHERE user_id = ?", (user_id,))
             return cur.rowcount
 
@@ -189,7 +221,7 @@ class FtsIndex:
                 row = self._db.execute("SELECT count(*) FROM memory_fts").fetchone()
             else:
                 row = self._db.execute(
-                    "SELECT count(*) FROM memory_fts WHERE user_id = ?", (user_id,)
+                    "SELECT count(*) FROM memory_rows WHERE user_id = ?", (user_id,)
                 ).fetchone()
         return int(row[0])
 
@@ -197,7 +229,7 @@ class FtsIndex:
         """Memory ids indexed for ``user_id``."""
         with self._lock:
             rows = self._db.execute(
-                "SELECT mem_id FROM memory_fts WHERE user_id = ?", (user_id,)
+                "SELECT mem_id FROM memory_rows WHERE user_id = ?", (user_id,)
             ).fetchall()
         return {str(r[0]) for r in rows}
 

@@ -11,7 +11,8 @@
 - ``on_memory_write``: mirrors built-in MEMORY.md / USER.md writes.
 
 The user of every read and write is ``session.user_id or settings.user_id``. Storage opens
-lazily at ``<home>/chroma`` on first use.
+at ``<home>/chroma`` in :meth:`ChromaProvider.warm_up` (the host runs it in the background
+when the first session opens) or on first use.
 """
 
 from __future__ import annotations
@@ -133,6 +134,15 @@ class ChromaProvider(MemoryProvider):
         if session is not None and session.user_id:
             return session.user_id
         return self.settings.user_id
+
+    def warm_up(self) -> None:
+        """Import chromadb, open the store and run the embedder once (its tokenizer is set up
+        on first use), so the first recall does not pay for it. Called on a background thread
+        by the host; the store lock makes a concurrent first recall wait for it."""
+        if self._closed:
+            return
+        store = self.store
+        store.embedder.embed_query("warm up")
 
     def low_value_types(self) -> list[str]:
         return sorted(t for t, w in self.settings.type_weights.items() if w < 1.0)

@@ -4,18 +4,28 @@ Layout under ``$HERMES_HOME/chroma``: a chromadb ``PersistentClient`` (telemetry
 space, embeddings always computed here — chroma's DefaultEmbeddingFunction, which downloads a
 model, is never used) and ``fts.db``.
 
-Isolation: **one collection per user** (``<prefix>-u-<sha256(user)[:24]>``) and, on top,
-every chroma read and write filters on the ``user_id`` metadata field; every public method
-takes ``user_id`` first and there is no cross-user query.
+Isolation: **one collection per user** (``<prefix>-u-<sha256(user)[:24]>``) holding only
+that user's *active* memories, and one history collection (``<prefix>-h-...``) for the
+memories they replaced. Every row carries ``user_id`` and every row read back is checked
+against it in Python (id lookups are unfiltered: a metadata filter on an id lookup costs
+chromadb a scan of the whole collection); every public method takes ``user_id`` first and
+there is no cross-user query.
 
 Hygiene on :meth:`MemoryStore.add`: a normalised-hash or cosine ≥ ``dedup_cosine`` match is
 a duplicate (nothing new stored); a same-subject (explicit ``subject``, or same type and
-cosine ≥ ``supersede_threshold``) active memory is *superseded*: it stays in chroma with
-``superseded_by`` set (visible in :meth:`history`) but leaves recall and the FTS index.
+cosine ≥ ``supersede_threshold``) active memory is *superseded*: it moves to the history
+collection with ``superseded_by`` set (visible in :meth:`history`) and leaves recall and the
+FTS index. Expired and deleted memories are deleted everywhere. So recall, the duplicate
+check and the supersede check read a bounded number of rows of the live collection,
+whatever the size of the history. A store written before this layout (schema 1) is
+migrated when a user's collection is first opened.
+
+Reads go through a per-user cache of rows by id that every write updates by id (never
+dropped wholesale); the live row count is kept the same way.
 
 The embedder's name and dimension live in the collection metadata; opening a collection made
-with another embedder re-embeds it (progress bar on stderr) instead of failing on the
-dimension.
+with another embedder re-embeds it (:mod:`reembed`, progress bar on stderr) instead of
+failing on the dimension.
 """
 
 from __future__ import annotations
@@ -32,14 +42,25 @@ from typing import Any, Literal
 
 from hermes_memory_chroma.embedders import Embedder, Vectors
 from hermes_memory_chroma.fts import FtsIndex
+from hermes_memory_chroma.reembed import (
+    REEMBED_SUFFIX,
+    Progress,
+    is_stale,
+    recover,
+    reembed_collection,
+)
 from hermes_memory_chroma.text import content_hash
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 1
-REEMBED_SUFFIX = "-reembed"
-Progress = Callable[[int, int], None]
-"""``progress(done, total)`` during long operations."""
+SCHEMA_VERSION = 2
+"""1: superseded rows stayed in the live collection; 2: they live in the history collection."""
+CACHE_LIMIT = 20_000
+"""Rows kept in the per-user read cache (oldest dropped first)."""
+DEDUP_PROBE = 8
+"""Nearest live rows read to find a near-duplicate (skipped types are passed over)."""
+SUPERSEDE_PROBE = 16
+"""Nearest live rows read to find same-type memories a new one replaces."""
 
 _STANDARD_KEYS = frozenset(
     {
@@ -189,34 +210,52 @@ class MemoryStore:
         )
         self.fts = FtsIndex(self.root / "fts.db")
         self._collections: dict[str, Any] = {}
+        self._histories: dict[str, Any] = {}
         self._cache: dict[str, dict[str, Memory]] = {}
         self._counts: dict[str, int] = {}
         self._closed = False
 
     # ------------------------------------------------------------------ read cache
 
-    def _dirty(self, user_id: str) -> None:
-        """Drop ``user_id``'s cached reads; every write path calls it."""
+    def _forget_user(self, user_id: str) -> None:
+        """Drop everything cached for ``user_id`` (collection swapped or removed)."""
         self._cache.pop(user_id, None)
         self._counts.pop(user_id, None)
 
     def _total(self, user_id: str, coll: Any) -> int:
+        """Rows in the live collection (counted once, then kept by every write)."""
         if user_id not in self._counts:
             self._counts[user_id] = int(coll.count())
         return self._counts[user_id]
 
+    def _shift_count(self, user_id: str, delta: int) -> None:
+        if user_id in self._counts:
+            self._counts[user_id] = max(0, self._counts[user_id] + delta)
+
     def _remember(self, user_id: str, memories: Iterable[Memory]) -> None:
         cache = self._cache.setdefault(user_id, {})
-        if len(cache) > 20_000:
-            cache.clear()
         for mem in memories:
+            cache.pop(mem.id, None)
             cache[mem.id] = mem
+        while len(cache) > CACHE_LIMIT:
+            del cache[next(iter(cache))]
+
+    def _drop_cached(self, user_id: str, ids: Iterable[str]) -> None:
+        cache = self._cache.get(user_id)
+        if cache:
+            for mem_id in ids:
+                cache.pop(mem_id, None)
 
     # ------------------------------------------------------------------ collections
 
     def collection_name(self, user_id: str) -> str:
         digest = hashlib.sha256(user_id.encode("utf-8")).hexdigest()[:24]
         return f"{self.prefix}-u-{digest}"
+
+    def history_name(self, user_id: str) -> str:
+        """The collection of ``user_id``'s superseded memories."""
+        digest = hashlib.sha256(user_id.encode("utf-8")).hexdigest()[:24]
+        return f"{self.prefix}-h-{digest}"
 
     def _metadata(self, user_id: str) -> dict[str, Any]:
         return {
@@ -241,7 +280,8 @@ class MemoryStore:
         )
 
     def _collection(self, user_id: str, *, create: bool = True) -> Any | None:
-        """The collection of ``user_id`` (re-embedded first if another embedder made it)."""
+        """The live collection of ``user_id`` (re-embedded first if another embedder made
+        it, migrated first if an older layout did)."""
         if not user_id:
             raise ValueError("user_id is required for every memory read and write")
         with self._lock:
@@ -249,43 +289,88 @@ class MemoryStore:
             cached = self._collections.get(user_id)
             if cached is not None:
                 return cached
-            name = self.collection_name(user_id)
-            coll = self._existing(name)
-            pending = self._existing(name + REEMBED_SUFFIX)
-            if coll is None and pending is not None:
-                # crashed between dropping the old collection and renaming the new one
-                pending.modify(name=name)
-                coll, pending = pending, None
-            if pending is not None:
-                self._client.delete_collection(name + REEMBED_SUFFIX)
+            coll = recover(self._client, self.collection_name(user_id), self._existing)
             if coll is None:
                 if not create:
                     return None
-                coll = self._create(name, user_id)
-            elif self._stale(coll):
-                coll = self._reembed_collection(user_id, coll, self._reembed_progress)
+                coll = self._create(self.collection_name(user_id), user_id)
+            else:
+                legacy = int((coll.metadata or {}).get("schema", 1)) < SCHEMA_VERSION
+                if self._stale(coll):
+                    hist = self._existing(self.history_name(user_id))
+                    todo = [coll, *([hist] if hist is not None and self._stale(hist) else [])]
+                    total = sum(int(c.count()) for c in todo)
+                    factory = self._reembed_progress
+                    coll = self._reembed_all(
+                        user_id, todo, factory(user_id, total) if factory else None
+                    )[0]
+                if legacy:
+                    self._migrate(user_id, coll)
             self._collections[user_id] = coll
             return coll
 
-    def _stale(self, coll: Any) -> bool:
-        meta = coll.metadata or {}
-        return bool(
-            meta.get("embedder") != self.embedder.name
-            or int(meta.get("dim", -1)) != int(self.embedder.dim)
+    def _history(self, user_id: str, *, create: bool = False) -> Any | None:
+        """The history collection of ``user_id`` (re-embedded first when stale)."""
+        with self._lock:
+            cached = self._histories.get(user_id)
+            if cached is not None:
+                return cached
+            coll = recover(self._client, self.history_name(user_id), self._existing)
+            if coll is None:
+                if not create:
+                    return None
+                coll = self._create(self.history_name(user_id), user_id)
+            elif self._stale(coll):
+                factory = self._reembed_progress
+                tick = factory(user_id, int(coll.count())) if factory else None
+                coll = self._reembed_all(user_id, [coll], tick)[0]
+            self._histories[user_id] = coll
+            return coll
+
+    def _migrate(self, user_id: str, coll: Any) -> None:
+        """Schema 1 → 2: move superseded rows out of the live collection (idempotent: a
+        crash half-way leaves rows in both places and the next open finishes the move)."""
+        got = coll.get(
+            where={"superseded_by": {"$ne": ""}}, include=["embeddings", "documents", "metadatas"]
         )
+        ids = [str(i) for i in got["ids"]]
+        if ids:
+            log.info("moving %d superseded memories of %s to history", len(ids), user_id)
+            hist = self._history(user_id, create=True)
+            assert hist is not None
+            for start in range(0, len(ids), 256):
+                part = slice(start, start + 256)
+                hist.upsert(
+                    ids=ids[part],
+                    embeddings=got["embeddings"][part],
+                    documents=got["documents"][part],
+                    metadatas=got["metadatas"][part],
+                )
+            coll.delete(ids=ids)
+            self.fts.delete(user_id, ids)
+        coll.modify(metadata=self._metadata(user_id))
+
+    def _stale(self, coll: Any) -> bool:
+        return is_stale(coll, self.embedder)
 
     def needs_reembed(self, user_id: str) -> bool:
-        """Whether ``user_id``'s collection was built with another embedder."""
+        """Whether ``user_id``'s collections were built with another embedder."""
         with self._lock:
-            coll = self._existing(self.collection_name(user_id))
-            return coll is not None and self._stale(coll)
+            for name in (self.collection_name(user_id), self.history_name(user_id)):
+                coll = self._existing(name)
+                if coll is not None and self._stale(coll):
+                    return True
+            return False
 
     def size(self, user_id: str) -> int:
-        """Memories (including superseded) in ``user_id``'s collection, read as stored:
-        unlike the other reads this never starts a re-embed."""
+        """Memories (including superseded) of ``user_id``, read as stored: unlike the other
+        reads this never starts a re-embed."""
         with self._lock:
-            coll = self._existing(self.collection_name(user_id))
-            return 0 if coll is None else int(coll.count())
+            total = 0
+            for name in (self.collection_name(user_id), self.history_name(user_id)):
+                coll = self._existing(name)
+                total += 0 if coll is None else int(coll.count())
+            return total
 
     def users(self) -> list[str]:
         """User ids that have a collection under this prefix."""
@@ -303,58 +388,58 @@ class MemoryStore:
 
     # ------------------------------------------------------------------ re-embedding
 
-    def _reembed_collection(self, user_id: str, old: Any, progress: Any) -> Any:
-        name = self.collection_name(user_id)
-        data = old.get(where={"user_id": user_id}, include=["documents", "metadatas"])
-        ids: list[str] = list(data["ids"])
-        docs: list[str] = [d or "" for d in (data["documents"] or [])]
-        metas: list[Mapping[str, Any]] = [m or {} for m in (data["metadatas"] or [])]
-        indexed = [str(m.get("index_text") or d) for d, m in zip(docs, metas, strict=True)]
-        log.info(
-            "re-embedding %d memories of collection %s (%s -> %s)",
-            len(ids),
-            name,
-            (old.metadata or {}).get("embedder"),
-            self.embedder.name,
-        )
-        tick: Progress | None = progress(user_id, len(ids)) if progress else None
-        tmp_name = name + REEMBED_SUFFIX
-        if self._existing(tmp_name) is not None:
-            self._client.delete_collection(tmp_name)
-        tmp = self._create(tmp_name, user_id)
-        batch = 128
-        for start in range(0, len(ids), batch):
-            chunk = slice(start, start + batch)
-            vectors = self.embedder.embed_documents(indexed[chunk])
-            tmp.add(
-                ids=ids[chunk], embeddings=vectors, documents=docs[chunk], metadatas=metas[chunk]
+    def _reembed_all(self, user_id: str, todo: Sequence[Any], tick: Progress | None) -> list[Any]:
+        """Re-embed the collections ``todo`` of ``user_id`` with one progress count over
+        all of them; returns the new collections in the same order."""
+        total = sum(int(c.count()) for c in todo)
+        fresh: list[Any] = []
+        done_before = 0
+        for old in todo:
+            size = int(old.count())
+
+            def part(done: int, _n: int, base: int = done_before) -> None:
+                if tick:
+                    tick(base + done, total)
+
+            fresh.append(
+                reembed_collection(
+                    self._client,
+                    old,
+                    self.embedder,
+                    lambda name: self._create(name, user_id),
+                    self._metadata(user_id),
+                    self._existing,
+                    part,
+                )
             )
-            if tick:
-                tick(min(start + batch, len(ids)), len(ids))
-        if tick and not ids:
-            tick(0, 0)
-        self._client.delete_collection(name)
-        tmp.modify(name=name, metadata=self._metadata(user_id))
-        return self._existing(name)
+            done_before += size
+        return fresh
 
     def reembed(
         self, user_id: str, progress: Progress | None = None, *, force: bool = False
     ) -> int:
-        """Re-embed ``user_id``'s memories with the current embedder when it changed (or
-        always with ``force``). Returns the number of memories re-embedded."""
+        """Re-embed ``user_id``'s memories (live and history) with the current embedder when
+        it changed (or always with ``force``). Returns the number of memories re-embedded."""
         with self._lock:
             self._check_open()
             coll = self._existing(self.collection_name(user_id))
-            if coll is None or not (force or self._stale(coll)):
+            if coll is None:
+                return 0
+            legacy = int((coll.metadata or {}).get("schema", 1)) < SCHEMA_VERSION
+            hist = self._existing(self.history_name(user_id))
+            todo = [c for c in (coll, hist) if c is not None and (force or self._stale(c))]
+            if not todo:
                 return 0
             self._collections.pop(user_id, None)
-            self._dirty(user_id)
-            count = int(coll.count())
-            fresh = self._reembed_collection(
-                user_id, coll, (lambda _u, _n: progress) if progress else None
-            )
-            self._collections[user_id] = fresh
-            return count
+            self._histories.pop(user_id, None)
+            self._forget_user(user_id)
+            total = sum(int(c.count()) for c in todo)
+            fresh = self._reembed_all(user_id, todo, progress)
+            live = fresh[0] if todo[0] is coll else self._existing(self.collection_name(user_id))
+            if legacy:
+                self._migrate(user_id, live)
+            self._collections[user_id] = live
+            return total
 
     # ------------------------------------------------------------------ writes
 
@@ -387,24 +472,24 @@ class MemoryStore:
             assert coll is not None
             digest = content_hash(text)
             vector = self.embedder.embed_documents([text])[0]
-            if memory_id:
-                existing = coll.get(ids=[memory_id], where={"user_id": user_id}, include=[])
-                if existing["ids"]:
-                    self._write(
-                        coll,
-                        user_id,
-                        memory_id,
-                        text,
-                        vector,
-                        digest,
-                        type,
-                        subject,
-                        source,
-                        session_id,
-                        created_at,
-                        upsert=True,
-                    )
-                    return AddResult(memory_id, "added")
+            if memory_id and self._exists(user_id, coll, memory_id):
+                self._write(
+                    coll,
+                    user_id,
+                    memory_id,
+                    text,
+                    vector,
+                    digest,
+                    type,
+                    subject,
+                    source,
+                    session_id,
+                    created_at,
+                    upsert=True,
+                )
+                return AddResult(memory_id, "added")
+            if memory_id and self._in_history(user_id, memory_id):
+                return AddResult(memory_id, "duplicate")  # already stored, then replaced
             if dedup:
                 dup = self._find_duplicate(coll, user_id, digest, vector, dedup_skip_types)
                 if dup is not None:
@@ -429,7 +514,7 @@ class MemoryStore:
                 upsert=False,
             )
             if old:
-                self._mark_superseded(coll, user_id, old, new_id)
+                self._retire(coll, user_id, old, new_id)
             return AddResult(new_id, "added", tuple(old))
 
     def add_many(
@@ -468,8 +553,15 @@ class MemoryStore:
                             extra,
                         )
                     )
-                self._dirty(user_id)
+                self._counts.pop(user_id, None)  # upserts: some ids may have existed
                 coll.upsert(ids=chunk_ids, embeddings=vectors, documents=texts, metadatas=metas)
+                self._remember(
+                    user_id,
+                    (
+                        Memory.from_chroma(i, t, m)
+                        for i, t, m in zip(chunk_ids, texts, metas, strict=True)
+                    ),
+                )
                 self.fts.upsert(user_id, zip(chunk_ids, indexed, strict=True))
                 ids.extend(chunk_ids)
                 if progress:
@@ -522,144 +614,195 @@ class MemoryStore:
         meta = self._meta(
             user_id, type, subject, source, session_id, created_at or time.time(), digest
         )
-        self._dirty(user_id)
+        self._total(user_id, coll)
         op = coll.upsert if upsert else coll.add
         op(ids=[mem_id], embeddings=vector[None, :], documents=[text], metadatas=[meta])
+        if not upsert:
+            self._shift_count(user_id, +1)
+        self._remember(user_id, [Memory.from_chroma(mem_id, text, meta)])
         self.fts.upsert(user_id, [(mem_id, text)])
 
-    def _active(self, user_id: str, *more: Mapping[str, Any]) -> dict[str, Any]:
-        return _and({"user_id": user_id}, {"superseded_by": ""}, *more)
+    def _exists(self, user_id: str, coll: Any, mem_id: str) -> bool:
+        """Whether the live collection holds ``mem_id`` of ``user_id`` (one id lookup)."""
+        cached = self._cache.get(user_id, {}).get(mem_id)
+        if cached is not None:
+            return cached.user_id == user_id
+        got = coll.get(ids=[mem_id], include=["metadatas"])
+        metas = got["metadatas"] or []
+        return bool(got["ids"]) and bool(metas) and (metas[0] or {}).get("user_id") == user_id
+
+    def _in_history(self, user_id: str, mem_id: str) -> bool:
+        hist = self._history(user_id)
+        if hist is None:
+            return False
+        got = hist.get(ids=[mem_id], include=["metadatas"])
+        metas = got["metadatas"] or []
+        return bool(got["ids"]) and bool(metas) and (metas[0] or {}).get("user_id") == user_id
 
     def _find_duplicate(
         self, coll: Any, user_id: str, digest: str, vector: Vectors, skip: Sequence[str] = ()
     ) -> str | None:
-        not_skipped: list[dict[str, Any]] = [{"type": {"$nin": list(skip)}}] if skip else []
-        same = coll.get(
-            where=self._active(user_id, {"hash": digest}, *not_skipped), limit=1, include=[]
-        )
-        if same["ids"]:
-            return str(same["ids"][0])
-        extra = not_skipped[0] if not_skipped else None
-        for mem_id, sim, _meta in self._nearest(coll, user_id, vector, 1, extra):
-            if sim >= self.dedup_cosine:
+        """An active memory with the same normalised hash (an indexed metadata lookup), or
+        among the ``DEDUP_PROBE`` nearest rows one with cosine ≥ ``dedup_cosine``; rows of
+        ``skip`` types never count."""
+        same = coll.get(where={"hash": digest}, include=["metadatas"])
+        for mem_id, meta in zip(same["ids"], same["metadatas"] or [], strict=False):
+            meta = meta or {}
+            if meta.get("user_id") == user_id and meta.get("type") not in skip:
+                return str(mem_id)
+        for mem_id, sim, meta in self._probe(coll, user_id, vector, DEDUP_PROBE):
+            if sim < self.dedup_cosine:
+                break
+            if meta.get("type") not in skip:
                 return mem_id
         return None
 
     def _find_superseded(
         self, coll: Any, user_id: str, vector: Vectors, type: str, subject: str
     ) -> list[str]:
+        """Active memories a new one replaces: the same ``subject``, or (for the types in
+        ``SUPERSEDE_BY_SIMILARITY``, no subject) up to three of the same type among the
+        ``SUPERSEDE_PROBE`` nearest rows with cosine ≥ ``supersede_threshold``."""
         key = subject.strip().casefold()
         if key:
-            hits = coll.get(where=self._active(user_id, {"subject": key}), include=[])
-            return [str(i) for i in hits["ids"]]
+            hits = coll.get(where={"subject": key}, include=["metadatas"])
+            return [
+                str(i)
+                for i, meta in zip(hits["ids"], hits["metadatas"] or [], strict=False)
+                if (meta or {}).get("user_id") == user_id
+            ]
         if type not in SUPERSEDE_BY_SIMILARITY:
             return []
-        return [
-            mem_id
-            for mem_id, sim, meta in self._nearest(coll, user_id, vector, 3, {"type": type})
-            if sim >= self.supersede_threshold and not meta.get("subject")
-        ]
+        found: list[str] = []
+        for mem_id, sim, meta in self._probe(coll, user_id, vector, SUPERSEDE_PROBE):
+            if sim < self.supersede_threshold or len(found) == 3:
+                break
+            if meta.get("type") == type and not meta.get("subject"):
+                found.append(mem_id)
+        return found
 
-    def _nearest(
-        self,
-        coll: Any,
-        user_id: str,
-        vector: Vectors,
-        n: int,
-        extra: Mapping[str, Any] | None = None,
+    def _probe(
+        self, coll: Any, user_id: str, vector: Vectors, n: int
     ) -> list[tuple[str, float, Mapping[str, Any]]]:
-        total = int(coll.count())
+        """``(id, cosine, metadata)`` of the ``n`` nearest live rows of ``user_id``, best
+        first (one unfiltered vector query: the collection holds active rows only)."""
+        total = self._total(user_id, coll)
         if total == 0:
             return []
         res = coll.query(
             query_embeddings=vector[None, :],
             n_results=min(n, total),
-            where=self._active(user_id, *([extra] if extra else [])),
             include=["distances", "metadatas"],
         )
         ids = res["ids"][0] if res["ids"] else []
         dists = res["distances"][0] if res.get("distances") else []
         metas = res["metadatas"][0] if res.get("metadatas") else [{}] * len(ids)
         return [
-            (str(i), 1.0 - float(d), m or {}) for i, d, m in zip(ids, dists, metas, strict=False)
+            (str(i), 1.0 - float(d), m or {})
+            for i, d, m in zip(ids, dists, metas, strict=False)
+            if (m or {}).get("user_id") == user_id
         ]
 
-    def _mark_superseded(
-        self, coll: Any, user_id: str, old_ids: Sequence[str], new_id: str
-    ) -> None:
+    def _retire(self, coll: Any, user_id: str, old_ids: Sequence[str], new_id: str) -> None:
+        """Move ``old_ids`` to the history collection, marked as replaced by ``new_id``."""
         if not old_ids:
             return
-        got = coll.get(ids=list(old_ids), where={"user_id": user_id}, include=["metadatas"])
+        got = coll.get(ids=list(old_ids), include=["embeddings", "documents", "metadatas"])
         now = time.time()
-        metas = []
-        for meta in got["metadatas"] or []:
+        ids, vectors, docs, metas = [], [], [], []
+        for i, (mem_id, meta) in enumerate(zip(got["ids"], got["metadatas"] or [], strict=False)):
+            if (meta or {}).get("user_id") != user_id:
+                continue
             updated = dict(meta or {})
             updated["superseded_by"] = new_id
             updated["updated_at"] = now
+            ids.append(str(mem_id))
+            vectors.append(got["embeddings"][i])
+            docs.append((got["documents"] or [""] * (i + 1))[i] or "")
             metas.append(updated)
-        if got["ids"]:
-            self._dirty(user_id)
-            coll.update(ids=list(got["ids"]), metadatas=metas)
-            self.fts.delete(user_id, [str(i) for i in got["ids"]])
+        if not ids:
+            return
+        hist = self._history(user_id, create=True)
+        assert hist is not None
+        hist.upsert(ids=ids, embeddings=vectors, documents=docs, metadatas=metas)
+        self._total(user_id, coll)
+        coll.delete(ids=ids)
+        self._shift_count(user_id, -len(ids))
+        self._drop_cached(user_id, ids)
+        self.fts.delete(user_id, ids)
 
     def supersede(self, user_id: str, old_ids: Sequence[str], new_id: str) -> None:
         """Mark ``old_ids`` of ``user_id`` as replaced by ``new_id`` (kept in history)."""
         with self._lock:
             coll = self._collection(user_id)
             unique = [i for i in dict.fromkeys(old_ids) if i != new_id]
-            self._mark_superseded(coll, user_id, unique, new_id)
+            self._retire(coll, user_id, unique, new_id)
 
     def _touch(self, coll: Any, user_id: str, mem_id: str) -> None:
-        got = coll.get(ids=[mem_id], where={"user_id": user_id}, include=["metadatas"])
-        if got["ids"]:
-            meta = dict((got["metadatas"] or [{}])[0] or {})
+        got = coll.get(ids=[mem_id], include=["documents", "metadatas"])
+        metas = got["metadatas"] or []
+        if got["ids"] and metas and (metas[0] or {}).get("user_id") == user_id:
+            meta = dict(metas[0] or {})
             meta["updated_at"] = time.time()
-            self._dirty(user_id)
             coll.update(ids=[mem_id], metadatas=[meta])
+            doc = (got["documents"] or [""])[0]
+            self._remember(user_id, [Memory.from_chroma(mem_id, doc, meta)])
 
     # ------------------------------------------------------------------ deletes
 
     def delete_memory(self, user_id: str, memory_id: str) -> bool:
-        """Delete one memory of ``user_id`` everywhere (chroma, FTS, recall stats).
-        Returns False when ``user_id`` has no memory with that id."""
+        """Delete one memory of ``user_id`` everywhere (chroma live and history, FTS, recall
+        stats). Returns False when ``user_id`` has no memory with that id."""
         with self._lock:
             coll = self._collection(user_id, create=False)
             if coll is None:
                 return False
-            got = coll.get(ids=[memory_id], where={"user_id": user_id}, include=[])
-            if not got["ids"]:
-                return False
-            self._dirty(user_id)
-            coll.delete(ids=[memory_id], where={"user_id": user_id})
-            self.fts.delete(user_id, [memory_id])
-            return True
+            found = False
+            if self._exists(user_id, coll, memory_id):
+                self._total(user_id, coll)
+                coll.delete(ids=[memory_id])
+                self._shift_count(user_id, -1)
+                self._drop_cached(user_id, [memory_id])
+                found = True
+            if self._in_history(user_id, memory_id):
+                hist = self._history(user_id)
+                assert hist is not None
+                hist.delete(ids=[memory_id])
+                found = True
+            if found:
+                self.fts.delete(user_id, [memory_id])
+            return found
 
     def delete_many(self, user_id: str, memory_ids: Sequence[str]) -> int:
         """Delete ``memory_ids`` of ``user_id``; returns how many existed."""
         return sum(1 for m in list(memory_ids) if self.delete_memory(user_id, m))
 
     def clear_user_memory(self, user_id: str) -> int:
-        """Remove everything of ``user_id``: the collection, FTS rows and recall stats.
+        """Remove everything of ``user_id``: both collections, FTS rows and recall stats.
         Returns the number of memories removed (including superseded ones)."""
         with self._lock:
             self._check_open()
             self._collections.pop(user_id, None)
-            self._dirty(user_id)
+            self._histories.pop(user_id, None)
+            self._forget_user(user_id)
             removed = 0
-            name = self.collection_name(user_id)
-            for candidate in (name, name + REEMBED_SUFFIX):
-                coll = self._existing(candidate)
-                if coll is not None:
-                    if candidate == name:
-                        removed = int(coll.count())
-                    self._client.delete_collection(candidate)
+            for name in (self.collection_name(user_id), self.history_name(user_id)):
+                for candidate in (name, name + REEMBED_SUFFIX):
+                    coll = self._existing(candidate)
+                    if coll is not None:
+                        if candidate == name:
+                            removed += int(coll.count())
+                        self._client.delete_collection(candidate)
             fts_removed = self.fts.delete_user(user_id)
             return max(removed, fts_removed)
 
     # ------------------------------------------------------------------ reads
 
     def get(self, user_id: str, ids: Sequence[str]) -> list[Memory]:
-        """Memories of ``user_id`` with these ids (unknown ids are skipped), in order."""
+        """Active memories of ``user_id`` with these ids (unknown ids are skipped), in order.
+
+        Served from the read cache; the ids it lacks are fetched in one unfiltered id lookup
+        and checked for ``user_id`` here."""
         if not ids:
             return []
         with self._lock:
@@ -669,9 +812,7 @@ class MemoryStore:
             cache = self._cache.get(user_id, {})
             missing = [i for i in dict.fromkeys(ids) if i not in cache]
             if missing:
-                got = coll.get(
-                    ids=missing, where={"user_id": user_id}, include=["documents", "metadatas"]
-                )
+                got = coll.get(ids=missing, include=["documents", "metadatas"])
                 self._remember(
                     user_id,
                     (
@@ -679,6 +820,7 @@ class MemoryStore:
                         for i, d, m in zip(
                             got["ids"], got["documents"] or [], got["metadatas"] or [], strict=False
                         )
+                        if (m or {}).get("user_id") == user_id
                     ),
                 )
             cache = self._cache.get(user_id, {})
@@ -691,7 +833,10 @@ class MemoryStore:
         n: int,
         where: Mapping[str, Any] | None = None,
     ) -> list[tuple[Memory, float]]:
-        """Active memories of ``user_id`` nearest to ``vector``: ``(memory, cosine)``."""
+        """Active memories of ``user_id`` nearest to ``vector``: ``(memory, cosine)``.
+
+        One vector query of the live collection (``where`` narrows it by type or time) and
+        the rows from the read cache: the rows read do not depend on the store's size."""
         with self._lock:
             coll = self._collection(user_id, create=False)
             if coll is None:
@@ -699,48 +844,20 @@ class MemoryStore:
             total = self._total(user_id, coll)
             if total == 0:
                 return []
-            wanted = min(n, total)
-            hits: list[tuple[Memory, float]] | None = None
-            if where is None:
-                # Fast path: the collection already belongs to this user and superseded
-                # memories are few, so an unfiltered query (a metadata filter costs chroma
-                # several ms) over-fetches a little and the same rules are applied here.
-                fetched = min(total, wanted + 8 + wanted // 4)
-                hits = [
-                    (mem, sim)
-                    for mem, sim in self._nearest_memories(user_id, coll, vector, fetched, None)
-                    if not mem.superseded_by
-                ]
-                if len(hits) < wanted and fetched < total:
-                    hits = None  # too many inactive rows among the nearest: filter in chroma
-            if hits is None:
-                filters = self._active(user_id, *([where] if where else []))
-                hits = self._nearest_memories(user_id, coll, vector, wanted, filters)
-            return hits[:wanted]
-
-    def _nearest_memories(
-        self,
-        user_id: str,
-        coll: Any,
-        vector: Vectors,
-        n: int,
-        where: Mapping[str, Any] | None,
-    ) -> list[tuple[Memory, float]]:
-        """``(memory, cosine)`` of the ``n`` nearest rows, ``user_id``'s only.
-
-        chroma returns just ids and distances (shipping 100 rows of metadata costs more than
-        the vector search itself); the rows come from the read cache that every write path
-        invalidates, fetched once per id otherwise.
-        """
-        res = coll.query(
-            query_embeddings=vector[None, :], n_results=n, where=where, include=["distances"]
-        )
-        ids = [str(i) for i in (res["ids"][0] if res["ids"] else [])]
-        dists = (res.get("distances") or [[]])[0]
-        by_id = {mem.id: mem for mem in self.get(user_id, ids)}
-        return [
-            (by_id[i], 1.0 - float(dist)) for i, dist in zip(ids, dists, strict=False) if i in by_id
-        ]
+            res = coll.query(
+                query_embeddings=vector[None, :],
+                n_results=min(n, total),
+                where=dict(where) if where else None,
+                include=["distances"],
+            )
+            ids = [str(i) for i in (res["ids"][0] if res["ids"] else [])]
+            dists = (res.get("distances") or [[]])[0]
+            by_id = {mem.id: mem for mem in self.get(user_id, ids)}
+            return [
+                (by_id[i], 1.0 - float(dist))
+                for i, dist in zip(ids, dists, strict=False)
+                if i in by_id and by_id[i].active
+            ]
 
     def list_memories(
         self,
@@ -750,22 +867,31 @@ class MemoryStore:
         where: Mapping[str, Any] | None = None,
         limit: int | None = None,
     ) -> list[Memory]:
-        """Memories of ``user_id``, newest first."""
+        """Memories of ``user_id``, newest first (a full read: for listings and tools, not
+        for the per-turn path)."""
         with self._lock:
             coll = self._collection(user_id, create=False)
             if coll is None:
                 return []
-            base = {"user_id": user_id} if include_superseded else self._active(user_id)
-            got = coll.get(
-                where=_and(base, *([where] if where else [])),
-                include=["documents", "metadatas"],
-            )
-        items = [
-            Memory.from_chroma(str(i), d, m or {})
-            for i, d, m in zip(
-                got["ids"], got["documents"] or [], got["metadatas"] or [], strict=False
-            )
-        ]
+            sources = [coll]
+            if include_superseded:
+                hist = self._history(user_id)
+                if hist is not None:
+                    sources.append(hist)
+            items: list[Memory] = []
+            for source in sources:
+                got = source.get(
+                    where=dict(where) if where else None, include=["documents", "metadatas"]
+                )
+                items.extend(
+                    Memory.from_chroma(str(i), d, m or {})
+                    for i, d, m in zip(
+                        got["ids"], got["documents"] or [], got["metadatas"] or [], strict=False
+                    )
+                    if (m or {}).get("user_id") == user_id
+                )
+        if not include_superseded:
+            items = [m for m in items if m.active]
         items.sort(key=lambda m: m.created_at, reverse=True)
         return items[:limit] if limit else items
 
@@ -808,10 +934,11 @@ class MemoryStore:
             coll = self._collection(user_id, create=False)
             if coll is None:
                 return 0
+            total = self._total(user_id, coll)
             if include_superseded:
-                return int(coll.count())
-            got = coll.get(where=self._active(user_id), include=[])
-            return len(got["ids"])
+                hist = self._history(user_id)
+                total += 0 if hist is None else int(hist.count())
+            return total
 
     def note_recall(self, user_id: str, ids: Iterable[str]) -> None:
         self.fts.note_recall(user_id, list(ids))
@@ -838,17 +965,21 @@ class MemoryStore:
             if coll is None:
                 return []
             got = coll.get(
-                where=self._active(
-                    user_id, {"type": {"$in": types}}, {"created_at": {"$lt": cutoff}}
-                ),
-                include=[],
+                where=_and({"type": {"$in": types}}, {"created_at": {"$lt": cutoff}}),
+                include=["metadatas"],
             )
-            candidates = [str(i) for i in got["ids"]]
+            candidates = [
+                str(i)
+                for i, m in zip(got["ids"], got["metadatas"] or [], strict=False)
+                if (m or {}).get("user_id") == user_id
+            ]
             recalled = self.fts.recall_counts(user_id, candidates)
             doomed = [i for i in candidates if recalled.get(i, 0) == 0]
             if doomed:
-                self._dirty(user_id)
-                coll.delete(ids=doomed, where={"user_id": user_id})
+                self._total(user_id, coll)
+                coll.delete(ids=doomed)
+                self._shift_count(user_id, -len(doomed))
+                self._drop_cached(user_id, doomed)
                 self.fts.delete(user_id, doomed)
             return doomed
 
@@ -859,18 +990,24 @@ class MemoryStore:
         users = []
         with self._lock:
             for user in self.users():
-                # read the collection as it is: a stats call must not start a re-embed
+                # read the collections as they are: a stats call must not start a re-embed
                 coll = self._existing(self.collection_name(user))
                 if coll is None:
                     continue
-                active = coll.get(where=self._active(user), include=[])
+                hist = self._existing(self.history_name(user))
+                legacy = int((coll.metadata or {}).get("schema", 1)) < SCHEMA_VERSION
+                if legacy:  # superseded rows still share the live collection
+                    active = len(coll.get(where={"superseded_by": ""}, include=[])["ids"])
+                else:
+                    active = int(coll.count())
                 users.append(
                     {
                         "user_id": user,
-                        "active": len(active["ids"]),
-                        "total": int(coll.count()),
+                        "active": active,
+                        "total": int(coll.count()) + (0 if hist is None else int(hist.count())),
                         "indexed": self.fts.count(user),
-                        "needs_reembed": self._stale(coll),
+                        "needs_reembed": self._stale(coll)
+                        or (hist is not None and self._stale(hist)),
                     }
                 )
         return {
@@ -891,6 +1028,7 @@ class MemoryStore:
                 return
             self._closed = True
             self._collections.clear()
+            self._histories.clear()
             self.fts.close()
 
 

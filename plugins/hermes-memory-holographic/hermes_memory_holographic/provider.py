@@ -147,6 +147,12 @@ class HolographicProvider(MemoryProvider):
                 )
             return self._store
 
+    def warm_up(self) -> None:
+        """Open the fact store ahead of the first recall (the host calls it in the
+        background when the first session opens)."""
+        if not self._closed:
+            self.store  # noqa: B018 - opening is the point
+
     def user_id(self, session: SessionInfo) -> str:
         return session.user_id or DEFAULT_USER
 

@@ -12,6 +12,10 @@ user's facts can never surface in another's results. Schema::
 
 Trust moves by feedback (+0.05 helpful, −0.10 unhelpful) and explicit deltas, clamped to
 [0, 1]. Recall filters ``trust >= min_trust``.
+
+The HRR vectors of a user are read from ``hrr_vectors`` once and then kept in memory
+(:mod:`vectors`), updated by fact id on every add, update, feedback and removal; a search
+reads no vector rows (another process's writes are noticed through ``data_version``).
 """
 
 from __future__ import annotations
@@ -21,7 +25,8 @@ import math
 import sqlite3
 import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -36,12 +41,15 @@ from hermes_memory_holographic.text import (
     split_cjk,
     terms,
 )
+from hermes_memory_holographic.vectors import UserVectors, VectorCache
 
 CATEGORIES = ("user_pref", "project", "tool", "general")
 HELPFUL_DELTA = 0.05
 UNHELPFUL_DELTA = -0.10
 MAX_CONTENT = 2000
 MAX_TAGS = 20
+VECTOR_CANDIDATES = 50
+"""Facts found by HRR similarity alone that a search considers (the best by cosine)."""
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS facts(
@@ -162,6 +170,29 @@ class FactStore:
             pass
         self._closed = False
         self.reencoded = self._reencode_stale()
+        self._vectors_cache = VectorCache(self.hrr.np, self.hrr.dim) if self.hrr else None
+        self._data_version = self._version()
+
+    @property
+    def vector_rows_read(self) -> int:
+        """HRR vector rows read from SQLite so far (whole-matrix loads plus single rows)."""
+        return self._vectors_cache.rows_read if self._vectors_cache is not None else 0
+
+    @contextmanager
+    def _txn(self, user_id: str) -> Iterator[None]:
+        """One write transaction under the lock; a failed one drops ``user_id``'s cached
+        vectors (the next search reads them again) so the cache never shows a rollback."""
+        with self._lock:
+            try:
+                with self._db:
+                    yield
+            except BaseException:
+                if self._vectors_cache is not None:
+                    self._vectors_cache.drop(user_id)
+                raise
+
+    def _version(self) -> int:
+        return int(self._db.execute("PRAGMA data_version").fetchone()[0])
 
     def _reencode_stale(self) -> int:
         """Give every fact an HRR vector of the current ``hrr_dim``: facts written with
@@ -348,7 +379,7 @@ class FactStore:
         names = [n.strip() for n in names if n and n.strip()]
         now = float(self._clock())
         digest = content_hash(content)
-        with self._lock, self._db:
+        with self._txn(user_id):
             existing = self._db.execute(
                 "SELECT * FROM facts WHERE user_id = ? AND content_hash = ?", (user_id, digest)
             ).fetchone()
@@ -370,6 +401,7 @@ class FactStore:
             )
             fact_id = int(cur.lastrowid or 0)
             self._index(fact_id, user_id, content, tag_list, names)
+            self._refresh_vector(user_id, fact_id)
             return self._fact(self._row(user_id, fact_id)), True
 
     def update(
@@ -384,7 +416,7 @@ class FactStore:
     ) -> Fact:
         """Change content/tags/category and/or move trust by ``trust_delta`` (clamped)."""
         user_id = self._need_user(user_id)
-        with self._lock, self._db:
+        with self._txn(user_id):
             row = self._row(user_id, fact_id)
             new_content = row["content"] if content is None else self._check_content(content)
             new_tags = tuple(json.loads(row["tags"])) if tags is None else self._check_tags(tags)
@@ -425,6 +457,7 @@ class FactStore:
                 kept = [n for n in old_entities if normalise(n) not in auto_old]
                 names = list(dict.fromkeys([*kept, *extract_entities(new_content)]))
                 self._index(int(row["id"]), user_id, new_content, new_tags, names)
+            self._refresh_vector(user_id, int(row["id"]))
             return self._fact(self._row(user_id, fact_id))
 
     def feedback(self, user_id: str, fact_id: int, helpful: bool) -> Fact:
@@ -432,19 +465,20 @@ class FactStore:
         user_id = self._need_user(user_id)
         delta = HELPFUL_DELTA if helpful else UNHELPFUL_DELTA
         column = "helpful" if helpful else "unhelpful"
-        with self._lock, self._db:
+        with self._txn(user_id):
             row = self._row(user_id, fact_id)
             self._db.execute(
                 f"UPDATE facts SET trust = ?, {column} = {column} + 1, updated_at = ? "
                 "WHERE id = ? AND user_id = ?",
                 (_clamp(float(row["trust"]) + delta), float(self._clock()), row["id"], user_id),
             )
+            self._refresh_vector(user_id, int(row["id"]))
             return self._fact(self._row(user_id, fact_id))
 
     def remove(self, user_id: str, fact_id: int) -> Fact:
         """Delete a fact with its index rows; returns what was removed."""
         user_id = self._need_user(user_id)
-        with self._lock, self._db:
+        with self._txn(user_id):
             fact = self._fact(self._row(user_id, fact_id))
             self._db.execute("DELETE FROM facts_fts WHERE rowid = ?", (fact.id,))
             self._db.execute("DELETE FROM facts WHERE id = ? AND user_id = ?", (fact.id, user_id))
@@ -453,6 +487,7 @@ class FactStore:
                 "(SELECT entity_id FROM fact_entities WHERE user_id = ?)",
                 (user_id, user_id),
             )
+            self._refresh_vector(user_id, fact.id)
             return fact
 
     def mark_retrieved(self, user_id: str, ids: Iterable[int]) -> None:
@@ -512,19 +547,57 @@ class FactStore:
         best = max(-float(r["rank"]) for r in rows) or 1.0
         return [(r, max(0.0, -float(r["rank"])) / best) for r in rows]
 
-    def _vectors(self, user_id: str, min_trust: float) -> tuple[list[int], Any]:
+    def _user_vectors(self, user_id: str) -> UserVectors:
+        """``user_id``'s in-memory matrix, read from SQLite on first use (and again after
+        another process wrote to the database)."""
+        cache = self._vectors_cache
+        assert cache is not None and self.hrr is not None
+        version = self._version()
+        if version != self._data_version:
+            self._data_version = version
+            cache.drop()
+        loaded = cache.get(user_id)
+        if loaded is None:
+            rows = self._db.execute(
+                "SELECT v.fact_id, v.vec, f.trust FROM hrr_vectors v JOIN facts f "
+                "ON f.id = v.fact_id WHERE v.user_id = ? AND f.user_id = ? AND v.dim = ?",
+                (user_id, user_id, self.hrr.dim),
+            )
+            loaded = cache.load(
+                user_id, ((int(r["fact_id"]), r["vec"], float(r["trust"])) for r in rows)
+            )
+        return loaded
+
+    def _refresh_vector(self, user_id: str, fact_id: int) -> None:
+        """Bring one fact's cached row in step with the database (after a committed write)."""
+        cache = self._vectors_cache
+        if cache is None or self.hrr is None:
+            return
+        loaded = cache.get(user_id)
+        if loaded is None:
+            return
+        row = self._db.execute(
+            "SELECT v.vec, f.trust FROM hrr_vectors v JOIN facts f ON f.id = v.fact_id "
+            "WHERE v.fact_id = ? AND v.user_id = ? AND f.user_id = ? AND v.dim = ?",
+            (int(fact_id), user_id, user_id, self.hrr.dim),
+        ).fetchone()
+        if row is None:
+            loaded.remove(int(fact_id))
+            return
+        cache.rows_read += 1
+        loaded.put(
+            int(fact_id),
+            self.hrr.np.frombuffer(row["vec"], dtype=self.hrr.np.float32),
+            float(row["trust"]),
+        )
+
+    def _cosines(self, user_id: str, key: Any, min_trust: float) -> tuple[list[int], Any]:
+        """``(fact ids, cosine with key)`` for ``user_id``'s facts with trust ≥ ``min_trust``."""
         assert self.hrr is not None
         np = self.hrr.np
-        rows = self._db.execute(
-            "SELECT v.fact_id, v.vec FROM hrr_vectors v JOIN facts f ON f.id = v.fact_id "
-            "WHERE v.user_id = ? AND f.user_id = ? AND f.trust >= ? AND v.dim = ?",
-            (user_id, user_id, float(min_trust), self.hrr.dim),
-        ).fetchall()
-        if not rows:
-            return [], np.zeros((0, self.hrr.dim), dtype=np.float32)
-        return [int(r["fact_id"]) for r in rows], np.stack(
-            [self.hrr.from_bytes(r["vec"]) for r in rows]
-        )
+        norm = float(np.linalg.norm(key))
+        unit = (key / norm if norm > 0 else key).astype(np.float32)
+        return self._user_vectors(user_id).cosines(unit, min_trust)
 
     def _decay(self, row: sqlite3.Row) -> float:
         if self.half_life_days <= 0:
@@ -559,18 +632,28 @@ class FactStore:
             if self.hrr is not None and w > 0:
                 q_terms = terms(query)
                 if q_terms:
-                    ids, matrix = self._vectors(user_id, min_trust)
-                    if ids:
-                        key = self.hrr.role_sum(hrr_mod.CONTENT_ROLE, q_terms)
-                        cos = self.hrr.cosines(matrix, key)
-                        for fid, c in zip(ids, cos.tolist(), strict=True):
-                            if fid in scores:
-                                scores[fid] += w * max(0.0, float(c))
-                            elif c > 0.2:  # similar by terms the keyword pass ranked out
-                                scores[fid] = w * float(c)
+                    key = self.hrr.role_sum(hrr_mod.CONTENT_ROLE, q_terms)
+                    ids, cos = self._cosines(user_id, key, min_trust)
+                    extra: list[tuple[float, int]] = []
+                    for fid, c in zip(ids, cos.tolist(), strict=True):
+                        if fid in scores:
+                            scores[fid] += w * max(0.0, float(c))
+                        elif c > 0.2:  # similar by terms the keyword pass ranked out
+                            extra.append((float(c), fid))
+                    # only the best few: their rows are read one by one below
+                    best = sorted(extra, key=lambda x: (-x[0], -x[1]))
+                    for c, fid in best[: max(limit * 5, VECTOR_CANDIDATES)]:
+                        scores[fid] = w * c
             missing = [fid for fid in scores if fid not in rows]
-            for fid in missing:
-                rows[fid] = self._row(user_id, fid)
+            if missing:  # one query for the similarity-only candidates (at most 50)
+                marks = ",".join("?" * len(missing))
+                for row in self._db.execute(
+                    f"SELECT * FROM facts WHERE user_id = ? AND id IN ({marks})",
+                    (user_id, *missing),
+                ):
+                    rows[int(row["id"])] = row
+                for fid in [fid for fid in missing if fid not in rows]:
+                    del scores[fid]  # removed meanwhile: nothing to show
             ranked = []
             for fid, base in scores.items():
                 row = rows[fid]
@@ -611,14 +694,14 @@ class FactStore:
     ) -> list[dict[int, float]]:
         """Per entity: fact id → score (HRR cosine on the entity role, or keyword rank)."""
         out: list[dict[int, float]] = []
-        ids, matrix = self._vectors(user_id, min_trust) if self.hrr is not None else ([], None)
         for name in names:
             scores: dict[int, float] = {fid: 1.0 for fid in self._entity_fact_ids(user_id, name)}
-            if self.hrr is not None and ids:
+            if self.hrr is not None and scores:
                 key = self.hrr.bind(
                     self.hrr.symbol(hrr_mod.ENTITY_ROLE), self.hrr.symbol(normalise(name))
                 )
-                for fid, c in zip(ids, self.hrr.cosines(matrix, key).tolist(), strict=True):
+                ids, cos = self._cosines(user_id, key, min_trust)
+                for fid, c in zip(ids, cos.tolist(), strict=True):
                     if fid in scores:
                         scores[fid] = max(float(c), 0.05)
             # Mentions that were not linked as entities (e.g. lower-case names): keywords.

@@ -242,8 +242,8 @@ def test_vectors_are_reencoded_when_hrr_dim_changes_or_numpy_arrives(
     s.close()
     s = FactStore(path, use_hrr=True, hrr_dim=512)  # a new dimension: all re-encoded
     assert s.reencoded == 2 and dims(s) == [512, 512]
-    ids, matrix = s._vectors("u", 0.0)
-    assert len(ids) == 2 and matrix.shape == (2, 512)
+    vectors = s._user_vectors("u")
+    assert len(vectors) == 2 and vectors.dim == 512
     assert contents(s.reason("u", ["Alice", "Project Atlas"])) == ["Alice leads Project Atlas."]
     s.close()
     s = FactStore(path, use_hrr=True, hrr_dim=512)  # nothing stale: nothing done

@@ -250,7 +250,9 @@ def test_doctor_reports_the_matching_mode(home: Path, monkeypatch: pytest.Monkey
     monkeypatch.setenv(DISABLE_ENV, "off")
     assert not embedder_status().available
     check = matching_check(SkillsSettings())
-    assert check.ok and "lexical only" in check.detail and "hermes-core[embed]" in check.detail
+    assert (
+        check.ok and "lexical only" in check.detail and "hermes-memory-core[embed]" in check.detail
+    )
     result = CliRunner().invoke(cli, ["doctor", "--json"])
     data = json.loads(result.output)
     checks = data["checks"] if isinstance(data, dict) else data
@@ -293,4 +295,4 @@ def test_bench_skills_without_the_embedder_says_how_to_add_it(
     result = CliRunner().invoke(cli, args)
     assert result.exit_code == 0, result.output
     assert "semantic matching not measured" in result.output
-    assert "hermes-core[embed]" in result.output
+    assert "hermes-memory-core[embed]" in result.output
