@@ -2,7 +2,10 @@
 
 Public API: the ``hookimpl`` marker, the provider base classes, the Session API
 (``MemoryHost``, ``Session``), the hook value types and the errors. Importing this package
-does no I/O and loads no plugin.
+does no I/O and loads no plugin. It is cheap: the provider base classes (which need the
+settings models, i.e. ``pydantic_settings``) and the Session API load on first attribute
+access (:func:`__getattr__`), so ``import hermes_core`` and ``hermes --help`` never import
+``pydantic_settings``, ``httpx``, ``numpy`` or ``prompt_toolkit``.
 """
 
 from __future__ import annotations
@@ -19,7 +22,6 @@ from hermes_core.errors import (
     UnknownProviderError,
 )
 from hermes_core.markers import hookimpl
-from hermes_core.providers.base import MemoryProvider, ProviderSettings, setup_field
 from hermes_core.types import (
     ChatMessage,
     CompressionBudget,
@@ -37,16 +39,30 @@ from hermes_core.types import (
 
 if TYPE_CHECKING:
     from hermes_core.host import MemoryHost, Session
+    from hermes_core.providers.base import MemoryProvider, ProviderSettings, setup_field
 
 __version__ = "0.1.0"
 
 
-def __getattr__(name: str) -> Any:
-    # The Session API pulls in the plugin manager; load it on first use only.
-    if name in {"MemoryHost", "Session"}:
-        from hermes_core import host
+_LAZY = {
+    "MemoryHost": "hermes_core.host",
+    "Session": "hermes_core.host",
+    "MemoryProvider": "hermes_core.providers.base",
+    "ProviderSettings": "hermes_core.providers.base",
+    "setup_field": "hermes_core.providers.base",
+}
+"""Public names loaded on first use: the Session API pulls in the plugin manager, the
+provider base classes the settings models (``pydantic_settings``)."""
 
-        return getattr(host, name)
+
+def __getattr__(name: str) -> Any:
+    module_name = _LAZY.get(name)
+    if module_name is not None:
+        import importlib
+
+        value = getattr(importlib.import_module(module_name), name)
+        globals()[name] = value  # later lookups skip this function
+        return value
     raise AttributeError(f"module 'hermes_core' has no attribute {name!r}")
 
 

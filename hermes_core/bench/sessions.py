@@ -1,16 +1,17 @@
 """Performance of the session archive on synthetic mixed English + Chinese history.
 
 For each size N the benchmark builds a fresh ``state.db`` through
-:meth:`~hermes_core.layers.sessions.db.SessionDB.append_messages` (bulk: one transaction
-per 40-message session; plus a sample of single-turn appends, each committed durably, which is what
-``sync`` does once per turn), then times
+:meth:`~hermes_core.layers.sessions.db.SessionDB.append_messages` (the bulk path:
+:data:`SESSIONS_PER_COMMIT` sessions of 40 messages per transaction; plus a sample of
+single-turn appends, each committed durably, which is what ``sync`` does once per turn), then times
 
 * discovery (``session_search`` discover mode, the whole tool call: ranking + hydration of
   the top result) for *selective* queries (≈0.5–2 % of messages match) and *broad* ones
   (12–33 %), p50 and p95 over repeated runs;
 * the ranking alone for the same queries;
 * scroll (``session_id`` + ``around_message_id``) and browse;
-* the database size (db + WAL).
+* the database size (db + WAL) and bytes per message;
+* the rows each query ranked (:class:`~hermes_core.layers.sessions.ranking.Cost`).
 
 Messages are 2/3 English (8-40 words, Zipf-like vocabulary) and 1/3 Chinese (3-15 common
 words), in sessions of 40 messages alternating user/assistant. The generator is seeded, so
@@ -49,6 +50,9 @@ _EN_WORDS = _EN_TEXT.split()
 _ZH_WORDS = _ZH_TEXT.split()
 SELECTIVE_QUERIES = ("dark mode", "开会讨论", "kubernetes helm", "flaky integration")
 BROAD_QUERIES = ("coffee", "数据库", "plugin embedding", "deploy server error")
+SESSIONS_PER_COMMIT = 250
+"""Sessions written per transaction while building an archive (the bulk path: a 1M-message
+archive is 25,000 sessions; one durable commit each would dominate the build)."""
 
 
 def _zipf_word(rng: random.Random) -> str:
@@ -82,9 +86,13 @@ class Timing:
     """Latency samples in milliseconds."""
 
     samples: list[float] = field(default_factory=list)
+    cpu_samples: list[float] = field(default_factory=list)
+    """CPU time of this process per run (ms): the figure to read on a loaded machine."""
 
-    def add(self, seconds: float) -> None:
+    def add(self, seconds: float, cpu_seconds: float | None = None) -> None:
         self.samples.append(seconds * 1000)
+        if cpu_seconds is not None:
+            self.cpu_samples.append(cpu_seconds * 1000)
 
     @property
     def p50(self) -> float:
@@ -98,16 +106,19 @@ class Timing:
         return ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
 
     def to_dict(self) -> dict[str, float]:
-        return {"p50_ms": round(self.p50, 2), "p95_ms": round(self.p95, 2), "n": len(self.samples)}
+        out = {"p50_ms": round(self.p50, 2), "p95_ms": round(self.p95, 2), "n": len(self.samples)}
+        if self.cpu_samples:
+            out["cpu_p50_ms"] = round(statistics.median(self.cpu_samples), 2)
+        return out
 
 
 def _time(fn: Callable[[], Any], repeat: int) -> Timing:
     timing = Timing()
     fn()  # warm the page cache and statement cache
     for _ in range(repeat):
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         fn()
-        timing.add(time.perf_counter() - start)
+        timing.add(time.perf_counter() - start, time.process_time() - cpu)
     return timing
 
 
@@ -131,23 +142,29 @@ def run_size(
     batch: list[dict[str, Any]] = []
     sid_index = 0
     while written < n_messages:
-        sid = f"s{sid_index:06d}"
-        count = min(per_session, n_messages - written)
-        started = base + sid_index * 600
-        db.create_session(sid, source="cron" if sid_index % 10 == 0 else "cli", started_at=started)
-        batch = [
-            {
-                "role": "user" if j % 2 == 0 else "assistant",
-                "content": synthetic_message(rng, written + j),
-                "timestamp": started + j,
-            }
-            for j in range(count)
-        ]
-        db.append_messages(sid, batch)
-        written += count
-        sid_index += 1
-        if progress:
-            progress(count)
+        group = 0
+        with db.transaction():  # the bulk path: many sessions per durable commit
+            while written < n_messages and group < SESSIONS_PER_COMMIT:
+                sid = f"s{sid_index:06d}"
+                count = min(per_session, n_messages - written)
+                started = base + sid_index * 600
+                db.create_session(
+                    sid, source="cron" if sid_index % 10 == 0 else "cli", started_at=started
+                )
+                batch = [
+                    {
+                        "role": "user" if j % 2 == 0 else "assistant",
+                        "content": synthetic_message(rng, written + j),
+                        "timestamp": started + j,
+                    }
+                    for j in range(count)
+                ]
+                db.append_messages(sid, batch)
+                written += count
+                sid_index += 1
+                group += 1
+                if progress:
+                    progress(count)
     bulk_s = time.perf_counter() - start
 
     turn_timing = Timing()
@@ -180,6 +197,7 @@ def run_size(
             ranking = _time(partial(rank, db, q), repeat)
             out[q] = {
                 "hit_rate": round(matches / max(1, n_messages), 4),
+                "rows_ranked": rank(db, q).cost.rows_ranked,
                 "discover": tool.to_dict(),
                 "rank_only": ranking.to_dict(),
             }
@@ -197,21 +215,23 @@ def run_size(
     results["browse"] = _time(lambda: searcher.run({}, "live-session"), repeat).to_dict()
     results["read"] = _time(lambda: searcher.run({"session_id": msid}), repeat).to_dict()
     db.read("PRAGMA wal_checkpoint(TRUNCATE)")
-    results["db_mb"] = round(
-        sum(
-            p.stat().st_size
-            for p in home.iterdir()
-            if p.name.startswith("state.db") and p.is_file()
-        )
-        / 1e6,
-        1,
+    size = sum(
+        p.stat().st_size for p in home.iterdir() if p.name.startswith("state.db") and p.is_file()
     )
+    results["db_mb"] = round(size / 1e6, 1)
+    stored = int(db.read("SELECT COUNT(*) FROM messages")[0][0]) or 1
+    results["bytes_per_message"] = round(size / stored)
     results["selective_p50_ms"] = round(
         statistics.median(v["discover"]["p50_ms"] for v in results["selective"].values()), 2
     )
     results["broad_p50_ms"] = round(
         statistics.median(v["discover"]["p50_ms"] for v in results["broad"].values()), 2
     )
+    for kind in ("selective", "broad"):
+        results[f"{kind}_cpu_p50_ms"] = round(
+            statistics.median(v["discover"]["cpu_p50_ms"] for v in results[kind].values()), 2
+        )
+        results[f"{kind}_rows_ranked"] = max(v["rows_ranked"] for v in results[kind].values())
     db.close()
     return results
 

@@ -17,11 +17,11 @@ def _sizes(text: str) -> tuple[int, ...]:
         part = part.strip().lower()
         if not part:
             continue
-        mult = 1000 if part.endswith("k") else 1
+        mult = {"k": 1000, "m": 1_000_000}.get(part[-1:], 1)
         try:
-            out.append(int(part.rstrip("k")) * mult)
+            out.append(int(part.rstrip("km")) * mult)
         except ValueError:
-            raise click.BadParameter("use sizes like 10k,100k") from None
+            raise click.BadParameter("use sizes like 10k,100k,1m") from None
     if not out or min(out) < 100:
         raise click.BadParameter("use sizes of at least 100 messages, e.g. 10k,100k")
     return tuple(out)
@@ -47,10 +47,14 @@ def render(results: list[dict[str, Any]]) -> Table:
             )
     row("selective discover p50 (median)", lambda r: f"{r['selective_p50_ms']:.1f}")
     row("broad discover p50 (median)", lambda r: f"{r['broad_p50_ms']:.1f}")
+    row("selective discover CPU p50 (median)", lambda r: f"{r['selective_cpu_p50_ms']:.1f}")
+    row("broad discover CPU p50 (median)", lambda r: f"{r['broad_cpu_p50_ms']:.1f}")
+    row("rows ranked per query (max)", lambda r: f"{r['broad_rows_ranked']:,}")
     row("scroll", lambda r: _pp(r["scroll"]))
     row("browse", lambda r: _pp(r["browse"]))
     row("read", lambda r: _pp(r["read"]))
     row("db size (MB)", lambda r: f"{r['db_mb']:.1f}")
+    row("bytes per message", lambda r: f"{r['bytes_per_message']:,}")
     return table
 
 

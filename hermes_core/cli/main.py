@@ -1,6 +1,8 @@
 """The ``hermes`` command.
 
-Built-in commands are imported lazily (``hermes --version`` loads no layer). A name that is
+Built-in commands are imported lazily: ``hermes --help`` and ``hermes --version`` load no
+layer, no settings model and no HTTP client (the command list is printed from
+:data:`BUILTIN_HELP`; a test checks it against each command's own help). A name that is
 not built in is looked up among the *active* provider's commands, so ``hermes chroma ...``
 exists only while chroma is ``memory.provider`` — inactive providers are never imported.
 """
@@ -30,6 +32,26 @@ BUILTIN_COMMANDS: dict[str, str] = {
 }
 
 
+BUILTIN_HELP: dict[str, str] = {
+    "memory": "Built-in memory and the one external memory provider.",
+    "plugins": "Registered plugins and installed providers, as JSON (name, version, hooks, "
+    "active).",
+    "install": "Install provider packages into the Python environment hermes runs in.",
+    "uninstall": "Uninstall packages from the Python environment hermes runs in.",
+    "doctor": "Check the Hermes home, config, SQLite, every memory layer and the provider.",
+    "bench": "Benchmarks: figures go to docs/benchmarks.md with the command that produced them.",
+    "sessions": "The session archive ($HERMES_HOME/state.db): browse, search, export, import, "
+    "prune.",
+    "skills": "Skills (SKILL.md procedural memory) in $HERMES_HOME/skills and "
+    "skills.external_dirs.",
+    "chat": "Chat with the reference agent: memory, session search, skills, compression and "
+    "background review, with slash commands (/help).",
+    "mcp": "Serve hermes-core memory to MCP clients (Claude Desktop, Cursor, Codex CLI, ...).",
+}
+"""The short help of every built-in command, shown by ``hermes --help`` without importing
+the command's module (it equals the command's own ``get_short_help_str``)."""
+
+
 class HermesGroup(click.Group):
     """A group whose built-in commands load on demand and whose unknown names are asked of
     the active provider's ``register_commands``."""
@@ -45,6 +67,26 @@ class HermesGroup(click.Group):
         if target is not None:
             return _load_builtin(self, cmd_name, target)
         return _provider_command(ctx, cmd_name)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The command list of ``hermes --help``: built-in commands from
+        :data:`BUILTIN_HELP` (no import), commands added to the group from their help."""
+        names = self.list_commands(ctx)
+        if not names:
+            return
+        limit = formatter.width - 6 - max(len(name) for name in names)
+        rows: list[tuple[str, str]] = []
+        for name in names:
+            if name in self.commands:
+                command = self.commands[name]
+                if command.hidden:
+                    continue
+                rows.append((name, command.get_short_help_str(limit)))
+            else:
+                stand_in = click.Command(name, help=BUILTIN_HELP.get(name, ""))
+                rows.append((name, stand_in.get_short_help_str(limit)))
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
 
 
 def _load_builtin(group: click.Group, name: str, target: str) -> click.Command | None:

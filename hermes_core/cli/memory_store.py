@@ -18,26 +18,24 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import click
 from rich.markup import escape
 
 from hermes_core.cli.output import Table, console, print_json
 from hermes_core.errors import HermesError
-from hermes_core.layers.memory.approval import (
-    PendingStore,
-    approve_pending,
-    pending_user_ids,
-    reject_pending,
-)
-from hermes_core.layers.memory.edit import EditRefused, begin_edit, save_edit
-from hermes_core.layers.memory.engine import MemoryEngine, Outcome
 from hermes_core.layers.memory.store import FILENAMES, char_count, memories_dir, percent
 from hermes_core.scope import known_user_ids, scope_dir, user_option
 from hermes_core.settings.base import load_settings, resolve_home
-from hermes_core.settings.models import MemorySettings
 from hermes_core.types import MemoryTarget, MemoryWrite
+
+if TYPE_CHECKING:
+    # The engine, approvals and edits (and through them the security scanner) load when a
+    # command runs, so `hermes memory status` and `hermes --help` never import them.
+    from hermes_core.layers.memory.edit import EditRefused
+    from hermes_core.layers.memory.engine import Outcome
+    from hermes_core.settings.models import MemorySettings
 
 TARGETS: tuple[MemoryTarget, ...] = ("memory", "user")
 BAR_WIDTH = 30
@@ -74,6 +72,8 @@ def usage_bar(current: int, limit: int) -> str:
 def _store_info(
     home: Path, settings: MemorySettings, target: MemoryTarget, user_id: str | None
 ) -> dict[str, Any]:
+    from hermes_core.layers.memory.engine import MemoryEngine
+
     store = MemoryEngine(home, settings, user_id).store(target)
     state = store.read()
     current = char_count(state.entries)
@@ -175,6 +175,9 @@ def edit(target: str, seed: Path | None = None, user_id: str | None = None) -> N
     """Open a copy of the file (or of ``seed``, e.g. a recovery file) in $EDITOR; save it
     through :func:`~hermes_core.layers.memory.edit.save_edit` (validated, scanned, locked
     compare-and-write)."""
+    from hermes_core.layers.memory.edit import EditRefused, begin_edit, save_edit
+    from hermes_core.layers.memory.engine import MemoryEngine
+
     home = _home()
     settings = _settings(home)
     mem_target = cast(MemoryTarget, target)
@@ -227,6 +230,8 @@ def _age(ts: float) -> str:
 def pending_cmd(as_json: bool, user_id: str | None = None) -> None:
     """Staged memory writes of ``user_id`` waiting for approval ([auto] = from a background
     review)."""
+    from hermes_core.layers.memory.approval import PendingStore
+
     records = PendingStore(_home(), user_id).list()
     if as_json:
         print_json([r.to_dict() | {"auto": r.auto} for r in records])
@@ -310,6 +315,9 @@ def _provider_mirror(
 def approve_cmd(ids: tuple[str, ...], user_id: str | None = None) -> None:
     """Apply ``user_id``'s staged writes to their files (stale ones are refused and kept);
     the provider is told about each committed write, under that user."""
+    from hermes_core.layers.memory.approval import PendingStore, approve_pending
+    from hermes_core.layers.memory.engine import MemoryEngine
+
     home = _home()
     engine = MemoryEngine(home, _settings(home), user_id)
     pending = PendingStore(home, engine.user_id)
@@ -330,6 +338,8 @@ def approve_cmd(ids: tuple[str, ...], user_id: str | None = None) -> None:
 
 def reject_cmd(ids: tuple[str, ...], user_id: str | None = None) -> None:
     """Discard ``user_id``'s staged writes."""
+    from hermes_core.layers.memory.approval import PendingStore, reject_pending
+
     results = reject_pending(PendingStore(_home(), user_id), ids)
     if not results:
         console().print("No pending memory writes.")
@@ -356,6 +366,8 @@ def archive_cmd(
     user_id: str | None = None,
 ) -> None:
     """``user_id``'s entries moved out by `memory.overflow: archive` (restorable)."""
+    from hermes_core.layers.memory.engine import MemoryEngine
+
     home = _home()
     rows = MemoryEngine(home, _settings(home), user_id).archive.list(
         target=target, query=query, include_restored=show_all, limit=500
@@ -388,6 +400,8 @@ def archive_cmd(
 def restore_cmd(entry_id: int, user_id: str | None = None) -> None:
     """Put ``user_id``'s archived entry back into its file (must fit the budget and scan
     clean)."""
+    from hermes_core.layers.memory.engine import MemoryEngine
+
     home = _home()
     engine = MemoryEngine(home, _settings(home), user_id)
     try:
@@ -419,6 +433,9 @@ def restore_cmd(entry_id: int, user_id: str | None = None) -> None:
 
 def users_cmd(as_json: bool) -> None:
     """The user ids that have memory files or staged writes of their own."""
+    from hermes_core.layers.memory.approval import PendingStore, pending_user_ids
+    from hermes_core.layers.memory.engine import MemoryEngine
+
     home = _home()
     ids = sorted(set(known_user_ids(memories_dir(home))) | set(pending_user_ids(home)))
     settings = _settings(home)

@@ -80,10 +80,12 @@ from hermes_core.layers.sessions.schema import (
     MIGRATIONS,
     SCHEMA_VERSION,
     create_fts_table,
+    fts_delete,
     incompatibility,
     migrate,
     read_schema_version,
     reindex_fts,
+    stored_index_cap,
 )
 
 DB_FILE = "state.db"
@@ -118,7 +120,11 @@ class SessionDB:
         self, path: Path, *, index_char_cap: int = 8192, redact_secrets: bool = True
     ) -> None:
         self.path = Path(path)
+        self.configured_index_char_cap = index_char_cap
         self.index_char_cap = index_char_cap
+        """The cap the full-text index is built with: the one recorded in ``state.db`` (a
+        contentless index must be handed the exact text it indexed to remove a row), else
+        the configured one. :meth:`reindex` applies a changed configuration."""
         self.redact_secrets = redact_secrets
         self._local = threading.local()
         self._conns: list[sqlite3.Connection] = []
@@ -132,8 +138,9 @@ class SessionDB:
         conn = self._conn()
         self.fts_error: str | None = probe_fts5(conn)
         if self.read_only_reason is None:
-            self._retry(lambda: migrate(conn))
+            self._retry(lambda: migrate(conn, index_char_cap=index_char_cap))
             tighten_permissions(self.path)
+        self.index_char_cap = stored_index_cap(conn) or index_char_cap
         self.fts_enabled = self.fts_error is None and self._has_table(conn, "messages_fts")
         if self.fts_error is None and not self.fts_enabled:
             self.fts_error = "messages_fts is missing; run `hermes sessions reindex`."
@@ -798,15 +805,12 @@ class SessionDB:
                 chunk = ids[start : start + 200]
                 marks = ",".join("?" * len(chunk))
                 if self.fts_enabled:
-                    conn.execute(
-                        f"DELETE FROM messages_fts WHERE rowid IN "
-                        f"(SELECT id FROM messages WHERE session_id IN ({marks}))",
-                        chunk,
-                    )
+                    fts_delete(conn, f"session_id IN ({marks})", list(chunk), self.index_char_cap)
                 removed += conn.execute(
                     f"DELETE FROM messages WHERE session_id IN ({marks})", chunk
                 ).rowcount
                 conn.execute(f"DELETE FROM sessions WHERE id IN ({marks})", chunk)
+            self._speakers.clear()
             return removed
 
         return self.write(do)
@@ -828,16 +832,18 @@ class SessionDB:
         return [r[0] for r in rows]
 
     def reindex(self) -> int:
-        """Rebuild the full-text index from the messages table."""
+        """Rebuild the full-text index from the messages table with the configured
+        ``index_char_cap`` (recorded in the file)."""
         if self.fts_error is not None and not self.fts_enabled:
             raise SessionStoreError(self.fts_error)
 
         def do(conn: sqlite3.Connection) -> int:
             if not self._has_table(conn, "messages_fts"):
                 create_fts_table(conn)
-            return reindex_fts(conn, cap=self.index_char_cap)
+            return reindex_fts(conn, cap=self.configured_index_char_cap)
 
         count = self.write(do)
+        self.index_char_cap = self.configured_index_char_cap
         self.fts_enabled = True
         self.fts_error = None
         return count
@@ -873,6 +879,7 @@ class SessionDB:
             "schema_version": self.schema_version(),
             "read_only": self.read_only_reason,
             "fts": self.fts_enabled,
+            "index_char_cap": self.index_char_cap,
             "sessions": sessions,
             "messages": messages,
             "compacted_messages": compacted,
@@ -912,21 +919,23 @@ class SessionDB:
 
     def speaker_names(self, *, user: UserScope = ALL_USERS) -> frozenset[str]:
         """Lower-cased words of every participant name (``messages.name``) in ``user``'s
-        sessions. Cached per object and scope; recomputed when a message was added since."""
+        sessions. Cached per object and scope and brought up to date by reading only the
+        messages added since (ids only grow), so a search after each turn does not rescan
+        the archive; :meth:`delete_sessions` drops the cache."""
         newest = int(self.read("SELECT MAX(id) FROM messages")[0][0] or 0)
         key: object = user
         cached = self._speakers.get(key)
         if cached is not None and cached[0] == newest:
             return cached[1]
+        since = cached[0] if cached is not None and cached[0] < newest else 0
         scope, params = scope_sql(user, "s.user_id")
         rows = self.read(
             "SELECT DISTINCT m.name FROM messages m JOIN sessions s ON s.id = m.session_id "
-            f"WHERE m.name IS NOT NULL AND {scope}",
-            params,
+            f"WHERE m.id > ? AND m.id <= ? AND m.name IS NOT NULL AND {scope}",
+            [since, newest, *params],
         )
-        names = frozenset(
-            word for (name,) in rows for word in str(name).lower().split() if len(word) > 1
-        )
+        found = {word for (name,) in rows for word in str(name).lower().split() if len(word) > 1}
+        names = frozenset(found | (cached[1] if since and cached is not None else set()))
         self._speakers[key] = (newest, names)
         return names
 

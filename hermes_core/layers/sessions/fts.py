@@ -3,9 +3,11 @@
 Design (measured in docs/sessions.md):
 
 * One FTS5 table ``messages_fts(body, meta)`` with ``tokenize='porter unicode61
-  remove_diacritics 2'``: English is stemmed ("deploying" finds "deployed"). ``body`` is the
-  message text (capped at ``index_char_cap`` characters so huge tool outputs do not bloat the
-  index); ``meta`` holds the speaker name, the tool name and the tool-call arguments.
+  remove_diacritics 2'``, contentless (``content=''``: the text is stored once, in
+  ``messages``; see :mod:`.schema`): English is stemmed ("deploying" finds "deployed").
+  ``body`` is the message text (capped at ``index_char_cap`` characters so huge tool
+  outputs do not bloat the index); ``meta`` holds the speaker name, the tool name and the
+  tool-call arguments.
 * CJK (Chinese, Japanese kana, Korean hangul) has no spaces, and ``unicode61`` turns a whole run
   of CJK characters into one token, so ``咖啡`` would never match ``我喜欢喝咖啡``. Every CJK
   character is therefore indexed as its own token (:func:`split_cjk`) and a CJK query becomes a

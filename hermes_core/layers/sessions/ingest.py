@@ -35,7 +35,7 @@ INSERT_COLUMNS = (
     "finish_reason, reasoning, active, compacted, name"
 )
 """The ``messages`` columns of :attr:`MessageRow.values`, in order."""
-_CONTENT, _CALLS, _REASONING, _NAME = 2, 4, 9, 12
+_CONTENT, _CALLS, _TOOL, _REASONING, _NAME = 2, 4, 5, 9, 12
 
 
 @dataclass(slots=True)
@@ -76,6 +76,29 @@ def estimate_tokens(msg: Mapping[str, Any], content: str) -> int:
         return int(estimate_message_tokens(dict(msg)))
     except Exception:  # odd shapes still get a count: ~4 characters per token
         return max(1, len(content) // 4)
+
+
+def indexed_text(row: tuple[object, ...], cap: int) -> tuple[int, str, str]:
+    """``(rowid, body, meta)`` that ``messages_fts`` holds for one stored message, given as
+    ``(id, content, name, tool_name, tool_calls)``. :func:`prepare_messages` indexes exactly
+    this, so the text of a row can be recomputed to remove it from the contentless index
+    (deterministic for a given ``cap``)."""
+    rowid, content, name, tool_name, tool_calls = row
+    calls: Any
+    try:
+        calls = json.loads(str(tool_calls)) if tool_calls else None
+    except (ValueError, RecursionError):
+        calls = None
+    names, args = tool_call_parts(calls)
+    tool = " ".join(filter(None, [str(tool_name) if tool_name else None, *names]))
+    body, meta = index_fields(
+        str(content or ""),
+        name=str(name) if name else None,
+        tool_name=tool or None,
+        tool_args=args,
+        cap=cap,
+    )
+    return int(str(rowid)), body, meta
 
 
 def prepare_messages(
@@ -127,20 +150,9 @@ def prepare_messages(
                 calls_json,
                 reasoning,
             )
-    for row, (tool_name, names) in zip(rows, tool_names, strict=True):
-        try:
-            calls_list = json.loads(row.values[_CALLS]) if row.values[_CALLS] else None
-        except (ValueError, RecursionError):
-            calls_list = None
-        _, args = tool_call_parts(calls_list)
-        tool_meta = " ".join(filter(None, [tool_name, *names]))
-        row.body, row.meta = index_fields(
-            row.values[_CONTENT],
-            name=row.values[_NAME],
-            tool_name=tool_meta or None,
-            tool_args=args,
-            cap=index_char_cap,
-        )
+    for row in rows:  # indexed from the stored values, so removal can recompute it
+        stored = (0, row.values[_CONTENT], row.values[_NAME], row.values[_TOOL], row.values[_CALLS])
+        _, row.body, row.meta = indexed_text(stored, index_char_cap)
     return PreparedBatch(rows, sum(len(names) for _, names in tool_names))
 
 
@@ -150,5 +162,6 @@ __all__ = [
     "PreparedBatch",
     "as_message",
     "estimate_tokens",
+    "indexed_text",
     "prepare_messages",
 ]

@@ -38,7 +38,9 @@ from hermes_core.layers.sessions.fts import (
     parse_query,
     ranked_terms,
 )
+from hermes_core.layers.sessions.ingest import indexed_text
 from hermes_core.layers.sessions.records import ALL_USERS, UserScope, scope_sql
+from hermes_core.layers.sessions.schema import INDEX_SELECT
 from hermes_core.layers.sessions.timeparse import TimeWindow, query_time_window
 from hermes_core.text import CJK_CHAR
 
@@ -48,6 +50,13 @@ if TYPE_CHECKING:
 CANDIDATES = 300
 OVERFETCH = 3
 """Rows ranked by FTS5 alone per candidate needed, before the join applies the filters."""
+EXACT_MAX = 5000
+"""Queries estimated to match more messages than this are ranked in a recent window
+(:func:`_window_span`) instead of by ``bm25()`` over every match."""
+WINDOW_MIN = 8192
+"""The smallest window (message ids) a broad query is ranked in."""
+WINDOW_TARGET = 700
+"""Matches a window should hold: enough for :data:`CANDIDATES` after filtering."""
 EXACT_POSTINGS_MAX = 5000
 """Terms in more messages than this get approximate (regex) coverage instead of postings."""
 COVERAGE_POWER = 1.0
@@ -154,6 +163,7 @@ class Ranking:
     sessions: list[SessionHit]
     terms: list[Term]
     match: str | None
+    cost: Cost = field(default_factory=lambda: Cost())
 
 
 def _filter_sql(filters: SearchFilters) -> tuple[str, list[Any]]:
@@ -188,15 +198,133 @@ def _filter_sql(filters: SearchFilters) -> tuple[str, list[Any]]:
     return " AND ".join(where), params
 
 
-def _candidates(
-    db: SessionDB, match: str, where: str, params: list[Any], limit: int
-) -> list[TurnHit]:
-    """The best ``limit`` rows for ``match`` passing the filters.
+@dataclass(slots=True)
+class Window:
+    """The recent slice of the archive a broad query was ranked in: message ids above
+    ``floor`` (``span`` ids), with every query term's postings and IDF inside it."""
 
-    Two phases: FTS5 ranks on its own (cheap: no join per match), then the top
-    ``limit * OVERFETCH`` rows are joined and filtered. Only when the filters removed so
-    many that fewer than ``limit`` remain while more matches exist does the slower
-    join-everything query run."""
+    floor: int
+    span: int
+    matches: int
+    idf: dict[str, float] = field(default_factory=dict)
+    postings: dict[str, set[int]] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class Cost:
+    """What a ranking read: ``rows_ranked`` index rows scored (by FTS5 ``bm25()`` or, in a
+    window, by :func:`_window_scores`), ``postings_read`` term postings fetched to score or
+    cover candidates, ``windows`` how many windows were tried (0: the whole archive)."""
+
+    rows_ranked: int = 0
+    postings_read: int = 0
+    windows: int = 0
+
+
+def _count(db: SessionDB, match: str, floor: int = 0) -> int:
+    return int(
+        db.read(
+            "SELECT COUNT(*) FROM messages_fts WHERE messages_fts MATCH ? AND rowid > ?",
+            (match, floor),
+        )[0][0]
+    )
+
+
+def _window_span(db: SessionDB, match: str, newest: int) -> tuple[int, int] | None:
+    """``(span, matches)`` of the smallest recent window (at least :data:`WINDOW_MIN` ids,
+    grown geometrically) holding :data:`WINDOW_TARGET` matches, or ``None`` when the whole
+    archive holds at most :data:`EXACT_MAX` matches (then ``bm25()`` over all of them is
+    cheap) or the window would cover it anyway. Each probe counts only the matches inside its
+    window, so deciding costs about twice the matches finally ranked."""
+    span = WINDOW_MIN
+    while span < newest:
+        matches = _count(db, match, newest - span)
+        if matches >= WINDOW_TARGET:
+            if matches * newest / span <= EXACT_MAX:
+                return None
+            return span, matches
+        grow = math.ceil(WINDOW_TARGET * 1.25 / max(matches, 1))
+        span *= max(2, min(grow, 16))
+    return None
+
+
+def _window_scores(
+    db: SessionDB,
+    terms: Sequence[Term],
+    window: Window,
+    rows: Sequence[tuple[Any, ...]],
+    cost: Cost,
+) -> dict[int, float]:
+    """BM25 (k1 1.2, b 0.75, every occurrence counted once) of ``rows`` computed from the
+    terms' postings inside ``window``: bounded by the window, whatever the archive's size.
+    Fills ``window.idf``/``window.postings`` for the coverage stage."""
+    k1, b = 1.2, 0.75
+    ids = {int(r[0]) for r in rows}
+    for term in terms:
+        expr = term.to_match()
+        if expr in window.idf:
+            continue
+        found = db.read(
+            "SELECT rowid FROM messages_fts WHERE messages_fts MATCH ? AND rowid > ?",
+            (expr, window.floor),
+        )
+        cost.postings_read += len(found)
+        n = len(found)
+        window.idf[expr] = max(math.log((window.span - n + 0.5) / (n + 0.5)), 1e-6)
+        window.postings[expr] = {int(r[0]) for r in found} & ids
+    lengths = {int(r[0]): max(int(r[4]) if isinstance(r[4], int) else 1, 1) for r in rows}
+    avg = sum(lengths.values()) / max(len(lengths), 1)
+    damp = {rowid: (k1 + 1) / (1.0 + k1 * (1 - b + b * n / avg)) for rowid, n in lengths.items()}
+    scores = dict.fromkeys(lengths, 0.0)
+    for term in terms:
+        expr = term.to_match()
+        idf = window.idf[expr]
+        for rowid in window.postings[expr]:
+            scores[rowid] += idf * damp[rowid]
+    return scores
+
+
+def _candidates(
+    db: SessionDB,
+    match: str,
+    where: str,
+    params: list[Any],
+    limit: int,
+    terms: Sequence[Term] = (),
+    cost: Cost | None = None,
+) -> tuple[list[TurnHit], Window | None]:
+    """The best ``limit`` rows for ``match`` passing the filters, and the window they were
+    ranked in (``None``: the whole archive).
+
+    Broad queries on a large archive (more than :data:`EXACT_MAX` estimated matches) are
+    ranked in a recent window of message ids holding about :data:`WINDOW_TARGET` matches
+    (:func:`_window_span`); when the filters leave fewer than ``limit`` rows there, the
+    window widens (×4) up to the whole archive. Otherwise FTS5 ranks on its own (cheap: no
+    join per match), then the top ``limit * OVERFETCH`` rows are joined and filtered; only
+    when the filters removed so many that fewer than ``limit`` remain while more matches
+    exist does the slower join-everything query run."""
+    cost = cost if cost is not None else Cost()
+    newest = int(db.read("SELECT MAX(id) FROM messages")[0][0] or 0)
+    found = _window_span(db, match, newest) if terms else None
+    while found is not None:
+        span, matches = found
+        cost.windows += 1
+        cost.rows_ranked += matches
+        window = Window(newest - span, span, matches)
+        rows = db.read(
+            "SELECT m.id, m.session_id, 0, m.timestamp, m.token_count FROM messages m "
+            "JOIN sessions s ON s.id = m.session_id WHERE m.id IN (SELECT rowid FROM "
+            f"messages_fts WHERE messages_fts MATCH ? AND rowid > ?) AND {where}",
+            [match, window.floor, *params],
+        )
+        if len(rows) >= limit or span * 4 >= newest:
+            if len(rows) >= limit:
+                scores = _window_scores(db, terms, window, rows, cost)
+                rows = sorted(rows, key=lambda r: (-scores[int(r[0])], -int(r[0])))[:limit]
+                return _hits(rows, {i: -v for i, v in scores.items()}), window
+            break  # too few even in a quarter of the archive: rank it all
+        span *= 4
+        found = (span, _count(db, match, newest - span))
     w_body, w_meta = FTS_WEIGHTS
     inner = int(limit) * OVERFETCH
     rows = db.read(
@@ -208,10 +336,9 @@ def _candidates(
         f"WHERE {where} ORDER BY top.r LIMIT ?",
         [match, inner, *params, int(limit)],
     )
+    total = None
     if len(rows) < limit:
-        total = db.read("SELECT COUNT(*) FROM messages_fts WHERE messages_fts MATCH ?", (match,))[
-            0
-        ][0]
+        total = _count(db, match)
         if total > inner:
             rows = db.read(
                 f"SELECT f.rowid, m.session_id, bm25(messages_fts, {w_body}, {w_meta}) AS r, "
@@ -220,7 +347,22 @@ def _candidates(
                 f"WHERE messages_fts MATCH ? AND {where} ORDER BY r LIMIT ?",
                 [match, *params, int(limit)],
             )
-    out = [TurnHit(int(r[0]), str(r[1]), -float(r[2]), float(r[3])) for r in rows]
+    cost.rows_ranked += total if total is not None else _count(db, match)
+    return _hits(rows), None
+
+
+def _hits(rows: Sequence[tuple[Any, ...]], scores: dict[int, float] | None = None) -> list[TurnHit]:
+    """Turn hits from ``(id, session_id, bm25, timestamp, token_count)`` rows (FTS5's
+    negative ``bm25``, or ``scores`` by id), short messages damped."""
+    out = [
+        TurnHit(
+            int(r[0]),
+            str(r[1]),
+            -float(scores[int(r[0])] if scores is not None else r[2]),
+            float(r[3]),
+        )
+        for r in rows
+    ]
     if SHORT_TOKENS:
         for hit, row in zip(out, rows, strict=True):
             tokens = row[4] if isinstance(row[4], int) else SHORT_TOKENS
@@ -241,7 +383,11 @@ def _term_regex(term: Term) -> re.Pattern[str]:
 
 
 def _term_postings(
-    db: SessionDB, terms: Sequence[Term], rowids: Sequence[int], total: int
+    db: SessionDB,
+    terms: Sequence[Term],
+    rowids: Sequence[int],
+    total: int,
+    cost: Cost | None = None,
 ) -> tuple[dict[str, float], dict[int, set[str]]]:
     """IDF of every term in the archive and which candidate rows contain it.
 
@@ -261,6 +407,8 @@ def _term_postings(
         idf[expr] = math.log(1 + (total - n + 0.5) / (n + 0.5))
         if n <= EXACT_POSTINGS_MAX:
             rows = db.read("SELECT rowid FROM messages_fts WHERE messages_fts MATCH ?", (expr,))
+            if cost is not None:
+                cost.postings_read += len(rows)
             for (rowid,) in rows:
                 if rowid in wanted:
                     found[int(rowid)].add(expr)
@@ -275,15 +423,18 @@ def _term_postings(
 
 
 def _index_texts(db: SessionDB, rowids: Sequence[int]) -> dict[int, str]:
+    """The indexed text (body and meta) of these messages, recomputed from ``messages``
+    (the index is contentless: it keeps no copy of the text)."""
     out: dict[int, str] = {}
     for start in range(0, len(rowids), 500):
         chunk = rowids[start : start + 500]
         rows = db.read(
-            f"SELECT rowid, body || ' ' || meta FROM messages_fts WHERE rowid IN "
-            f"({','.join('?' * len(chunk))})",
+            f"{INDEX_SELECT} WHERE id IN ({','.join('?' * len(chunk))})",
             chunk,
         )
-        out.update({int(r[0]): str(r[1]) for r in rows})
+        for row in rows:
+            rowid, body, meta = indexed_text(row, db.index_char_cap)
+            out[rowid] = f"{body} {meta}"
     return out
 
 
@@ -329,7 +480,7 @@ def _feedback(
     chosen = [expr for _, expr in weighted[:PRF_TERMS]]
     if not chosen:
         return hits
-    extra = _candidates(db, " OR ".join(chosen), where, params, limit)
+    extra, _ = _candidates(db, " OR ".join(chosen), where, params, limit)
     if not extra:
         return hits
     scale = max(h.score for h in hits) / (max(h.bm25 for h in extra) or 1.0)
@@ -451,6 +602,7 @@ def _relaxed_hits(
     where: str,
     params: list[Any],
     candidates: int,
+    cost: Cost | None = None,
 ) -> list[TurnHit]:
     """Stage 2b — query relaxation: when the content terms found fewer than
     :data:`RELAX_MIN_SESSIONS` sessions, the dropped names and question words are searched
@@ -459,19 +611,34 @@ def _relaxed_hits(
         return []
     relax_match = " OR ".join(t.to_match() for t in q.dropped)
     seen = {h.message_id for h in hits}
-    return [
-        h
-        for h in _candidates(db, relax_match, where, params, candidates)
-        if h.message_id not in seen
-    ]
+    found, _ = _candidates(db, relax_match, where, params, candidates, q.dropped, cost)
+    return [h for h in found if h.message_id not in seen]
 
 
-def _score_coverage(db: SessionDB, terms: Sequence[Term], hits: list[TurnHit]) -> int:
+def _score_coverage(
+    db: SessionDB,
+    terms: Sequence[Term],
+    hits: list[TurnHit],
+    window: Window | None = None,
+    cost: Cost | None = None,
+) -> int:
     """Stage 3 — term coverage: BM25 scaled by the IDF-weighted share of the query terms a
-    hit contains. Returns the archive size used for IDF."""
-    total = int(db.read("SELECT MAX(id) FROM messages")[0][0] or 0) or 1
+    hit contains (inside ``window`` when the candidates were ranked in one: its postings and
+    IDF, already read). Returns the archive size used for IDF."""
+    if window is not None:
+        total = window.span
+    else:
+        total = int(db.read("SELECT MAX(id) FROM messages")[0][0] or 0) or 1
     if COVERAGE_POWER and len(terms) > 1:
-        idf, cover = _term_postings(db, terms, [h.message_id for h in hits], total)
+        if window is not None:
+            wanted = {h.message_id for h in hits}
+            idf = {t.to_match(): window.idf.get(t.to_match(), 0.0) for t in terms}
+            cover: dict[int, set[str]] = defaultdict(set)
+            for expr, ids in window.postings.items():
+                for rowid in ids & wanted:
+                    cover[rowid].add(expr)
+        else:
+            idf, cover = _term_postings(db, terms, [h.message_id for h in hits], total, cost)
         idf_sum = sum(idf.values()) or 1.0
         for hit in hits:
             matched = cover.get(hit.message_id, set())
@@ -577,13 +744,14 @@ def rank(
     candidates = CANDIDATES if candidates is None else candidates
     q = _prepare_query(db, query, filters.user)
     if q.match is None:
-        return Ranking([], [], q.terms, None)
+        return Ranking([], [], q.terms, None, Cost())
     where, params = _filter_sql(filters)
-    hits = _candidates(db, q.match, where, params, candidates)
-    relaxed = _relaxed_hits(db, q, hits, where, params, candidates)
+    cost = Cost()
+    hits, window = _candidates(db, q.match, where, params, candidates, q.terms, cost)
+    relaxed = _relaxed_hits(db, q, hits, where, params, candidates, cost)
     if not hits and not relaxed:
-        return Ranking([], [], q.terms, q.match)
-    total = _score_coverage(db, q.terms, hits)
+        return Ranking([], [], q.terms, q.match, cost)
+    total = _score_coverage(db, q.terms, hits, window, cost)
     if PRF_WEIGHT and hits and not q.explicit:
         hits = _feedback(db, hits, q.terms, q.named, where, params, candidates, total)
     _apply_dates(db, q.window, hits, where, params)
@@ -591,7 +759,7 @@ def rank(
     _apply_neighbours(hits)
     hits = _merge_relaxed(hits, relaxed)
     sessions = _aggregate_sessions(db, hits, filters.demoted_sources)
-    return Ranking(hits, sessions, q.terms, q.match)
+    return Ranking(hits, sessions, q.terms, q.match, cost)
 
 
-__all__ = ["Ranking", "SearchFilters", "SessionHit", "TurnHit", "rank"]
+__all__ = ["Cost", "Ranking", "SearchFilters", "SessionHit", "TurnHit", "Window", "rank"]

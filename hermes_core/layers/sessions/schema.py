@@ -8,15 +8,30 @@ tables in the same file).
 
 from __future__ import annotations
 
-import json
+import logging
 import re
 import sqlite3
 from collections.abc import Callable
 
-from hermes_core.layers.sessions.fts import FTS_TOKENIZER, index_fields, probe_fts5
-from hermes_core.layers.sessions.records import tool_call_parts
+from hermes_core.layers.sessions.fts import FTS_TOKENIZER, probe_fts5
+from hermes_core.layers.sessions.ingest import indexed_text
 
-SCHEMA_VERSION = 6
+log = logging.getLogger(__name__)
+
+SCHEMA_VERSION = 7
+DEFAULT_INDEX_CAP = 8192
+FTS_FORMAT = "1"
+"""Version of :func:`~hermes_core.layers.sessions.fts.index_fields` the index was built with
+(``state_meta['fts_format']``). The index stores no text (it is contentless), so removing a
+row means handing FTS5 the exact text that was indexed: it is recomputed from ``messages``
+with the same function and cap. A change to ``index_fields`` must bump this and add a
+migration that rebuilds the index."""
+FTS_TABLE_SQL = (
+    "CREATE VIRTUAL TABLE messages_fts USING fts5(body, meta, content='', "
+    f"tokenize='{FTS_TOKENIZER}')"
+)
+"""The full-text index: contentless (``content=''``), so every message text is stored once,
+in ``messages``; rows are removed with the ``'delete'`` command (see :func:`fts_delete`)."""
 OWNER = "hermes-core"
 """``state_meta['owner']``: written by migration 6; a file without it is checked for tables
 and columns this program never creates before anything is written to it."""
@@ -31,7 +46,7 @@ def _add_column(conn: sqlite3.Connection, table: str, column: str, decl: str) ->
         conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} {decl}")
 
 
-def _m1_base(conn: sqlite3.Connection) -> None:
+def _m1_base(conn: sqlite3.Connection, _cap: int = DEFAULT_INDEX_CAP) -> None:
     conn.execute(
         """CREATE TABLE IF NOT EXISTS sessions (
             id TEXT PRIMARY KEY,
@@ -71,12 +86,12 @@ def _m1_base(conn: sqlite3.Connection) -> None:
     )
 
 
-def _m2_finish_reason(conn: sqlite3.Connection) -> None:
+def _m2_finish_reason(conn: sqlite3.Connection, _cap: int = DEFAULT_INDEX_CAP) -> None:
     _add_column(conn, "messages", "finish_reason", "TEXT")
     _add_column(conn, "messages", "reasoning", "TEXT")
 
 
-def _m3_titles(conn: sqlite3.Connection) -> None:
+def _m3_titles(conn: sqlite3.Connection, _cap: int = DEFAULT_INDEX_CAP) -> None:
     _add_column(conn, "sessions", "title", "TEXT")
     conn.execute(
         "CREATE UNIQUE INDEX IF NOT EXISTS idx_sessions_title ON sessions(title) "
@@ -84,7 +99,7 @@ def _m3_titles(conn: sqlite3.Connection) -> None:
     )
 
 
-def _m4_compaction_flags(conn: sqlite3.Connection) -> None:
+def _m4_compaction_flags(conn: sqlite3.Connection, _cap: int = DEFAULT_INDEX_CAP) -> None:
     _add_column(conn, "messages", "active", "INTEGER NOT NULL DEFAULT 1")
     _add_column(conn, "messages", "compacted", "INTEGER NOT NULL DEFAULT 0")
     _add_column(conn, "messages", "name", "TEXT")
@@ -92,42 +107,91 @@ def _m4_compaction_flags(conn: sqlite3.Connection) -> None:
     conn.execute("CREATE TABLE IF NOT EXISTS state_meta (key TEXT PRIMARY KEY, value TEXT)")
 
 
-def _m5_fts(conn: sqlite3.Connection) -> None:
+def _m5_fts(conn: sqlite3.Connection, cap: int = DEFAULT_INDEX_CAP) -> None:
     if probe_fts5(conn) is not None:
         return  # storage works without FTS; search reports why
-    exists = conn.execute(
-        "SELECT 1 FROM sqlite_master WHERE type='table' AND name='messages_fts'"
-    ).fetchone()
-    if exists:
+    if _has_table(conn, "messages_fts"):
         return
-    conn.execute(
-        f"CREATE VIRTUAL TABLE messages_fts USING fts5(body, meta, tokenize='{FTS_TOKENIZER}')"
-    )
-    reindex_fts(conn, cap=8192)
+    conn.execute(FTS_TABLE_SQL)  # today's (contentless) form: migration 7 has nothing to do
+    reindex_fts(conn, cap=cap)
 
 
-def reindex_fts(conn: sqlite3.Connection, *, cap: int) -> int:
-    """(Re)build ``messages_fts`` from ``messages``; returns the number of rows indexed."""
-    conn.execute("DELETE FROM messages_fts")
+def _has_table(conn: sqlite3.Connection, name: str) -> bool:
+    row = conn.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name=?", (name,))
+    return row.fetchone() is not None
+
+
+def is_contentless(conn: sqlite3.Connection) -> bool:
+    """Whether ``messages_fts`` exists in its contentless form (schema 7)."""
+    row = conn.execute(
+        "SELECT sql FROM sqlite_master WHERE type='table' AND name='messages_fts'"
+    ).fetchone()
+    return bool(row and re.search(r"content\s*=\s*''", str(row[0])))
+
+
+INDEX_SELECT = "SELECT id, content, name, tool_name, tool_calls FROM messages"
+"""The ``messages`` columns :func:`~.ingest.indexed_text` needs, in its order."""
+
+
+def fts_delete(conn: sqlite3.Connection, where: str, params: list[object], cap: int) -> int:
+    """Remove the index rows of the messages selected by ``where`` (call it before deleting
+    the messages). Returns the number of rows removed."""
     count = 0
-    rows = conn.execute(
-        "SELECT id, content, name, tool_name, tool_calls FROM messages ORDER BY id"
-    ).fetchall()
-    for row in rows:
-        calls = json.loads(row[4]) if row[4] else None
-        names, args = tool_call_parts(calls)
-        tool = " ".join(filter(None, [row[3], *names]))
-        body, meta = index_fields(
-            row[1] or "", name=row[2], tool_name=tool, tool_args=args, cap=cap
-        )
+    for row in conn.execute(f"{INDEX_SELECT} WHERE {where}", params).fetchall():
+        rowid, body, meta = indexed_text(row, cap)
         conn.execute(
-            "INSERT INTO messages_fts(rowid, body, meta) VALUES (?, ?, ?)", (row[0], body, meta)
+            "INSERT INTO messages_fts(messages_fts, rowid, body, meta) VALUES ('delete', ?, ?, ?)",
+            (rowid, body, meta),
         )
         count += 1
     return count
 
 
-def _m6_user_scope(conn: sqlite3.Connection) -> None:
+REINDEX_CHUNK = 2000
+
+
+def reindex_fts(conn: sqlite3.Connection, *, cap: int) -> int:
+    """(Re)build ``messages_fts`` from ``messages`` (in chunks of :data:`REINDEX_CHUNK` rows,
+    so memory stays flat on a large archive) and record the cap and format used in
+    ``state_meta``; returns the number of rows indexed."""
+    if is_contentless(conn):
+        conn.execute("INSERT INTO messages_fts(messages_fts) VALUES ('delete-all')")
+    else:
+        conn.execute("DELETE FROM messages_fts")
+    count = 0
+    last = -1
+    while True:
+        rows = conn.execute(
+            f"{INDEX_SELECT} WHERE id > ? ORDER BY id LIMIT ?", (last, REINDEX_CHUNK)
+        ).fetchall()
+        if not rows:
+            break
+        conn.executemany(
+            "INSERT INTO messages_fts(rowid, body, meta) VALUES (?, ?, ?)",
+            [indexed_text(row, cap) for row in rows],
+        )
+        count += len(rows)
+        last = int(rows[-1][0])
+    conn.execute("CREATE TABLE IF NOT EXISTS state_meta (key TEXT PRIMARY KEY, value TEXT)")
+    conn.executemany(
+        "INSERT OR REPLACE INTO state_meta(key, value) VALUES (?, ?)",
+        [("fts_char_cap", str(int(cap))), ("fts_format", FTS_FORMAT)],
+    )
+    return count
+
+
+def stored_index_cap(conn: sqlite3.Connection) -> int | None:
+    """The ``index_char_cap`` the index was built with (``None`` when not recorded)."""
+    if not _has_table(conn, "state_meta"):
+        return None
+    row = conn.execute("SELECT value FROM state_meta WHERE key='fts_char_cap'").fetchone()
+    try:
+        return int(row[0]) if row else None
+    except (TypeError, ValueError):
+        return None
+
+
+def _m6_user_scope(conn: sqlite3.Connection, _cap: int = DEFAULT_INDEX_CAP) -> None:
     """User scope and turn keys: ``sessions(user_id)`` indexed (existing rows keep
     ``user_id`` NULL: the no-user scope), titles unique per user instead of globally,
     ``messages.turn_key`` unique per session (an idempotent resend of a turn is
@@ -155,16 +219,39 @@ def _m6_user_scope(conn: sqlite3.Connection) -> None:
     conn.execute("INSERT OR REPLACE INTO state_meta(key, value) VALUES ('owner', ?)", (OWNER,))
 
 
-MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
+def _m7_text_once(conn: sqlite3.Connection, cap: int = DEFAULT_INDEX_CAP) -> None:
+    """Every message text stored once: ``messages_fts`` becomes contentless (it kept a copy
+    of every text, about a third of the file) and is rebuilt from ``messages``; the index
+    ``idx_messages_session(session_id, timestamp)``, covered by
+    ``idx_messages_session_id(session_id, id)``, is dropped. One-time; logs how many rows
+    it re-indexed. Free pages are reused by later writes (``VACUUM`` returns them)."""
+    conn.execute("DROP INDEX IF EXISTS idx_messages_session")
+    if probe_fts5(conn) is not None or not _has_table(conn, "messages_fts"):
+        return  # no index to convert; `hermes sessions reindex` builds it when FTS5 works
+    if is_contentless(conn):
+        return
+    conn.execute("DROP TABLE messages_fts")
+    conn.execute(FTS_TABLE_SQL)
+    count = reindex_fts(conn, cap=cap)
+    log.warning(
+        "state.db upgraded to schema 7: full-text index rebuilt without a second copy of "
+        "the text (%d messages)",
+        count,
+    )
+
+
+MIGRATIONS: tuple[Callable[..., None], ...] = (
     _m1_base,
     _m2_finish_reason,
     _m3_titles,
     _m4_compaction_flags,
     _m5_fts,
     _m6_user_scope,
+    _m7_text_once,
 )
 """Step ``i`` brings the schema from version ``i`` to ``i + 1``. Each step is idempotent (it
-checks before it alters), so a crash between a step and the version bump is harmless."""
+checks before it alters), so a crash between a step and the version bump is harmless. Steps
+are called ``step(conn, index_char_cap)``; those that build the full-text index use the cap."""
 
 
 def read_schema_version(conn: sqlite3.Connection) -> int:
@@ -178,9 +265,10 @@ def read_schema_version(conn: sqlite3.Connection) -> int:
     return int(row[0]) if row and row[0] is not None else 0
 
 
-def migrate(conn: sqlite3.Connection) -> int:
+def migrate(conn: sqlite3.Connection, *, index_char_cap: int = DEFAULT_INDEX_CAP) -> int:
     """Apply every missing migration step in its own transaction; returns the new version.
-    Never touches tables it does not own."""
+    Never touches tables it does not own. ``index_char_cap`` is used when a step (re)builds
+    the full-text index."""
     conn.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)")
     version = read_schema_version(conn)
     while version < len(MIGRATIONS):
@@ -191,7 +279,7 @@ def migrate(conn: sqlite3.Connection) -> int:
                 conn.execute("COMMIT")
                 version = current
                 continue
-            MIGRATIONS[version](conn)
+            MIGRATIONS[version](conn, index_char_cap)
             conn.execute("DELETE FROM schema_version")
             conn.execute("INSERT INTO schema_version(version) VALUES (?)", (version + 1,))
             conn.execute("COMMIT")
@@ -324,19 +412,25 @@ def incompatibility(conn: sqlite3.Connection) -> str | None:
 
 def create_fts_table(conn: sqlite3.Connection) -> None:
     """Create ``messages_fts`` (the caller checked that it is missing and FTS5 works)."""
-    conn.execute(
-        f"CREATE VIRTUAL TABLE messages_fts USING fts5(body, meta, tokenize='{FTS_TOKENIZER}')"
-    )
+    conn.execute(FTS_TABLE_SQL)
 
 
 __all__ = [
+    "DEFAULT_INDEX_CAP",
+    "FTS_FORMAT",
+    "FTS_TABLE_SQL",
+    "INDEX_SELECT",
     "KNOWN_TABLES",
     "MIGRATIONS",
     "OWNER",
     "SCHEMA_VERSION",
     "create_fts_table",
+    "fts_delete",
     "incompatibility",
+    "indexed_text",
+    "is_contentless",
     "migrate",
     "read_schema_version",
     "reindex_fts",
+    "stored_index_cap",
 ]
