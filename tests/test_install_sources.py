@@ -19,7 +19,9 @@ ROOT = Path(__file__).resolve().parent.parent
 def test_the_checkout_is_found_and_its_providers_resolve_to_their_directories() -> None:
     import hermes_core
 
-    editable = Path(hermes_core.__file__).resolve().is_relative_to(ROOT)
+    # Editable: the package is this checkout's own folder (a wheel in .tox/ or .venv/ under
+    # the checkout is still a wheel).
+    editable = Path(hermes_core.__file__).resolve().parent == ROOT / "hermes_core"
     assert sources.checkout_root() == (ROOT if editable else None)  # a wheel install: None
     got = sources.resolve(
         ["chroma", "hermes-memory-mem0[test]", "example", "requests>=2"], root=ROOT

@@ -10,6 +10,9 @@ autouse, imports deferred until a fixture is used. See docs/testing-providers.md
 * :class:`hermes_core.testing.fake_llm.FakeLLMServer` — loopback OpenAI-compatible server
 * :class:`hermes_core.testing.loopback.LoopbackServer` — loopback double for a service
   provider's API (routes, recorded requests, faults, OpenAPI validation)
+* :mod:`hermes_core.testing.offline` — ``block_network`` (the offline guard for a
+  conftest), ``serve_double`` / ``serve`` (a loopback double per test, failing on API
+  violations), ``provider_factory`` (providers shut down after the test)
 * :class:`hermes_core.testing.service_faults.ServiceProviderContract` — the contract plus the
   fault tests every service provider inherits
 """

@@ -627,6 +627,40 @@ class SessionDB:
             out.extend(frontier)
         return out
 
+    def sessions_titled(
+        self,
+        words: Sequence[str],
+        *,
+        user: UserScope = ALL_USERS,
+        hidden_sources: Sequence[str] = (),
+        exclude: Sequence[str] = (),
+        limit: int = 5,
+    ) -> list[tuple[str, int]]:
+        """``(session id, first message id)`` of sessions in ``user``'s scope whose title
+        contains every one of ``words`` (case-insensitive), newest first; sessions from
+        ``hidden_sources``, those in ``exclude`` and those without messages are left out."""
+        if not words:
+            return []
+        scope, params = scope_sql(user, "s.user_id")
+        clauses = [scope]
+        for word in words:
+            escaped = word.casefold().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+            clauses.append("LOWER(s.title) LIKE ? ESCAPE '\\'")
+            params = [*params, f"%{escaped}%"]
+        if hidden_sources:
+            clauses.append(f"s.source NOT IN ({','.join('?' * len(hidden_sources))})")
+            params = [*params, *hidden_sources]
+        if exclude:
+            clauses.append(f"s.id NOT IN ({','.join('?' * len(exclude))})")
+            params = [*params, *exclude]
+        rows = self.read(
+            "SELECT s.id, (SELECT MIN(m.id) FROM messages m WHERE m.session_id = s.id) AS first "
+            f"FROM sessions s WHERE s.title IS NOT NULL AND {' AND '.join(clauses)} "
+            "ORDER BY s.started_at DESC LIMIT ?",
+            (*params, limit),
+        )
+        return [(str(r[0]), int(r[1])) for r in rows if r[1] is not None]
+
     def lineage_root(self, session_id: str) -> str:
         """The oldest ancestor of ``session_id`` in its own user scope (itself when it has
         no parent there)."""

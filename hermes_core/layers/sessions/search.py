@@ -253,6 +253,11 @@ def parse_options(args: Mapping[str, Any], default_limit: int = 3) -> SearchOpti
 # --------------------------------------------------------------------------- rendering
 
 
+_TITLE_WORD = re.compile(r"[^\W_]+")
+TITLE_MATCH_SCORE = 1.0
+"""Score reported for a session found by its title (it is listed before text matches)."""
+
+
 def _when(ts: float | None) -> str | None:
     if ts is None:
         return None
@@ -468,6 +473,11 @@ class SessionSearch:
         ]
         chosen: list[tuple[str, int, float]] = []  # (root, anchor message id, score)
         roots_seen: set[str] = set()
+        for sid, first in self._titled(opts, filters):  # a title match names the session
+            root = self.db.lineage_root(sid)
+            if root not in roots_seen and len(chosen) < opts.limit:
+                roots_seen.add(root)
+                chosen.append((sid, first, TITLE_MATCH_SCORE))
         for hit in ranking.sessions:
             root = self.db.lineage_root(hit.session_id)
             if root in roots_seen:
@@ -597,6 +607,24 @@ class SessionSearch:
             )
         return sid
 
+    def _titled(self, opts: SearchOptions, filters: SearchFilters) -> list[tuple[str, int]]:
+        """Sessions whose title holds every word of the query (plain queries only: a time,
+        role or tool filter is about messages, so titles are not consulted then)."""
+        if opts.after is not None or opts.before is not None or opts.tool or opts.roles_given:
+            return []
+        words = [
+            w for w in _TITLE_WORD.findall(opts.query or "") if len(w) > 1 or CJK_CHAR.match(w)
+        ]
+        if not words or len(words) > 6:
+            return []
+        return self.db.sessions_titled(
+            words,
+            user=opts.user,
+            hidden_sources=self.hidden_sources,
+            exclude=filters.exclude_sessions,
+            limit=opts.limit,
+        )
+
     def scroll(self, opts: SearchOptions) -> dict[str, Any]:
         """``window`` messages each side of ``around_message_id``."""
         assert opts.session_id is not None and opts.around_message_id is not None
@@ -615,7 +643,10 @@ class SessionSearch:
             "mode": "scroll",
             "session_id": sid,
             "around_message_id": anchor.id,
-            "messages": [render_message(m) for m in window],
+            "messages": [
+                {**render_message(m), "anchor": True} if m.id == anchor.id else render_message(m)
+                for m in window
+            ],
             "messages_before": before - sum(1 for m in window if m.id < anchor.id),
             "messages_after": after - sum(1 for m in window if m.id > anchor.id),
             "first_message_id": first,

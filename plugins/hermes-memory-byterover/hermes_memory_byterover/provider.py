@@ -20,7 +20,6 @@ from __future__ import annotations
 import concurrent.futures as cf
 import contextvars
 import hashlib
-import json
 import logging
 import math
 import re
@@ -44,6 +43,8 @@ from hermes_core import (
     hookimpl,
 )
 from hermes_core.providers.service import CircuitBreaker, ServiceError, screen_text
+from hermes_core.providers.service.tools import tool_error as _fail
+from hermes_core.providers.service.tools import tool_json as _json
 from hermes_memory_byterover.runner import INSTALL, SERVICE, BrvAnswer, BrvRunner, resolve
 from hermes_memory_byterover.settings import ByteRoverSettings
 
@@ -57,14 +58,6 @@ TURN_PART_CHARS = 2000
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 _SAFE_ID = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 _SETTING = "memory.providers.byterover."
-
-
-def _json(payload: Mapping[str, Any]) -> str:
-    return json.dumps(payload, ensure_ascii=False)
-
-
-def _fail(message: str) -> str:
-    return _json({"success": False, "error": message})
 
 
 def weighted_length(text: str) -> int:

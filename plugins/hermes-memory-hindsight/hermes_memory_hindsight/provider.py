@@ -28,7 +28,6 @@ from __future__ import annotations
 import concurrent.futures as cf
 import contextvars
 import hashlib
-import json
 import logging
 import threading
 from collections.abc import Callable, Mapping, Sequence
@@ -56,6 +55,9 @@ from hermes_core.providers.service import (
     service_settings,
 )
 from hermes_core.providers.service.outbox import Outbox
+from hermes_core.providers.service.tools import guard_tool, stop_background, text_arg
+from hermes_core.providers.service.tools import tool_error as _fail
+from hermes_core.providers.service.tools import tool_json as _json
 from hermes_memory_hindsight.api import Fact, HindsightAPI
 from hermes_memory_hindsight.banks import render_bank_id, session_tag, user_tag
 from hermes_memory_hindsight.settings import HindsightSettings, apply_config_file
@@ -74,14 +76,6 @@ HEADING = "## Hindsight Memory"
 MAX_CONTENT_CHARS = 20_000
 MAX_QUERY_CHARS = 4_000
 MAX_TOOL_TAGS = 10
-
-
-def _json(payload: Mapping[str, Any]) -> str:
-    return json.dumps(payload, ensure_ascii=False)
-
-
-def _fail(message: str) -> str:
-    return _json({"success": False, "error": message})
 
 
 def _digest(*parts: str) -> str:
@@ -583,32 +577,15 @@ class HindsightProvider(MemoryProvider):
             api, self._api = self._api, None
             self._pending.clear()
             self._closed = True
-        if executor is not None:
-            executor.shutdown(wait=False, cancel_futures=True)
-        if api is not None:
-            try:
-                api.close()
-            except Exception:
-                log.debug("hindsight client close failed", exc_info=True)
+        stop_background(executor, api, log=log, name="hindsight")
 
     # ------------------------------------------------------------ tool handlers
 
-    @staticmethod
-    def _text_arg(args: Mapping[str, Any], name: str) -> str | None:
-        value = args.get(name) if isinstance(args, Mapping) else None
-        if not isinstance(value, str) or not value.strip():
-            return None
-        return value.strip()
+    _text_arg = staticmethod(text_arg)
 
     @staticmethod
     def _guard(fn: Callable[[], str]) -> str:
-        try:
-            return fn()
-        except ServiceError as exc:
-            return _fail(str(exc))
-        except Exception as exc:  # a handler never raises
-            log.exception("hindsight tool failed")
-            return _fail(f"{type(exc).__name__}: {exc}")
+        return guard_tool(fn, log=log, name="hindsight")
 
     def _tool_retain(self, args: Mapping[str, Any], ctx: ToolContext) -> str:
         content = self._text_arg(args, "content")

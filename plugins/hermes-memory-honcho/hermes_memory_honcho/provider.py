@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import contextvars
-import json
 import logging
 import threading
 import time
@@ -62,6 +61,7 @@ from hermes_core.providers.service import (
     screen_recalled,
     service_settings,
 )
+from hermes_core.providers.service.tools import tool_json as _json
 from hermes_memory_honcho.api import HonchoAPI
 from hermes_memory_honcho.ids import honcho_id, session_key
 from hermes_memory_honcho.settings import KEY_URL, HonchoSettings, apply_honcho_json
@@ -73,10 +73,6 @@ LEVELS = ("minimal", "low", "medium", "high", "max")
 MAX_PENDING = 500
 """Queued messages kept per session while Honcho is unreachable (oldest dropped, logged)."""
 _SEEN_TURNS = 4096
-
-
-def _json(payload: Mapping[str, Any]) -> str:
-    return json.dumps(payload, ensure_ascii=False)
 
 
 def _error(message: str, **extra: Any) -> str:

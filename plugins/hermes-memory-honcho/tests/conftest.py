@@ -3,8 +3,6 @@ not loopback (the suite runs offline)."""
 
 from __future__ import annotations
 
-import ipaddress
-import socket
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,37 +15,20 @@ sys.path.insert(0, str(Path(__file__).parent))
 from honcho_double import HonchoDouble, honcho_double
 
 from hermes_core.testing.loopback import LoopbackServer
-
-_real_connect = socket.socket.connect
-
-
-def _loopback(address: Any) -> bool:
-    if isinstance(address, str | bytes):
-        return True
-    try:
-        return ipaddress.ip_address(address[0]).is_loopback
-    except ValueError:
-        return address[0] == "localhost"
+from hermes_core.testing.offline import block_network, serve
 
 
 @pytest.fixture(autouse=True)
 def offline(monkeypatch: pytest.MonkeyPatch) -> None:
     """Any non-loopback connection attempt fails the test loudly."""
-
-    def connect(self: socket.socket, address: Any) -> Any:
-        if not _loopback(address):
-            raise AssertionError(f"network access attempted: {address!r}")
-        return _real_connect(self, address)
-
-    monkeypatch.setattr(socket.socket, "connect", connect)
+    block_network(monkeypatch)
 
 
 @pytest.fixture
 def double() -> Iterator[tuple[HonchoDouble, LoopbackServer]]:
     made, server = honcho_double()
-    with server:
-        yield made, server
-    server.assert_no_violations()
+    for running in serve(server):
+        yield made, running
 
 
 def settings_for(base_url: str, **extra: Any) -> dict[str, Any]:

@@ -22,7 +22,6 @@ Behaviour (spec §4, OpenViking):
 
 from __future__ import annotations
 
-import json
 import logging
 import threading
 from collections.abc import Callable, Mapping, Sequence
@@ -48,6 +47,8 @@ from hermes_core.providers.service import (
     ServiceRequestError,
     screen_text,
 )
+from hermes_core.providers.service.tools import tool_error as _fail
+from hermes_core.providers.service.tools import tool_json as _json
 from hermes_memory_openviking.client import VikingClient
 from hermes_memory_openviking.scope import (
     Identity,
@@ -74,14 +75,6 @@ CATEGORIES = {
 TARGET_CATEGORY = {"user": "preferences", "memory": "patterns"}
 LEVELS = ("abstract", "overview", "full")
 _LEVEL_CHARS = {"abstract": 1200, "overview": 4000, "full": MAX_TOOL_CHARS}
-
-
-def _json(payload: Mapping[str, Any]) -> str:
-    return json.dumps(payload, ensure_ascii=False)
-
-
-def _fail(message: str) -> str:
-    return _json({"success": False, "error": message})
 
 
 def _clip(text: str, limit: int) -> str:

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import contextvars
-import json
 import logging
 import re
 import threading
@@ -58,6 +57,9 @@ from hermes_core.providers.service import (
     service_settings,
 )
 from hermes_core.providers.service.outbox import Outbox
+from hermes_core.providers.service.tools import guard_tool, stop_background, text_arg
+from hermes_core.providers.service.tools import tool_error as _fail
+from hermes_core.providers.service.tools import tool_json as _json
 from hermes_memory_retaindb.api import Memory, RetainDBAPI, idempotency_key
 from hermes_memory_retaindb.settings import MEMORY_TYPES, RetainDBSettings
 
@@ -74,14 +76,6 @@ MAX_CONTENT_CHARS = 10_000  # the API's limit for one memory
 MAX_MESSAGE_CHARS = 20_000
 MAX_QUERY_CHARS = 5_000  # the API's limit for a search query
 _SPACE = re.compile(r"\s+")
-
-
-def _json(payload: Mapping[str, Any]) -> str:
-    return json.dumps(payload, ensure_ascii=False)
-
-
-def _fail(message: str) -> str:
-    return _json({"success": False, "error": message})
 
 
 def _flagged(text: str) -> bool:
@@ -532,34 +526,15 @@ class RetainDBProvider(MemoryProvider):
             api, self._api = self._api, None
             self._pending.clear()
             self._closed = True
-        if executor is not None:
-            executor.shutdown(wait=False, cancel_futures=True)
-        if api is not None:
-            try:
-                api.close()
-            except Exception:
-                log.debug("retaindb client close failed", exc_info=True)
+        stop_background(executor, api, log=log, name="retaindb")
 
     # ------------------------------------------------------------ tool handlers
 
-    @staticmethod
-    def _text_arg(args: Mapping[str, Any], name: str) -> str | None:
-        value = args.get(name) if isinstance(args, Mapping) else None
-        if not isinstance(value, str) or not value.strip():
-            return None
-        return value.strip()
+    _text_arg = staticmethod(text_arg)
 
     @staticmethod
     def _guard(fn: Callable[[], str]) -> str:
-        try:
-            return fn()
-        except ServiceNotFound as exc:
-            return _fail(f"not found: {exc}")
-        except ServiceError as exc:
-            return _fail(str(exc))
-        except Exception as exc:  # a handler never raises
-            log.exception("retaindb tool failed")
-            return _fail(f"{type(exc).__name__}: {exc}")
+        return guard_tool(fn, log=log, name="retaindb", not_found_prefix=True)
 
     @staticmethod
     def _screened(memories: Sequence[Memory]) -> tuple[list[Memory], int]:

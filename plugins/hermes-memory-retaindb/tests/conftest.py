@@ -3,75 +3,32 @@ loopback double of RetainDB's Memory API."""
 
 from __future__ import annotations
 
-import ipaddress
-import os
-import socket
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
+
+from hermes_core.testing.offline import block_network, provider_factory, serve_double
 
 sys.path.insert(0, str(Path(__file__).parent))
 
 from hermes_memory_retaindb import RetainDBProvider, RetainDBSettings
 from retaindb_double import RetainDBDouble
 
-_real_connect = socket.socket.connect
-_real_connect_ex = socket.socket.connect_ex
-
-
-def _loopback(address: Any) -> bool:
-    if isinstance(address, str | bytes):  # unix socket (PostgreSQL)
-        return True
-    host = address[0]
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
 
 @pytest.fixture(autouse=True)
 def offline(monkeypatch: pytest.MonkeyPatch) -> None:
     """Any non-loopback connection attempt fails the test loudly; RETAINDB_* from the
     outer environment never leak in."""
-    for var in [v for v in os.environ if v.startswith("RETAINDB_")]:
-        monkeypatch.delenv(var, raising=False)
-
-    def connect(self: socket.socket, address: Any) -> Any:
-        if not _loopback(address):
-            raise AssertionError(f"network access attempted: {address!r}")
-        return _real_connect(self, address)
-
-    def connect_ex(self: socket.socket, address: Any) -> Any:
-        if not _loopback(address):
-            raise AssertionError(f"network access attempted: {address!r}")
-        return _real_connect_ex(self, address)
-
-    monkeypatch.setattr(socket.socket, "connect", connect)
-    monkeypatch.setattr(socket.socket, "connect_ex", connect_ex)
+    block_network(monkeypatch, env_prefixes=("RETAINDB_",))
 
 
 @pytest.fixture
 def double() -> Iterator[RetainDBDouble]:
-    made = RetainDBDouble(api_key="rdb-test-key")
-    with made.server:
-        yield made
-    made.server.assert_no_violations()
+    yield from serve_double(RetainDBDouble(api_key="rdb-test-key"))
 
 
 @pytest.fixture
 def make_provider(hermes_home: Path) -> Iterator[Callable[..., RetainDBProvider]]:
-    made: list[RetainDBProvider] = []
-
-    def factory(**settings: Any) -> RetainDBProvider:
-        provider = RetainDBProvider(RetainDBSettings(**settings), hermes_home)
-        made.append(provider)
-        return provider
-
-    yield factory
-    for provider in made:
-        provider.shutdown()
+    yield from provider_factory(lambda **s: RetainDBProvider(RetainDBSettings(**s), hermes_home))

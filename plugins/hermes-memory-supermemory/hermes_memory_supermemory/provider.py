@@ -24,7 +24,6 @@ Hooks:
 
 from __future__ import annotations
 
-import json
 import logging
 import re
 import threading
@@ -54,6 +53,7 @@ from hermes_core.providers.service import (
     screen_recalled,
     service_settings,
 )
+from hermes_core.providers.service.tools import tool_json as _json
 from hermes_memory_supermemory.api import SupermemoryAPI
 from hermes_memory_supermemory.settings import (
     KEY_URL,
@@ -69,10 +69,6 @@ MAX_QUEUED = 200
 _REMEMBERED = 4096
 """Written turn ids / session turn counters kept in memory (oldest forgotten first)."""
 _SAFE_ID = re.compile(r"[^A-Za-z0-9._-]+")
-
-
-def _json(payload: Mapping[str, Any]) -> str:
-    return json.dumps(payload, ensure_ascii=False)
 
 
 def _error(message: str) -> str:

@@ -390,3 +390,32 @@ def test_summarize_closes_every_client_it_opens(
     out = searcher.run({"query": "docker", "summarize": True, "limit": 3}, "current")
     assert len(out["results"]) >= 2
     assert len(opened) == len(out["results"]) and sorted(map(id, closed)) == sorted(map(id, opened))
+
+
+def test_discover_finds_a_session_by_its_title_and_scroll_flags_the_anchor(
+    hermes_home: Path,
+) -> None:
+    """A session titled with the query's words comes first even when no message says
+    them; scroll marks the message it is anchored on."""
+    from hermes_core import MemoryHost
+
+    with MemoryHost.open(hermes_home) as host:
+        with host.session(user_id="u1", title="Kubernetes 迁移计划") as s:
+            s.after_turn("let's plan the move", "first, inventory the services")
+            s.after_turn("and then?", "then the databases")
+        with host.session(user_id="u2", title="Kubernetes secrets") as other:
+            other.after_turn("private stuff", "ok")
+        with host.session(user_id="u1") as later:
+            found = json.loads(later.call_tool("session_search", {"query": "kubernetes 迁移计划"}))
+            assert found["count"] >= 1
+            top = found["results"][0]
+            assert top["title"] == "Kubernetes 迁移计划"
+            assert all(r["title"] != "Kubernetes secrets" for r in found["results"])  # u2's
+            scrolled = json.loads(
+                later.call_tool(
+                    "session_search",
+                    {"session_id": top["session_id"], "around_message_id": top["match_message_id"]},
+                )
+            )
+            flagged = [m for m in scrolled["messages"] if m.get("anchor")]
+            assert [m["id"] for m in flagged] == [top["match_message_id"]]

@@ -1,0 +1,85 @@
+"""Small helpers shared by service providers' tool handlers and shutdown.
+
+* :func:`tool_json` / :func:`tool_error` — the JSON a tool handler returns
+  (``{"success": false, "error": ...}`` on failure; non-ASCII such as Chinese kept as is).
+* :func:`text_arg` — a required/optional string argument, stripped; ``None`` when missing,
+  not a string, or blank.
+* :func:`guard_tool` — runs a handler body so that it never raises: a
+  :class:`ServiceError` becomes its message, anything else ``"<Type>: <message>"`` (logged
+  with its traceback).
+* :func:`stop_background` — the end of a provider's ``shutdown``: cancels a background
+  executor's queued work and closes the service API client, never raising.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable, Mapping
+from concurrent.futures import Executor
+from typing import Any, Protocol
+
+from hermes_core.providers.service.errors import ServiceError, ServiceNotFound
+
+
+class Closable(Protocol):
+    """Anything with ``close()`` (a service API wrapper, a :class:`ServiceClient`)."""
+
+    def close(self) -> None: ...
+
+
+def tool_json(payload: Mapping[str, Any]) -> str:
+    """``payload`` as the JSON string a tool returns (``ensure_ascii=False``)."""
+    return json.dumps(payload, ensure_ascii=False)
+
+
+def tool_error(message: str) -> str:
+    """The failure a tool returns: ``{"success": false, "error": message}``."""
+    return tool_json({"success": False, "error": message})
+
+
+def text_arg(args: Mapping[str, Any], name: str) -> str | None:
+    """``args[name]`` stripped, or ``None`` when ``args`` is not a mapping or the value is
+    missing, not a string, or only white space."""
+    value = args.get(name) if isinstance(args, Mapping) else None
+    if not isinstance(value, str) or not value.strip():
+        return None
+    return value.strip()
+
+
+def guard_tool(
+    fn: Callable[[], str],
+    *,
+    log: logging.Logger,
+    name: str,
+    not_found_prefix: bool = False,
+) -> str:
+    """``fn()``, or a :func:`tool_error` instead of any exception: a tool handler never
+    raises. With ``not_found_prefix`` a :class:`ServiceNotFound` reads ``"not found: ..."``.
+    Unexpected exceptions are logged as ``"<name> tool failed"`` with their traceback."""
+    try:
+        return fn()
+    except ServiceNotFound as exc:
+        return tool_error(f"not found: {exc}" if not_found_prefix else str(exc))
+    except ServiceError as exc:
+        return tool_error(str(exc))
+    except Exception as exc:  # a handler never raises
+        log.exception("%s tool failed", name)
+        return tool_error(f"{type(exc).__name__}: {exc}")
+
+
+def stop_background(
+    executor: Executor | None, api: Closable | None, *, log: logging.Logger, name: str
+) -> None:
+    """Cancel ``executor``'s queued work without waiting, then close ``api``; a failing
+    close is logged at debug level as ``"<name> client close failed"``, never raised."""
+    if executor is not None:
+        executor.shutdown(wait=False, cancel_futures=True)
+    if api is not None:
+        try:
+            api.close()
+        except Exception:
+            log.debug("%s client close failed", name, exc_info=True)
+
+
+__all__ = ["Closable", "guard_tool", "stop_background", "text_arg", "tool_error", "tool_json"]
