@@ -138,6 +138,7 @@ def test_list_and_status_json(hermes_home: Path, recording_installed: None) -> N
         "name": "recording",
         "distribution": "hermes-memory-recording",
         "version": "2.1",
+        "origin": "entry point",
         "active": True,
     } in listing
     status = json.loads(run("memory", "status", "--json").output)

@@ -63,7 +63,8 @@ def memory() -> None:
 @memory.command("list")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def list_providers(as_json: bool) -> None:
-    """Installed memory providers (read from entry points; nothing is imported)."""
+    """Installed memory providers: ours (entry points) and those written for Hermes Agent
+    (its plugin dirs and entry points), with their origin; nothing is imported."""
     home = _home()
     active = _configured_provider(home)
     installed = list_installed()
@@ -74,6 +75,7 @@ def list_providers(as_json: bool) -> None:
                     "name": p.name,
                     "distribution": p.distribution,
                     "version": p.version,
+                    "origin": p.origin,
                     "active": p.name == active,
                 }
                 for p in installed
@@ -89,10 +91,11 @@ def list_providers(as_json: bool) -> None:
         )
         return
     table = Table(title="Memory providers")
-    for column in ("name", "distribution", "version", "active"):
+    for column in ("name", "distribution", "version", "origin", "active"):
         table.add_column(column)
     for p in installed:
-        table.add_row(p.name, p.distribution, p.version, "← active" if p.name == active else "")
+        mark_active = "← active" if p.name == active else ""
+        table.add_row(p.name, p.distribution, p.version, p.origin, mark_active)
     out.print(table)
 
 
@@ -349,7 +352,6 @@ def _validate_and_save(
         provider = cls(provider_settings, home)
         available = provider.is_available()
         reason = "" if available else provider.unavailable_reason()
-        provider.shutdown()
     except HermesError as exc:
         raise click.ClickException(str(exc)) from exc
     finally:
@@ -358,10 +360,16 @@ def _validate_and_save(
                 os.environ.pop(key, None)
             else:
                 os.environ[key] = value
-    if secrets:
-        write_env_values(home, secrets)
-    set_config_value(home, f"memory.providers.{name}", _plain(config))
-    set_config_value(home, "memory.provider", name)
+    try:
+        if secrets:
+            write_env_values(home, secrets)
+        set_config_value(home, f"memory.providers.{name}", _plain(config))
+        set_config_value(home, "memory.provider", name)
+        provider.save_setup(_plain(config))  # e.g. a Hermes Agent provider's save_config
+    except HermesError as exc:
+        raise click.ClickException(str(exc)) from exc
+    finally:
+        provider.shutdown()
     out.print(f"Memory provider: {name}")
     out.print("Activation saved to config.yaml")
     if config:
@@ -415,8 +423,28 @@ def use(name: str, assignments: tuple[str, ...]) -> None:
             raise click.BadParameter(
                 f"'{key}' is not a setting of {name}. Known: {known}", param_hint="--set"
             )
-        config[key.strip()] = yaml.safe_load(raw) if raw.strip() else ""
+        text_only = _is_text(cls.Settings.model_fields[key.strip()].annotation)
+        # a text field keeps the text as typed ("off" stays "off", "0123" stays "0123")
+        config[key.strip()] = raw if text_only or not raw.strip() else yaml.safe_load(raw)
     _validate_and_save(home, cls, name, config, {})
+
+
+def _is_text(annotation: Any) -> bool:
+    """``str``, or a Literal of strings, optionally ``| None``: ``--set`` keeps it as typed."""
+    import types
+    import typing
+
+    args = [annotation]
+    if isinstance(annotation, types.UnionType) or typing.get_origin(annotation) is typing.Union:
+        args = [a for a in typing.get_args(annotation) if a is not type(None)]
+    return all(
+        a is str
+        or (
+            typing.get_origin(a) is typing.Literal
+            and all(isinstance(v, str) for v in typing.get_args(a))
+        )
+        for a in args
+    )
 
 
 @memory.command("off")
@@ -430,5 +458,9 @@ def off() -> None:
 
 
 register_memory_commands(memory)  # show, edit, pending, approve, reject, restore, archive, users
+
+from hermes_core.cli.memory_bridge import export_to_hermes_agent  # noqa: E402
+
+memory.add_command(export_to_hermes_agent)
 
 __all__ = ["memory"]

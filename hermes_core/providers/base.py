@@ -169,6 +169,11 @@ class MemoryProvider:
         """An actionable hint when :meth:`is_available` is False (what to set or install)."""
         return ""
 
+    def save_setup(self, values: Mapping[str, Any]) -> None:
+        """Called by ``hermes memory setup``/``use`` after the validated settings were saved
+        to config.yaml and .env; a provider with a native config file writes it here.
+        Default: nothing."""
+
     def warm_up(self) -> None:
         """Open stores and load models ahead of the first recall. The host calls it once,
         on a daemon thread, when the provider activates; hooks may run while it is still

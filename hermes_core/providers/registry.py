@@ -40,7 +40,8 @@ def provider_plugin_name(name: str) -> str:
 
 
 def find_entry_point(name: str) -> InstalledProvider:
-    """The single installed entry point named ``name``.
+    """The installed provider named ``name`` (a native entry point wins over the same name
+    from another origin, see :class:`InstalledProvider.precedence`).
 
     Raises UnknownProviderError (listing installed providers) or DuplicateProviderError
     (naming every distribution that offers it).
@@ -50,6 +51,8 @@ def find_entry_point(name: str) -> InstalledProvider:
     if not matches:
         listing = [f"{p.name} ({p.distribution} {p.version})" for p in installed]
         raise UnknownProviderError(name, listing)
+    best = min(p.precedence for p in matches)
+    matches = [p for p in matches if p.precedence == best]  # native beats foreign origins
     if len(matches) > 1:
         raise DuplicateProviderError(name, [f"{p.distribution} {p.version}" for p in matches])
     return matches[0]
@@ -62,9 +65,9 @@ def load_provider_class(name: str) -> type[MemoryProvider]:
     MemoryProvider subclass, or its ``name`` differs from the entry-point name.
     """
     installed = find_entry_point(name)
-    where = f"entry point '{name}' in {installed.distribution} {installed.version}"
+    where = f"{installed.origin} '{name}' in {installed.distribution} {installed.version}"
     try:
-        target = installed.entry_point().load()
+        target = installed.load()
     except Exception as exc:
         raise ProviderLoadError(
             name,

@@ -100,7 +100,7 @@ class ProviderContract:
     def test_entry_point_name_matches_provider_name(self) -> None:
         name = self.provider_class.name
         assert name, "MemoryProvider.name must be set"
-        installed = [p for p in list_installed() if p.name == name]
+        installed = [p for p in list_installed() if p.name == name and not p.source]
         assert installed, (
             f"no entry point named {name!r} in group hermes.memory_providers; install the "
             "package (pip install -e .) and check [project.entry-points] in pyproject.toml"
