@@ -84,6 +84,11 @@ def compression_threshold(
 def _turn_messages(messages: Sequence[Any]) -> tuple[ChatMessage, ...]:
     """The turn's messages as dicts (SDK message objects via ``model_dump()``); anything
     else raises, naming the item, before any layer sees the turn."""
+    if isinstance(messages, Mapping | str | bytes):
+        raise HermesError(
+            f"messages must be a list of this turn's message dicts, got one "
+            f"{type(messages).__name__}; pass [message] (nothing of this turn was stored)"
+        )
     out: list[ChatMessage] = []
     for index, message in enumerate(messages):
         if isinstance(message, Mapping):
@@ -99,6 +104,15 @@ def _turn_messages(messages: Sequence[Any]) -> tuple[ChatMessage, ...]:
             )
         out.append(dict(data))
     return tuple(out)
+
+
+def _count(value: Any) -> int:
+    """A non-negative int from what a caller passed as a count (None, "3", 2.0 …); 0 when it
+    is not a number, so a sloppy count never breaks the layers that read it."""
+    try:
+        return max(0, int(value))
+    except (TypeError, ValueError, OverflowError):
+        return 0
 
 
 def _tool_names(messages: Sequence[ChatMessage]) -> tuple[str, ...]:
@@ -253,7 +267,7 @@ class Session:
             messages=turn_messages,
             completed=completed,
             tool_names=_tool_names(turn_messages),
-            tool_iterations=tool_iterations,
+            tool_iterations=_count(tool_iterations),
             prompt_tokens=prompt_tokens,
             completion_tokens=completion_tokens,
             ended_at=time.time(),

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from providers_for_tests import RecordingProvider
 
 from hermes_core import MemoryHost, PromptBlock, hookimpl
@@ -143,3 +144,24 @@ def test_closed_session_refuses_turns(memory_host: MemoryHost) -> None:
         assert "closed" in str(exc)
     else:
         raise AssertionError("a closed session accepted a turn")
+
+
+def test_after_turn_rejects_a_single_dict_as_messages_with_the_fix(hermes_home: Path) -> None:
+    from hermes_core import HermesError, MemoryHost
+
+    message = {"role": "user", "content": "你好"}
+    with (
+        MemoryHost.open(hermes_home) as host,
+        host.session() as s,
+        pytest.raises(HermesError, match=r"pass \[message\]"),
+    ):
+        s.after_turn("你好", "hi", message)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("count", [None, "2", 1.9, -3, "many", float("nan")])
+def test_after_turn_takes_a_sloppy_tool_iteration_count(hermes_home: Path, count: object) -> None:
+    from hermes_core import MemoryHost
+
+    with MemoryHost.open(hermes_home) as host, host.session() as s:
+        turn = s.after_turn("run the tests", "done", tool_iterations=count)  # type: ignore[arg-type]
+        assert isinstance(turn.tool_iterations, int) and turn.tool_iterations >= 0

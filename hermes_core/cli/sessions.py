@@ -331,6 +331,9 @@ def export_cmd(
     with _open_db() as db:
         if export_all:
             ids = db.sessions_older_than(float("inf"), user=_scope(user_id, False), source=source)
+            if not ids:
+                hint = "" if user_id else " (without a user id; try --user ID)"
+                console(stderr=True).print(f"no sessions to export in this scope{hint}")
             text, count = export_sessions(db, ids, fmt)
             what = f"{len(ids)} session(s), {count} messages"
         else:

@@ -380,6 +380,8 @@ def test_export_all_round_trips_through_import(
     assert imported.exit_code == 0, imported.output
     assert len(json.loads(imported.output)) == 2
     assert CliRunner().invoke(cli, ["sessions", "export"]).exit_code != 0  # SESSION or --all
+    empty = CliRunner().invoke(cli, ["sessions", "export", "--all", "--user", "nobody"])
+    assert empty.exit_code == 0 and "no sessions to export" in empty.output
 
 
 def test_set_title_on_a_missing_session_reports_failure(home: Path) -> None:
