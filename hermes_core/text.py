@@ -70,6 +70,13 @@ def content_text(content: Any, *, image_placeholder: str = "") -> str:
 
 IMAGE_PART_TYPES = frozenset({"image_url", "input_image", "image"})
 
+
+def like_escape(text: str) -> str:
+    """``text`` as a literal inside a SQL ``LIKE`` pattern written with ``ESCAPE '\\'``:
+    backslash, ``%`` and ``_`` are escaped."""
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
 __all__ = [
     "CJK_CHAR",
     "CJK_RANGES",
@@ -77,5 +84,6 @@ __all__ = [
     "IMAGE_PART_TYPES",
     "content_text",
     "has_cjk",
+    "like_escape",
     "space_cjk",
 ]

@@ -37,3 +37,21 @@ def test_content_text_shapes() -> None:
     assert content_text(parts) == "look at this\ntail"
     assert content_text(parts, image_placeholder="[image]") == "look at this\n[image]\ntail"
     assert content_text({"k": "值"}) == '{"k": "值"}'
+
+
+def test_like_escape_makes_wildcards_literal() -> None:
+    import sqlite3
+
+    from hermes_core.text import like_escape
+
+    conn = sqlite3.connect(":memory:")
+    rows = ["100% done", "1000 done", "a_b 部署", "axb 部署", "back\\slash"]
+    for needle, expected in (("100%", "100% done"), ("a_b", "a_b 部署"), ("\\", "back\\slash")):
+        hits = [
+            r
+            for r in rows
+            if conn.execute(
+                "SELECT ? LIKE ? ESCAPE '\\'", (r, f"%{like_escape(needle)}%")
+            ).fetchone()[0]
+        ]
+        assert hits == [expected]

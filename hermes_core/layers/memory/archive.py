@@ -31,6 +31,7 @@ from typing import cast
 from hermes_core.fsutil import ensure_private_dir
 from hermes_core.homefiles import own_db_path
 from hermes_core.statedb import write_refusal
+from hermes_core.text import like_escape
 from hermes_core.types import MemoryTarget
 
 from .scope import MemoryScope
@@ -297,8 +298,7 @@ class MemoryArchive:
             clauses.append("restored_at IS NULL")
         for term in (query or "").split():
             clauses.append("content LIKE ? ESCAPE '\\'")
-            escaped = term.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-            params.append(f"%{escaped}%")
+            params.append(f"%{like_escape(term)}%")
         where = f"WHERE {' AND '.join(clauses)}"
         params.append(max(1, min(limit, 500)))
         with self.connect() as conn:

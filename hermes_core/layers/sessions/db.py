@@ -87,6 +87,7 @@ from hermes_core.layers.sessions.schema import (
     reindex_fts,
     stored_index_cap,
 )
+from hermes_core.text import like_escape
 
 DB_FILE = "state.db"
 BUSY_TIMEOUT_MS = 1000
@@ -490,7 +491,7 @@ class SessionDB:
             "ORDER BY started_at DESC",
             (
                 ref,
-                ref.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + " #%",
+                like_escape(ref) + " #%",
                 *params,
             ),
         )
@@ -646,9 +647,8 @@ class SessionDB:
         scope, params = scope_sql(user, "s.user_id")
         clauses = [scope]
         for word in words:
-            escaped = word.casefold().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
             clauses.append("LOWER(s.title) LIKE ? ESCAPE '\\'")
-            params = [*params, f"%{escaped}%"]
+            params = [*params, f"%{like_escape(word.casefold())}%"]
         if hidden_sources:
             clauses.append(f"s.source NOT IN ({','.join('?' * len(hidden_sources))})")
             params = [*params, *hidden_sources]
