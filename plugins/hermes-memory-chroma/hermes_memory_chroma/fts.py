@@ -50,6 +50,15 @@ CREATE TABLE IF NOT EXISTS recall (
     last_at REAL
 );
 CREATE INDEX IF NOT EXISTS recall_user ON recall(user_id);
+CREATE TABLE IF NOT EXISTS outbox (
+    user_id TEXT NOT NULL,
+    mem_id TEXT NOT NULL,
+    target TEXT NOT NULL,
+    document TEXT NOT NULL,
+    metadata TEXT NOT NULL,
+    vector BLOB NOT NULL,
+    PRIMARY KEY (user_id, mem_id)
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS memory_rows (
     user_id TEXT NOT NULL,
     mem_id TEXT NOT NULL,
@@ -490,6 +499,48 @@ class FtsIndex:
                 "SELECT mem_id FROM memory_rows WHERE user_id = ?", (user_id,)
             ).fetchall()
         return {str(r[0]) for r in rows}
+
+    # ------------------------------------------------------------------ outbox
+
+    def stage(self, user_id: str, rows: Sequence[tuple[str, str, str, str, bytes]]) -> None:
+        """Keep ``(mem_id, target, document, metadata_json, vector_bytes)`` rows that the
+        store has not written to chromadb yet (``target``: ``live`` or ``history``), so a
+        crash loses none of them: the store replays them when it next opens the user."""
+        if not rows:
+            return
+        with self._lock, self._db:
+            self._db.executemany(
+                "INSERT OR REPLACE INTO outbox(user_id, mem_id, target, document, metadata, "
+                "vector) VALUES (?, ?, ?, ?, ?, ?)",
+                [(user_id, *row) for row in rows],
+            )
+
+    def unstage(self, user_id: str, mem_ids: Sequence[str]) -> None:
+        """Forget staged rows once they are in chromadb (or deleted)."""
+        if not mem_ids:
+            return
+        with self._lock, self._db:
+            self._db.executemany(
+                "DELETE FROM outbox WHERE user_id = ? AND mem_id = ?",
+                [(user_id, m) for m in mem_ids],
+            )
+
+    def staged(self, user_id: str) -> list[tuple[str, str, str, str, bytes]]:
+        """The staged rows of ``user_id`` (see :meth:`stage`)."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT mem_id, target, document, metadata, vector FROM outbox WHERE user_id = ?",
+                (user_id,),
+            ).fetchall()
+        return [(str(m), str(t), str(d), str(j), bytes(v)) for m, t, d, j, v in rows]
+
+    def has(self, user_id: str, mem_id: str) -> bool:
+        """Whether ``mem_id`` of ``user_id`` is indexed (an active memory): one key lookup."""
+        with self._lock:
+            row = self._db.execute(
+                "SELECT 1 FROM memory_rows WHERE user_id = ? AND mem_id = ?", (user_id, mem_id)
+            ).fetchone()
+        return row is not None
 
     def note_recall(self, user_id: str, mem_ids: Sequence[str], now: float | None = None) -> None:
         """Count one recall of each of ``mem_ids`` (used by TTL expiry)."""

@@ -236,6 +236,7 @@ class ChromaProvider(MemoryProvider):
                 if buf.messages:
                     self._compact_buffer(session, buf)
         self.expire(self.user_for(session))
+        self.store.flush(self.user_for(session))  # the session's staged rows, in one write
 
     @hookimpl
     def on_memory_write(self, session: SessionInfo, write: MemoryWrite) -> None:

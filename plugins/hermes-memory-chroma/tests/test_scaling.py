@@ -181,6 +181,7 @@ def test_a_schema_1_store_is_migrated_on_open(tmp_path: Path) -> None:
     root = tmp_path / "old"
     store = MemoryStore(root, HashEmbedder(), dedup_cosine=1.01)
     keep = store.add(USER, "Alice lives in Bergen.", subject="location")
+    store.flush(USER)  # staged rows reach chromadb
     name = store.collection_name(USER)
     live = store._client.get_collection(name)
     vector = store.embedder.embed_documents(["Alice lived in Oslo."])
