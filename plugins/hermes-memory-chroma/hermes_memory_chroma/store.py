@@ -191,6 +191,18 @@ class _Staged:
         return Memory.from_chroma(mem_id, self.document, self.meta)
 
 
+_WHERE_OPS: dict[str, Callable[[Any, Any], bool]] = {
+    "$eq": lambda v, a: bool(v == a),
+    "$ne": lambda v, a: bool(v != a),
+    "$in": lambda v, a: v in a,
+    "$nin": lambda v, a: v not in a,
+    "$gt": lambda v, a: v is not None and bool(v > a),
+    "$gte": lambda v, a: v is not None and bool(v >= a),
+    "$lt": lambda v, a: v is not None and bool(v < a),
+    "$lte": lambda v, a: v is not None and bool(v <= a),
+}
+
+
 def _where_matches(meta: Mapping[str, Any], where: Mapping[str, Any] | None) -> bool:
     """Whether ``meta`` passes a chromadb ``where`` filter (the operators this module and
     the retriever use: ``$and``, ``$or``, ``$in``, ``$nin``, ``$eq``, ``$ne``, ``$gt``,
@@ -210,16 +222,7 @@ def _where_matches(meta: Mapping[str, Any], where: Mapping[str, Any] | None) -> 
         if not isinstance(cond, Mapping):
             cond = {"$eq": cond}
         for op, arg in cond.items():
-            ok = {
-                "$eq": lambda v, a: v == a,
-                "$ne": lambda v, a: v != a,
-                "$in": lambda v, a: v in a,
-                "$nin": lambda v, a: v not in a,
-                "$gt": lambda v, a: v is not None and v > a,
-                "$gte": lambda v, a: v is not None and v >= a,
-                "$lt": lambda v, a: v is not None and v < a,
-                "$lte": lambda v, a: v is not None and v <= a,
-            }[op](value, arg)
+            ok = _WHERE_OPS[op](value, arg)
             if not ok:
                 return False
     return True
