@@ -32,7 +32,7 @@ import math
 import sqlite3
 import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -63,9 +63,18 @@ CREATE TABLE IF NOT EXISTS memory_rows (
     user_id TEXT NOT NULL,
     mem_id TEXT NOT NULL,
     row INTEGER NOT NULL,
+    hash TEXT,
+    type TEXT,
     PRIMARY KEY (user_id, mem_id)
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS retired (
+    user_id TEXT NOT NULL,
+    mem_id TEXT NOT NULL,
+    PRIMARY KEY (user_id, mem_id)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS retired_complete (user_id TEXT PRIMARY KEY);
 """
+_HASH_INDEX = "CREATE INDEX IF NOT EXISTS memory_rows_hash ON memory_rows(user_id, hash)"
 _ROWS_VERSION = 1
 """``PRAGMA user_version`` once ``memory_rows`` maps every indexed text to its FTS rowid."""
 _OWNER_VERSION = 2
@@ -152,6 +161,11 @@ class FtsIndex:
                     "INSERT OR REPLACE INTO memory_rows(user_id, mem_id, row) "
                     "SELECT user_id, mem_id, rowid FROM memory_fts"
                 )
+            cols = [r[1] for r in self._db.execute("PRAGMA table_info(memory_rows)")]
+            for col in ("hash", "type"):
+                if col not in cols:  # row maps written before the duplicate keys
+                    self._db.execute(f"ALTER TABLE memory_rows ADD COLUMN {col} TEXT")
+            self._db.execute(_HASH_INDEX)
             self._db.execute(f"PRAGMA user_version = {_OWNER_VERSION}")
         self._db.executescript(_TERM_SCHEMA)
         self._total: int | None = None
@@ -198,8 +212,15 @@ class FtsIndex:
                 dropped += 1
         return dropped
 
-    def upsert(self, user_id: str, items: Iterable[tuple[str, str]]) -> None:
-        """Index ``(mem_id, content)`` pairs for ``user_id`` (replacing earlier text)."""
+    def upsert(
+        self,
+        user_id: str,
+        items: Iterable[tuple[str, str]],
+        keys: Mapping[str, tuple[str, str]] | None = None,
+    ) -> None:
+        """Index ``(mem_id, content)`` pairs for ``user_id`` (replacing earlier text);
+        ``keys`` gives each memory's ``(content hash, type)`` for :meth:`by_hash`."""
+        keys = keys or {}
         owner = owner_token(user_id)
         rows = [(split_cjk(content), mem_id, user_id, owner) for mem_id, content in items]
         if not rows:
@@ -211,9 +232,11 @@ class FtsIndex:
                     "INSERT INTO memory_fts(content, mem_id, user_id, owner) VALUES (?, ?, ?, ?)",
                     row,
                 )
+                digest, mem_type = keys.get(row[1], (None, None))
                 self._db.execute(
-                    "INSERT OR REPLACE INTO memory_rows(user_id, mem_id, row) VALUES (?, ?, ?)",
-                    (user_id, row[1], cur.lastrowid),
+                    "INSERT OR REPLACE INTO memory_rows(user_id, mem_id, row, hash, type) "
+                    "VALUES (?, ?, ?, ?, ?)",
+                    (user_id, row[1], cur.lastrowid, digest, mem_type),
                 )
 
     def delete(self, user_id: str, mem_ids: Sequence[str]) -> None:
@@ -499,6 +522,90 @@ class FtsIndex:
                 "SELECT mem_id FROM memory_rows WHERE user_id = ?", (user_id,)
             ).fetchall()
         return {str(r[0]) for r in rows}
+
+    # ------------------------------------------------------------------ duplicate keys
+
+    def by_hash(self, user_id: str, digest: str) -> list[tuple[str, str]]:
+        """``(mem_id, type)`` of ``user_id``'s active memories with content hash ``digest``
+        (an indexed lookup)."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT mem_id, type FROM memory_rows WHERE user_id = ? AND hash = ?",
+                (user_id, digest),
+            ).fetchall()
+        return [(str(m), str(t or "")) for m, t in rows]
+
+    def unhashed(self, user_id: str) -> list[str]:
+        """Indexed memories of ``user_id`` whose hash and type are not known yet (indexed
+        before the keys were kept)."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT mem_id FROM memory_rows WHERE user_id = ? AND hash IS NULL", (user_id,)
+            ).fetchall()
+        return [str(r[0]) for r in rows]
+
+    def set_keys(self, user_id: str, keys: Mapping[str, tuple[str, str]]) -> None:
+        """Record ``(hash, type)`` of indexed memories of ``user_id``."""
+        with self._lock, self._db:
+            self._db.executemany(
+                "UPDATE memory_rows SET hash = ?, type = ? WHERE user_id = ? AND mem_id = ?",
+                [(h, t, user_id, m) for m, (h, t) in keys.items()],
+            )
+
+    def retire(self, user_id: str, mem_ids: Sequence[str]) -> None:
+        """Note that ``mem_ids`` of ``user_id`` are in the history collection."""
+        with self._lock, self._db:
+            self._db.executemany(
+                "INSERT OR IGNORE INTO retired(user_id, mem_id) VALUES (?, ?)",
+                [(user_id, m) for m in mem_ids],
+            )
+
+    def unretire(self, user_id: str, mem_ids: Sequence[str]) -> None:
+        with self._lock, self._db:
+            self._db.executemany(
+                "DELETE FROM retired WHERE user_id = ? AND mem_id = ?",
+                [(user_id, m) for m in mem_ids],
+            )
+
+    def is_retired(self, user_id: str, mem_id: str) -> bool | None:
+        """Whether ``mem_id`` of ``user_id`` is in history; None when this index does not
+        know all of the user's history yet (see :meth:`retired_complete`)."""
+        with self._lock:
+            if (
+                self._db.execute(
+                    "SELECT 1 FROM retired_complete WHERE user_id = ?", (user_id,)
+                ).fetchone()
+                is None
+            ):
+                return None
+            row = self._db.execute(
+                "SELECT 1 FROM retired WHERE user_id = ? AND mem_id = ?", (user_id, mem_id)
+            ).fetchone()
+        return row is not None
+
+    def retired_complete(self, user_id: str, mem_ids: Sequence[str] | None = None) -> bool:
+        """Whether every history id of ``user_id`` is recorded; with ``mem_ids`` (all of
+        them, read from chromadb once), record them and say so."""
+        with self._lock, self._db:
+            if mem_ids is not None:
+                self._db.executemany(
+                    "INSERT OR IGNORE INTO retired(user_id, mem_id) VALUES (?, ?)",
+                    [(user_id, m) for m in mem_ids],
+                )
+                self._db.execute(
+                    "INSERT OR IGNORE INTO retired_complete(user_id) VALUES (?)", (user_id,)
+                )
+                return True
+            row = self._db.execute(
+                "SELECT 1 FROM retired_complete WHERE user_id = ?", (user_id,)
+            ).fetchone()
+        return row is not None
+
+    def forget_history(self, user_id: str) -> None:
+        """Drop what is recorded of ``user_id``'s history (their memories were cleared)."""
+        with self._lock, self._db:
+            self._db.execute("DELETE FROM retired WHERE user_id = ?", (user_id,))
+            self._db.execute("DELETE FROM retired_complete WHERE user_id = ?", (user_id,))
 
     # ------------------------------------------------------------------ outbox
 

@@ -399,8 +399,14 @@ class MemoryStore:
         self._counts.pop(user_id, None)
         self._flush_user(user_id)
         live = [(i, d) for i, t, d, _, _ in rows if t != "history"]
-        self.fts.upsert(user_id, live)
-        self.fts.delete(user_id, [i for i, t, *_ in rows if t == "history"])
+        keys = {
+            i: (str(pending_meta.get("hash", "")), str(pending_meta.get("type", "")))
+            for i, pending_meta in ((i, json.loads(j)) for i, t, _, j, _ in rows if t != "history")
+        }
+        self.fts.upsert(user_id, live, keys)
+        retired = [i for i, t, *_ in rows if t == "history"]
+        self.fts.delete(user_id, retired)
+        self.fts.retire(user_id, retired)
 
     # ------------------------------------------------------------------ collections
 
@@ -463,8 +469,29 @@ class MemoryStore:
                 if legacy:
                     self._migrate(user_id, coll)
             self._collections[user_id] = coll
+            self._backfill_keys(user_id, coll)
             self._replay(user_id)
             return coll
+
+    def _backfill_keys(self, user_id: str, coll: Any) -> None:
+        """Keyword indexes written before the duplicate keys and the history ids were kept
+        in ``fts.db``: read them from chromadb once (then every duplicate and history
+        check is one SQLite lookup)."""
+        missing = self.fts.unhashed(user_id)
+        for start in range(0, len(missing), 500):
+            got = coll.get(ids=missing[start : start + 500], include=["metadatas"])
+            self.fts.set_keys(
+                user_id,
+                {
+                    str(i): (str((m or {}).get("hash", "")), str((m or {}).get("type", "")))
+                    for i, m in zip(got["ids"], got["metadatas"] or [], strict=False)
+                    if (m or {}).get("user_id") == user_id
+                },
+            )
+        if not self.fts.retired_complete(user_id):
+            hist = self._history(user_id)
+            ids = [str(i) for i in hist.get(include=[])["ids"]] if hist is not None else []
+            self.fts.retired_complete(user_id, ids)
 
     def _history(self, user_id: str, *, create: bool = False) -> Any | None:
         """The history collection of ``user_id`` (re-embedded first when stale)."""
@@ -505,6 +532,7 @@ class MemoryStore:
                 )
             coll.delete(ids=ids)
             self.fts.delete(user_id, ids)
+            self.fts.retire(user_id, ids)
         coll.modify(metadata=self._metadata(user_id))
 
     def _stale(self, coll: Any) -> bool:
@@ -725,7 +753,11 @@ class MemoryStore:
                         for i, t, m in zip(chunk_ids, texts, metas, strict=True)
                     ),
                 )
-                self.fts.upsert(user_id, zip(chunk_ids, indexed, strict=True))
+                self.fts.upsert(
+                    user_id,
+                    zip(chunk_ids, indexed, strict=True),
+                    {i: (m["hash"], m["type"]) for i, m in zip(chunk_ids, metas, strict=True)},
+                )
                 ids.extend(chunk_ids)
                 if progress:
                     progress(min(start + 256, len(items)), len(items))
@@ -788,7 +820,7 @@ class MemoryStore:
             if not upsert:
                 self._shift_count(user_id, +1)
         self._remember(user_id, [Memory.from_chroma(mem_id, text, meta)])
-        self.fts.upsert(user_id, [(mem_id, text)])
+        self.fts.upsert(user_id, [(mem_id, text)], {mem_id: (digest, type)})
 
     def _exists(self, user_id: str, coll: Any, mem_id: str) -> bool:
         """Whether ``mem_id`` of ``user_id`` is a live memory: staged, cached, or indexed in
@@ -810,6 +842,9 @@ class MemoryStore:
         staged = self._staged(user_id, None).get(mem_id)
         if staged is not None:
             return staged.target == "history"
+        known = self.fts.is_retired(user_id, mem_id)
+        if known is not None:
+            return known
         hist = self._history(user_id)
         if hist is None:
             return False
@@ -826,11 +861,9 @@ class MemoryStore:
         for mem_id, row in self._staged(user_id).items():
             if row.meta.get("hash") == digest and row.meta.get("type") not in skip:
                 return mem_id
-        same = coll.get(where={"hash": digest}, include=["metadatas"])
-        for mem_id, meta in zip(same["ids"], same["metadatas"] or [], strict=False):
-            meta = meta or {}
-            if meta.get("user_id") == user_id and meta.get("type") not in skip:
-                return str(mem_id)
+        for mem_id, mem_type in self.fts.by_hash(user_id, digest):
+            if mem_type not in skip:
+                return mem_id
         for mem_id, sim, meta in self._probe(coll, user_id, vector, DEDUP_PROBE):
             if sim < self.dedup_cosine:
                 break
@@ -910,6 +943,7 @@ class MemoryStore:
             self._shift_count(user_id, -len(moved))
             self._drop_cached(user_id, moved)
             self.fts.delete(user_id, moved)
+            self.fts.retire(user_id, moved)
         old_ids = [i for i in old_ids if i not in staged]
         if not old_ids:
             return
@@ -936,6 +970,7 @@ class MemoryStore:
         self._shift_count(user_id, -len(ids))
         self._drop_cached(user_id, ids)
         self.fts.delete(user_id, ids)
+        self.fts.retire(user_id, ids)
 
     def supersede(self, user_id: str, old_ids: Sequence[str], new_id: str) -> None:
         """Mark ``old_ids`` of ``user_id`` as replaced by ``new_id`` (kept in history)."""
@@ -992,6 +1027,7 @@ class MemoryStore:
                 found = True
             if found:
                 self.fts.delete(user_id, [memory_id])
+                self.fts.unretire(user_id, [memory_id])
             return found
 
     def delete_many(self, user_id: str, memory_ids: Sequence[str]) -> int:
@@ -1017,6 +1053,7 @@ class MemoryStore:
                             removed += int(coll.count())
                         self._client.delete_collection(candidate)
             fts_removed = self.fts.delete_user(user_id)
+            self.fts.forget_history(user_id)
             return max(removed, fts_removed)
 
     # ------------------------------------------------------------------ reads
@@ -1157,7 +1194,9 @@ class MemoryStore:
             active = self.list_memories(user_id)
             self.fts.delete_user(user_id)
             self.fts.upsert(
-                user_id, [(m.id, str(m.extra.get("index_text") or m.content)) for m in active]
+                user_id,
+                [(m.id, str(m.extra.get("index_text") or m.content)) for m in active],
+                {m.id: (m.hash, m.type) for m in active},
             )
             return len(active)
 
@@ -1197,7 +1236,10 @@ class MemoryStore:
             coll = self._collection(user_id, create=False)
             if coll is None:
                 return []
-            self._flush_user(user_id)
+            if any(
+                float(r.meta.get("created_at", at)) < cutoff for r in self._staged(user_id).values()
+            ):
+                self._flush_user(user_id)  # a staged row old enough to expire
             got = coll.get(
                 where=_and({"type": {"$in": types}}, {"created_at": {"$lt": cutoff}}),
                 include=["metadatas"],

@@ -23,7 +23,7 @@ from hermes_memory_chroma import fts as fts_module
 from hermes_memory_chroma.embedders import HashEmbedder
 from hermes_memory_chroma.fts import FtsIndex
 from hermes_memory_chroma.retriever import RecallParams, Retriever
-from hermes_memory_chroma.store import MemoryStore, NewMemory
+from hermes_memory_chroma.store import DEDUP_PROBE, MemoryStore, NewMemory
 
 USER = "alice"
 EN = "project atlas status review notes for the billing service build {n}"
@@ -153,6 +153,9 @@ def test_turn_sync_and_compaction_writes_read_the_same_rows_at_any_size(
         )
         supersede = _measure(reads, store.supersede, USER, ["dlg_x"], "m0")
         counts.append((sync, resent, compaction, supersede))
+        # the turn is staged: its duplicate, existence and history checks are SQLite
+        # lookups, the near-duplicate probe one vector query; nothing is written yet
+        assert sync <= DEDUP_PROBE and store.chroma_writes == 0, (sync, store.chroma_writes)
         store.close()
     assert counts[0] == counts[1], counts
 

@@ -4,6 +4,7 @@ by a real crash (a child process that exits without closing the store)."""
 
 from __future__ import annotations
 
+import sqlite3
 import subprocess
 import sys
 import textwrap
@@ -120,3 +121,32 @@ def test_close_writes_what_is_staged(tmp_path: Path) -> None:
         assert mem in _live_ids(second)
     finally:
         second.close()
+
+
+def test_duplicate_and_history_checks_are_sqlite_lookups_after_a_one_time_backfill(
+    tmp_path: Path,
+) -> None:
+    """An fts.db written before the duplicate keys and history ids were kept: they are read
+    from chromadb once on open, then duplicates and replaced turns are still recognised."""
+    root = tmp_path / "chroma"
+    first = MemoryStore(root, HashEmbedder())
+    kept = first.add(USER, "Alice likes green tea.").id
+    first.add(USER, "user: turn one", type="dialogue", memory_id="t1")
+    chunk = first.add(USER, "project_status: turn one", type="project_status").id
+    first.supersede(USER, ["t1"], chunk)
+    first.close()
+    with sqlite3.connect(root / "fts.db") as db:  # as an older version left it
+        db.execute("UPDATE memory_rows SET hash = NULL, type = NULL")
+        db.execute("DELETE FROM retired")
+        db.execute("DELETE FROM retired_complete")
+    db.close()
+
+    store = MemoryStore(root, HashEmbedder())
+    try:
+        assert store.add(USER, "alice likes GREEN tea").id == kept  # duplicate by hash
+        resent = store.add(USER, "user: turn one", type="dialogue", memory_id="t1")
+        assert resent.status == "duplicate"  # already stored, then replaced
+        assert store.fts.unhashed(USER) == [] and store.fts.is_retired(USER, "t1") is True
+        assert store.count(USER) == 2
+    finally:
+        store.close()
