@@ -82,7 +82,7 @@ _OWNER_VERSION = 2
 _BM25 = "bm25(memory_fts, 1.0, 0.0, 0.0, 0.0)"
 """Text-only BM25 (the owner token scores nothing)."""
 
-EXACT_ROWS = 2000
+EXACT_ROWS = 1000
 """Users with at most this many indexed texts are searched exactly (``bm25()`` over every
 match); larger ones in a window of their newest texts."""
 WINDOW_ROWS = 500

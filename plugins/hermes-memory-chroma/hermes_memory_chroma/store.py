@@ -345,14 +345,14 @@ class MemoryStore:
         if len(self._pending[user_id]) >= FLUSH_ROWS:
             self._flush_user(user_id)
 
-    def _flush_user(self, user_id: str) -> int:
-        """Write ``user_id``'s staged rows to chromadb (one upsert per collection), then
-        clear them from the outbox. Returns how many were written."""
-        pending = self._pending.get(user_id)
+    def _flush_user(self, user_id: str, targets: Sequence[str] = ("live", "history")) -> int:
+        """Write ``user_id``'s staged rows bound for ``targets`` to chromadb (one upsert per
+        collection), then clear them from the outbox. Returns how many were written."""
+        pending = {i: r for i, r in self._pending.get(user_id, {}).items() if r.target in targets}
         if not pending:
             return 0
         coll = self._collections.get(user_id) or self._collection(user_id)
-        for target in ("live", "history"):
+        for target in targets:
             rows = [(i, r) for i, r in pending.items() if r.target == target]
             if not rows:
                 continue
@@ -365,17 +365,24 @@ class MemoryStore:
                 metadatas=[r.meta for _, r in rows],
             )
             self.chroma_writes += 1
-        self._pending.pop(user_id, None)
+        left = self._pending.get(user_id, {})
+        for mem_id in pending:
+            left.pop(mem_id, None)
+        if not left:
+            self._pending.pop(user_id, None)
         self.fts.unstage(user_id, list(pending))
         return len(pending)
 
-    def flush(self, user_id: str | None = None) -> int:
-        """Write the staged rows of ``user_id`` (every user when None) to chromadb.
-        Returns how many rows were written."""
+    def flush(self, user_id: str | None = None, *, history: bool = True) -> int:
+        """Write the staged rows of ``user_id`` (every user when None) to chromadb; with
+        ``history=False`` only those bound for the live collection (a staged history row is
+        final: it can wait in the outbox for the next batch). Returns how many rows were
+        written."""
+        targets = ("live", "history") if history else ("live",)
         with self._lock:
             self._check_open()
             users = [user_id] if user_id is not None else list(self._pending)
-            return sum(self._flush_user(u) for u in users)
+            return sum(self._flush_user(u, targets) for u in users)
 
     def _replay(self, user_id: str) -> None:
         """Write rows a previous process staged but never wrote (it crashed) for

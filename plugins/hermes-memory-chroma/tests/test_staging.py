@@ -150,3 +150,14 @@ def test_duplicate_and_history_checks_are_sqlite_lookups_after_a_one_time_backfi
         assert store.count(USER) == 2
     finally:
         store.close()
+
+
+def test_flushing_live_rows_only_leaves_replaced_turns_in_the_outbox(store: MemoryStore) -> None:
+    turns = [store.add(USER, f"user: turn {n}", type="dialogue").id for n in range(3)]
+    chunk = store.add(USER, "project_status: turns 0-2", type="project_status").id
+    store.supersede(USER, turns, chunk)
+    assert store.flush(USER, history=False) == 1 and store.chroma_writes == 1
+    assert _live_ids(store) == {chunk}
+    assert sorted(row[0] for row in store.fts.staged(USER)) == sorted(turns)
+    assert store.flush(USER) == 3 and store.fts.staged(USER) == []
+    assert store.count(USER, include_superseded=True) == 4
