@@ -28,6 +28,7 @@ when a memory was last recalled), which drive TTL expiry.
 from __future__ import annotations
 
 import hashlib
+import logging
 import math
 import sqlite3
 import threading
@@ -38,6 +39,8 @@ from pathlib import Path
 from typing import Any
 
 from hermes_memory_chroma.text import fts_phrase, fts_query, split_cjk
+
+log = logging.getLogger(__name__)
 
 _SCHEMA = """
 CREATE VIRTUAL TABLE IF NOT EXISTS memory_fts USING fts5(
@@ -75,6 +78,7 @@ CREATE TABLE IF NOT EXISTS retired (
 CREATE TABLE IF NOT EXISTS retired_complete (user_id TEXT PRIMARY KEY);
 """
 _HASH_INDEX = "CREATE INDEX IF NOT EXISTS memory_rows_hash ON memory_rows(user_id, hash)"
+_ROW_INDEX = "CREATE INDEX IF NOT EXISTS memory_rows_row ON memory_rows(row)"
 _ROWS_VERSION = 1
 """``PRAGMA user_version`` once ``memory_rows`` maps every indexed text to its FTS rowid."""
 _OWNER_VERSION = 2
@@ -85,7 +89,7 @@ _BM25 = "bm25(memory_fts, 1.0, 0.0, 0.0, 0.0)"
 EXACT_ROWS = 1000
 """Users with at most this many indexed texts are searched exactly (``bm25()`` over every
 match); larger ones in a window of their newest texts."""
-WINDOW_ROWS = 500
+WINDOW_ROWS = 250
 """The user's newest texts a search of a large store ranks first (×4 while it finds fewer
 candidates than asked)."""
 RARE_MAX = 50
@@ -133,9 +137,10 @@ def owner_token(user_id: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class SearchCost:
-    """What one :meth:`FtsIndex.search` ranked: ``rows_ranked`` matches scored by
-    ``bm25()``, ``counted`` matches counted to choose the window, ``windows`` windows tried
-    (0: ranked exactly over all the user's matches)."""
+    """What one :meth:`FtsIndex.search` read: ``rows_ranked`` matches scored (by FTS5's
+    ``bm25()``, or by the window's BM25), ``counted`` postings read to score a window and
+    look up rare words, ``windows`` windows tried (0: ranked exactly over all the user's
+    matches)."""
 
     rows_ranked: int = 0
     counted: int = 0
@@ -166,6 +171,7 @@ class FtsIndex:
                 if col not in cols:  # row maps written before the duplicate keys
                     self._db.execute(f"ALTER TABLE memory_rows ADD COLUMN {col} TEXT")
             self._db.execute(_HASH_INDEX)
+            self._db.execute(_ROW_INDEX)
             self._db.execute(f"PRAGMA user_version = {_OWNER_VERSION}")
         self._db.executescript(_TERM_SCHEMA)
         self._total: int | None = None
@@ -272,7 +278,8 @@ class FtsIndex:
         with self._lock:
             try:
                 hits, cost = self._ranked(user_id, owner, match, expr, limit)
-            except sqlite3.OperationalError:
+            except sqlite3.OperationalError as exc:  # an expression FTS5 refuses
+                log.debug("keyword search skipped for %r: %s", expr, exc)
                 hits, cost = [], SearchCost()
             self.last_cost = cost
             self.rows_ranked += cost.rows_ranked
@@ -306,12 +313,19 @@ class FtsIndex:
         ).fetchone()
         return int(row[0]) if row else 0
 
-    def _postings(self, match: str, above: int = 0, below: int | None = None) -> set[int]:
+    def _postings(
+        self, match: str, above: int = 0, below: int | None = None, *, cap: bool = True
+    ) -> set[int]:
+        """Rowids matching ``match`` in ``(above, below]``; with ``below`` and ``cap``, at
+        most ``RARE_MAX + 1`` of them."""
         sql = "SELECT rowid FROM memory_fts WHERE memory_fts MATCH ? AND rowid > ?"
         args: list[Any] = [match, above]
         if below is not None:
-            sql += " AND rowid <= ? LIMIT ?"
-            args += [below, RARE_MAX + 1]
+            sql += " AND rowid <= ?"
+            args.append(below)
+            if cap:
+                sql += " LIMIT ?"
+                args.append(RARE_MAX + 1)
         return {row for (row,) in self._db.execute(sql, args)}
 
     def _ranked(
@@ -326,7 +340,14 @@ class FtsIndex:
         while True:
             windows += 1
             floor = self._floor(user_id, texts) if texts < size else 0
-            postings = {t: self._postings(f"owner:{owner} AND {t}", floor) for t in terms}
+            mine = self._postings(f"owner:{owner}", floor)
+            if floor > 0 and max(mine, default=floor) - floor <= 2 * len(mine):
+                # the window is mostly this user's rows: a word alone is cheaper for FTS5
+                # than the word AND the owner token, and reads at most twice the window
+                top = max(mine)
+                postings = {t: self._postings(t, floor, top, cap=False) & mine for t in terms}
+            else:  # other users' rows interleave: keep FTS5 on this user's rows
+                postings = {t: self._postings(f"owner:{owner} AND {t}", floor) for t in terms}
             counted += sum(len(found) for found in postings.values())
             rows = set().union(*postings.values())
             if len(rows) >= limit or floor <= 0:
@@ -398,14 +419,15 @@ class FtsIndex:
         return out
 
     def _owned(self, user_id: str, best: Sequence[tuple[int, float]]) -> list[tuple[str, float]]:
-        """``(mem_id, score)`` of the rowids in ``best`` that belong to ``user_id``."""
+        """``(mem_id, score)`` of the rowids in ``best`` that belong to ``user_id`` (read
+        from the row map, not from the texts)."""
         if not best:
             return []
         marks = ",".join("?" * len(best))
         owners = {
             int(r): (str(m), str(u))
             for r, m, u in self._db.execute(
-                f"SELECT rowid, mem_id, user_id FROM memory_fts WHERE rowid IN ({marks})",
+                f"SELECT row, mem_id, user_id FROM memory_rows WHERE row IN ({marks})",
                 [r for r, _ in best],
             )
         }

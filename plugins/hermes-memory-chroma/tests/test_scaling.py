@@ -300,15 +300,18 @@ def small_windows(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(fts_module, "RARE_MAX", 10)
 
 
+@pytest.mark.parametrize("others", [True, False], ids=["newer-rows-of-bob", "alice-alone"])
 @pytest.mark.parametrize("query", ["billing service build status", "支付 服务 评审"])
 def test_keyword_search_ranks_a_bounded_number_of_rows_at_any_size(
-    tmp_path: Path, small_windows: None, query: str
+    tmp_path: Path, small_windows: None, query: str, others: bool
 ) -> None:
     costs, steps = [], []
     for size in (1000, 8000):
         index = FtsIndex(tmp_path / f"k{size}.db")
         index.upsert(USER, _texts(size))
-        index.upsert("bob", [(f"b{n}", "billing service 支付 服务") for n in range(size // 4)])
+        if others:  # rows of another user, all newer than alice's window
+            bob = [(f"b{n}", "billing service 支付 服务") for n in range(size // 4)]
+            index.upsert("bob", bob)
         hits = index.search(USER, query, 20)
         assert len(hits) == 20 and all(mem_id.startswith("m") for mem_id, _ in hits)
         costs.append(index.last_cost)
