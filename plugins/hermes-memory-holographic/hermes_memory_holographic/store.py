@@ -16,6 +16,11 @@ Trust moves by feedback (+0.05 helpful, −0.10 unhelpful) and explicit deltas, 
 The HRR vectors of a user are read from ``hrr_vectors`` once and then kept in memory
 (:mod:`vectors`), updated by fact id on every add, update, feedback and removal; a search
 reads no vector rows (another process's writes are noticed through ``data_version``).
+
+The keyword side is bounded too: a query matching many facts is ranked by ``bm25()`` in a
+recent window of fact ids (about :data:`WINDOW_TARGET` matches), widened only while it
+yields too few of the user's facts, plus the query's rare phrases over the whole store
+(:meth:`FactStore._keyword`); ``keyword_rows_ranked`` counts what was ranked.
 """
 
 from __future__ import annotations
