@@ -143,7 +143,9 @@ def command(
                 )
     payload = _payload(per_set[0])
     payload["sets"] = {
-        stem: _payload(results) for (stem, _tasks), results in zip(sets, per_set, strict=True)
+        stem: _payload(results)
+        for (stem, tasks), results in zip(sets, per_set, strict=True)
+        if tasks
     }
     write_json(json_out, payload)
 
