@@ -1029,8 +1029,9 @@ class MemoryStore:
                 found = True
             if self._in_history(user_id, memory_id):
                 hist = self._history(user_id)
-                assert hist is not None
-                hist.delete(ids=[memory_id])
+                if hist is not None:  # None: it was only ever staged
+                    hist.delete(ids=[memory_id])
+                    self.chroma_writes += 1
                 found = True
             if found:
                 self.fts.delete(user_id, [memory_id])

@@ -67,6 +67,9 @@ def test_a_staged_row_superseded_goes_straight_to_history(store: MemoryStore) ->
 def test_deleting_or_clearing_staged_rows_writes_nothing(store: MemoryStore) -> None:
     gone = store.add(USER, "a secret the user takes back").id
     kept = store.add(USER, "Alice likes green tea.").id
+    replaced = store.add(USER, "user: an old turn", type="dialogue").id
+    store.supersede(USER, [replaced], kept)  # staged straight for history
+    assert store.delete_memory(USER, replaced) and not store.delete_memory(USER, replaced)
     assert store.delete_memory(USER, gone)
     assert store.fts.staged(USER) and all(row[0] != gone for row in store.fts.staged(USER))
     store.flush(USER)
