@@ -240,12 +240,6 @@ class PostgresMemoryStore(EntryStore):
     def read_original(self) -> bytes:
         return self._read_bytes() or b""
 
-    def unreadable_payload(self, state: DiskState) -> dict[str, Any]:
-        return {
-            "success": False,
-            "error": f"Cannot modify {self.filename}: {state.error} Nothing was changed.",
-        }
-
     def drift_payload(self) -> dict[str, Any]:
         """The refusal for a row edited by hand out of the round-trip format."""
         return {

@@ -306,6 +306,11 @@ class EntryStore(ABC):
         :class:`~hermes_core.errors.HermesError`) when the store cannot be read."""
 
     @abstractmethod
+    def replace_bytes_if_unchanged(self, original: bytes, data: bytes) -> None:
+        """Under the lock: store exactly ``data`` if the stored bytes are still ``original``
+        (``b""`` = nothing stored), else raise :class:`EditConflict` (imports, tests)."""
+
+    @abstractmethod
     def replace_if_unchanged(
         self, original: bytes, text: str, *, keep_original: bool = False
     ) -> Path | None:
@@ -346,6 +351,14 @@ class MemoryStore(EntryStore):
 
     def read_original(self) -> bytes:
         return read_regular_file(self.path) if self.path.exists() else b""
+
+    def replace_bytes_if_unchanged(self, original: bytes, data: bytes) -> None:
+        ensure_scope_dir(memories_dir(self.home), self.owner)
+        with file_lock(self.path):
+            current = read_regular_file(self.path) if self.path.exists() else b""
+            if current != original:
+                raise EditConflict(f"{self.filename} changed on disk while you were editing")
+            atomic_write_bytes(self.path, data)
 
     def replace_if_unchanged(
         self, original: bytes, text: str, *, keep_original: bool = False

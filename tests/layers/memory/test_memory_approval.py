@@ -6,6 +6,7 @@ import json
 import stat
 from pathlib import Path
 
+import pytest
 from memkit import MemoryKit
 
 from hermes_core.layers.memory.approval import PendingStore, approve, pending_dir, reject
@@ -200,6 +201,7 @@ def test_approve_rescans_a_record_changed_on_disk(hermes_home: Path) -> None:
         assert not kit.file().exists()
 
 
+@pytest.mark.files_only
 def test_approve_that_cannot_write_keeps_the_record_and_raises_nothing(
     hermes_home: Path,
 ) -> None:

@@ -112,6 +112,7 @@ def test_no_user_means_none_or_empty() -> None:
 # -- the memory tool, per user
 
 
+@pytest.mark.files_only
 def test_each_user_has_their_own_files_and_snapshot(open_host: Any, hermes_home: Path) -> None:
     host = open_host()
     with host.session(user_id=ALICE) as alice:
@@ -174,8 +175,12 @@ def test_shared_agent_memory_shares_memory_md_only(open_host: Any, hermes_home: 
         assert "Staging deploys need VPN 专线." in prompt  # the team's notes
         assert "on-call lead" not in prompt  # Alice's profile stays hers
         assert call(zhang, action="remove", target="user", old_text="on-call")["success"] is False
-    assert (hermes_home / "memories" / "MEMORY.md").exists()
-    assert not (hermes_home / "memories" / "users" / user_key(ALICE) / "MEMORY.md").exists()
+    settings = load_settings(hermes_home).memory
+    assert MemoryEngine(hermes_home, settings).store("memory").entries() == [
+        "Staging deploys need VPN 专线."
+    ]
+    unshared = settings.model_copy(update={"shared_agent_memory": False})
+    assert MemoryEngine(hermes_home, unshared, ALICE).store("memory").entries() == []
 
 
 # -- the overflow archive
