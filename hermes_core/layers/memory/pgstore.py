@@ -225,11 +225,13 @@ class PostgresMemoryStore(EntryStore):
 
     def read(self) -> DiskState:
         try:
-            return state_of_bytes(self._read_bytes())
+            return state_of_bytes(self.stored_bytes())
         except HermesError as exc:
             return DiskState(error=str(exc))
 
-    def _read_bytes(self) -> bytes | None:
+    def stored_bytes(self) -> bytes | None:
+        """The row's exact bytes, ``None`` when there is no row. Raises
+        :class:`~hermes_core.pg.DatabaseUnavailable` when the server cannot be used."""
         psycopg, _ = require_driver()
         with connect(self.server) as conn:
             try:
@@ -238,7 +240,7 @@ class PostgresMemoryStore(EntryStore):
                 raise _failed(self.server, exc) from exc
 
     def read_original(self) -> bytes:
-        return self._read_bytes() or b""
+        return self.stored_bytes() or b""
 
     def drift_payload(self) -> dict[str, Any]:
         """The refusal for a row edited by hand out of the round-trip format."""

@@ -150,15 +150,15 @@ def import_files(
                 continue
             data = read_regular_file(path)
             store = PostgresMemoryStore(home, target, 0, owner, server=server)
-            current = store.read_original()
+            stored = store.stored_bytes()
             status: Status = "written"
-            if current == data:
+            if stored == data:
                 status = "unchanged"
-            elif current and not replace:
+            elif stored and not replace:
                 status = "conflict"
             else:
                 try:
-                    store.replace_bytes_if_unchanged(current, data)
+                    store.replace_bytes_if_unchanged(stored or b"", data)
                 except EditConflict as exc:
                     moved.append(Moved(owner, target, path, len(data), "conflict", error=str(exc)))
                     continue
