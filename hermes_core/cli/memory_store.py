@@ -33,6 +33,7 @@ from hermes_core.types import MemoryTarget, MemoryWrite
 if TYPE_CHECKING:
     # The engine, approvals and edits (and through them the security scanner) load when a
     # command runs, so `hermes memory status` and `hermes --help` never import them.
+    from hermes_core.layers.memory.approval import PendingStore
     from hermes_core.layers.memory.edit import EditRefused
     from hermes_core.layers.memory.engine import Outcome
     from hermes_core.layers.memory.store import EntryStore
@@ -101,6 +102,17 @@ def _open(engine: Any, target: MemoryTarget) -> EntryStore:
     except HermesError as exc:
         raise click.ClickException(str(exc)) from exc
     return store
+
+
+def _pending(home: Path, settings: MemorySettings, user_id: str | None) -> PendingStore:
+    """``user_id``'s staged writes where ``memory.store`` keeps them (ClickException naming
+    the fix when the store is misconfigured)."""
+    from hermes_core.layers.memory.backends import open_pending
+
+    try:
+        return open_pending(home, settings, user_id)
+    except HermesError as exc:
+        raise click.ClickException(str(exc)) from exc
 
 
 def show(target: str | None, as_json: bool, user_id: str | None = None) -> None:
@@ -252,9 +264,11 @@ def _age(ts: float) -> str:
 def pending_cmd(as_json: bool, user_id: str | None = None) -> None:
     """Staged memory writes of ``user_id`` waiting for approval ([auto] = from a background
     review)."""
-    from hermes_core.layers.memory.approval import PendingStore
-
-    records = PendingStore(_home(), user_id).list()
+    home = _home()
+    try:
+        records = _pending(home, _settings(home), user_id).list()
+    except HermesError as exc:
+        raise click.ClickException(str(exc)) from exc
     if as_json:
         print_json([r.to_dict() | {"auto": r.auto} for r in records])
         return
@@ -337,12 +351,12 @@ def _provider_mirror(
 def approve_cmd(ids: tuple[str, ...], user_id: str | None = None) -> None:
     """Apply ``user_id``'s staged writes to their files (stale ones are refused and kept);
     the provider is told about each committed write, under that user."""
-    from hermes_core.layers.memory.approval import PendingStore, approve_pending
+    from hermes_core.layers.memory.approval import approve_pending
     from hermes_core.layers.memory.engine import MemoryEngine
 
     home = _home()
     engine = MemoryEngine(home, _settings(home), user_id)
-    pending = PendingStore(home, engine.user_id)
+    pending = _pending(home, engine.settings, engine.user_id)
     with _provider_mirror(home, engine.user_id) as notify:
         approvals = approve_pending(engine, pending, ids, notify=notify)
     if not approvals:
@@ -360,9 +374,13 @@ def approve_cmd(ids: tuple[str, ...], user_id: str | None = None) -> None:
 
 def reject_cmd(ids: tuple[str, ...], user_id: str | None = None) -> None:
     """Discard ``user_id``'s staged writes."""
-    from hermes_core.layers.memory.approval import PendingStore, reject_pending
+    from hermes_core.layers.memory.approval import reject_pending
 
-    results = reject_pending(PendingStore(_home(), user_id), ids)
+    home = _home()
+    try:
+        results = reject_pending(_pending(home, _settings(home), user_id), ids)
+    except HermesError as exc:
+        raise click.ClickException(str(exc)) from exc
     if not results:
         console().print("No pending memory writes.")
         return
@@ -455,17 +473,17 @@ def restore_cmd(entry_id: int, user_id: str | None = None) -> None:
 
 def users_cmd(as_json: bool) -> None:
     """The user ids that have memory files or staged writes of their own."""
-    from hermes_core.layers.memory.approval import PendingStore, pending_user_ids
-    from hermes_core.layers.memory.backends import store_user_ids
+    from hermes_core.layers.memory.backends import pending_users, store_user_ids
     from hermes_core.layers.memory.engine import MemoryEngine
 
     home = _home()
     settings = _settings(home)
     try:
         stored = store_user_ids(home, settings)
+        staged = pending_users(home, settings)
     except HermesError as exc:
         raise click.ClickException(str(exc)) from exc
-    ids = sorted(set(stored) | set(pending_user_ids(home)))
+    ids = sorted(set(stored) | set(staged))
     rows: list[dict[str, Any]] = []
     for uid in ids:
         engine = MemoryEngine(home, settings, uid)
@@ -476,7 +494,7 @@ def users_cmd(as_json: bool) -> None:
                 if settings.store == "files"
                 else _open(engine, "user").location,
                 "entries": {t: len(_open(engine, t).entries()) for t in TARGETS},
-                "pending": len(PendingStore(home, uid).list()),
+                "pending": len(_pending(home, settings, uid).list()),
             }
         )
     if as_json:

@@ -10,6 +10,7 @@ so both stores behave the same everywhere. The PostgreSQL URL is ``memory.url`` 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from hermes_core.errors import ConfigError
 from hermes_core.pg import is_postgres_url, redact_url
@@ -19,6 +20,9 @@ from hermes_core.types import MemoryTarget
 
 from .pgstore import PostgresMemoryStore, PostgresTarget
 from .store import EntryStore, MemoryStore, memories_dir
+
+if TYPE_CHECKING:
+    from .approval import PendingStore
 
 STORES = ("files", "postgresql")
 
@@ -71,4 +75,35 @@ def store_user_ids(home: Path, settings: MemorySettings) -> list[str]:
     return known_user_ids(memories_dir(home))
 
 
-__all__ = ["STORES", "describe", "open_store", "postgres_target", "store_user_ids"]
+def open_pending(home: Path, settings: MemorySettings, user_id: str | None = None) -> PendingStore:
+    """``user_id``'s staged writes where ``memory.store`` keeps memory: files in this home,
+    or the shared database (so every host can list and approve them)."""
+    from .approval import PendingStore
+
+    if settings.store == "postgresql":
+        from .pgpending import PostgresPendingStore
+
+        return PostgresPendingStore(home, user_id, server=postgres_target(settings))
+    return PendingStore(home, user_id)
+
+
+def pending_users(home: Path, settings: MemorySettings) -> list[str]:
+    """User ids with staged writes of their own in the configured store."""
+    if settings.store == "postgresql":
+        from .pgpending import pending_owner_ids
+
+        return pending_owner_ids(postgres_target(settings))
+    from .approval import pending_user_ids
+
+    return pending_user_ids(home)
+
+
+__all__ = [
+    "STORES",
+    "describe",
+    "open_pending",
+    "open_store",
+    "pending_users",
+    "postgres_target",
+    "store_user_ids",
+]

@@ -62,6 +62,7 @@ from .store import (
 log = logging.getLogger(__name__)
 
 TABLE = "hermes_memory_files"
+PENDING_TABLE = "hermes_memory_pending"
 COMPONENT = "memory"
 SETTING = "memory.url"
 FALLBACK = (
@@ -78,6 +79,16 @@ MIGRATIONS: tuple[str, ...] = (
         content BYTEA NOT NULL,
         updated_at TIMESTAMPTZ NOT NULL DEFAULT now(),
         PRIMARY KEY (owner_key, target)
+    )
+    """,
+    f"""
+    CREATE TABLE IF NOT EXISTS {PENDING_TABLE} (
+        owner_key TEXT NOT NULL,
+        id TEXT NOT NULL,
+        user_id TEXT NOT NULL,
+        record TEXT NOT NULL,
+        created_at DOUBLE PRECISION NOT NULL,
+        PRIMARY KEY (owner_key, id)
     )
     """,
 )
@@ -160,7 +171,7 @@ def list_files(
         try:
             rows = conn.execute(sql, params).fetchall()
         except psycopg.Error as exc:
-            raise _failed(target, exc) from exc
+            raise failed(target, exc) from exc
     return [
         StoredFile(
             owner=str(uid) if key else None,
@@ -172,7 +183,7 @@ def list_files(
     ]
 
 
-def _failed(target: PostgresTarget, exc: BaseException) -> DatabaseUnavailable:
+def failed(target: PostgresTarget, exc: BaseException) -> DatabaseUnavailable:
     reason = " ".join(str(exc).split()) or type(exc).__name__
     return DatabaseUnavailable(
         f"PostgreSQL at {target.shown} refused the memory query ({reason}). Check the server "
@@ -237,7 +248,7 @@ class PostgresMemoryStore(EntryStore):
             try:
                 return self._select(conn)
             except psycopg.Error as exc:
-                raise _failed(self.server, exc) from exc
+                raise failed(self.server, exc) from exc
 
     def read_original(self) -> bytes:
         return self.stored_bytes() or b""
@@ -286,7 +297,7 @@ class PostgresMemoryStore(EntryStore):
                 self._refusal(str(exc), committing), maybe_written=committing
             ) from exc
         except psycopg.Error as exc:
-            why = str(_failed(self.server, exc))
+            why = str(failed(self.server, exc))
             raise StoreRefusal(self._refusal(why, committing), maybe_written=committing) from exc
 
     def _refusal(self, why: str, committing: bool) -> dict[str, Any]:
@@ -323,11 +334,13 @@ class PostgresMemoryStore(EntryStore):
 __all__ = [
     "COMPONENT",
     "MIGRATIONS",
+    "PENDING_TABLE",
     "TABLE",
     "PostgresMemoryStore",
     "PostgresTarget",
     "StoredFile",
     "connect",
+    "failed",
     "list_files",
     "owner_key",
     "owner_label",

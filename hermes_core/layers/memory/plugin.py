@@ -27,10 +27,10 @@ from hermes_core.types import (
     ToolSpec,
 )
 
-from .approval import PendingStore, pending_user_ids
+from .approval import PendingStore
 from .archive import MemoryArchive, db_path
 from .archive_tool import MemoryArchiveTool
-from .backends import describe
+from .backends import describe, open_pending, pending_users
 from .engine import MemoryEngine, limit_for
 from .snapshot import guidance, render_block
 from .store import FILENAMES, DiskState, EntryStore, char_count, has_drift
@@ -135,8 +135,14 @@ class MemoryLayer:
                 checks.append(_file_check(engine.store(target)))
         except HermesError:
             pass  # the store check above says what is wrong
-        pending = len(PendingStore(home).list())
-        users = {uid: len(PendingStore(home, uid).list()) for uid in pending_user_ids(home)}
+        try:
+            pending = len(open_pending(home, settings).list())
+            users = {
+                uid: len(open_pending(home, settings, uid).list())
+                for uid in pending_users(home, settings)
+            }
+        except HermesError:
+            return checks  # the store check says why the store cannot be read
         users = {uid: count for uid, count in users.items() if count}
         total = pending + sum(users.values())
         detail = f"{total} staged write(s) waiting" if total else "no staged writes"
@@ -194,13 +200,23 @@ class MemoryLayer:
             block = render_block(target, disk.entries, limit_for(settings, target))
             if block:
                 blocks.append(block)
-        pending = PendingStore(session.home, engine.user_id)
+        pending = _pending_for(session.home, settings, engine.user_id)
         tool = MemoryTool(engine=engine, pending=pending, targets=targets)
         return _SessionState(
             snapshot="\n\n".join(blocks),
             tool=tool,
             archive_tool=MemoryArchiveTool(engine.archive),
         )
+
+
+def _pending_for(home: Path, settings: MemorySettings, user_id: str | None) -> PendingStore:
+    """The session's staged-write store; with a PostgreSQL store that has no URL, the local
+    files (staging then fails over to them instead of the session failing to start)."""
+    try:
+        return open_pending(home, settings, user_id)
+    except HermesError as exc:
+        log.warning("staged memory writes stay on this host: %s", exc)
+        return PendingStore(home, user_id)
 
 
 def _key(session: SessionInfo) -> tuple[str, str | None]:

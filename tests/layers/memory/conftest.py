@@ -54,9 +54,10 @@ def hermes_home(
     monkeypatch.setenv("HERMES_MEMORY__STORE", str(memory_store["store"]))
     monkeypatch.setenv("HERMES_MEMORY__URL", memory_store["url"].get_secret_value())
     yield hermes_home
-    # the run really went to PostgreSQL: no memory file was written on this host
+    # the run really went to PostgreSQL: no memory file or staged record was written here
     written = sorted((hermes_home / "memories").rglob("*.md"))
-    assert not written, f"the postgresql run wrote memory files: {written}"
+    written += sorted((hermes_home / "pending" / "memory").rglob("*.json"))
+    assert not written, f"the postgresql run wrote local files: {written}"
 
 
 @pytest.fixture

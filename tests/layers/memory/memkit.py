@@ -14,6 +14,34 @@ from hermes_core.types import MemoryTarget, MemoryWrite, SessionInfo, ToolContex
 FILES = {"memory": "MEMORY.md", "user": "USER.md"}
 
 
+def pending_of(home: Path, user_id: str | None = None) -> Any:
+    """``user_id``'s staged writes where the home's ``memory.store`` keeps them."""
+    from hermes_core.layers.memory.backends import open_pending
+
+    return open_pending(home, load_settings(home).memory, user_id)
+
+
+def copy_record(home: Path, pending_id: str, owner: str | None, other: str | None) -> None:
+    """Copy ``owner``'s staged record into ``other``'s scope by hand, bypassing the API: the
+    JSON file into the other user's directory, or the row under the other owner key."""
+    source, dest = pending_of(home, owner), pending_of(home, other)
+    if not hasattr(source, "server"):
+        dest.directory.mkdir(parents=True, exist_ok=True)
+        (dest.directory / f"{pending_id}.json").write_bytes(source.path(pending_id).read_bytes())
+        return
+    import psycopg
+
+    from hermes_core.layers.memory.pgstore import PENDING_TABLE
+
+    with psycopg.connect(source.server.url, autocommit=True) as conn:
+        conn.execute(
+            f"INSERT INTO {PENDING_TABLE} (owner_key, id, user_id, record, created_at) "
+            f"SELECT %s, id, user_id, record, created_at FROM {PENDING_TABLE} "
+            "WHERE owner_key = %s AND id = %s",
+            (dest.key, source.key, pending_id),
+        )
+
+
 def make_settings(home: Path, **memory: Any) -> HermesSettings:
     """Settings of ``home`` with ``memory.*`` overrides applied *without* validation (so raw
     config values such as strings reach the layer exactly as written)."""

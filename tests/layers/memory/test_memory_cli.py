@@ -10,10 +10,9 @@ from pathlib import Path
 import click
 import pytest
 from click.testing import CliRunner, Result
-from memkit import MemoryKit
+from memkit import MemoryKit, pending_of
 
 from hermes_core.cli.memory_store import register_memory_commands
-from hermes_core.layers.memory.approval import PendingStore
 from hermes_core.layers.memory.archive import MemoryArchive
 from hermes_core.layers.memory.store import DELIMITER
 from hermes_core.settings.files import set_config_value
@@ -147,7 +146,7 @@ def test_pending_approve_reject_flow(hermes_home: Path) -> None:
     stale = run("approve", "all")  # the auto proposal targeted the old entry
     assert stale.exit_code != 0 and "stale" in stale.output
     assert run("reject", "all").exit_code == 0
-    assert PendingStore(hermes_home).list() == []
+    assert pending_of(hermes_home).list() == []
     assert run("reject", "nope").exit_code != 0
     assert "No pending memory writes." in run("pending").output
 
