@@ -54,7 +54,7 @@ VERSIONS_TABLE = "hermes_schema_versions"
 DEFAULT_TIMEOUT = 10.0
 """Seconds to wait for a pooled connection (and the default statement timeout)."""
 
-_PASSWORD_KV = re.compile(r"(\bpassword\s*=\s*)('(?:[^'\\]|\\.)*'|\S+)", re.IGNORECASE)
+_PASSWORD_KV = re.compile(r"(\bpassword\s*=\s*)('(?:[^'\\]|\\.)*'|[^\s&]+)", re.IGNORECASE)
 
 
 class DatabaseUnavailable(HermesError):
@@ -86,12 +86,13 @@ def redact_url(url: str) -> str:
     except ValueError:
         return text
     netloc = parts.netloc
-    if "@" in netloc:
-        userinfo, _, hostinfo = netloc.rpartition("@")
-        if ":" in userinfo:
-            user = userinfo.split(":", 1)[0]
-            netloc = f"{user}:***@{hostinfo}"
-    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
+    userinfo, at, hostinfo = netloc.rpartition("@")
+    if not at or ":" not in userinfo:
+        return text  # no password in the URL itself (kept byte for byte)
+    user = userinfo.split(":", 1)[0]
+    return urlunsplit(
+        (parts.scheme, f"{user}:***@{hostinfo}", parts.path, parts.query, parts.fragment)
+    )
 
 
 def require_driver() -> tuple[Any, Any]:
