@@ -193,6 +193,20 @@ def failed(target: PostgresTarget, exc: BaseException) -> DatabaseUnavailable:
     )
 
 
+def delete_owner(target: PostgresTarget, owner: str | None) -> int:
+    """Delete every memory file and staged write of ``owner``; returns the rows removed."""
+    psycopg, _ = require_driver()
+    with connect(target) as conn:
+        try:
+            files = conn.execute(f"DELETE FROM {TABLE} WHERE owner_key = %s", (owner_key(owner),))
+            staged = conn.execute(
+                f"DELETE FROM {PENDING_TABLE} WHERE owner_key = %s", (owner_key(owner),)
+            )
+        except psycopg.Error as exc:
+            raise failed(target, exc) from exc
+    return int(files.rowcount) + int(staged.rowcount)
+
+
 class PostgresMemoryStore(EntryStore):
     """One owner's ``MEMORY.md`` or ``USER.md`` as a row of :data:`TABLE`."""
 
@@ -340,6 +354,7 @@ __all__ = [
     "PostgresTarget",
     "StoredFile",
     "connect",
+    "delete_owner",
     "failed",
     "list_files",
     "owner_key",
