@@ -96,7 +96,10 @@ def memory_show(agent: Agent) -> list[str]:
     engine = MemoryEngine(agent.host.home, agent.settings.memory, _user(agent))
     lines: list[str] = []
     for target in ("memory", "user"):
-        store = engine.store(target)
+        try:
+            store = engine.store(target)
+        except HermesError as exc:  # memory.store: postgresql without a URL
+            return [f"Memory could not be opened: {exc}"]
         state = store.read()
         if not state.readable:
             lines.append(f"{FILENAMES[target]}: could not be read ({state.error})")
