@@ -10,7 +10,8 @@ here, so every backend behaves alike when the server is down.
   :class:`DatabaseUnavailable` naming ``pip install 'hermes-memory-core[postgresql]'``.
 * :func:`get_pool` — one :class:`psycopg_pool.ConnectionPool` per (process, URL, options):
   created on first use, checked on checkout (a restarted server is reconnected silently),
-  closed at exit. Pools are never shared across ``fork()``: a child gets its own.
+  closed at exit. Pools are never shared across ``fork()``: a child gets its own. The pool's
+  own per-attempt connection warnings are lowered to ERROR (unless that logger is configured).
 * :func:`connection` — a pooled connection as a context manager; a server that cannot be
   reached raises :class:`DatabaseUnavailable` whose message names the redacted URL, the
   driver's own reason and the fix. Connection attempts are retried (``attempts``) first.
@@ -137,6 +138,7 @@ def get_pool(url: str, options: PoolOptions | None = None) -> Any:
     Opening does not wait for the server: a server that is down surfaces on checkout
     (:func:`connection`), as :class:`DatabaseUnavailable`."""
     _, pool_module = require_driver()
+    _quiet_pool_log()
     opts = options or PoolOptions()
     key = (os.getpid(), url, opts)
     with _POOLS_LOCK:
@@ -164,6 +166,15 @@ def get_pool(url: str, options: PoolOptions | None = None) -> Any:
         )
         _POOLS[key] = pool
         return pool
+
+
+def _quiet_pool_log() -> None:
+    """psycopg-pool logs a WARNING for every failed background connection attempt; the caller
+    already gets one :class:`DatabaseUnavailable` naming the fix, so those repeats go to
+    ERROR only — unless the application configured that logger itself."""
+    pool_log = logging.getLogger("psycopg.pool")
+    if pool_log.level == logging.NOTSET:
+        pool_log.setLevel(logging.ERROR)
 
 
 def close_pools() -> None:

@@ -128,7 +128,10 @@ class MemoryLayer:
     @hookimpl
     def health_check(self, home: Path) -> list[HealthCheck]:
         settings = self._settings_for(home).memory
-        checks: list[HealthCheck] = [_store_check(home, settings)]
+        store_check = _store_check(home, settings)
+        checks: list[HealthCheck] = [store_check]
+        if not store_check.ok:
+            return checks  # the server is down: one line with the fix, not one per file
         try:
             engine = MemoryEngine(home, settings)
             for target in enabled_targets(settings):
