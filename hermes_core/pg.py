@@ -161,6 +161,7 @@ def get_pool(url: str, options: PoolOptions | None = None) -> Any:
             kwargs=kwargs,
             timeout=opts.timeout,
             check=pool_module.ConnectionPool.check_connection,
+            num_workers=1,
             open=True,
             name=f"hermes-{len(_POOLS)}",
         )

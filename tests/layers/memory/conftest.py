@@ -17,6 +17,8 @@ import pytest
 from memkit import MemoryKit
 from pydantic import SecretStr
 
+from hermes_core.pg import close_pools
+
 STORES = ("files", "postgresql")
 
 
@@ -33,12 +35,14 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 
 @pytest.fixture
-def memory_store(request: pytest.FixtureRequest) -> dict[str, Any]:
+def memory_store(request: pytest.FixtureRequest) -> Iterator[dict[str, Any]]:
     """The ``memory.*`` values selecting the store under test (``{}`` = the default files)."""
     if request.param == "files":
-        return {}
+        yield {}
+        return
     url = request.getfixturevalue("postgres_url")
-    return {"store": "postgresql", "url": SecretStr(url)}
+    yield {"store": "postgresql", "url": SecretStr(url)}
+    close_pools()  # this test's database is dropped next: no pool (or its thread) outlives it
 
 
 @pytest.fixture

@@ -12,6 +12,7 @@ import socket
 import subprocess
 import sys
 import textwrap
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +33,7 @@ from hermes_core.layers.memory.engine import MemoryEngine
 from hermes_core.layers.memory.ops import Operation
 from hermes_core.layers.memory.pgstore import TABLE, list_files
 from hermes_core.layers.memory.store import DELIMITER, char_count
+from hermes_core.pg import close_pools
 from hermes_core.scope import normalize_user_id
 from hermes_core.settings import load_settings
 from hermes_core.settings.files import write_env_values
@@ -41,6 +43,12 @@ from hermes_core.testing.postgres import PostgresServer, start_postgres
 PASSWORD = "s3cret-pässword"
 ALICE = "alice@example.com"
 ZHANG = "张三"
+
+
+@pytest.fixture(autouse=True)
+def _no_pool_outlives_its_database() -> Iterator[None]:
+    yield
+    close_pools()
 
 
 def home_for(tmp: Path, name: str, url: str, **memory: Any) -> Path:
