@@ -109,7 +109,11 @@ def _status_data(home: Path) -> dict[str, Any]:
         data["config_error"] = str(exc)
         return data
     mem = settings.memory
+    from hermes_core.layers.memory.backends import describe
+
     data["builtin"] = {
+        "store": mem.store,
+        "store_location": describe(home, mem),
         "memory_injection": mem.memory_enabled,
         "user_profile": mem.user_profile_enabled,
         "memory_tool": "memory" not in settings.agent.disabled_toolsets
@@ -191,6 +195,7 @@ def status(as_json: bool) -> None:
         return "enabled [green]✓[/green]" if value else "disabled [red]✗[/red]"
 
     out.print("Built-in (MEMORY.md / USER.md):")
+    out.print(f"  Store: {builtin['store_location']}")
     out.print(f"  Memory injection: {flag(builtin['memory_injection'])}")
     out.print(f"  User profile: {flag(builtin['user_profile'])}")
     out.print(f"  Memory tool: {flag(builtin['memory_tool'])}")
