@@ -12,7 +12,11 @@
 
 The user of every read and write is ``session.user_id or settings.user_id``. Storage opens
 at ``<home>/chroma`` in :meth:`ChromaProvider.warm_up` (the host runs it in the background
-when the first session opens) or on first use.
+when the first session opens) or on first use. With ``mode: server`` the vectors live on a
+``chroma run`` server (:mod:`hermes_memory_chroma.server`: the token, timeouts, a circuit
+breaker and errors that name the fix) and ``<home>/chroma/server-<digest of url, tenant,
+database>/`` holds the keyword index; a server that is down fails the call with a
+``ServiceUnavailable`` the host contains (a skipped recall is logged and counted).
 """
 
 from __future__ import annotations
@@ -84,6 +88,7 @@ class ChromaProvider(MemoryProvider):
         self._retriever: Retriever | None = None
         self._buffers: dict[str, _SessionBuffer] = {}
         self._closed = False
+        self._breaker: Any = None
 
     # ------------------------------------------------------------------ identity
 
@@ -100,7 +105,33 @@ class ChromaProvider(MemoryProvider):
 
     @property
     def root(self) -> Path:
-        return self.home / "chroma"
+        """Where the store keeps its files: the chromadb directory and ``fts.db`` when
+        embedded; in server mode only the keyword index, one directory per server,
+        tenant and database (so switching servers never mixes keyword rows)."""
+        base = self.home / "chroma"
+        if self.settings.mode == "embedded":
+            return base
+        s = self.settings
+        digest = hashlib.sha256(f"{s.url}\x00{s.tenant}\x00{s.database}".encode()).hexdigest()
+        return base / f"server-{digest[:16]}"
+
+    @property
+    def location(self) -> str:
+        """Where the memories live, for messages: the directory, or the server."""
+        if self.settings.mode == "embedded":
+            return str(self.root)
+        s = self.settings
+        return f"{s.url} (tenant {s.tenant}, database {s.database})"
+
+    def _client(self) -> Any | None:
+        """The chromadb client of server mode (None: embedded, the store opens its own)."""
+        if self.settings.mode == "embedded":
+            return None
+        from hermes_memory_chroma.server import ServerTarget, connect, new_breaker
+
+        if self._breaker is None:
+            self._breaker = new_breaker()
+        return connect(ServerTarget.from_settings(self.settings), self._breaker)
 
     @property
     def store(self) -> MemoryStore:
@@ -119,6 +150,8 @@ class ChromaProvider(MemoryProvider):
                     dedup_cosine=s.dedup_cosine,
                     supersede_threshold=s.supersede_threshold,
                     reembed_progress=auto_reembed_bar,
+                    client=self._client(),
+                    location=self.location,
                 )
             return self._store
 
@@ -287,16 +320,20 @@ class ChromaProvider(MemoryProvider):
         )
         if reason:
             return checks
+        server = self._server_check()
+        checks.append(server)
+        if not server.ok:
+            return checks
         try:
             stats = self.store.stats()
         except Exception as exc:
+            fix = (
+                f"check permissions of {self.root}, or move it aside to start afresh"
+                if self.settings.mode == "embedded"
+                else "check the chroma server's log"
+            )
             checks.append(
-                HealthCheck(
-                    "chroma: store",
-                    False,
-                    detail=f"{self.root}: {exc}",
-                    fix=f"check permissions of {self.root}, or move it aside to start afresh",
-                )
+                HealthCheck("chroma: store", False, detail=f"{self.location}: {exc}", fix=fix)
             )
             return checks
         active = sum(u["active"] for u in stats["users"])
@@ -304,8 +341,8 @@ class ChromaProvider(MemoryProvider):
             HealthCheck(
                 "chroma: store",
                 True,
-                detail=f"{self.root}: {len(stats['users'])} user(s), {active} active memories, "
-                f"embedder {stats['embedder']}",
+                detail=f"{self.location}: {len(stats['users'])} user(s), {active} active "
+                f"memories, embedder {stats['embedder']}",
             )
         )
         stale = [u["user_id"] for u in stats["users"] if u["needs_reembed"]]
@@ -327,6 +364,27 @@ class ChromaProvider(MemoryProvider):
             )
         )
         return checks
+
+    def _server_check(self) -> HealthCheck:
+        """``chroma: mode``: embedded (always fine), or server and whether it answers and
+        accepts the token (a heartbeat, the version and the tenant, within ``timeout``)."""
+        if self.settings.mode == "embedded":
+            return HealthCheck("chroma: mode", True, detail=f"embedded at {self.root}")
+        from hermes_memory_chroma.server import ServerTarget, fix_for, probe
+
+        target = ServerTarget.from_settings(self.settings)
+        try:
+            version = probe(target)
+        except Exception as exc:
+            return HealthCheck(
+                "chroma: mode", False, detail=f"server: {exc}", fix=fix_for(exc, target)
+            )
+        auth = "with a token" if self.settings.token is not None else "without a token"
+        return HealthCheck(
+            "chroma: mode",
+            True,
+            detail=f"server {self.location}: reachable, chroma {version}, {auth}",
+        )
 
     def bench_retriever(self, workdir: Path) -> Any:
         """The retrieval-benchmark adapter (``hermes bench locomo --retriever provider``)."""
