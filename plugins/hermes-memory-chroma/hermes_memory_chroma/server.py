@@ -260,6 +260,7 @@ def connect(target: ServerTarget, breaker: CircuitBreaker) -> Any:
         client = chromadb.HttpClient(
             host=target.url,
             port=target.port,
+            headers=target.headers(),  # the construction's own calls need the token too
             settings=settings,
             tenant=target.tenant,
             database=target.database,

@@ -2,7 +2,7 @@
 
 Every field carries a ``description``: ``hermes memory setup chroma`` asks the fields marked
 ``"setup": "ask"`` (mode, then the server's url and token when the mode is ``server``, user
-id, embedder, top_k); ``--advanced`` asks the rest. The token is a secret: setup writes it to
+id, embedder); ``--advanced`` asks the rest. The token is a secret: setup writes it to
 ``$HERMES_HOME/.env`` as ``HERMES_MEMORY__PROVIDERS__CHROMA__TOKEN``, never to config.yaml.
 Env overrides use ``HERMES_MEMORY__PROVIDERS__CHROMA__<FIELD>``.
 """
@@ -106,7 +106,6 @@ class ChromaSettings(ProviderSettings):
         ge=1,
         le=50,
         description="Memories recalled before each model call.",
-        json_schema_extra={"setup": "ask"},
     )
     dense_weight: float = Field(
         0.5, ge=0, description="Weight of the dense (embedding) ranking in the rank fusion."
@@ -203,7 +202,9 @@ class ChromaSettings(ProviderSettings):
         try:
             parts.port  # noqa: B018 - raises on a port that is not a number in range
         except ValueError as exc:
-            raise ValueError(f"{value!r}: {exc}") from exc
+            raise ValueError(
+                f"{value!r} is not a chroma server URL ({exc}): write it as http://HOST:PORT"
+            ) from exc
         return url
 
     @field_validator("type_weights")
