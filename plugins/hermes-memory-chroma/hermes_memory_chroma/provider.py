@@ -89,6 +89,7 @@ class ChromaProvider(MemoryProvider):
         self._buffers: dict[str, _SessionBuffer] = {}
         self._closed = False
         self._breaker: Any = None
+        self._http_client: Any = None
 
     # ------------------------------------------------------------------ identity
 
@@ -131,7 +132,8 @@ class ChromaProvider(MemoryProvider):
 
         if self._breaker is None:
             self._breaker = new_breaker()
-        return connect(ServerTarget.from_settings(self.settings), self._breaker)
+        self._http_client = connect(ServerTarget.from_settings(self.settings), self._breaker)
+        return self._http_client
 
     @property
     def store(self) -> MemoryStore:
@@ -442,6 +444,12 @@ class ChromaProvider(MemoryProvider):
             self._buffers.clear()
             if self._store is not None:
                 self._store.close()
+            if self._http_client is not None:
+                try:
+                    self._http_client.close()
+                except Exception as exc:  # closing a client must not break shutdown
+                    log.debug("closing the chroma server client: %s", exc)
+                self._http_client = None
             self._store = None
             self._retriever = None
 

@@ -140,27 +140,20 @@ def refused(target: ServerTarget, status: int, path: str) -> ServiceAuthError:
     )
 
 
-def _transport_base() -> type[httpx.HTTPTransport]:
-    import httpx
-
-    return httpx.HTTPTransport
-
-
 def make_transport(target: ServerTarget, breaker: CircuitBreaker) -> httpx.BaseTransport:
     """An httpx transport that adds the token, applies the breaker and turns transport
-    failures, 401/403 and 5xx into typed service errors."""
+    failures, 401/403 and 502-504 into typed service errors (other answers, a chroma error
+    included, go back to chromadb, which raises them with the server's message)."""
     import httpx
 
-    base = _transport_base()
-
-    class GuardedTransport(base):  # type: ignore[valid-type,misc]
+    class GuardedTransport(httpx.HTTPTransport):
         def handle_request(self, request: httpx.Request) -> httpx.Response:
             for name, value in target.headers().items():
                 request.headers[name] = value
             breaker.before_call()
             path = request.url.path
             try:
-                response = super().handle_request(request)
+                response: httpx.Response = super().handle_request(request)
             except httpx.TimeoutException as exc:
                 breaker.record_failure("timed out")
                 raise unreachable(
@@ -297,7 +290,7 @@ def _ensure_database(target: ServerTarget, breaker: CircuitBreaker) -> None:
 def _guard(client: Any, target: ServerTarget, breaker: CircuitBreaker) -> None:
     """Route the client's HTTP calls through the guarded transport: chromadb builds its
     own ``httpx.Client`` (no timeout); it is replaced with one that keeps its headers."""
-    server = getattr(client, "_server", None)
+    server: Any = getattr(client, "_server", None)
     old = getattr(server, "_session", None)
     if old is None:  # a chromadb whose client is laid out otherwise: fail loudly
         raise RuntimeError(
