@@ -154,6 +154,7 @@ class ChromaProvider(MemoryProvider):
                     reembed_progress=auto_reembed_bar,
                     client=self._client(),
                     location=self.location,
+                    shared=self.settings.mode == "server",
                 )
             return self._store
 

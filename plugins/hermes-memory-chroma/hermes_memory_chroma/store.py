@@ -194,10 +194,12 @@ class MemoryStore:
         reembed_progress: Callable[[str, int], Progress] | None = None,
         client: Any | None = None,
         location: str | None = None,
+        shared: bool = False,
     ) -> None:
         """``client``: a chromadb client to use instead of a ``PersistentClient`` at
         ``root`` (server mode); ``location`` is what :meth:`stats` reports as the store's
-        place (the server URL), ``root`` by default."""
+        place (the server URL), ``root`` by default. ``shared``: other processes may write
+        the same collections (a server), so live row counts are asked, never cached."""
         self.root = Path(root)
         self.root.mkdir(parents=True, exist_ok=True)
         try:
@@ -211,6 +213,7 @@ class MemoryStore:
         self._reembed_progress = reembed_progress
         self._lock = threading.RLock()
         self.location = location or str(self.root)
+        self.shared = shared
         if client is None:
             import chromadb
             from chromadb.config import Settings as ChromaClientSettings
@@ -236,6 +239,8 @@ class MemoryStore:
 
     def _total(self, user_id: str, coll: Any) -> int:
         """Rows in the live collection (counted once, then kept by every write)."""
+        if self.shared:  # another host may have written since: one count call
+            return int(coll.count())
         if user_id not in self._counts:
             self._counts[user_id] = int(coll.count())
         return self._counts[user_id]

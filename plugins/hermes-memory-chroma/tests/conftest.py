@@ -104,6 +104,7 @@ def open_store(
             target = ServerTarget.from_settings(settings)
             kwargs.setdefault("client", connect(target, new_breaker()))
             kwargs.setdefault("location", target.url)
+            kwargs.setdefault("shared", True)
         made.append(MemoryStore(root, embedder, **kwargs))
         return made[-1]
 

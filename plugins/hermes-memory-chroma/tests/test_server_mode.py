@@ -433,21 +433,39 @@ def test_hermes_doctor_prints_the_server_check(
 def test_two_homes_on_one_server_share_a_users_memories_and_keep_users_apart(
     tmp_path: Path, chroma_server: ChromaServer, session_for: SessionFor
 ) -> None:
-    """Two hosts (two homes) on one server and database: what one stores the other
-    recalls through the vector ranking; users stay apart on both."""
+    """Two hosts (two homes) on one server and database: what one stores the other reads
+    and recalls through the vector ranking at once (live counts are asked, not cached),
+    users stay apart; the keyword index is per home and the doctor reports its lag."""
     database = "shared" + str(free_port())
     homes = [tmp_path / "host-a", tmp_path / "host-b"]
     providers = [
         ChromaProvider(_server_settings(chroma_server.url, database=database), home)
         for home in homes
     ]
+    a, b = (p.store for p in providers)
     try:
-        providers[0].store.add("alice", "Alice's favourite editor is Helix.")
-        providers[0].store.add("bob", "Bob's favourite editor is Emacs.")
-        found = providers[1].store.list_memories("alice")
-        assert [m.content for m in found] == ["Alice's favourite editor is Helix."]
-        vector = providers[1].store.embedder.embed_query("favourite editor")
-        assert [m.user_id for m, _ in providers[1].store.dense("alice", vector, 5)] == ["alice"]
+        a.add("alice", "Alice keeps her notes in Obsidian.")
+        vector = b.embedder.embed_query("favourite editor")
+        assert b.dense("alice", vector, 5)[0][0].content == "Alice keeps her notes in Obsidian."
+        # written by host A after host B read alice's collection: B still finds it
+        a.add("alice", "Alice's favourite editor is Helix.")
+        a.add("bob", "Bob's favourite editor is Emacs.")
+        found = b.list_memories("alice")
+        assert {m.content for m in found} == {
+            "Alice keeps her notes in Obsidian.",
+            "Alice's favourite editor is Helix.",
+        }
+        hits = b.dense("alice", vector, 5)
+        assert len(hits) == 2 and {m.user_id for m, _ in hits} == {"alice"}
+        # the keyword index is per home: B's lags until it is rebuilt from the server,
+        # and the doctor says so
+        assert b.fts.count("alice") == 0
+        drift = {c.name: c for c in providers[1].health_check(homes[1])}["chroma: keyword index"]
+        assert not drift.ok and "reembed --force" in drift.fix
+        assert b.rebuild_keyword_index("alice") == 2
+        assert [i for i, _ in b.fts.search("alice", "Helix", 5)] == [
+            m.id for m in found if "Helix" in m.content
+        ]
     finally:
         for provider in providers:
             provider.shutdown()
