@@ -368,6 +368,20 @@ class ChromaProvider(MemoryProvider):
         )
         return checks
 
+    def status_details(self) -> dict[str, str]:
+        """For ``hermes memory status``: the mode, where the memories live and, in server
+        mode, whether the server answers (one probe within ``timeout``)."""
+        details = {"mode": self.settings.mode, "location": self.location}
+        if self.settings.mode == "server":
+            check = self._server_check()
+            # ok: "reachable, chroma 1.0.0, without a token"; else the error, which names the fix
+            details["server"] = (
+                check.detail.rsplit(": ", 1)[-1]
+                if check.ok
+                else check.detail.removeprefix("server: ")
+            )
+        return details
+
     def _server_check(self) -> HealthCheck:
         """``chroma: mode``: embedded (always fine), or server and whether it answers and
         accepts the token (a heartbeat, the version and the tenant, within ``timeout``)."""
@@ -446,8 +460,10 @@ class ChromaProvider(MemoryProvider):
             if self._store is not None:
                 self._store.close()
             if self._http_client is not None:
+                from hermes_memory_chroma.server import close_client
+
                 try:
-                    self._http_client.close()
+                    close_client(self._http_client)
                 except Exception as exc:  # closing a client must not break shutdown
                     log.debug("closing the chroma server client: %s", exc)
                 self._http_client = None

@@ -301,9 +301,19 @@ def _guard(client: Any, target: ServerTarget, breaker: CircuitBreaker) -> None:
     old.close()
 
 
+def close_client(client: Any) -> None:
+    """Close a client made by :func:`connect`: its HTTP connections (chromadb's
+    ``close()`` releases the client but leaves the session's sockets open) and the client."""
+    session = getattr(getattr(client, "_server", None), "_session", None)
+    if session is not None:
+        session.close()
+    client.close()
+
+
 __all__ = [
     "SERVICE",
     "ServerTarget",
+    "close_client",
     "connect",
     "fix_for",
     "new_breaker",

@@ -214,6 +214,7 @@ class MemoryStore:
         self._lock = threading.RLock()
         self.location = location or str(self.root)
         self.shared = shared
+        self._owns_client = client is None
         if client is None:
             import chromadb
             from chromadb.config import Settings as ChromaClientSettings
@@ -222,7 +223,7 @@ class MemoryStore:
                 path=str(self.root),
                 settings=ChromaClientSettings(anonymized_telemetry=False, allow_reset=False),
             )
-        self._client = client
+        self._client: Any = client
         self.fts = FtsIndex(self.root / "fts.db")
         self._collections: dict[str, Any] = {}
         self._histories: dict[str, Any] = {}
@@ -1041,7 +1042,8 @@ class MemoryStore:
             raise RuntimeError("the chroma memory store is closed")
 
     def close(self) -> None:
-        """Close the FTS index and drop collection handles. Idempotent."""
+        """Close the FTS index, drop collection handles and close the chromadb client the
+        store opened (a client passed in is the caller's to close). Idempotent."""
         with self._lock:
             if self._closed:
                 return
@@ -1049,6 +1051,11 @@ class MemoryStore:
             self._collections.clear()
             self._histories.clear()
             self.fts.close()
+            if self._owns_client:  # the PersistentClient opened here (its files and threads)
+                try:
+                    self._client.close()
+                except Exception as exc:  # closing must not fail a shutdown
+                    log.debug("closing the chromadb client of %s: %s", self.root, exc)
 
 
 __all__ = [

@@ -95,6 +95,7 @@ def open_store(
     server mode a new HTTP client on the test's database, ``root`` holding the keyword
     index); stores still open after the test are closed."""
     made: list[MemoryStore] = []
+    clients: list[Any] = []
 
     def build(root: Path, embedder: Any, **kwargs: Any) -> MemoryStore:
         if chroma_settings:
@@ -102,7 +103,8 @@ def open_store(
 
             settings = ChromaSettings(**chroma_settings)
             target = ServerTarget.from_settings(settings)
-            kwargs.setdefault("client", connect(target, new_breaker()))
+            clients.append(connect(target, new_breaker()))
+            kwargs.setdefault("client", clients[-1])
             kwargs.setdefault("location", target.url)
             kwargs.setdefault("shared", True)
         made.append(MemoryStore(root, embedder, **kwargs))
@@ -111,6 +113,10 @@ def open_store(
     yield build
     for store in made:
         store.close()
+    from hermes_memory_chroma.server import close_client
+
+    for client in clients:
+        close_client(client)
 
 
 @pytest.fixture

@@ -412,18 +412,7 @@ def test_doctor_reports_mode_and_server(
 def test_hermes_doctor_prints_the_server_check(
     hermes_home: Path, chroma_server: ChromaServer
 ) -> None:
-    (hermes_home / "config.yaml").write_text(
-        yaml.safe_dump(
-            {
-                "memory": {
-                    "provider": "chroma",
-                    "providers": {
-                        "chroma": {"mode": "server", "url": chroma_server.url, "embedder": "hash"}
-                    },
-                }
-            }
-        )
-    )
+    _use(hermes_home, {"mode": "server", "url": chroma_server.url, "embedder": "hash"})
     result = CliRunner().invoke(cli, ["doctor", "--json"], catch_exceptions=False)
     checks = {c["name"]: c for c in json.loads(result.output)}
     assert checks["chroma: mode"]["ok"], checks["chroma: mode"]
@@ -469,3 +458,35 @@ def test_two_homes_on_one_server_share_a_users_memories_and_keep_users_apart(
     finally:
         for provider in providers:
             provider.shutdown()
+
+
+def _use(home: Path, block: dict[str, Any]) -> None:
+    (home / "config.yaml").write_text(
+        yaml.safe_dump({"memory": {"provider": "chroma", "providers": {"chroma": block}}})
+    )
+
+
+def test_memory_status_shows_mode_and_reachability(
+    hermes_home: Path, chroma_server: ChromaServer
+) -> None:
+    _use(hermes_home, {"mode": "server", "url": chroma_server.url, "embedder": "hash"})
+    result = CliRunner().invoke(cli, ["memory", "status", "--json"], catch_exceptions=False)
+    info = json.loads(result.output)["provider_status"]
+    assert info["details"]["mode"] == "server"
+    assert info["details"]["location"].startswith(chroma_server.url)
+    assert info["details"]["server"].startswith("reachable, chroma ")
+    assert [s["env_var"] for s in info["secrets"]] == ["HERMES_MEMORY__PROVIDERS__CHROMA__TOKEN"]
+    table = CliRunner().invoke(cli, ["memory", "status"], catch_exceptions=False)
+    assert "Mode: server" in table.output and "Server: reachable" in table.output
+
+    down = f"http://127.0.0.1:{free_port()}"
+    _use(hermes_home, {"mode": "server", "url": down, "embedder": "hash"})
+    result = CliRunner().invoke(cli, ["memory", "status", "--json"], catch_exceptions=False)
+    server = json.loads(result.output)["provider_status"]["details"]["server"]
+    assert "unreachable" in server and "chroma run --path" in server
+
+    _use(hermes_home, {"embedder": "hash"})  # embedded: no server, no token to miss
+    result = CliRunner().invoke(cli, ["memory", "status", "--json"], catch_exceptions=False)
+    info = json.loads(result.output)["provider_status"]
+    assert info["details"] == {"mode": "embedded", "location": str(hermes_home / "chroma")}
+    assert info["secrets"] == []
