@@ -301,6 +301,18 @@ def _guard(client: Any, target: ServerTarget, breaker: CircuitBreaker) -> None:
     old.close()
 
 
+def drop_database(target: ServerTarget) -> bool:
+    """Delete ``target.database`` and everything in it (a benchmark's private database).
+    Returns whether the server confirmed; a failure is logged, never raised."""
+    try:
+        with _session(target, new_breaker()) as session:
+            url = f"{target.url}{API_PREFIX}/tenants/{target.tenant}/databases/{target.database}"
+            return bool(session.delete(url).status_code == 200)
+    except ServiceError as exc:
+        log.warning("could not drop chroma database %s: %s", target.database, exc)
+        return False
+
+
 def close_client(client: Any) -> None:
     """Close a client made by :func:`connect`: its HTTP connections (chromadb's
     ``close()`` releases the client but leaves the session's sockets open) and the client."""
@@ -315,6 +327,7 @@ __all__ = [
     "ServerTarget",
     "close_client",
     "connect",
+    "drop_database",
     "fix_for",
     "new_breaker",
     "probe",
