@@ -68,6 +68,7 @@ class ChromaSettings(ProviderSettings):
         "default_tenant",
         min_length=3,
         description="Chroma tenant on the server (mode: server).",
+        json_schema_extra=_SERVER_ONLY,
     )
     database: str = Field(
         "default_database",
@@ -75,12 +76,14 @@ class ChromaSettings(ProviderSettings):
         pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{2,62}$",
         description="Chroma database on the server (mode: server); created when missing. "
         "Homes that share a database and collection_prefix share each user's memories.",
+        json_schema_extra=_SERVER_ONLY,
     )
     timeout: float = Field(
         10.0,
         gt=0,
         le=600,
         description="Seconds one HTTP call to the chroma server may take (mode: server).",
+        json_schema_extra=_SERVER_ONLY,
     )
     user_id: str = Field(
         "default",

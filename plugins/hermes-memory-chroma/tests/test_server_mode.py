@@ -215,6 +215,10 @@ def test_embedded_setup_does_not_ask_for_a_server(hermes_home: Path) -> None:
     assert list(fields) == ["mode", "url", "token", "user_id", "embedder"]
     assert not asked_when(fields["url"], {"mode": "embedded"})
     assert asked_when(fields["token"], {"mode": "server"})
+    advanced = dict(setup_fields(ChromaSettings, advanced=True))
+    for name in ("tenant", "database", "timeout"):  # --advanced skips them too when embedded
+        assert not asked_when(advanced[name], {"mode": "embedded"})
+        assert asked_when(advanced[name], {"mode": "server"})
     enter = "\r"
     with create_pipe_input() as pipe, create_app_session(input=pipe, output=DummyOutput()):
         for press in (enter, enter, enter):  # mode (embedded), user id, embedder
