@@ -26,14 +26,15 @@ import types
 import typing
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import questionary
-from prompt_toolkit.key_binding import KeyBindings, merge_key_bindings
 from pydantic import SecretStr, TypeAdapter, ValidationError
 from pydantic.fields import FieldInfo
 
 from hermes_core.providers.base import ProviderSettings, SetupLevel, env_var_for, setup_field
+
+if TYPE_CHECKING:  # questionary pulls in prompt_toolkit (~0.15 s): imported when asking
+    import questionary
 
 
 class SetupCancelled(Exception):
@@ -41,6 +42,8 @@ class SetupCancelled(Exception):
 
 
 def _escape_cancels(question: questionary.Question) -> questionary.Question:
+    from prompt_toolkit.key_binding import KeyBindings, merge_key_bindings
+
     bindings = KeyBindings()
 
     @bindings.add("escape", eager=True)
@@ -215,6 +218,8 @@ def prompt_settings(
 ) -> SetupAnswers:
     """Ask the setup fields of ``settings_cls`` (all with ``advanced``) in order; returns
     what to write: only answers that differ from the defaults."""
+    import questionary
+
     answers = SetupAnswers()
     note = getattr(settings_cls, "setup_note", "")
     if isinstance(note, str) and note.strip():
@@ -277,6 +282,8 @@ def _coerce(info: FieldInfo, raw: Any) -> Any:
 
 
 def _ask_text(info: FieldInfo, question_text: str, current: Any, say: Say) -> Any:
+    import questionary
+
     default = "" if current is None else _render_default(current)
     while True:
         raw = ask(questionary.text(f"{question_text}:", default=default))
