@@ -147,10 +147,18 @@ def _status_data(home: Path) -> dict[str, Any]:
     import os
 
     missing: list[dict[str, Any]] = []
-    from hermes_core.cli.prompts import field_url, is_secret
+    from hermes_core.cli.prompts import asked_when, field_url, is_secret
 
+    known: dict[str, Any] = dict(mem.providers.get(name) or {})
+    try:  # the values in force (env included) decide which secrets apply
+        known.update(
+            load_provider_settings(cls.Settings, name, home, mem.providers.get(name)).model_dump()
+        )
+    except Exception:
+        pass  # reported below
     for field_name, field_info in cls.Settings.model_fields.items():
-        if not is_secret(field_info):
+        # a secret of another mode (a server's token while embedded) is not missing
+        if not is_secret(field_info) or not asked_when(field_info, known):
             continue
         var = env_var_for(cls.Settings, name, field_name)
         present = bool(os.environ.get(var) or env.get(var))
@@ -163,6 +171,11 @@ def _status_data(home: Path) -> dict[str, Any]:
         provider = cls(provider_settings, home)
         info["available"] = provider.is_available()
         info["reason"] = "" if info["available"] else provider.unavailable_reason()
+        if info["available"]:
+            try:
+                info["details"] = dict(provider.status_details())
+            except Exception as exc:
+                info["details"] = {"error": f"{type(exc).__name__}: {exc}"}
         provider.shutdown()
     except HermesError as exc:
         info["available"] = False
@@ -215,6 +228,8 @@ def status(as_json: bool) -> None:
                 out.print(f"  Status: {word} {mark(ok)}")
                 if info.get("reason"):
                     out.print(f"  Reason: {info['reason']}")
+                for label, value in (info.get("details") or {}).items():
+                    out.print(f"  {label.capitalize()}: {value}")
                 if info.get("secrets"):
                     out.print("  Secrets:")
                     for secret in info["secrets"]:
