@@ -2,7 +2,9 @@
 
 Layout under ``$HERMES_HOME/chroma``: a chromadb ``PersistentClient`` (telemetry off, cosine
 space, embeddings always computed here — chroma's DefaultEmbeddingFunction, which downloads a
-model, is never used) and ``fts.db``.
+model, is never used) and ``fts.db``. In server mode the caller passes the chromadb client
+(an ``HttpClient`` from :mod:`hermes_memory_chroma.server`) and ``root`` holds only
+``fts.db``; everything else is the same.
 
 Isolation: **one collection per user** (``<prefix>-u-<sha256(user)[:24]>``) holding only
 that user's *active* memories, and one history collection (``<prefix>-h-...``) for the
@@ -53,6 +55,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
+from hermes_core.providers.service import ServiceError
 
 from hermes_memory_chroma.embedders import Embedder, Vectors
 from hermes_memory_chroma.fts import FtsIndex
@@ -263,10 +266,14 @@ class MemoryStore:
         dedup_cosine: float = 0.95,
         supersede_threshold: float = 0.8,
         reembed_progress: Callable[[str, int], Progress] | None = None,
+        client: Any | None = None,
+        location: str | None = None,
+        shared: bool = False,
     ) -> None:
-        import chromadb
-        from chromadb.config import Settings as ChromaClientSettings
-
+        """``client``: a chromadb client to use instead of a ``PersistentClient`` at
+        ``root`` (server mode); ``location`` is what :meth:`stats` reports as the store's
+        place (the server URL), ``root`` by default. ``shared``: other processes may write
+        the same collections (a server), so live row counts are asked, never cached."""
         self.root = Path(root)
         self.root.mkdir(parents=True, exist_ok=True)
         try:
@@ -279,10 +286,18 @@ class MemoryStore:
         self.supersede_threshold = supersede_threshold
         self._reembed_progress = reembed_progress
         self._lock = threading.RLock()
-        self._client = chromadb.PersistentClient(
-            path=str(self.root),
-            settings=ChromaClientSettings(anonymized_telemetry=False, allow_reset=False),
-        )
+        self.location = location or str(self.root)
+        self.shared = shared
+        self._owns_client = client is None
+        if client is None:
+            import chromadb
+            from chromadb.config import Settings as ChromaClientSettings
+
+            client = chromadb.PersistentClient(
+                path=str(self.root),
+                settings=ChromaClientSettings(anonymized_telemetry=False, allow_reset=False),
+            )
+        self._client: Any = client
         self.fts = FtsIndex(self.root / "fts.db")
         self._collections: dict[str, Any] = {}
         self._histories: dict[str, Any] = {}
@@ -302,9 +317,17 @@ class MemoryStore:
 
     def _total(self, user_id: str, coll: Any) -> int:
         """Rows in the live collection (counted once, then kept by every write)."""
+        if self.shared:  # another host may have written since: one count call
+            return int(coll.count())
         if user_id not in self._counts:
             self._counts[user_id] = int(coll.count())
         return self._counts[user_id]
+
+    def _written(self, user_id: str, coll: Any) -> int:
+        """Rows chromadb itself holds in the live collection (the count less the staged
+        rows; in shared mode the count is asked and holds no staged rows)."""
+        total = self._total(user_id, coll)
+        return total if self.shared else total - len(self._staged(user_id))
 
     def _shift_count(self, user_id: str, delta: int) -> None:
         if user_id in self._counts:
@@ -342,7 +365,8 @@ class MemoryStore:
             [(mem_id, row.target, row.document, json.dumps(row.meta), vector.tobytes())],
         )
         self._pending.setdefault(user_id, {})[mem_id] = row
-        if len(self._pending[user_id]) >= FLUSH_ROWS:
+        if self.shared or len(self._pending[user_id]) >= FLUSH_ROWS:
+            # shared (server) mode writes at once: other hosts read the same collections
             self._flush_user(user_id)
 
     def _flush_user(self, user_id: str, targets: Sequence[str] = ("live", "history")) -> int:
@@ -437,6 +461,8 @@ class MemoryStore:
     def _existing(self, name: str) -> Any | None:
         try:
             return self._client.get_collection(name=name, embedding_function=None)
+        except ServiceError:  # server mode: unreachable or refused is not "no collection"
+            raise
         except Exception:  # chromadb raises NotFoundError/ValueError depending on version
             return None
 
@@ -483,7 +509,9 @@ class MemoryStore:
     def _backfill_keys(self, user_id: str, coll: Any) -> None:
         """Keyword indexes written before the duplicate keys and the history ids were kept
         in ``fts.db``: read them from chromadb once (then every duplicate and history
-        check is one SQLite lookup)."""
+        check is one SQLite lookup). Shared (server) mode asks the collections instead."""
+        if self.shared:
+            return
         missing = self.fts.unhashed(user_id)
         for start in range(0, len(missing), 500):
             got = coll.get(ids=missing[start : start + 500], include=["metadatas"])
@@ -839,7 +867,7 @@ class MemoryStore:
         cached = self._cache.get(user_id, {}).get(mem_id)
         if cached is not None:
             return cached.user_id == user_id
-        if not self.fts.has(user_id, mem_id):
+        if not self.shared and not self.fts.has(user_id, mem_id):
             return False
         got = coll.get(ids=[mem_id], include=["metadatas"])
         metas = got["metadatas"] or []
@@ -849,7 +877,7 @@ class MemoryStore:
         staged = self._staged(user_id, None).get(mem_id)
         if staged is not None:
             return staged.target == "history"
-        known = self.fts.is_retired(user_id, mem_id)
+        known = None if self.shared else self.fts.is_retired(user_id, mem_id)
         if known is not None:
             return known
         hist = self._history(user_id)
@@ -868,9 +896,16 @@ class MemoryStore:
         for mem_id, row in self._staged(user_id).items():
             if row.meta.get("hash") == digest and row.meta.get("type") not in skip:
                 return mem_id
-        for mem_id, mem_type in self.fts.by_hash(user_id, digest):
-            if mem_type not in skip:
-                return mem_id
+        if self.shared:  # other hosts write too: ask the collection (an indexed lookup)
+            same = coll.get(where={"hash": digest}, include=["metadatas"])
+            for mem_id, meta in zip(same["ids"], same["metadatas"] or [], strict=False):
+                meta = meta or {}
+                if meta.get("user_id") == user_id and meta.get("type") not in skip:
+                    return str(mem_id)
+        else:
+            for mem_id, mem_type in self.fts.by_hash(user_id, digest):
+                if mem_type not in skip:
+                    return mem_id
         for mem_id, sim, meta in self._probe(coll, user_id, vector, DEDUP_PROBE):
             if sim < self.dedup_cosine:
                 break
@@ -916,7 +951,7 @@ class MemoryStore:
                 staged.items(), _cosines(vector, [r.vector for r in staged.values()]), strict=True
             )
         ]
-        written = self._total(user_id, coll) - len(staged)
+        written = self._written(user_id, coll)
         if written > 0:
             res = coll.query(
                 query_embeddings=vector[None, :],
@@ -1117,7 +1152,7 @@ class MemoryStore:
             }
             sims = _cosines(vector, [r.vector for r in staged.values()])
             scored = [(i, sim) for i, sim in zip(staged, sims, strict=True)]
-            written = self._total(user_id, coll) - len(self._staged(user_id))
+            written = self._written(user_id, coll)
             if written > 0:
                 res = coll.query(
                     query_embeddings=vector[None, :],
@@ -1297,7 +1332,7 @@ class MemoryStore:
                     }
                 )
         return {
-            "path": str(self.root),
+            "path": self.location,
             "embedder": self.embedder.name,
             "dim": self.embedder.dim,
             "users": users,
@@ -1308,8 +1343,9 @@ class MemoryStore:
             raise RuntimeError("the chroma memory store is closed")
 
     def close(self) -> None:
-        """Write the staged rows, close the FTS index and drop collection handles (a row
-        that cannot be written stays in the outbox for the next open). Idempotent."""
+        """Write the staged rows (a row that cannot be written stays in the outbox for the
+        next open), close the FTS index, drop collection handles and close the chromadb
+        client the store opened (a client passed in is the caller's to close). Idempotent."""
         with self._lock:
             if self._closed:
                 return
@@ -1322,6 +1358,11 @@ class MemoryStore:
             self._collections.clear()
             self._histories.clear()
             self.fts.close()
+            if self._owns_client:  # the PersistentClient opened here (its files and threads)
+                try:
+                    self._client.close()
+                except Exception as exc:  # closing must not fail a shutdown
+                    log.debug("closing the chromadb client of %s: %s", self.root, exc)
 
 
 __all__ = [
