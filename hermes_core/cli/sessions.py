@@ -52,16 +52,17 @@ def _open_db(index: bool = True) -> Iterator[Any]:
         SessionStoreError,
         SessionStoreUnusable,
     )
+    from hermes_core.layers.sessions.store import open_store
     from hermes_core.settings.base import load_settings
 
     home = resolve_home()
+    sessions_settings = None
     try:
         sessions_settings = load_settings(home).sessions
-        cap, redact_secrets = sessions_settings.index_char_cap, sessions_settings.redact_secrets
     except Exception:
-        cap, redact_secrets = 8192, True
+        sessions_settings = None
     try:
-        db = SessionDB.open(home, index_char_cap=cap, redact_secrets=redact_secrets)
+        db = open_store(home, sessions_settings)
     except SessionStoreUnusable as exc:
         raise click.ClickException(str(exc)) from exc
     except (OSError, SessionStoreError) as exc:
@@ -75,7 +76,7 @@ def _open_db(index: bool = True) -> Iterator[Any]:
             f"{path} is not a readable SQLite database ({exc}) — move it aside "
             f"(mv {path} {path}.bad) and rerun; a fresh archive is created, the old file kept"
         ) from exc
-    if index:
+    if index and isinstance(db, SessionDB):
         _index_hermes_agent(db, home)
     try:
         yield db

@@ -1,34 +1,78 @@
-"""Fixtures for the session-archive tests: a real state.db in a temporary home."""
+"""Fixtures for the session-archive tests: a real archive in a temporary home, on each backend.
+
+Every test that uses ``home`` (and so ``db``, ``cli``…) runs twice: ``[sqlite]`` on a real
+``state.db`` and ``[postgresql]`` on a fresh database of the session's embedded PostgreSQL
+server (``HERMES_SESSIONS__BACKEND``/``HERMES_SESSIONS__URL`` point the settings at it, so the
+CLI and the plugin use it too). Tests about the SQLite file itself are marked
+``@pytest.mark.sqlite_only`` and are not collected for ``[postgresql]``.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import click
 import pytest
 
 from hermes_core.cli.sessions import register
-from hermes_core.layers.sessions.db import SessionDB
+from hermes_core.layers.sessions.archive import SessionStore
+from hermes_core.layers.sessions.store import open_store
+
+
+BACKENDS = ("sqlite", "postgresql")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Drop the ``[postgresql]`` variant of tests marked ``sqlite_only``."""
+    keep: list[pytest.Item] = []
+    dropped: list[pytest.Item] = []
+    for item in items:
+        callspec = getattr(item, "callspec", None)
+        on_pg = callspec is not None and callspec.params.get("backend") == "postgresql"
+        (dropped if on_pg and item.get_closest_marker("sqlite_only") else keep).append(item)
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = keep
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request: pytest.FixtureRequest) -> str:
+    """The archive backend this test runs on."""
+    return str(request.param)
 
 
 @pytest.fixture
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def home(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, backend: str, request: pytest.FixtureRequest
+) -> Path:
     path = tmp_path / "home"
     path.mkdir()
     monkeypatch.setenv("HERMES_HOME", str(path))
+    if backend == "postgresql":
+        url = request.getfixturevalue("postgres_url")
+        monkeypatch.setenv("HERMES_SESSIONS__BACKEND", "postgresql")
+        monkeypatch.setenv("HERMES_SESSIONS__URL", url)
     return path
 
 
+def open_archive(home: Path, **overrides: Any) -> SessionStore:
+    """The archive the settings of ``home`` name (the backend under test)."""
+    from hermes_core.settings.base import load_settings
+
+    return open_store(home, load_settings(home).sessions, **overrides)
+
+
 @pytest.fixture
-def db(home: Path) -> Iterator[SessionDB]:
-    store = SessionDB.open(home)
+def db(home: Path) -> Iterator[SessionStore]:
+    store = open_archive(home)
     yield store
     store.close()
 
 
 def _add_session(
-    db: SessionDB,
+    db: SessionStore,
     sid: str,
     texts: list[tuple[str, str]],
     *,
