@@ -189,7 +189,7 @@ class PostgresSessionDB(ArchiveBase):
         try:
             with psycopg.connect(self.url, **self._kwargs) as probe:
                 version = migrate(probe)
-                self._load_meta(probe)
+                self._load_meta(probe, version)
         except psycopg.OperationalError as exc:
             raise SessionStoreUnusable(
                 f"cannot reach PostgreSQL at {self.display_url}: "
@@ -231,7 +231,15 @@ class PostgresSessionDB(ArchiveBase):
         """Open the archive at ``url`` (see :class:`PostgresSessionDB`)."""
         return cls(url, **kwargs)
 
-    def _load_meta(self, conn: Any) -> None:
+    def _load_meta(self, conn: Any, version: int) -> None:
+        """The cap the index was built with: recorded on first use, changed by
+        :meth:`reindex` (as on SQLite, so both backends index the same text)."""
+        if version <= PG_SCHEMA_VERSION:
+            conn.execute(
+                "INSERT INTO state_meta(key, value) VALUES ('fts_char_cap', %s) "
+                "ON CONFLICT (key) DO NOTHING",
+                (str(int(self.configured_index_char_cap)),),
+            )
         row = conn.execute("SELECT value FROM state_meta WHERE key='fts_char_cap'").fetchone()
         with contextlib.suppress(TypeError, ValueError):
             if row:

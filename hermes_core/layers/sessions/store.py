@@ -67,4 +67,11 @@ def open_url(url: str, **kwargs: Any) -> SessionStore:
     )
 
 
-__all__ = ["BACKENDS", "open_store", "open_url"]
+def open_configured(home: Path, **overrides: Any) -> SessionStore:
+    """The archive the settings of ``home`` (config.yaml, .env, ``HERMES_*``) name."""
+    from hermes_core.settings.base import load_settings
+
+    return open_store(Path(home), load_settings(Path(home)).sessions, **overrides)
+
+
+__all__ = ["BACKENDS", "open_configured", "open_store", "open_url"]

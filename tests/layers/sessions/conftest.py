@@ -9,17 +9,16 @@ CLI and the plugin use it too). Tests about the SQLite file itself are marked
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import click
 import pytest
 
 from hermes_core.cli.sessions import register
 from hermes_core.layers.sessions.archive import SessionStore
-from hermes_core.layers.sessions.store import open_store
-
+from hermes_core.layers.sessions.store import open_configured
 
 BACKENDS = ("sqlite", "postgresql")
 
@@ -57,16 +56,48 @@ def home(
     return path
 
 
-def open_archive(home: Path, **overrides: Any) -> SessionStore:
-    """The archive the settings of ``home`` name (the backend under test)."""
-    from hermes_core.settings.base import load_settings
+class Homes:
+    """Hermes homes on the backend under test: :meth:`new` switches ``HERMES_HOME`` to a new
+    empty home (on PostgreSQL with a new empty database), :meth:`use` back to a known one."""
 
-    return open_store(home, load_settings(home).sessions, **overrides)
+    def __init__(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
+    ) -> None:
+        self.tmp_path, self.monkeypatch, self.request = tmp_path, monkeypatch, request
+        self.urls: dict[Path, str | None] = {}
+        home = Path(os.environ["HERMES_HOME"])
+        self.urls[home] = os.environ.get("HERMES_SESSIONS__URL")
+
+    def new(self) -> Path:
+        path = self.tmp_path / f"other-home-{len(self.urls)}"
+        path.mkdir()
+        url = None
+        if os.environ.get("HERMES_SESSIONS__BACKEND") == "postgresql":
+            server = self.request.getfixturevalue("postgres_server")
+            url = server.create_database()
+            self.request.addfinalizer(lambda: server.drop_database(url))
+        self.urls[path] = url
+        return self.use(path)
+
+    def use(self, path: Path) -> Path:
+        self.monkeypatch.setenv("HERMES_HOME", str(path))
+        url = self.urls[path]
+        if url is not None:
+            self.monkeypatch.setenv("HERMES_SESSIONS__URL", url)
+        return path
+
+
+@pytest.fixture
+def homes(
+    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
+) -> Homes:
+    """See :class:`Homes` (starts at ``home``)."""
+    return Homes(tmp_path, monkeypatch, request)
 
 
 @pytest.fixture
 def db(home: Path) -> Iterator[SessionStore]:
-    store = open_archive(home)
+    store = open_configured(home)
     yield store
     store.close()
 

@@ -17,6 +17,7 @@ import pytest
 from click.testing import CliRunner
 
 from hermes_core.layers.sessions.db import ALL_USERS, DB_FILE, SessionDB
+from hermes_core.layers.sessions.store import open_configured
 from hermes_core.layers.sessions.transfer import TransferError, import_groups, read_import
 
 
@@ -25,7 +26,7 @@ def _invoke(cli: click.Group, *args: str) -> Any:
 
 
 def _counts(home: Path) -> tuple[int, int]:
-    db = SessionDB.open(home)
+    db = open_configured(home)
     try:
         return db.count_sessions(user=None), int(db.read("SELECT COUNT(*) FROM messages")[0][0])
     finally:
