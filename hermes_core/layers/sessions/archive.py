@@ -28,7 +28,7 @@ from typing import Any, Protocol, TypeVar
 
 from hermes_core.context import redact
 from hermes_core.layers.sessions.errors import SessionStoreError, SessionStoreReadOnly
-from hermes_core.layers.sessions.ingest import MessageRow, prepare_messages
+from hermes_core.layers.sessions.ingest import MessageRow, indexed_text, prepare_messages
 from hermes_core.layers.sessions.records import (
     ALL_USERS,
     MESSAGE_COLUMNS,
@@ -57,6 +57,18 @@ T = TypeVar("T")
 
 MAX_REF_CHARS = 1024
 """A session reference (id, id prefix, title) longer than this names no session."""
+
+COPY_SESSION_COLUMNS = (
+    "id, source, user_id, model, model_config, system_prompt, parent_session_id, started_at, "
+    "ended_at, end_reason, message_count, tool_call_count, input_tokens, output_tokens, title, "
+    "import_digest"
+)
+"""Every column of a session row (``user_id`` third), as copied between archives."""
+COPY_MESSAGE_COLUMNS = (
+    "id, session_id, role, content, tool_call_id, tool_calls, tool_name, timestamp, "
+    "token_count, finish_reason, reasoning, active, compacted, name, turn_key"
+)
+"""Every stored column of a message row, as copied between archives."""
 
 RankedRows = list[tuple[Any, ...]]
 """``(message id, session id, bm25 (negative: lower is better), timestamp, token_count)``."""
@@ -175,6 +187,10 @@ class SessionStore(Protocol):
         self, match: str, where: str, params: Sequence[Any], limit: int
     ) -> tuple[RankedRows, int | None]: ...
     def month_sql(self, column: str) -> str: ...
+    def import_rows(
+        self, sessions: Sequence[Sequence[Any]], messages: Sequence[Sequence[Any]]
+    ) -> tuple[int, int]: ...
+    def counts_by_user(self) -> dict[str | None, tuple[int, int]]: ...
 
 
 def _claim(conn: Any, session_id: str, user: str | None) -> None:
@@ -246,6 +262,97 @@ class ArchiveBase:
     def close(self) -> None:
         """Release the backend's connections."""
         raise NotImplementedError
+
+    def _index_message(self, conn: Any, message_id: int, body: str, meta: str) -> None:
+        """Index one message copied in with its id (:meth:`import_rows`)."""
+        raise NotImplementedError
+
+    def _after_import(self, conn: Any) -> None:
+        """Bring id generators past the ids copied in (nothing to do on SQLite)."""
+
+    # -- copying between archives (``hermes sessions migrate``) ------------------------
+
+    def import_rows(
+        self, sessions: Sequence[Sequence[Any]], messages: Sequence[Sequence[Any]]
+    ) -> tuple[int, int]:
+        """Copy rows read with :data:`COPY_SESSION_COLUMNS`/:data:`COPY_MESSAGE_COLUMNS` from
+        another archive, keeping their ids, in one transaction. Idempotent: a session row is
+        upserted (the copy's values win), a message already present under its id only gets
+        its ``active``/``compacted`` flags refreshed. A message id held by another session,
+        or a session id held by another user, raises :class:`SessionStoreError` and nothing
+        is written (copy into an empty archive). Returns ``(sessions new, messages new)``."""
+        self._check_writable()
+        cols = COPY_SESSION_COLUMNS.split(", ")
+        updates = ", ".join(f"{c}=excluded.{c}" for c in cols if c != "id")
+        session_sql = (
+            f"INSERT INTO sessions({COPY_SESSION_COLUMNS}) VALUES ({','.join('?' * len(cols))}) "
+            f"ON CONFLICT(id) DO UPDATE SET {updates}"
+        )
+        mcols = COPY_MESSAGE_COLUMNS.split(", ")
+        message_sql = (
+            f"INSERT INTO messages({COPY_MESSAGE_COLUMNS}) VALUES ({','.join('?' * len(mcols))}) "
+            "ON CONFLICT(id) DO NOTHING"
+        )
+        pos = {c: i for i, c in enumerate(mcols)}
+
+        def do(conn: Any) -> tuple[int, int]:
+            new_sessions = 0
+            for row in sessions:
+                got = conn.execute("SELECT user_id FROM sessions WHERE id=?", (row[0],)).fetchone()
+                if got is None:
+                    new_sessions += 1
+                elif got[0] != row[2]:
+                    raise SessionStoreError(
+                        f"session {row[0]!r} already exists here for another user; copy into "
+                        "an empty archive"
+                    )
+                conn.execute(session_sql, list(row))
+            new_messages = 0
+            for mrow in messages:
+                mid, sid = int(mrow[pos["id"]]), mrow[pos["session_id"]]
+                if conn.execute(message_sql, list(mrow)).rowcount == 1:
+                    new_messages += 1
+                    _, body, meta = indexed_text(
+                        (
+                            mid,
+                            mrow[pos["content"]],
+                            mrow[pos["name"]],
+                            mrow[pos["tool_name"]],
+                            mrow[pos["tool_calls"]],
+                        ),
+                        self.index_char_cap,
+                    )
+                    self._index_message(conn, mid, body, meta)
+                    continue
+                held = conn.execute("SELECT session_id FROM messages WHERE id=?", (mid,)).fetchone()
+                if held is None or held[0] != sid:
+                    raise SessionStoreError(
+                        f"message id {mid} is already used here by another session; copy into "
+                        "an empty archive"
+                    )
+                conn.execute(
+                    "UPDATE messages SET active=?, compacted=? WHERE id=?",
+                    (mrow[pos["active"]], mrow[pos["compacted"]], mid),
+                )
+            self._after_import(conn)
+            return new_sessions, new_messages
+
+        result = self.write(do)
+        self._speakers.clear()
+        return result
+
+    def counts_by_user(self) -> dict[str | None, tuple[int, int]]:
+        """``{user_id: (sessions, messages)}`` over every user scope (for verification)."""
+        out: dict[str | None, tuple[int, int]] = {
+            r[0]: (int(r[1]), 0)
+            for r in self.read("SELECT user_id, COUNT(*) FROM sessions GROUP BY user_id")
+        }
+        for uid, n in self.read(
+            "SELECT s.user_id, COUNT(*) FROM messages m JOIN sessions s ON s.id = m.session_id "
+            "GROUP BY s.user_id"
+        ):
+            out[uid] = (out.get(uid, (0, 0))[0], int(n))
+        return out
 
     # -- sessions --------------------------------------------------------------------
 
@@ -788,4 +895,11 @@ class ArchiveBase:
             yield row[0]
 
 
-__all__ = ["MAX_REF_CHARS", "ArchiveBase", "RankedRows", "SessionStore"]
+__all__ = [
+    "COPY_MESSAGE_COLUMNS",
+    "COPY_SESSION_COLUMNS",
+    "MAX_REF_CHARS",
+    "ArchiveBase",
+    "RankedRows",
+    "SessionStore",
+]

@@ -327,6 +327,15 @@ class SessionDB(ArchiveBase):
                 )
         return ids
 
+    def _index_message(
+        self, conn: sqlite3.Connection, message_id: int, body: str, meta: str
+    ) -> None:
+        if self.fts_enabled:
+            conn.execute(
+                "INSERT INTO messages_fts(rowid, body, meta) VALUES (?, ?, ?)",
+                (message_id, body, meta),
+            )
+
     # -- full-text index (FTS5) ---------------------------------------------------------
 
     def fts_count(self, match: str, floor: int = 0) -> int:

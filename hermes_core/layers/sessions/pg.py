@@ -71,6 +71,7 @@ RETRY_ATTEMPTS = 8
 RETRY_JITTER_S = (0.020, 0.150)
 CONNECT_TIMEOUT_S = 5
 REINDEX_CHUNK = 2000
+_IDENT = re.compile(r"[a-z_][a-z0-9_]{0,62}")
 _TSVECTOR_SQL = (
     f"setweight(to_tsvector('{TS_CONFIG}', ?), '{BODY_WEIGHT}') || "
     f"setweight(to_tsvector('{TS_CONFIG}', ?), '{META_WEIGHT}')"
@@ -152,8 +153,14 @@ class PostgresSessionDB(ArchiveBase):
         redact_secrets: bool = True,
         statement_timeout_s: float = 30.0,
         pool_size: int = 8,
+        schema: str | None = None,
     ) -> None:
         super().__init__()
+        if schema is not None and not _IDENT.fullmatch(schema):
+            raise SessionStoreUnusable(
+                f"schema {schema[:80]!r} is not a plain lower-case identifier (a-z, 0-9, _)"
+            )
+        self.schema = schema
         try:
             import psycopg
             import psycopg_pool
@@ -184,10 +191,13 @@ class PostgresSessionDB(ArchiveBase):
             "autocommit": True,
             "connect_timeout": CONNECT_TIMEOUT_S,
             "application_name": "hermes-core",
-            "options": f"-c statement_timeout={timeout_ms}",
+            "options": f"-c statement_timeout={timeout_ms}"
+            + (f" -c search_path={schema},public" if schema else ""),
         }
         try:
             with psycopg.connect(self.url, **self._kwargs) as probe:
+                if schema:
+                    probe.execute(f"CREATE SCHEMA IF NOT EXISTS {schema}")
                 version = migrate(probe)
                 self._load_meta(probe, version)
         except psycopg.OperationalError as exc:
@@ -251,6 +261,15 @@ class PostgresSessionDB(ArchiveBase):
         return self.display_url
 
     # -- connections ---------------------------------------------------------------
+
+    def drop_schema(self) -> None:
+        """Close the pool and drop this archive's own schema with everything in it (only for
+        an archive opened with ``schema=``: benchmarks and tests)."""
+        if not self.schema:
+            raise SessionStoreError("drop_schema() needs an archive opened with schema=")
+        self.close()
+        with self._psycopg.connect(self.url, **self._kwargs) as conn:
+            conn.execute(f"DROP SCHEMA IF EXISTS {self.schema} CASCADE")
 
     def close(self) -> None:
         """Close the pool (idempotent)."""
@@ -402,6 +421,24 @@ class PostgresSessionDB(ArchiveBase):
             ).fetchone()
             ids.append(int(got[0]))
         return ids
+
+    def _index_message(self, conn: Any, message_id: int, body: str, meta: str) -> None:
+        body_words, meta_words = index_words(body), index_words(meta)
+        conn.execute(
+            f"UPDATE messages SET fts = {_TSVECTOR_SQL}, fts_len = ? WHERE id = ?",
+            (
+                " ".join(body_words),
+                " ".join(meta_words),
+                len(body_words) + len(meta_words),
+                message_id,
+            ),
+        )
+
+    def _after_import(self, conn: Any) -> None:
+        conn.execute(
+            "SELECT setval(pg_get_serial_sequence('messages', 'id'), "
+            "GREATEST((SELECT MAX(id) FROM messages), 1))"
+        )
 
     def delete_sessions(self, session_ids: Sequence[str]) -> int:
         """Delete sessions with their messages (the index lives in the message rows);
