@@ -163,7 +163,7 @@ def test_an_unreachable_server_names_the_fix_and_hides_the_password() -> None:
     assert "HERMES_SESSIONS__URL" in text and "start the server" in text
     assert "hunter2-secret" not in text
     assert time.monotonic() - started < 60  # it fails, it does not hang
-    with pytest.raises(SessionStoreUnusable, match="sessions.url is empty"):
+    with pytest.raises(SessionStoreUnusable, match=r"sessions\.url is empty"):
         PostgresSessionDB("")
 
 
