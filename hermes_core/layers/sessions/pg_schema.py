@@ -30,14 +30,21 @@ _TOKEN_TYPES = (
 )
 
 
+_HERE = "(SELECT oid FROM pg_namespace WHERE nspname = current_schema())"
+"""The schema objects are created in (the first of ``search_path``): a configuration of
+the same name in another schema (another archive in the same database) does not count."""
+
+
 def _m1_base(conn: Any) -> None:
     conn.execute(
         f"""DO $$ BEGIN
-        IF NOT EXISTS (SELECT 1 FROM pg_ts_dict WHERE dictname = '{TS_DICTIONARY}') THEN
+        IF NOT EXISTS (SELECT 1 FROM pg_ts_dict WHERE dictname = '{TS_DICTIONARY}'
+                       AND dictnamespace = {_HERE}) THEN
             CREATE TEXT SEARCH DICTIONARY {TS_DICTIONARY} (TEMPLATE = snowball,
                 Language = english);
         END IF;
-        IF NOT EXISTS (SELECT 1 FROM pg_ts_config WHERE cfgname = '{TS_CONFIG}') THEN
+        IF NOT EXISTS (SELECT 1 FROM pg_ts_config WHERE cfgname = '{TS_CONFIG}'
+                       AND cfgnamespace = {_HERE}) THEN
             CREATE TEXT SEARCH CONFIGURATION {TS_CONFIG} (COPY = english);
             ALTER TEXT SEARCH CONFIGURATION {TS_CONFIG} ALTER MAPPING FOR {_TOKEN_TYPES}
                 WITH {TS_DICTIONARY};

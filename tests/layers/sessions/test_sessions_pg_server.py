@@ -187,3 +187,23 @@ def test_doctor_lines_for_the_postgresql_archive(postgres_url: str) -> None:
     (check,) = postgres_health_checks(bad)
     assert not check.ok and "topsecret" not in check.detail + check.fix
     assert "start the server" in check.fix
+
+
+def test_two_archives_in_two_schemas_of_one_database_are_separate(postgres_url: str) -> None:
+    first = PostgresSessionDB(postgres_url, schema="archive_a")
+    second = PostgresSessionDB(postgres_url, schema="archive_b")
+    try:
+        first.append_messages("s", [{"role": "user", "content": "deploying nginx"}])
+        second.append_messages("t", [{"role": "user", "content": "咖啡 please"}])
+        assert [h.session_id for h in rank(first, "deployed").sessions] == ["s"]
+        assert rank(first, "咖啡").sessions == []
+        first.drop_schema()  # the other archive's text search configuration is its own
+        assert [h.session_id for h in rank(second, "咖啡").sessions] == ["t"]
+        third = PostgresSessionDB(postgres_url, schema="archive_c")
+        third.append_messages("u", [{"role": "user", "content": "rollout"}])
+        assert [h.session_id for h in rank(third, "rollout").sessions] == ["u"]
+        third.drop_schema()
+    finally:
+        second.close()
+    with pytest.raises(SessionStoreUnusable, match="identifier"):
+        PostgresSessionDB(postgres_url, schema="Robert'); DROP TABLE x;--")
