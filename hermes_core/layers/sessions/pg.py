@@ -71,6 +71,8 @@ RETRY_ATTEMPTS = 8
 RETRY_JITTER_S = (0.020, 0.150)
 CONNECT_TIMEOUT_S = 5
 REINDEX_CHUNK = 2000
+COUNT_CACHE_S = 2.0
+"""How long :meth:`PostgresSessionDB.fts_count` remembers a count (see there)."""
 _IDENT = re.compile(r"[a-z_][a-z0-9_]{0,62}")
 _TSVECTOR_SQL = (
     f"setweight(to_tsvector('{TS_CONFIG}', ?), '{BODY_WEIGHT}') || "
@@ -186,6 +188,7 @@ class PostgresSessionDB(ArchiveBase):
         self._lexemes: dict[str, tuple[str, ...]] = {}
         self._totals: tuple[int, int, int, float] | None = None
         self._deletes = 0
+        self._counts: dict[tuple[str, int], tuple[float, int]] = {}
         timeout_ms = max(1, int(statement_timeout_s * 1000))
         self._kwargs: dict[str, Any] = {
             "autocommit": True,
@@ -354,10 +357,14 @@ class PostgresSessionDB(ArchiveBase):
         """Run ``fn(conn)`` in a transaction committed before returning (retried as described
         in the module docstring; ``fn`` must be safe to run again)."""
         self._check_writable()
+        self._counts.clear()
         conn: _Conn | None = getattr(self._local, "conn", None)
         if conn is not None:
             return fn(conn)  # inside transaction(): committed (or not) with the rest
-        return self._run(fn, write=True)
+        try:
+            return self._run(fn, write=True)
+        finally:
+            self._counts.clear()
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator[None]:
@@ -384,6 +391,7 @@ class PostgresSessionDB(ArchiveBase):
                 raise
             finally:
                 self._local.conn = None
+                self._counts.clear()
         finally:
             pooled.__exit__(None, None, None)
 
@@ -538,17 +546,31 @@ class PostgresSessionDB(ArchiveBase):
     # -- full-text search (the same semantics as FTS5: see pg_fts) ---------------------
 
     def fts_count(self, match: str, floor: int = 0) -> int:
-        """Messages matching the FTS5 expression ``match`` with ids above ``floor``."""
+        """Messages matching the FTS5 expression ``match`` with ids above ``floor``.
+
+        One ranking asks for the same counts several times (window probe, IDF, coverage):
+        they are remembered for :data:`COUNT_CACHE_S` seconds and forgotten at every write
+        of this object; another host's rows of the last instant may be missing from an IDF
+        estimate, never from the results."""
         query = to_tsquery_text(match)
         if query is None:
             return 0
-        return int(
+        key = (query, int(floor))
+        now = time.monotonic()
+        cached = self._counts.get(key)
+        if cached is not None and now - cached[0] < COUNT_CACHE_S:
+            return cached[1]
+        count = int(
             self.read(
                 f"SELECT COUNT(*) FROM messages WHERE fts @@ to_tsquery('{TS_CONFIG}', ?) "
                 "AND id > ?",
                 (query, floor),
             )[0][0]
         )
+        if len(self._counts) > 1024:
+            self._counts.clear()
+        self._counts[key] = (now, count)
+        return count
 
     def fts_rowids(self, match: str, floor: int = 0) -> list[int]:
         """Ids of the messages matching ``match`` above ``floor``."""
