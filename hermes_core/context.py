@@ -29,6 +29,7 @@ from hermes_core.security.secrets import find_secrets
 from hermes_core.security.unicode import (
     INVISIBLE_RANGES,
     confusables_of,
+    fold_width,
     invisible_regex,
     strip_invisible,
 )
@@ -488,11 +489,19 @@ def _find_secrets(text: str) -> set[str]:
     def inside_data_url(start: int) -> bool:
         return any(a <= start < b for a, b in protected)
 
-    return {
+    found = {
         match.value
         for match in find_secrets(text, strict_shape=False)
         if not inside_data_url(match.start)
     }
+    folded = fold_width(text)
+    if folded != text:  # "ｓｋ－ａｂｃ…": find it in ASCII, mask the full-width original
+        found |= {
+            text[match.start : match.start + len(match.value)]
+            for match in find_secrets(folded, strict_shape=False)
+            if not inside_data_url(match.start)
+        }
+    return found
 
 
 def _collect_strings(value: Any, into: list[str]) -> None:

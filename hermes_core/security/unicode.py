@@ -286,10 +286,25 @@ def fold_confusables(text: str) -> str:
     return text.translate(_confusable_table())
 
 
+@functools.cache
+def _width_table() -> dict[int, int]:
+    table = {code: code - 0xFEE0 for code in range(0xFF01, 0xFF5F)}
+    table[0x3000] = 0x20  # ideographic space
+    return table
+
+
+def fold_width(text: str) -> str:
+    """``text`` with full-width ASCII forms (``ｓｋ－ａｂｃ１２３``, U+FF01–U+FF5E) and the
+    ideographic space mapped to ASCII, one character for one, so every index of the result is
+    the same position in ``text`` (unlike NFKC, which may change the length)."""
+    return text.translate(_width_table())
+
+
 __all__ = [
     "INVISIBLE_RANGES",
     "confusables_of",
     "fold_confusables",
+    "fold_width",
     "invisible_code_points",
     "invisible_regex",
     "is_invisible",

@@ -82,6 +82,15 @@ def test_zero_width_split_token_is_redacted_on_egress() -> None:
     assert TOKEN[4:] not in out and "[redacted]" in out
 
 
+def test_full_width_token_is_redacted_on_egress_and_benign_full_width_text_is_kept() -> None:
+    wide = "".join(chr(ord(c) + 0xFEE0) if "!" <= c <= "~" else c for c in TOKEN)
+    out = redact(f"令牌是 {wide}，密码：ｈｕｎｔｅｒ２ＸＹＺ９９９　好的")
+    assert wide not in out and "ｈｕｎｔｅｒ２ＸＹＺ９９９" not in out
+    assert out.count("[redacted]") == 2 and out.startswith("令牌是 ")
+    benign = "全角字母ｈｅｌｌｏ　ｗｏｒｌｄ，没有秘密。"
+    assert redact(benign) == benign
+
+
 def test_secret_used_as_a_mapping_key_is_redacted() -> None:
     (clean,) = redact_payload({TOKEN: "value", "note": "备注"})
     assert TOKEN not in str(clean) and clean["note"] == "备注"
