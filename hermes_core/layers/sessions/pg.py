@@ -46,7 +46,6 @@ from hermes_core.layers.sessions.pg_fts import (
     bm25,
     idf,
     index_words,
-    parse_tsvector,
     phrases,
     to_tsquery_text,
 )
@@ -58,6 +57,7 @@ from hermes_core.layers.sessions.pg_schema import (
 )
 from hermes_core.layers.sessions.records import ALL_USERS, UserScope, scope_sql
 from hermes_core.layers.sessions.schema import INDEX_SELECT
+from hermes_core.text import like_escape
 
 T = TypeVar("T")
 
@@ -125,6 +125,14 @@ class _Conn:
 
     def execute(self, sql: str, params: Sequence[Any] | Mapping[str, Any] = ()) -> Any:
         return self.raw.execute(pg_sql(sql), _params(params))
+
+
+def _vector(entries: Any) -> dict[str, list[tuple[int, str]]]:
+    """``{lexeme: [(position, weight)]}`` from ``[[lexeme, positions, weights], …]``."""
+    out: dict[str, list[tuple[int, str]]] = {}
+    for lexeme, positions, weights in entries or ():
+        out[str(lexeme)] = list(zip((int(p) for p in positions or ()), weights or (), strict=False))
+    return out
 
 
 def _local_timezone() -> str | None:
@@ -640,27 +648,40 @@ class PostgresSessionDB(ArchiveBase):
     def fts_ranked(
         self, match: str, where: str, params: Sequence[Any], limit: int
     ) -> tuple[list[tuple[Any, ...]], int | None]:
-        """The best ``limit`` rows passing ``where`` by FTS5's ``bm25()`` (computed from
-        the rows' ``tsvector`` s, see :func:`~.pg_fts.bm25`) and the number of matches."""
+        """The best ``limit`` rows passing ``where`` by FTS5's ``bm25()`` (computed from the
+        positions of the query's lexemes in each row's ``tsvector``, see
+        :func:`~.pg_fts.bm25`) and the number of matches. Only those lexemes travel: the
+        server unnests each matching row's vector and keeps the query's entries."""
         query = to_tsquery_text(match)
         if query is None:
             return [], 0
-        rows = self.read(
-            "SELECT m.id, m.session_id, m.timestamp, m.token_count, m.fts::text, m.fts_len "
-            "FROM messages m JOIN sessions s ON s.id = m.session_id "
-            f"WHERE m.fts @@ to_tsquery('{TS_CONFIG}', ?) AND {where}",
-            [query, *params],
-        )
-        total = self.fts_count(match)
-        if not rows:
-            return [], total
         count, avgdl = self._totals_now()
         terms = self._phrase_terms(phrases(match), count)
+        exact: set[str] = set()
+        starts: set[str] = set()
+        for lexemes, prefix, _ in terms:
+            if not lexemes:
+                continue
+            exact.update(lexemes[:-1])
+            if prefix:
+                starts.add(like_escape(lexemes[-1]) + "%")
+            else:
+                exact.add(lexemes[-1])
+        rows = self.read(
+            "SELECT m.id, m.session_id, m.timestamp, m.token_count, m.fts_len, "
+            "(SELECT json_agg(json_build_array(u.lexeme, u.positions, u.weights)) "
+            "FROM unnest(m.fts) u WHERE u.lexeme = ANY(?::text[]) "
+            "OR u.lexeme LIKE ANY(?::text[])) "
+            "FROM messages m JOIN sessions s ON s.id = m.session_id "
+            f"WHERE m.fts @@ to_tsquery('{TS_CONFIG}', ?) AND {where}",
+            [sorted(exact), sorted(starts), query, *params],
+        )
+        total = self.fts_count(match)
         scored = [
             (
                 int(r[0]),
                 str(r[1]),
-                bm25(parse_tsvector(str(r[4] or "")), int(r[5] or 0), avgdl, terms),
+                bm25(_vector(r[5]), int(r[4] or 0), avgdl, terms),
                 float(r[2]),
                 r[3],
             )
