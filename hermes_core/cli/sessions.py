@@ -143,7 +143,8 @@ def parse_age(text: str) -> float:
 
 @click.group(name="sessions")
 def sessions() -> None:
-    """The session archive ($HERMES_HOME/state.db): browse, search, export, import, prune."""
+    """The session archive ($HERMES_HOME/state.db or PostgreSQL): browse, search, export,
+    import, prune, migrate."""
 
 
 @sessions.command(name="list")
@@ -616,7 +617,7 @@ def reindex_cmd() -> None:
 def migrate_cmd(target_url: str, source_url: str | None, batch: int, as_json: bool) -> None:
     """Copy the whole archive (every user) to another backend, keeping every id; verifies
     the counts per user. Safe to re-run: an interrupted copy resumes, a finished one copies
-    nothing more. Switch afterwards with `hermes config set sessions.backend postgresql` and
+    nothing more. Switch afterwards: sessions.backend: postgresql in config.yaml and
     HERMES_SESSIONS__URL in $HERMES_HOME/.env."""
     from hermes_core.layers.sessions.errors import SessionStoreError
     from hermes_core.layers.sessions.migrate import copy_archive

@@ -183,8 +183,8 @@ class PostgresSessionDB(ArchiveBase):
             raise SessionStoreUnusable(
                 "sessions.backend is postgresql but sessions.url is empty; set "
                 "HERMES_SESSIONS__URL=postgresql://user:password@host:5432/hermes in "
-                "$HERMES_HOME/.env (or switch back with `hermes config set sessions.backend "
-                "sqlite`)"
+                "$HERMES_HOME/.env (or switch back: sessions.backend: sqlite in "
+                "$HERMES_HOME/config.yaml)"
             )
         self.url = url.strip()
         self.display_url = redact_url(self.url)
@@ -295,8 +295,9 @@ class PostgresSessionDB(ArchiveBase):
         if isinstance(exc, errors.QueryCanceled):
             return SessionStoreBusy(
                 f"a query on {self.display_url} ran longer than sessions.statement_timeout_s "
-                f"({self.statement_timeout_s:g}s); raise it (`hermes config set "
-                "sessions.statement_timeout_s 120`) or check the server's load"
+                f"({self.statement_timeout_s:g}s); raise it (sessions.statement_timeout_s in "
+                "$HERMES_HOME/config.yaml, or HERMES_SESSIONS__STATEMENT_TIMEOUT_S=120) or "
+                "check the server's load"
             )
         if exc.__class__.__name__ == "PoolTimeout" or isinstance(
             exc, self._psycopg.OperationalError
