@@ -389,14 +389,19 @@ class PostgresSessionDB(ArchiveBase):
         except Exception as exc:
             raise self._error(exc) from exc
         try:
-            raw.execute("BEGIN")
+            try:
+                raw.execute("BEGIN")
+            except self._psycopg.Error as exc:
+                raise self._error(exc) from exc
             self._local.conn = _Conn(raw)
             try:
                 yield
                 raw.execute("COMMIT")
-            except BaseException:
+            except BaseException as exc:
                 with contextlib.suppress(Exception):
                     raw.execute("ROLLBACK")
+                if isinstance(exc, self._psycopg.Error):
+                    raise self._error(exc) from exc
                 raise
             finally:
                 self._local.conn = None
