@@ -48,6 +48,10 @@ def home(
 ) -> Path:
     path = tmp_path / "home"
     path.mkdir()
+    for key in list(os.environ):
+        # no outer override picks the backend or its settings (the test kit's own switch stays)
+        if key.startswith("HERMES_") and key != "HERMES_TEST_POSTGRES":
+            monkeypatch.delenv(key, raising=False)
     monkeypatch.setenv("HERMES_HOME", str(path))
     if backend == "postgresql":
         url = request.getfixturevalue("postgres_url")
