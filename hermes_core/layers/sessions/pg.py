@@ -211,16 +211,8 @@ class PostgresSessionDB(ArchiveBase):
                     probe.execute(f"CREATE SCHEMA IF NOT EXISTS {schema}")
                 version = migrate(probe)
                 self._load_meta(probe, version)
-        except psycopg.OperationalError as exc:
-            raise SessionStoreUnusable(
-                f"cannot reach PostgreSQL at {self.display_url}: "
-                f"{_scrub(str(exc).strip(), self.url)}; {FIX}"
-            ) from exc
-        except psycopg.ProgrammingError as exc:  # e.g. an invalid URL
-            raise SessionStoreUnusable(
-                f"sessions.url {self.display_url} is not a usable PostgreSQL URL: "
-                f"{_scrub(str(exc).strip(), self.url)}; {FIX}"
-            ) from exc
+        except psycopg.Error as exc:
+            raise self._open_error(exc) from exc
         if version > PG_SCHEMA_VERSION:
             self.read_only_reason = (
                 f"the archive at {self.display_url} has schema {version}, newer than this "
@@ -246,6 +238,31 @@ class PostgresSessionDB(ArchiveBase):
         )
         self.fts_enabled = True
         self.fts_error = None
+
+    def _open_error(self, exc: Exception) -> SessionStoreUnusable:
+        """Why the archive could not be opened, with the fix (password masked)."""
+        detail = _scrub(str(exc).strip(), self.url)
+        errors = self._psycopg.errors
+        if isinstance(exc, errors.InsufficientPrivilege):
+            return SessionStoreUnusable(
+                f"cannot prepare the archive in {self.display_url}: {detail}; give the user of "
+                "sessions.url the right to create tables there (GRANT CREATE ON SCHEMA "
+                "public …), or start hermes once as the database's owner"
+            )
+        if isinstance(exc, self._psycopg.OperationalError):
+            return SessionStoreUnusable(
+                f"cannot reach PostgreSQL at {self.display_url}: {detail}; {FIX}"
+            )
+        if exc.__class__.__module__.startswith("psycopg") and type(exc).__name__ in (
+            "ProgrammingError",
+            "InterfaceError",
+        ):  # e.g. a malformed URL
+            return SessionStoreUnusable(
+                f"sessions.url {self.display_url} is not a usable PostgreSQL URL: {detail}; {FIX}"
+            )
+        return SessionStoreUnusable(
+            f"cannot prepare the archive in {self.display_url}: {detail}; {FIX}"
+        )
 
     @classmethod
     def from_url(cls, url: str, **kwargs: Any) -> PostgresSessionDB:

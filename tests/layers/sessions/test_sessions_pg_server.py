@@ -207,3 +207,20 @@ def test_two_archives_in_two_schemas_of_one_database_are_separate(postgres_url: 
         second.close()
     with pytest.raises(SessionStoreUnusable, match="identifier"):
         PostgresSessionDB(postgres_url, schema="Robert'); DROP TABLE x;--")
+
+
+def test_a_user_without_rights_and_a_malformed_url_name_the_fix(postgres_url: str) -> None:
+    with psycopg.connect(postgres_url, autocommit=True) as admin:
+        admin.execute("DROP ROLE IF EXISTS hermes_no_create")
+        admin.execute("CREATE ROLE hermes_no_create LOGIN")
+    try:
+        limited = postgres_url.replace("postgresql://postgres:", "postgresql://hermes_no_create:")
+        assert limited != postgres_url
+        with pytest.raises(SessionStoreUnusable, match="GRANT CREATE"):
+            PostgresSessionDB(limited)
+    finally:
+        with psycopg.connect(postgres_url, autocommit=True) as admin:
+            admin.execute("DROP ROLE IF EXISTS hermes_no_create")
+    with pytest.raises(SessionStoreUnusable, match="not a usable PostgreSQL URL") as err:
+        PostgresSessionDB("postgresql://me:pw-%zz@host/db")
+    assert "pw-" not in str(err.value)
