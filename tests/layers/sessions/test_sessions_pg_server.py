@@ -12,6 +12,7 @@ import sys
 import textwrap
 import time
 from pathlib import Path
+from typing import Any
 
 import psycopg
 import pytest
@@ -224,3 +225,47 @@ def test_a_user_without_rights_and_a_malformed_url_name_the_fix(postgres_url: st
     with pytest.raises(SessionStoreUnusable, match="not a usable PostgreSQL URL") as err:
         PostgresSessionDB("postgresql://me:pw-%zz@host/db")
     assert "pw-" not in str(err.value)
+
+
+def test_a_deadlocked_write_is_retried(postgres_url: str) -> None:
+    """Our write locks y then x while another client holds x and then asks for y: the
+    server aborts one side (ours waited first, so ours); the write runs again and lands."""
+    import threading
+
+    db = PostgresSessionDB(postgres_url)
+    try:
+        db.create_session("x")
+        db.create_session("y")
+        holding = threading.Event()
+        ours_locked_y = threading.Event()
+        attempts: list[int] = []
+
+        def fn(conn: Any) -> None:
+            attempts.append(1)
+            conn.execute("UPDATE sessions SET model='ours' WHERE id='y'")
+            ours_locked_y.set()
+            conn.execute("UPDATE sessions SET model='ours' WHERE id='x'")
+
+        def other() -> None:
+            with psycopg.connect(postgres_url) as conn:  # one transaction until commit
+                conn.execute("UPDATE sessions SET end_reason='other' WHERE id='x'")
+                holding.set()
+                ours_locked_y.wait(30)
+                time.sleep(0.2)  # ours is now waiting for x
+                try:
+                    conn.execute("UPDATE sessions SET end_reason='other' WHERE id='y'")
+                    conn.commit()
+                except psycopg.errors.DeadlockDetected:
+                    conn.rollback()
+
+        thread = threading.Thread(target=other)
+        thread.start()
+        assert holding.wait(30)
+        db.write(fn)
+        thread.join(60)
+        assert db.get_session("x").model == "ours"  # type: ignore[union-attr]
+        assert db.get_session("y").model == "ours"  # type: ignore[union-attr]
+        assert len(attempts) == 2, attempts  # aborted once by the server, then retried
+        assert db.get_session("y").end_reason == "other"  # type: ignore[union-attr]
+    finally:
+        db.close()
