@@ -71,6 +71,8 @@ RETRY_ATTEMPTS = 8
 RETRY_JITTER_S = (0.020, 0.150)
 CONNECT_TIMEOUT_S = 5
 REINDEX_CHUNK = 2000
+TOTALS_RECOUNT_S = 300.0
+"""How often the index's row and token totals are counted in full (see ``_totals_now``)."""
 COUNT_CACHE_S = 2.0
 """How long :meth:`PostgresSessionDB.fts_count` remembers a count (see there)."""
 _IDENT = re.compile(r"[a-z_][a-z0-9_]{0,62}")
@@ -194,7 +196,7 @@ class PostgresSessionDB(ArchiveBase):
         self.statement_timeout_s = statement_timeout_s
         self._local = threading.local()
         self._lexemes: dict[str, tuple[str, ...]] = {}
-        self._totals: tuple[int, int, int, float] | None = None
+        self._totals: tuple[int, int, int, int, float] | None = None
         self._deletes = 0
         self._counts: dict[tuple[str, int], tuple[float, int]] = {}
         timeout_ms = max(1, int(statement_timeout_s * 1000))
@@ -631,16 +633,38 @@ class PostgresSessionDB(ArchiveBase):
         return [tuple(r) for r in rows]
 
     def _totals_now(self) -> tuple[int, float]:
-        """``(rows, average tokens per row)`` of the index (FTS5's N and avgdl), cached
-        until a message is added or a session deleted."""
+        """``(rows, average tokens per row)`` of the index (FTS5's N and avgdl).
+
+        Counted in full once (and again after this object deletes sessions, or every
+        :data:`TOTALS_RECOUNT_S` seconds); in between, only the messages added since are
+        read (an index range scan), so a search after each turn does not rescan a large
+        archive. Rows another process deletes, or commits late under a lower id, are
+        counted at the next full count: they only nudge IDF estimates meanwhile."""
         newest = int(self.read("SELECT COALESCE(MAX(id), 0) FROM messages")[0][0])
         cached = self._totals
-        if cached is not None and cached[0] == newest and cached[1] == self._deletes:
-            return cached[2], cached[3]
-        count, tokens = self.read("SELECT COUNT(*), COALESCE(SUM(fts_len), 0) FROM messages")[0]
-        avg = float(tokens) / int(count) if count else 0.0
-        self._totals = (newest, self._deletes, int(count), avg)
-        return int(count), avg
+        now = time.monotonic()
+        if cached is None or cached[1] != self._deletes or now - cached[4] > TOTALS_RECOUNT_S:
+            count, tokens = self.read(
+                "SELECT COUNT(*), COALESCE(SUM(fts_len), 0) FROM messages WHERE id <= ?",
+                (newest,),
+            )[0]
+            self._totals = (newest, self._deletes, int(count), int(tokens), now)
+        elif cached[0] != newest:
+            count, tokens = self.read(
+                "SELECT COUNT(*), COALESCE(SUM(fts_len), 0) FROM messages WHERE id > ? AND id <= ?",
+                (cached[0], newest),
+            )[0]
+            self._totals = (
+                newest,
+                self._deletes,
+                cached[2] + int(count),
+                cached[3] + int(tokens),
+                cached[4],
+            )
+        totals = self._totals
+        assert totals is not None
+        rows, tokens = totals[2], totals[3]
+        return rows, (tokens / rows if rows else 0.0)
 
     def _lexemes_of(self, words: Sequence[str]) -> list[tuple[str, ...]]:
         """The stemmed lexemes of each word (as the index stores them), cached."""

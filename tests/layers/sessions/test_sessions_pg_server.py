@@ -269,3 +269,39 @@ def test_a_deadlocked_write_is_retried(postgres_url: str) -> None:
         assert db.get_session("y").end_reason == "other"  # type: ignore[union-attr]
     finally:
         db.close()
+
+
+def test_index_totals_are_kept_up_to_date_without_recounting(
+    postgres_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """FTS5's N and average length, used by every ranking: after the first full count only
+    the messages added since are read, and the figures equal a fresh full count."""
+    db = PostgresSessionDB(postgres_url)
+    other = PostgresSessionDB(postgres_url)  # another host writing into the same archive
+    try:
+        db.append_messages("a", [{"role": "user", "content": "one two three"}])
+        first = db._totals_now()
+        assert first == (1, 3.0)
+        other.append_messages("b", [{"role": "user", "content": "four five six seven eight"}])
+        db.append_messages("a", [{"role": "user", "content": "nine"}])
+        seen: list[str] = []
+        real_read = db.read
+
+        def spy(sql: str, params: Any = ()) -> list[Any]:
+            seen.append(sql)
+            return list(real_read(sql, params))
+
+        monkeypatch.setattr(db, "read", spy)
+        assert db._totals_now() == (3, 3.0)
+        assert [q for q in seen if "SUM(fts_len)" in q] == [
+            "SELECT COUNT(*), COALESCE(SUM(fts_len), 0) FROM messages WHERE id > ? AND id <= ?"
+        ]
+        fresh = PostgresSessionDB(postgres_url)
+        assert fresh._totals_now() == db._totals_now()
+        fresh.close()
+        monkeypatch.undo()
+        db.delete_sessions(["b"])  # a delete here: counted in full again
+        assert db._totals_now() == (2, 2.0)
+    finally:
+        db.close()
+        other.close()
