@@ -297,7 +297,12 @@ def test_a_file_growing_under_a_checkpoint_is_not_called_truncated(
     data = path.read_bytes()
     path.write_bytes(data[: len(data) - 4096])  # header promises one page more
     Path(str(path) + "-wal").write_bytes(b"")  # a writer is active
-    grower = threading.Timer(0.2, lambda: path.write_bytes(data))
+
+    def finish_checkpoint() -> None:
+        with open(path, "ab") as fh:  # the last page lands; nothing before it changes
+            fh.write(data[len(data) - 4096 :])
+
+    grower = threading.Timer(0.2, finish_checkpoint)
     grower.start()
     files.check_file(path)  # waits for the checkpoint to finish writing
     grower.join()
