@@ -346,3 +346,24 @@ def test_setup_levels(service_installed: None) -> None:
     assert setup_level(settings.model_fields["llm_key"]) == "advanced"
     assert choices_of(settings.model_fields["embedder"]) == ["real"]
     assert setup_hint(settings) == "API key / local"
+
+
+def test_setup_asks_a_field_marked_when_only_if_the_condition_holds() -> None:
+    """``"when": {"mode": ["server"]}``: the answer given earlier in the run (or the stored
+    value) decides; a field without a condition is always asked."""
+    from typing import Literal
+
+    from hermes_core.cli.prompts import asked_when, setup_fields
+    from hermes_core.providers.base import ProviderSettings, setup_field
+
+    class Conditional(ProviderSettings):
+        mode: Literal["local", "server"] = setup_field("local", description="Mode")
+        url: str = setup_field(
+            "http://127.0.0.1:1", description="URL", json_schema_extra={"when": {"mode": "server"}}
+        )
+
+    fields = dict(setup_fields(Conditional))
+    assert asked_when(fields["mode"], {})
+    assert asked_when(fields["url"], {"mode": "server"})
+    assert not asked_when(fields["url"], {"mode": "local"})
+    assert not asked_when(fields["url"], {})

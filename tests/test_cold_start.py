@@ -10,6 +10,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 import pytest
@@ -76,6 +77,50 @@ def test_memory_status_loads_no_engine_or_scanner(tmp_path: Path) -> None:
 
     env = {**os.environ, "HERMES_HOME": str(tmp_path / "home")}
     loaded = _loaded_after(_run_cli(["memory", "status"]), env=env)
+    assert not set(loaded) & {"httpx", "numpy", "prompt_toolkit", *LAYERS}
+
+
+PROBE_PROVIDER = """
+from pydantic import SecretStr
+from hermes_core import MemoryProvider, ProviderSettings
+from hermes_core.providers.base import setup_field
+
+
+class ProbeSettings(ProviderSettings):
+    api_key: SecretStr | None = setup_field(None, description="Key", env_var="PROBE_API_KEY")
+
+
+class ProbeProvider(MemoryProvider):
+    name = "probe"
+    Settings = ProbeSettings
+"""
+
+
+def test_memory_status_of_a_configured_provider_loads_no_prompt_toolkit(
+    tmp_path: Path, fake_distribution: Any
+) -> None:
+    """Reporting a provider's secrets needs its settings model, not the setup prompts
+    (questionary/prompt_toolkit are imported when a question is asked)."""
+    import os
+
+    info = fake_distribution(
+        "hermes-memory-probe",
+        providers={"probe": "probe_provider:ProbeProvider"},
+        modules={"probe_provider": PROBE_PROVIDER},
+    )
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "config.yaml").write_text("memory:\n  provider: probe\n", encoding="utf-8")
+    env = {
+        **os.environ,
+        "HERMES_HOME": str(home),
+        "PYTHONPATH": os.pathsep.join([str(info.parent), *sys.path]),
+    }
+    code = _run_cli(["memory", "status"]).replace("io.StringIO()", "out")
+    code = "import io\nout = io.StringIO()\n" + code
+    code += "assert 'PROBE_API_KEY' in out.getvalue(), out.getvalue()\n"  # the secrets part ran
+    loaded = _loaded_after(code, env=env)
+    assert "pydantic_settings" in loaded  # the check can fail: the probe sees real imports
     assert not set(loaded) & {"httpx", "numpy", "prompt_toolkit", *LAYERS}
 
 

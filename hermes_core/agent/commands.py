@@ -30,7 +30,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from hermes_core.layers.memory.approval import PendingStore, approve_pending, reject_pending
+from hermes_core.errors import HermesError
+from hermes_core.layers.memory.approval import approve_pending, reject_pending
+from hermes_core.layers.memory.backends import open_pending
 from hermes_core.layers.memory.engine import MemoryEngine
 from hermes_core.layers.memory.store import FILENAMES, char_count, percent
 from hermes_core.layers.skills.envkeys import missing_env, present_env_names, store_env_values
@@ -94,7 +96,10 @@ def memory_show(agent: Agent) -> list[str]:
     engine = MemoryEngine(agent.host.home, agent.settings.memory, _user(agent))
     lines: list[str] = []
     for target in ("memory", "user"):
-        store = engine.store(target)
+        try:
+            store = engine.store(target)
+        except HermesError as exc:  # memory.store: postgresql without a URL
+            return [f"Memory could not be opened: {exc}"]
         state = store.read()
         if not state.readable:
             lines.append(f"{FILENAMES[target]}: could not be read ({state.error})")
@@ -112,7 +117,10 @@ def memory_show(agent: Agent) -> list[str]:
 
 
 def memory_pending(agent: Agent) -> list[str]:
-    records = PendingStore(agent.host.home, _user(agent)).list()
+    try:
+        records = open_pending(agent.host.home, agent.settings.memory, _user(agent)).list()
+    except HermesError as exc:  # memory.store: postgresql and the server is down
+        return [f"Staged writes could not be listed: {exc}"]
     if not records:
         return ["No pending memory writes."]
     lines = [f"{r.id}  {r.target:<6} {'[auto] ' if r.auto else ''}{r.summary()}" for r in records]
@@ -125,9 +133,11 @@ def memory_approve(agent: Agent, ids: list[str]) -> list[str]:
         return ["Usage: /memory approve ID|all (list them with /memory pending)."]
     home = agent.host.home
     engine = MemoryEngine(home, agent.settings.memory, _user(agent))
-    approvals = approve_pending(
-        engine, PendingStore(home, engine.user_id), ids, notify=agent.session.notify_memory_write
-    )
+    try:
+        pending = open_pending(home, agent.settings.memory, engine.user_id)
+        approvals = approve_pending(engine, pending, ids, notify=agent.session.notify_memory_write)
+    except HermesError as exc:
+        return [f"Nothing was approved: {exc}"]
     if not approvals:
         return ["No pending memory writes."]
     return [
@@ -141,7 +151,11 @@ def memory_approve(agent: Agent, ids: list[str]) -> list[str]:
 def memory_reject(agent: Agent, ids: list[str]) -> list[str]:
     if not ids:
         return ["Usage: /memory reject ID|all (list them with /memory pending)."]
-    results = reject_pending(PendingStore(agent.host.home, _user(agent)), ids)
+    try:
+        pending = open_pending(agent.host.home, agent.settings.memory, _user(agent))
+        results = reject_pending(pending, ids)
+    except HermesError as exc:
+        return [f"Nothing was rejected: {exc}"]
     if not results:
         return ["No pending memory writes."]
     return [

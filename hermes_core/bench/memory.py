@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pydantic import SecretStr
+
 from hermes_core.layers.memory.plugin import MemoryLayer
 from hermes_core.security.scan import scan
 from hermes_core.settings.base import load_settings
@@ -77,12 +79,16 @@ class BenchResult:
 
 
 class _Runner:
-    def __init__(self, home: Path, **memory: Any) -> None:
+    def __init__(self, home: Path, user_id: str | None = None, **memory: Any) -> None:
         base = load_settings(home)
         settings = base.model_copy(update={"memory": base.memory.model_copy(update=memory)})
+        self.settings = settings
+        self.user_id = user_id
         self.layer = MemoryLayer()
         self.layer.configure(settings, home)
-        self.session = SessionInfo(id=f"bench-{time.time_ns()}", home=home, settings=settings)
+        self.session = SessionInfo(
+            id=f"bench-{time.time_ns()}", home=home, settings=settings, user_id=user_id
+        )
         self.layer.on_session_start(self.session)
         spec = {s.name: s for s in self.layer.register_tools(self.session)}["memory"]
         self.handler = spec.handler
@@ -104,60 +110,101 @@ def run_bench(
     prefill: int = 20,
     home: Path | None = None,
     progress: Callable[[str], None] | None = None,
+    postgres_url: str | None = None,
 ) -> BenchResult:
     """Time ``ops`` adds, replaces, removes, ``ops // 5`` five-op batches, ``ops`` adds that
     overflow into the archive (the store is filled to its 2,200-char budget first) and ``ops``
-    strict scans. Raises RuntimeError if any call fails."""
+    strict scans. Raises RuntimeError if any call fails.
+
+    ``postgres_url``: run on ``memory.store: postgresql`` at that server instead of files,
+    as throw-away users (``bench-<ns>-…``) whose rows are deleted afterwards."""
     tick = progress or (lambda _name: None)
+    store: dict[str, Any] = {}
+    users: tuple[str | None, str | None] = (None, None)
+    if postgres_url:
+        store = {"store": "postgresql", "url": SecretStr(postgres_url)}
+        stamp = time.time_ns()
+        users = (f"bench-{stamp}-plain", f"bench-{stamp}-archive")
     with tempfile.TemporaryDirectory(prefix="hermes-bench-memory-") as tmp:
         root = home or Path(tmp)
-        runner = _Runner(root / "plain", memory_char_limit=10_000_000)
-        for i in range(prefill):
-            runner.call({"action": "add", "content": fact(1_000_000 + i)})
-        stats = {name: OpStats(name) for name in ("add", "replace", "remove", "batch(5)")}
-        for i in range(ops):
-            stats["add"].samples.append(runner.call({"action": "add", "content": fact(i)})[0])
-            tick("add")
-        for i in range(ops):
-            args = {"action": "replace", "old_text": f"[#{i}]", "content": fact(i) + " (updated)"}
-            stats["replace"].samples.append(runner.call(args)[0])
-            tick("replace")
-        for i in range(ops):
-            elapsed, _ = runner.call({"action": "remove", "old_text": f"[#{i}]"})
-            stats["remove"].samples.append(elapsed)
-            tick("remove")
-        for b in range(ops // 5):
-            base = 500_000 + b * 10
-            batch = [
-                {"action": "add", "content": fact(base)},
-                {"action": "add", "content": fact(base + 1)},
-                {"action": "add", "content": fact(base + 2)},
-                {"action": "replace", "old_text": f"[#{base + 2}]", "content": fact(base + 3)},
-                {"action": "remove", "old_text": f"[#{base + 1}]"},
-            ]
-            stats["batch(5)"].samples.append(runner.call({"operations": batch})[0])
-            tick("batch")
-        archive = OpStats("add (overflow → archive)")
-        overflow = _Runner(root / "archive", memory_char_limit=2200, overflow="archive")
-        filler = 2_000_000
-        while True:  # fill to the budget so that every measured add archives something
-            _, result = overflow.call({"action": "add", "content": fact(filler)})
-            filler += 1
-            if "archived" in result:
-                break
-        for i in range(ops):
-            archive.samples.append(overflow.call({"action": "add", "content": fact(i)})[0])
-            tick("archive")
-        scans = OpStats("strict scan only")
-        for i in range(ops):
-            text = fact(i)
-            start = time.perf_counter()
-            scan(text, "strict")
-            scans.samples.append((time.perf_counter() - start) * 1000)
-            tick("scan")
+        try:
+            return _run(root, ops, prefill, tick, store, users)
+        finally:
+            if postgres_url:
+                _drop_users(root, store, users)
+
+
+def _drop_users(root: Path, store: dict[str, Any], users: tuple[str | None, str | None]) -> None:
+    from hermes_core.layers.memory.backends import postgres_target
+    from hermes_core.layers.memory.pgstore import delete_owner
+
+    settings = load_settings(root).memory.model_copy(update=store)
+    for user in users:
+        delete_owner(postgres_target(settings), user)
+
+
+def _run(
+    root: Path,
+    ops: int,
+    prefill: int,
+    tick: Callable[[str], None],
+    store: dict[str, Any],
+    users: tuple[str | None, str | None],
+) -> BenchResult:
+    runner = _Runner(root / "plain", users[0], memory_char_limit=10_000_000, **store)
+    for i in range(prefill):
+        runner.call({"action": "add", "content": fact(1_000_000 + i)})
+    stats = {name: OpStats(name) for name in ("add", "replace", "remove", "batch(5)")}
+    for i in range(ops):
+        stats["add"].samples.append(runner.call({"action": "add", "content": fact(i)})[0])
+        tick("add")
+    for i in range(ops):
+        args = {"action": "replace", "old_text": f"[#{i}]", "content": fact(i) + " (updated)"}
+        stats["replace"].samples.append(runner.call(args)[0])
+        tick("replace")
+    for i in range(ops):
+        elapsed, _ = runner.call({"action": "remove", "old_text": f"[#{i}]"})
+        stats["remove"].samples.append(elapsed)
+        tick("remove")
+    for b in range(ops // 5):
+        base = 500_000 + b * 10
+        batch = [
+            {"action": "add", "content": fact(base)},
+            {"action": "add", "content": fact(base + 1)},
+            {"action": "add", "content": fact(base + 2)},
+            {"action": "replace", "old_text": f"[#{base + 2}]", "content": fact(base + 3)},
+            {"action": "remove", "old_text": f"[#{base + 1}]"},
+        ]
+        stats["batch(5)"].samples.append(runner.call({"operations": batch})[0])
+        tick("batch")
+    archive = OpStats("add (overflow → archive)")
+    overflow = _Runner(
+        root / "archive", users[1], memory_char_limit=2200, overflow="archive", **store
+    )
+    filler = 2_000_000
+    while True:  # fill to the budget so that every measured add archives something
+        _, result = overflow.call({"action": "add", "content": fact(filler)})
+        filler += 1
+        if "archived" in result:
+            break
+    for i in range(ops):
+        archive.samples.append(overflow.call({"action": "add", "content": fact(i)})[0])
+        tick("archive")
+    scans = OpStats("strict scan only")
+    for i in range(ops):
+        text = fact(i)
+        start = time.perf_counter()
+        scan(text, "strict")
+        scans.samples.append((time.perf_counter() - start) * 1000)
+        tick("scan")
     return BenchResult(
         ops=[*stats.values(), archive, scans],
-        settings={"ops": ops, "prefill": prefill, "entry_chars": "≈45–70, EN/ZH mixed"},
+        settings={
+            "ops": ops,
+            "prefill": prefill,
+            "entry_chars": "≈45–70, EN/ZH mixed",
+            "store": store.get("store", "files"),
+        },
     )
 
 

@@ -26,9 +26,17 @@ from hermes_core.cli.output import Table, console, progress_bar
     type=click.IntRange(0, 10_000),
     help="Entries in MEMORY.md before timing starts.",
 )
+@click.option(
+    "--postgres-url",
+    default=None,
+    metavar="URL",
+    envvar="HERMES_BENCH_POSTGRES_URL",
+    help="Run on memory.store: postgresql at this server (throw-away users, deleted after).",
+)
 @json_out_option
-def command(ops: int, prefill: int, json_out: Path | None) -> None:
-    """Latency of memory writes (validation + scan + lock + re-read + atomic fsync write).
+def command(ops: int, prefill: int, postgres_url: str | None, json_out: Path | None) -> None:
+    """Latency of memory writes (validation + scan + lock + re-read + atomic fsync write, or
+    the PostgreSQL transaction with its advisory lock).
 
     Runs in a throw-away home: your own MEMORY.md / USER.md are never touched.
     """
@@ -38,9 +46,13 @@ def command(ops: int, prefill: int, json_out: Path | None) -> None:
         result = run_bench(
             ops=ops,
             prefill=prefill,
+            postgres_url=postgres_url,
             progress=lambda name: progress.update(bar, advance=1, description=name),
         )
-    table = Table(title=f"hermes bench memory ({ops} calls each, {prefill} entries prefilled)")
+    store = "postgresql" if postgres_url else "files"
+    table = Table(
+        title=f"hermes bench memory ({store}; {ops} calls each, {prefill} entries prefilled)"
+    )
     for column in ("operation", "n", "p50 ms", "p99 ms", "mean ms", "max ms"):
         table.add_column(column, justify="left" if column == "operation" else "right")
     for op in result.ops:

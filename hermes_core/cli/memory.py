@@ -109,7 +109,11 @@ def _status_data(home: Path) -> dict[str, Any]:
         data["config_error"] = str(exc)
         return data
     mem = settings.memory
+    from hermes_core.layers.memory.backends import describe
+
     data["builtin"] = {
+        "store": mem.store,
+        "store_location": describe(home, mem),
         "memory_injection": mem.memory_enabled,
         "user_profile": mem.user_profile_enabled,
         "memory_tool": "memory" not in settings.agent.disabled_toolsets
@@ -143,10 +147,18 @@ def _status_data(home: Path) -> dict[str, Any]:
     import os
 
     missing: list[dict[str, Any]] = []
-    from hermes_core.cli.prompts import field_url, is_secret
+    from hermes_core.cli.prompts import asked_when, field_url, is_secret
 
+    known: dict[str, Any] = dict(mem.providers.get(name) or {})
+    try:  # the values in force (env included) decide which secrets apply
+        known.update(
+            load_provider_settings(cls.Settings, name, home, mem.providers.get(name)).model_dump()
+        )
+    except Exception:
+        pass  # reported below
     for field_name, field_info in cls.Settings.model_fields.items():
-        if not is_secret(field_info):
+        # a secret of another mode (a server's token while embedded) is not missing
+        if not is_secret(field_info) or not asked_when(field_info, known):
             continue
         var = env_var_for(cls.Settings, name, field_name)
         present = bool(os.environ.get(var) or env.get(var))
@@ -159,6 +171,11 @@ def _status_data(home: Path) -> dict[str, Any]:
         provider = cls(provider_settings, home)
         info["available"] = provider.is_available()
         info["reason"] = "" if info["available"] else provider.unavailable_reason()
+        if info["available"]:
+            try:
+                info["details"] = dict(provider.status_details())
+            except Exception as exc:
+                info["details"] = {"error": f"{type(exc).__name__}: {exc}"}
         provider.shutdown()
     except HermesError as exc:
         info["available"] = False
@@ -191,6 +208,7 @@ def status(as_json: bool) -> None:
         return "enabled [green]✓[/green]" if value else "disabled [red]✗[/red]"
 
     out.print("Built-in (MEMORY.md / USER.md):")
+    out.print(f"  Store: {builtin['store_location']}")
     out.print(f"  Memory injection: {flag(builtin['memory_injection'])}")
     out.print(f"  User profile: {flag(builtin['user_profile'])}")
     out.print(f"  Memory tool: {flag(builtin['memory_tool'])}")
@@ -210,6 +228,8 @@ def status(as_json: bool) -> None:
                 out.print(f"  Status: {word} {mark(ok)}")
                 if info.get("reason"):
                     out.print(f"  Reason: {info['reason']}")
+                for label, value in (info.get("details") or {}).items():
+                    out.print(f"  {label.capitalize()}: {value}")
                 if info.get("secrets"):
                     out.print("  Secrets:")
                     for secret in info["secrets"]:

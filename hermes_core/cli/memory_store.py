@@ -1,5 +1,5 @@
-"""``hermes memory show|edit|pending|approve|reject|restore|archive|users`` (the memory
-layer's CLI).
+"""``hermes memory show|edit|pending|approve|reject|restore|archive|users|export|import`` (the
+memory layer's CLI).
 
 Added to the lead's ``hermes memory`` group by :func:`register_memory_commands`. Every listing
 command has ``--json``; every error says what happened and how to fix it. Every command takes
@@ -26,15 +26,17 @@ from rich.markup import escape
 from hermes_core.cli.output import Table, console, print_json
 from hermes_core.errors import HermesError
 from hermes_core.layers.memory.store import FILENAMES, char_count, memories_dir, percent
-from hermes_core.scope import known_user_ids, scope_dir, user_option
+from hermes_core.scope import scope_dir, user_option
 from hermes_core.settings.base import load_settings, resolve_home
 from hermes_core.types import MemoryTarget, MemoryWrite
 
 if TYPE_CHECKING:
     # The engine, approvals and edits (and through them the security scanner) load when a
     # command runs, so `hermes memory status` and `hermes --help` never import them.
+    from hermes_core.layers.memory.approval import PendingStore
     from hermes_core.layers.memory.edit import EditRefused
     from hermes_core.layers.memory.engine import Outcome
+    from hermes_core.layers.memory.store import EntryStore
     from hermes_core.settings.models import MemorySettings
 
 TARGETS: tuple[MemoryTarget, ...] = ("memory", "user")
@@ -74,13 +76,14 @@ def _store_info(
 ) -> dict[str, Any]:
     from hermes_core.layers.memory.engine import MemoryEngine
 
-    store = MemoryEngine(home, settings, user_id).store(target)
+    store = _open(MemoryEngine(home, settings, user_id), target)
     state = store.read()
     current = char_count(state.entries)
     return {
         "target": target,
         "user_id": store.owner,
-        "file": str(store.path),
+        "store": store.kind,
+        "file": store.location,
         "exists": state.raw is not None,
         "error": state.error,
         "entries": state.entries,
@@ -90,6 +93,26 @@ def _store_info(
         "over_budget": current > store.limit,
         "enabled": settings.memory_enabled if target == "memory" else settings.user_profile_enabled,
     }
+
+
+def _open(engine: Any, target: MemoryTarget) -> EntryStore:
+    """``engine.store(target)``, or a ClickException naming the fix (e.g. no memory.url)."""
+    try:
+        store: EntryStore = engine.store(target)
+    except HermesError as exc:
+        raise click.ClickException(str(exc)) from exc
+    return store
+
+
+def _pending(home: Path, settings: MemorySettings, user_id: str | None) -> PendingStore:
+    """``user_id``'s staged writes where ``memory.store`` keeps them (ClickException naming
+    the fix when the store is misconfigured)."""
+    from hermes_core.layers.memory.backends import open_pending
+
+    try:
+        return open_pending(home, settings, user_id)
+    except HermesError as exc:
+        raise click.ClickException(str(exc)) from exc
 
 
 def show(target: str | None, as_json: bool, user_id: str | None = None) -> None:
@@ -108,8 +131,12 @@ def show(target: str | None, as_json: bool, user_id: str | None = None) -> None:
         out.print(f"[bold]{title}[/bold]  {escape(info['file'])}")
         if info["error"]:
             out.print(
-                f"[red]✗ could not be read: {escape(info['error'])}[/red] — fix the file "
-                "(it must be UTF-8) or move it aside"
+                f"[red]✗ could not be read: {escape(info['error'])}[/red]"
+                + (
+                    " — fix the file (it must be UTF-8) or move it aside"
+                    if info["store"] == "files"
+                    else ""
+                )
             )
             continue
         out.print(usage_bar(info["chars"], info["limit"]))
@@ -181,16 +208,18 @@ def edit(target: str, seed: Path | None = None, user_id: str | None = None) -> N
     home = _home()
     settings = _settings(home)
     mem_target = cast(MemoryTarget, target)
-    store = MemoryEngine(home, settings, user_id).store(mem_target)
+    store = _open(MemoryEngine(home, settings, user_id), mem_target)
     try:
         base = begin_edit(store)
     except OSError as exc:
         raise click.ClickException(
-            f"{store.path} could not be read ({exc}) — fix its permissions or move it aside"
+            f"{store.location} could not be read ({exc}) — fix its permissions or move it aside"
         ) from exc
+    except HermesError as exc:
+        raise click.ClickException(str(exc)) from exc
     if base.not_utf8 is not None:
         console().print(
-            f"[yellow]⚠ {escape(store.path.name)} is not valid UTF-8 ({escape(base.not_utf8)}): "
+            f"[yellow]⚠ {escape(store.filename)} is not valid UTF-8 ({escape(base.not_utf8)}): "
             "undecodable bytes show as �. Saving replaces the file; the original bytes are "
             "kept in a .bak copy next to it.[/]"
         )
@@ -205,13 +234,18 @@ def edit(target: str, seed: Path | None = None, user_id: str | None = None) -> N
         result = save_edit(base, edited)
     except EditRefused as exc:
         raise _refusal(exc, target, store.owner) from exc
+    except HermesError as exc:  # the server went away while the editor was open
+        from hermes_core.layers.memory.edit import save_recovery
+
+        path = save_recovery(store, edited.decode("utf-8", "replace"))
+        raise click.ClickException(f"{exc} Your text is kept in {path}") from exc
     if not result.changed:
         console().print("No changes.")
         return
     if result.backup is not None:
         console().print(f"original bytes kept in {escape(str(result.backup))}")
     console().print(
-        f"✓ Saved {store.path} — {len(result.entries)} entries, "
+        f"✓ Saved {store.location} — {len(result.entries)} entries, "
         + usage_bar(char_count(result.entries), store.limit)
     )
 
@@ -230,9 +264,11 @@ def _age(ts: float) -> str:
 def pending_cmd(as_json: bool, user_id: str | None = None) -> None:
     """Staged memory writes of ``user_id`` waiting for approval ([auto] = from a background
     review)."""
-    from hermes_core.layers.memory.approval import PendingStore
-
-    records = PendingStore(_home(), user_id).list()
+    home = _home()
+    try:
+        records = _pending(home, _settings(home), user_id).list()
+    except HermesError as exc:
+        raise click.ClickException(str(exc)) from exc
     if as_json:
         print_json([r.to_dict() | {"auto": r.auto} for r in records])
         return
@@ -315,12 +351,12 @@ def _provider_mirror(
 def approve_cmd(ids: tuple[str, ...], user_id: str | None = None) -> None:
     """Apply ``user_id``'s staged writes to their files (stale ones are refused and kept);
     the provider is told about each committed write, under that user."""
-    from hermes_core.layers.memory.approval import PendingStore, approve_pending
+    from hermes_core.layers.memory.approval import approve_pending
     from hermes_core.layers.memory.engine import MemoryEngine
 
     home = _home()
     engine = MemoryEngine(home, _settings(home), user_id)
-    pending = PendingStore(home, engine.user_id)
+    pending = _pending(home, engine.settings, engine.user_id)
     with _provider_mirror(home, engine.user_id) as notify:
         approvals = approve_pending(engine, pending, ids, notify=notify)
     if not approvals:
@@ -338,9 +374,13 @@ def approve_cmd(ids: tuple[str, ...], user_id: str | None = None) -> None:
 
 def reject_cmd(ids: tuple[str, ...], user_id: str | None = None) -> None:
     """Discard ``user_id``'s staged writes."""
-    from hermes_core.layers.memory.approval import PendingStore, reject_pending
+    from hermes_core.layers.memory.approval import reject_pending
 
-    results = reject_pending(PendingStore(_home(), user_id), ids)
+    home = _home()
+    try:
+        results = reject_pending(_pending(home, _settings(home), user_id), ids)
+    except HermesError as exc:
+        raise click.ClickException(str(exc)) from exc
     if not results:
         console().print("No pending memory writes.")
         return
@@ -433,21 +473,28 @@ def restore_cmd(entry_id: int, user_id: str | None = None) -> None:
 
 def users_cmd(as_json: bool) -> None:
     """The user ids that have memory files or staged writes of their own."""
-    from hermes_core.layers.memory.approval import PendingStore, pending_user_ids
+    from hermes_core.layers.memory.backends import pending_users, store_user_ids
     from hermes_core.layers.memory.engine import MemoryEngine
 
     home = _home()
-    ids = sorted(set(known_user_ids(memories_dir(home))) | set(pending_user_ids(home)))
     settings = _settings(home)
+    try:
+        stored = store_user_ids(home, settings)
+        staged = pending_users(home, settings)
+    except HermesError as exc:
+        raise click.ClickException(str(exc)) from exc
+    ids = sorted(set(stored) | set(staged))
     rows: list[dict[str, Any]] = []
     for uid in ids:
         engine = MemoryEngine(home, settings, uid)
         rows.append(
             {
                 "user_id": uid,
-                "directory": str(scope_dir(memories_dir(home), uid)),
-                "entries": {t: len(engine.store(t).entries()) for t in TARGETS},
-                "pending": len(PendingStore(home, uid).list()),
+                "directory": str(scope_dir(memories_dir(home), uid))
+                if settings.store == "files"
+                else _open(engine, "user").location,
+                "entries": {t: len(_open(engine, t).entries()) for t in TARGETS},
+                "pending": len(_pending(home, settings, uid).list()),
             }
         )
     if as_json:
@@ -471,6 +518,69 @@ def users_cmd(as_json: bool) -> None:
     out.print(table)
     if settings.shared_agent_memory:
         out.print("memory.shared_agent_memory is on: every user shares the no-user MEMORY.md.")
+
+
+# ----------------------------------------------------------------------------- export/import
+
+
+def _print_moved(rows: list[Any], verb: str, as_json: bool) -> None:
+    if as_json:
+        print_json([row.to_dict() for row in rows])
+        return
+    out = console()
+    if not rows:
+        out.print(f"Nothing to {verb}: no memory file in this scope.")
+        return
+    table = Table(show_header=True, header_style="bold")
+    for column in ("user_id", "file", "bytes", "status"):
+        table.add_column(column, overflow="fold")
+    for row in rows:
+        status = row.status + (f" (old bytes kept in {row.backup})" if row.backup else "")
+        table.add_row(
+            escape(row.owner or "(no user)"), escape(str(row.path)), f"{row.size:,}", escape(status)
+        )
+    out.print(table)
+
+
+def export_cmd(dest: Path | None, user_id: str | None, as_json: bool) -> None:
+    """Write the stored MEMORY.md / USER.md files (all users, or ``user_id``'s) out as files,
+    byte for byte as the file store writes them."""
+    from hermes_core.layers.memory.transfer import export_files
+
+    home = _home()
+    settings = _settings(home)
+    owners = None if user_id is None else [user_id]
+    try:
+        rows = export_files(home, settings, dest, owners)
+    except (HermesError, OSError) as exc:
+        raise click.ClickException(f"export failed: {exc}") from exc
+    _print_moved(rows, "export", as_json)
+    if not as_json and rows and settings.store == "postgresql" and dest is None:
+        console().print(
+            "The files in $HERMES_HOME/memories now match the database; `memory.store: files` "
+            "would use them."
+        )
+
+
+def import_cmd(source: Path | None, user_id: str | None, replace: bool, as_json: bool) -> None:
+    """Load MEMORY.md / USER.md files into the PostgreSQL store (safe to re-run)."""
+    from hermes_core.layers.memory.transfer import import_files
+
+    home = _home()
+    settings = _settings(home)
+    owners = None if user_id is None else [user_id]
+    try:
+        rows = import_files(home, settings, source, owners, replace=replace)
+    except (HermesError, OSError) as exc:
+        raise click.ClickException(f"import failed: {exc}") from exc
+    _print_moved(rows, "import", as_json)
+    conflicts = [row for row in rows if row.status == "conflict"]
+    if conflicts:
+        raise click.ClickException(
+            f"{len(conflicts)} file(s) not imported: the database already holds other text "
+            "for them — compare with `hermes memory show`, then re-run with --replace to "
+            "overwrite"
+        )
 
 
 # ----------------------------------------------------------------------------- wiring
@@ -551,6 +661,37 @@ def register_memory_commands(group: click.Group) -> None:
     ) -> None:
         """Entries moved out by `memory.overflow: archive` (restorable)."""
         archive_cmd(as_json, query, target, show_all, user_id)
+
+    @group.command("export")
+    @click.option(
+        "--to",
+        "dest",
+        type=click.Path(path_type=Path, file_okay=False),
+        default=None,
+        help="Memories directory to write (default: $HERMES_HOME/memories).",
+    )
+    @click.option("--user", "user_id", default=None, metavar="ID", help="Only this user's files.")
+    @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+    def export_command(dest: Path | None, user_id: str | None, as_json: bool) -> None:
+        """Write MEMORY.md / USER.md out of the store as files (byte for byte)."""
+        export_cmd(dest, user_id, as_json)
+
+    @group.command("import")
+    @click.option(
+        "--from",
+        "source",
+        type=click.Path(path_type=Path, file_okay=False, exists=True),
+        default=None,
+        help="Memories directory to read (default: $HERMES_HOME/memories).",
+    )
+    @click.option("--user", "user_id", default=None, metavar="ID", help="Only this user's files.")
+    @click.option("--replace", is_flag=True, help="Overwrite text the database already holds.")
+    @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+    def import_command(
+        source: Path | None, user_id: str | None, replace: bool, as_json: bool
+    ) -> None:
+        """Load MEMORY.md / USER.md files into memory.store: postgresql (safe to re-run)."""
+        import_cmd(source, user_id, replace, as_json)
 
     @group.command("users")
     @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")

@@ -5,11 +5,13 @@ from __future__ import annotations
 import json
 import os
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table as _RichTable
+
+if TYPE_CHECKING:  # rich.progress is imported by the commands that show a bar
+    from rich.progress import Progress
 
 OK = "[green]✓[/green]"
 FAIL = "[red]✗[/red]"
@@ -72,6 +74,14 @@ def mark(ok: bool) -> str:
 def progress_bar() -> Progress:
     """The progress bar of long work (indexing, imports, re-embedding, benchmarks): on
     stderr, so ``--json`` output on stdout stays parseable, and gone when done."""
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+    )
+
     return Progress(
         TextColumn("{task.description}"),
         BarColumn(),

@@ -12,6 +12,9 @@ them with :func:`setup_field`), every secret and every field without a default. 
 is "advanced": asked only with ``--advanced``, otherwise left at its default and not written.
 ``"setup": "advanced"`` demotes a secret; ``"setup": False`` (or ``"hidden"``) never asks.
 ``json_schema_extra={"choices": [...]}`` narrows the values offered (hide test-only ones).
+``json_schema_extra={"when": {"mode": ["server"]}}`` asks a field only when the fields named
+(asked earlier in the same run, else their stored or default value) hold one of the values
+listed: a server's URL and token follow the choice of a server mode.
 Answers equal to the default are not written to config (and drop an older stored value).
 """
 
@@ -23,14 +26,15 @@ import types
 import typing
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import questionary
-from prompt_toolkit.key_binding import KeyBindings, merge_key_bindings
 from pydantic import SecretStr, TypeAdapter, ValidationError
 from pydantic.fields import FieldInfo
 
 from hermes_core.providers.base import ProviderSettings, SetupLevel, env_var_for, setup_field
+
+if TYPE_CHECKING:  # questionary pulls in prompt_toolkit (~0.15 s): imported when asking
+    import questionary
 
 
 class SetupCancelled(Exception):
@@ -38,6 +42,8 @@ class SetupCancelled(Exception):
 
 
 def _escape_cancels(question: questionary.Question) -> questionary.Question:
+    from prompt_toolkit.key_binding import KeyBindings, merge_key_bindings
+
     bindings = KeyBindings()
 
     @bindings.add("escape", eager=True)
@@ -130,6 +136,23 @@ def setup_level(info: FieldInfo) -> SetupLevel:
     return "advanced"
 
 
+def asked_when(info: FieldInfo, known: Mapping[str, Any]) -> bool:
+    """Whether the ``"when"`` condition of ``info`` holds for the values in ``known`` (a
+    field without one is always asked). ``{"mode": ["server"]}`` holds when ``known["mode"]``
+    is ``"server"``; values are compared as strings (enum members by their value)."""
+    condition = _extra(info).get("when")
+    if not isinstance(condition, Mapping):
+        return True
+    for name, allowed in condition.items():
+        value = known.get(name)
+        if isinstance(value, enum.Enum):
+            value = value.value
+        options = allowed if isinstance(allowed, list | tuple | set) else [allowed]
+        if str(value) not in {str(option) for option in options}:
+            return False
+    return True
+
+
 def skipped_in_setup(info: FieldInfo, *, advanced: bool = False) -> bool:
     """Whether ``hermes memory setup`` (with ``--advanced`` when ``advanced``) skips it."""
     level = setup_level(info)
@@ -195,11 +218,19 @@ def prompt_settings(
 ) -> SetupAnswers:
     """Ask the setup fields of ``settings_cls`` (all with ``advanced``) in order; returns
     what to write: only answers that differ from the defaults."""
+    import questionary
+
     answers = SetupAnswers()
     note = getattr(settings_cls, "setup_note", "")
     if isinstance(note, str) and note.strip():
         say(note.strip())
+    known = {
+        name: current_config.get(name, info.get_default(call_default_factory=True))
+        for name, info in settings_cls.model_fields.items()
+    }
     for name, info in setup_fields(settings_cls, advanced=advanced):
+        if not asked_when(info, known):
+            continue
         question_text = (info.description or name).rstrip(".")
         if is_secret(info):
             env_var = env_var_for(settings_cls, provider_name, name)
@@ -223,6 +254,7 @@ def prompt_settings(
             value = bool(ask(questionary.confirm(question_text, default=bool(current))))
         else:
             value = _ask_text(info, question_text, current, say)
+        known[name] = value
         if _same(value, info.get_default(call_default_factory=True)):
             answers.defaults.add(name)
         else:
@@ -250,6 +282,8 @@ def _coerce(info: FieldInfo, raw: Any) -> Any:
 
 
 def _ask_text(info: FieldInfo, question_text: str, current: Any, say: Say) -> Any:
+    import questionary
+
     default = "" if current is None else _render_default(current)
     while True:
         raw = ask(questionary.text(f"{question_text}:", default=default))
@@ -284,6 +318,7 @@ __all__ = [
     "SetupCancelled",
     "SetupLevel",
     "ask",
+    "asked_when",
     "choices_of",
     "field_url",
     "is_secret",

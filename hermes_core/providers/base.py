@@ -169,6 +169,13 @@ class MemoryProvider:
         """An actionable hint when :meth:`is_available` is False (what to set or install)."""
         return ""
 
+    def status_details(self) -> dict[str, str]:
+        """A few ``label: value`` facts ``hermes memory status`` prints under the provider,
+        e.g. its mode and whether its server answers. Called only when the provider is
+        available; may contact the service (within the provider's own timeout); an
+        exception is shown as the error. Default: none."""
+        return {}
+
     def save_setup(self, values: Mapping[str, Any]) -> None:
         """Called by ``hermes memory setup``/``use`` after the validated settings were saved
         to config.yaml and .env; a provider with a native config file writes it here.

@@ -16,7 +16,6 @@ from typing import Any
 
 import pluggy
 
-from hermes_core.context import redact
 from hermes_core.errors import (
     DuplicateProviderError,
     HermesError,
@@ -109,6 +108,16 @@ class ProviderStatus:
     reason: str = ""
 
 
+def _redact(text: str) -> str:
+    """``text`` with secrets masked; ``hermes_core.context`` (and the threat scanner it
+    loads) is imported only when there is a reason to redact."""
+    if not text:
+        return ""
+    from hermes_core.context import redact
+
+    return redact(text)
+
+
 def availability(provider: MemoryProvider) -> ProviderStatus:
     """``provider.is_available()`` (and its ``unavailable_reason()``) as a status; a raising
     check counts as unavailable, with the exception as the reason (secrets redacted: a
@@ -118,7 +127,7 @@ def availability(provider: MemoryProvider) -> ProviderStatus:
         reason = "" if available else provider.unavailable_reason()
     except Exception as exc:
         available, reason = False, f"is_available() raised {type(exc).__name__}: {exc}"
-    return ProviderStatus(provider.name, available, redact(str(reason or "")))
+    return ProviderStatus(provider.name, available, _redact(str(reason or "")))
 
 
 class ProviderRegistry:
@@ -213,7 +222,7 @@ class ProviderRegistry:
         try:
             provider = self.activate(name)
         except HermesError as exc:
-            reason = redact(str(exc))  # a provider failing to start may echo its key
+            reason = _redact(str(exc))  # a provider failing to start may echo its key
             log.warning("memory provider %s is not active: %s", name, reason)
             return ProviderStatus(name, False, reason)
         status = availability(provider)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
 
 from hermes_core.settings.base import HermesBaseSettings
 
@@ -35,6 +35,23 @@ class MemorySettings(_Section):
         False,
         description="Share the agent's MEMORY.md across all user_ids (single-team setups); "
         "USER.md stays per user. Off: each user_id has its own MEMORY.md and USER.md.",
+    )
+    store: Literal["files", "postgresql"] = Field(
+        "files",
+        description="Where MEMORY.md / USER.md live: 'files' under $HERMES_HOME/memories "
+        "(one host); 'postgresql' in the database at memory.url, shared by every host (same "
+        "limits, entries, scanner and approval; `hermes memory export` writes the files back).",
+    )
+    url: SecretStr | None = Field(
+        None,
+        description="PostgreSQL URL of memory.store: postgresql (postgresql://user:password@"
+        "host/db), kept in $HERMES_HOME/.env as HERMES_MEMORY__URL; unset = sessions.url.",
+    )
+    pg_timeout: float = Field(
+        10.0,
+        gt=0,
+        description="Seconds memory.store: postgresql waits for a connection or one statement "
+        "before the memory write is refused (nothing is changed) with the error.",
     )
     nudge_interval: int = Field(
         10, ge=0, description="User turns between background memory reviews (0 disables)."
@@ -328,6 +345,18 @@ class HermesSettings(HermesBaseSettings):
     llm: LLMSettings = Field(default_factory=LLMSettings, description="Language model.")
     agent: AgentSettings = Field(default_factory=AgentSettings, description="Agent loop.")
     mcp: McpSettings = Field(default_factory=McpSettings, description="MCP server.")
+
+    @model_validator(mode="after")
+    def _memory_url_falls_back_to_sessions_url(self) -> HermesSettings:
+        """``memory.store: postgresql`` without ``memory.url`` uses the session archive's
+        ``sessions.url`` (one server for both); nothing changes for ``memory.store: files``."""
+        if self.memory.store == "postgresql" and self.memory.url is None:
+            fallback: Any = getattr(self.sessions, "url", None)
+            if isinstance(fallback, SecretStr):
+                fallback = fallback.get_secret_value()
+            if isinstance(fallback, str) and fallback.strip():
+                self.memory.url = SecretStr(fallback.strip())
+        return self
 
 
 __all__ = [

@@ -22,11 +22,12 @@ import logging
 import re
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
+from hermes_core.errors import HermesError
 from hermes_core.fsutil import atomic_write_text, file_lock
 from hermes_core.scope import (
     ensure_scope_dir,
@@ -104,8 +105,29 @@ class PendingWrite:
         return asdict(self)
 
 
+def parse_record(text: str) -> PendingWrite:
+    """A :class:`PendingWrite` from its JSON text (ValueError/KeyError/TypeError if malformed)."""
+    data = json.loads(text)
+    return PendingWrite(
+        id=str(data["id"]),
+        target=data["target"],
+        operations=[dict(op) for op in data["operations"]],
+        batch=bool(data["batch"]),
+        origin=data.get("origin", "foreground"),
+        session_id=str(data.get("session_id", "")),
+        created_at=float(data.get("created_at", 0.0)),
+        expected={str(k): str(v) for k, v in (data.get("expected") or {}).items()},
+        proposal=bool(data.get("proposal", False)),
+        user_id=normalize_user_id(data.get("user_id")),
+    )
+
+
 class PendingStore:
-    """The staged writes of one user (``None``: the no-user scope) in one home."""
+    """The staged writes of one user (``None``: the no-user scope) in one home, as files.
+
+    With ``memory.store: postgresql`` the records live in the database instead
+    (:class:`~.pgpending.PostgresPendingStore`, same interface), so every host sees and can
+    approve them; :func:`~.backends.open_pending` picks the one ``memory.store`` names."""
 
     def __init__(self, home: Path, user_id: str | None = None) -> None:
         self.home = home
@@ -137,7 +159,7 @@ class PendingStore:
     ) -> PendingWrite:
         """Persist a staged write and return it."""
         record = PendingWrite(
-            id=uuid.uuid4().hex[:10],
+            id=self.new_id(),
             target=target,
             operations=[op.to_dict() for op in ops],
             batch=batch,
@@ -147,9 +169,17 @@ class PendingStore:
             proposal=proposal,
             user_id=self.user_id,
         )
+        self.save(record)
+        return record
+
+    @staticmethod
+    def new_id() -> str:
+        return uuid.uuid4().hex[:10]
+
+    def save(self, record: PendingWrite) -> None:
+        """Persist ``record`` (a new one: ids are random)."""
         ensure_scope_dir(pending_dir(self.home), self.user_id)
         atomic_write_text(self.path(record.id), json.dumps(record.to_dict(), ensure_ascii=False))
-        return record
 
     def get(self, pending_id: str) -> PendingWrite | None:
         """The record, or ``None`` when missing, unreadable or malformed (logged)."""
@@ -157,19 +187,7 @@ class PendingStore:
             return None
         path = self.path(pending_id)
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-            record = PendingWrite(
-                id=str(data["id"]),
-                target=data["target"],
-                operations=[dict(op) for op in data["operations"]],
-                batch=bool(data["batch"]),
-                origin=data.get("origin", "foreground"),
-                session_id=str(data.get("session_id", "")),
-                created_at=float(data.get("created_at", 0.0)),
-                expected={str(k): str(v) for k, v in (data.get("expected") or {}).items()},
-                proposal=bool(data.get("proposal", False)),
-                user_id=normalize_user_id(data.get("user_id")),
-            )
+            record = parse_record(path.read_text(encoding="utf-8"))
         except FileNotFoundError:
             return None
         except (OSError, ValueError, KeyError, TypeError) as exc:
@@ -187,6 +205,13 @@ class PendingStore:
         records = [self.get(p.stem) for p in sorted(self.directory.glob("*.json"))]
         return sorted((r for r in records if r is not None), key=lambda r: r.created_at)
 
+    @contextlib.contextmanager
+    def claim(self, pending_id: str) -> Iterator[bool]:
+        """Hold record ``pending_id``'s lock for the ``with`` block (one approval at a time,
+        across processes); yields whether the record still exists."""
+        with file_lock(self.path(pending_id)):
+            yield self.path(pending_id).exists()
+
     def discard(self, pending_id: str) -> bool:
         """Delete a record; False when there was none (or the id is not a valid id)."""
         if not self.valid_id(pending_id):
@@ -201,7 +226,21 @@ class PendingStore:
 
 
 def approve(engine: MemoryEngine, pending: PendingStore, pending_id: str) -> Outcome:
-    """Replay a staged write (the gate is bypassed). Stale or refused writes keep the record."""
+    """Replay a staged write (the gate is bypassed). Stale or refused writes keep the record;
+    a store that cannot be reached (PostgreSQL down) is a refusal too, never an exception."""
+    try:
+        return _approve(engine, pending, pending_id)
+    except HermesError as exc:
+        return Outcome(
+            {
+                "success": False,
+                "error": f"Pending write '{pending_id}' was not applied: {exc} The record is "
+                "kept — approve it again once that is fixed.",
+            }
+        )
+
+
+def _approve(engine: MemoryEngine, pending: PendingStore, pending_id: str) -> Outcome:
     record = pending.get(pending_id)
     if record is None:
         return Outcome(
@@ -219,8 +258,8 @@ def approve(engine: MemoryEngine, pending: PendingStore, pending_id: str) -> Out
                 "applied.",
             }
         )
-    with file_lock(pending.path(record.id)):
-        if not pending.path(record.id).exists():  # approved or rejected concurrently
+    with pending.claim(record.id) as present:
+        if not present:  # approved or rejected concurrently
             return Outcome({"success": False, "error": f"Pending write '{pending_id}' is gone."})
         for index, op in enumerate(record.ops(), start=1):
             if op.action == "remove" or not op.content:
@@ -359,6 +398,7 @@ __all__ = [
     "PendingWrite",
     "approve",
     "approve_pending",
+    "parse_record",
     "pending_dir",
     "pending_user_ids",
     "reject",

@@ -8,9 +8,10 @@ An edit is two calls around whatever produces the new text (an editor, a form, a
   which the ``memory`` tool refuses to touch.
 * :func:`save_edit` applies the same rules as the ``memory`` tool to the new text: it must
   be UTF-8, fit the budget, have no entry longer than the budget and pass the strict threat
-  scan. Then, holding the file's lock, it writes atomically only if the file still has the
-  bytes :func:`begin_edit` saw (locked compare-and-write); a repaired non-UTF-8 file keeps its
-  original bytes in ``<file>.bak.<unix-ts>``.
+  scan. Then, holding the store's lock, it writes only if the store still has the bytes
+  :func:`begin_edit` saw (locked compare-and-write,
+  :meth:`~.store.EntryStore.replace_if_unchanged`, for files and PostgreSQL alike); a repaired
+  non-UTF-8 file keeps its original bytes in ``<file>.bak.<unix-ts>``.
 
 Every refusal raises :class:`EditRefused` with the reason, after saving the edited text to a
 recovery file (``recovery/<FILE>.<timestamp>.txt`` next to the memory file, 0600): nothing
@@ -19,23 +20,22 @@ the user typed is lost, and a later edit can start from it.
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Literal
 
 from hermes_core.errors import HermesError
-from hermes_core.fsutil import atomic_write_bytes, atomic_write_text, ensure_private_dir, file_lock
+from hermes_core.fsutil import atomic_write_text, ensure_private_dir
 from hermes_core.security.scan import find_threats
 from hermes_core.types import MemoryTarget
 
 from .store import (
     FILENAMES,
-    MemoryStore,
+    EditConflict,
+    EntryStore,
     char_count,
     parse_entries,
-    read_regular_file,
     serialize,
 )
 
@@ -63,7 +63,7 @@ class EditRefused(HermesError):
 class EditBase:
     """The file an edit starts from: its exact bytes and their text."""
 
-    store: MemoryStore
+    store: EntryStore
     original: bytes
     text: str
     not_utf8: str | None = None
@@ -98,12 +98,13 @@ def validate_edit(text: str, target: MemoryTarget, limit: int) -> tuple[list[str
     return entries, problems
 
 
-def recovery_dir(store: MemoryStore) -> Path:
-    """Where refused edits of ``store`` are kept: ``recovery/`` next to its file."""
-    return store.path.parent / "recovery"
+def recovery_dir(store: EntryStore) -> Path:
+    """Where refused edits of ``store`` are kept: ``recovery/`` in the owner's local memory
+    directory (next to the file of the files store)."""
+    return store.local_dir / "recovery"
 
 
-def save_recovery(store: MemoryStore, text: str) -> Path:
+def save_recovery(store: EntryStore, text: str) -> Path:
     """Keep ``text`` in a new 0600 file ``recovery/<FILE>.<YYYYmmdd-HHMMSS>[-N].txt``."""
     directory = ensure_private_dir(recovery_dir(store))
     stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
@@ -116,10 +117,11 @@ def save_recovery(store: MemoryStore, text: str) -> Path:
     return path
 
 
-def begin_edit(store: MemoryStore) -> EditBase:
+def begin_edit(store: EntryStore) -> EditBase:
     """Read ``store``'s file for an edit (a missing file is empty). Raises OSError when it
-    exists but cannot be read (a FIFO or other non-regular file included: never a hang)."""
-    original = read_regular_file(store.path) if store.path.exists() else b""
+    exists but cannot be read (a FIFO or other non-regular file included: never a hang), or
+    a HermesError when the database store cannot be reached."""
+    original = store.read_original()
     try:
         return EditBase(store, original, original.decode("utf-8-sig"))
     except UnicodeDecodeError as exc:
@@ -150,19 +152,13 @@ def save_edit(base: EditBase, edited: str | bytes) -> EditResult:
     new_text = serialize(entries)
     if new_text == base.text and base.not_utf8 is None:
         return EditResult(changed=False, entries=entries)
-    ensure_private_dir(store.path.parent)
-    backup: Path | None = None
-    with file_lock(store.path):
-        current = read_regular_file(store.path) if store.path.exists() else b""
-        if current != base.original:
-            path = save_recovery(store, edited)
-            raise EditRefused(
-                "conflict", f"{store.filename} changed on disk while you were editing", path
-            )
-        if base.not_utf8 is not None:
-            backup = store.path.with_name(f"{store.filename}.bak.{int(time.time())}")
-            atomic_write_bytes(backup, base.original)
-        atomic_write_text(store.path, new_text)
+    try:
+        backup = store.replace_if_unchanged(
+            base.original, new_text, keep_original=base.not_utf8 is not None
+        )
+    except EditConflict as exc:
+        path = save_recovery(store, edited)
+        raise EditRefused("conflict", str(exc), path) from exc
     return EditResult(changed=True, entries=entries, backup=backup)
 
 

@@ -1,5 +1,8 @@
 """Committed memory writes: budget checks, overflow archive, responses, notifications.
 
+The engine works on an :class:`~.store.EntryStore` from :func:`~.backends.open_store`
+(``memory.store``: files or PostgreSQL); what a write does is the same for both.
+
 Shared by the ``memory`` tool, approval replay and the CLI so every surface agrees on what a
 write does. Inputs are already validated and scanned (see :mod:`.tool`). Every method returns
 an :class:`Outcome`; none raises for a refused write.
@@ -18,6 +21,7 @@ from hermes_core.settings.models import MemorySettings
 from hermes_core.types import MemoryTarget, MemoryWrite, WriteOrigin
 
 from .archive import MemoryArchive, choose_evictions
+from .backends import open_store
 from .ops import Applied, Operation, OpError, apply_operations, locate
 from .scope import MemoryScope
 from .snapshot import sanitize_entries, sanitize_entry
@@ -25,7 +29,7 @@ from .store import (
     DEFAULT_LIMITS,
     FILENAMES,
     Change,
-    MemoryStore,
+    EntryStore,
     StoreRefusal,
     char_count,
     coerce_limit,
@@ -103,9 +107,14 @@ class MemoryEngine:
     def user_id(self) -> str | None:
         return self.scope.user_id
 
-    def store(self, target: MemoryTarget) -> MemoryStore:
-        return MemoryStore(
-            self.home, target, limit_for(self.settings, target), self.scope.owner(target)
+    def store(self, target: MemoryTarget) -> EntryStore:
+        """``target``'s store of this scope (files or PostgreSQL, per ``memory.store``)."""
+        return open_store(
+            self.home,
+            self.settings,
+            target,
+            limit_for(self.settings, target),
+            self.scope.owner(target),
         )
 
     # -- responses
@@ -182,7 +191,7 @@ class MemoryEngine:
 
     def _single(
         self,
-        store: MemoryStore,
+        store: EntryStore,
         entries: list[str],
         op: Operation,
         expected: str | None,
@@ -203,7 +212,7 @@ class MemoryEngine:
 
     def _add(
         self,
-        store: MemoryStore,
+        store: EntryStore,
         entries: list[str],
         content: str,
         archived: list[int],
@@ -266,7 +275,7 @@ class MemoryEngine:
         )
 
     def _replace(
-        self, store: MemoryStore, entries: list[str], position: int, content: str
+        self, store: EntryStore, entries: list[str], position: int, content: str
     ) -> Change:
         """Rewrite the entry at ``position`` as ``content`` (merging into an identical entry
         elsewhere); refused when the result is over budget."""
@@ -334,7 +343,7 @@ class MemoryEngine:
 
     def _batch(
         self,
-        store: MemoryStore,
+        store: EntryStore,
         entries: list[str],
         ops: Sequence[Operation],
         expected: Mapping[int, str],
@@ -436,7 +445,7 @@ class MemoryEngine:
 
     def _make_room(
         self,
-        store: MemoryStore,
+        store: EntryStore,
         entries: list[str],
         incoming: list[str],
         archived: list[int],
@@ -491,11 +500,13 @@ class MemoryEngine:
     # -- plumbing
 
     def _transact(
-        self, store: MemoryStore, mutate: Any, *, drift_guard: bool, archived: list[int]
+        self, store: EntryStore, mutate: Any, *, drift_guard: bool, archived: list[int]
     ) -> Outcome:
         try:
             result = store.transact(mutate, drift_guard=drift_guard)
-        except StoreRefusal as refusal:
+        except StoreRefusal as refusal:  # nothing was written: entries archived for it go back
+            if archived and not refusal.maybe_written:
+                self.archive.delete(archived)
             return Outcome(dict(refusal.payload))
         except BaseException:
             if archived:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from hermes_core.errors import HermesError
 from hermes_core.markers import hookimpl
 from hermes_core.scope import normalize_user_id
 from hermes_core.types import (
@@ -26,12 +27,13 @@ from hermes_core.types import (
     ToolSpec,
 )
 
-from .approval import PendingStore, pending_user_ids
+from .approval import PendingStore
 from .archive import MemoryArchive, db_path
 from .archive_tool import MemoryArchiveTool
+from .backends import describe, open_pending, pending_users
 from .engine import MemoryEngine, limit_for
 from .snapshot import guidance, render_block
-from .store import FILENAMES, char_count, has_drift, read_state
+from .store import FILENAMES, DiskState, EntryStore, char_count, has_drift
 from .tool import MemoryTool
 
 if TYPE_CHECKING:
@@ -126,11 +128,24 @@ class MemoryLayer:
     @hookimpl
     def health_check(self, home: Path) -> list[HealthCheck]:
         settings = self._settings_for(home).memory
-        checks: list[HealthCheck] = []
-        for target in enabled_targets(settings):
-            checks.append(_file_check(home, target, limit_for(settings, target)))
-        pending = len(PendingStore(home).list())
-        users = {uid: len(PendingStore(home, uid).list()) for uid in pending_user_ids(home)}
+        store_check = _store_check(home, settings)
+        checks: list[HealthCheck] = [store_check]
+        if not store_check.ok:
+            return checks  # the server is down: one line with the fix, not one per file
+        try:
+            engine = MemoryEngine(home, settings)
+            for target in enabled_targets(settings):
+                checks.append(_file_check(engine.store(target)))
+        except HermesError:
+            pass  # the store check above says what is wrong
+        try:
+            pending = len(open_pending(home, settings).list())
+            users = {
+                uid: len(open_pending(home, settings, uid).list())
+                for uid in pending_users(home, settings)
+            }
+        except HermesError:
+            return checks  # the store check says why the store cannot be read
         users = {uid: count for uid, count in users.items() if count}
         total = pending + sum(users.values())
         detail = f"{total} staged write(s) waiting" if total else "no staged writes"
@@ -174,7 +189,10 @@ class MemoryLayer:
         targets = enabled_targets(settings)
         blocks: list[str] = []
         for target in targets:
-            disk = read_state(engine.store(target).path)
+            try:
+                disk = engine.store(target).read()
+            except HermesError as exc:  # e.g. memory.store: postgresql without a URL
+                disk = DiskState(error=str(exc))
             if not disk.readable:
                 log.warning(
                     "%s could not be read (%s); it is left out of the prompt",
@@ -185,13 +203,23 @@ class MemoryLayer:
             block = render_block(target, disk.entries, limit_for(settings, target))
             if block:
                 blocks.append(block)
-        pending = PendingStore(session.home, engine.user_id)
+        pending = _pending_for(session.home, settings, engine.user_id)
         tool = MemoryTool(engine=engine, pending=pending, targets=targets)
         return _SessionState(
             snapshot="\n\n".join(blocks),
             tool=tool,
             archive_tool=MemoryArchiveTool(engine.archive),
         )
+
+
+def _pending_for(home: Path, settings: MemorySettings, user_id: str | None) -> PendingStore:
+    """The session's staged-write store; with a PostgreSQL store that has no URL, the local
+    files (staging then fails over to them instead of the session failing to start)."""
+    try:
+        return open_pending(home, settings, user_id)
+    except HermesError as exc:
+        log.warning("staged memory writes stay on this host: %s", exc)
+        return PendingStore(home, user_id)
 
 
 def _key(session: SessionInfo) -> tuple[str, str | None]:
@@ -206,24 +234,50 @@ def _has_archive(archive: MemoryArchive) -> bool:
         return False
 
 
-def _file_check(home: Path, target: MemoryTarget, limit: int) -> HealthCheck:
-    store_path = home / "memories" / FILENAMES[target]
+def _store_check(home: Path, settings: MemorySettings) -> HealthCheck:
+    """Which store holds MEMORY.md / USER.md, and (PostgreSQL) whether it can be reached."""
+    name = "memory: store"
+    where = describe(home, settings)
+    if settings.store != "postgresql":
+        return HealthCheck(name=name, ok=True, detail=where)
+    from .backends import store_user_ids
+
+    try:
+        users = store_user_ids(home, settings)
+    except HermesError as exc:
+        return HealthCheck(
+            name=name,
+            ok=False,
+            detail=f"{where}: {exc}",
+            fix="Start the server or fix HERMES_MEMORY__URL in $HERMES_HOME/.env; or set "
+            "memory.store: files.",
+        )
+    return HealthCheck(
+        name=name, ok=True, detail=f"{where}: reachable, {len(users)} user(s) with their own"
+    )
+
+
+def _file_check(store: EntryStore) -> HealthCheck:
+    target, limit = store.target, store.limit
     name = f"memory: {FILENAMES[target]}"
-    state = read_state(store_path)
+    state = store.read()
+    where = store.location
     if not state.readable:
         return HealthCheck(
             name=name,
             ok=False,
-            detail=f"{store_path} could not be read ({state.error})",
-            fix=f"Make {store_path} readable UTF-8 (or move it aside); memory writes to it are "
-            "refused until then.",
+            detail=f"{where} could not be read ({state.error})",
+            fix=f"Make {where} readable UTF-8 (or move it aside); memory writes to it are "
+            "refused until then."
+            if store.kind == "files"
+            else "Start the server or fix memory.url; memory writes are refused until then.",
         )
     size = char_count(state.entries)
     if state.raw is not None and has_drift(state.raw, limit):
         return HealthCheck(
             name=name,
             ok=False,
-            detail=f"{store_path} has content that does not round-trip (edited by hand?)",
+            detail=f"{where} has content that does not round-trip (edited by hand?)",
             fix=f"Run `hermes memory edit --target {target}` to fix its format (entries "
             "separated by a line containing only §).",
         )

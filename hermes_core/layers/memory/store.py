@@ -17,6 +17,11 @@ Contract:
   at most :data:`BACKUP_MAX_FILES` backups and :data:`BACKUP_MAX_BYTES` bytes per file.
 * A FIFO, device or directory at a memory path is an "could not be read" error, never a
   hang; temp files of an interrupted write are removed under the lock of the next write.
+
+:class:`EntryStore` is the seam between what a write does (:mod:`.engine`, :mod:`.edit`) and
+where the text lives: :class:`MemoryStore` (these files, ``memory.store: files``) and
+:class:`~.pgstore.PostgresMemoryStore` (``memory.store: postgresql``) both hold the exact text
+of the file, so parsing, limits, duplicates and the drift guard are the same code.
 """
 
 from __future__ import annotations
@@ -27,12 +32,19 @@ import logging
 import os
 import stat
 import time
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 
-from hermes_core.fsutil import PRIVATE_FILE_MODE, atomic_write_bytes, atomic_write_text, file_lock
+from hermes_core.fsutil import (
+    PRIVATE_FILE_MODE,
+    atomic_write_bytes,
+    atomic_write_text,
+    ensure_private_dir,
+    file_lock,
+)
 from hermes_core.scope import ensure_scope_dir, normalize_user_id, scope_dir, user_option
 from hermes_core.types import MemoryTarget
 
@@ -172,6 +184,19 @@ def read_regular_file(path: Path) -> bytes:
     return path.read_bytes()
 
 
+def state_of_bytes(data: bytes | None) -> DiskState:
+    """The :class:`DiskState` of a memory file's exact bytes (``None``: no file): BOM
+    stripped, line ends normalised, invalid UTF-8 an error. Every store parses through it."""
+    if data is None:
+        return DiskState()
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        return DiskState(error=f"not valid UTF-8 ({exc.reason} at byte {exc.start})")
+    text = normalize_newlines(text)
+    return DiskState(entries=parse_entries(text), raw=text)
+
+
 def read_state(path: Path) -> DiskState:
     """Read ``path`` without locking (readers see either the old or the new file). A FIFO or
     other non-regular file is an error (never a hang)."""
@@ -181,12 +206,7 @@ def read_state(path: Path) -> DiskState:
         return DiskState()
     except OSError as exc:
         return DiskState(error=f"{type(exc).__name__}: {exc}")
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        return DiskState(error=f"not valid UTF-8 ({exc.reason} at byte {exc.start})")
-    text = normalize_newlines(text)
-    return DiskState(entries=parse_entries(text), raw=text)
+    return state_of_bytes(data)
 
 
 def has_drift(raw: str, limit: int) -> bool:
@@ -203,11 +223,15 @@ def has_drift(raw: str, limit: int) -> bool:
 
 
 class StoreRefusal(Exception):
-    """A mutation was refused before anything was written; ``payload`` is the tool error."""
+    """A mutation was refused before anything was written; ``payload`` is the tool error.
 
-    def __init__(self, payload: dict[str, Any]) -> None:
+    ``maybe_written`` is True only when a database connection broke while committing, so the
+    write may have landed (callers must then keep whatever they prepared for it)."""
+
+    def __init__(self, payload: dict[str, Any], *, maybe_written: bool = False) -> None:
         super().__init__(str(payload.get("error", "")))
         self.payload = payload
+        self.maybe_written = maybe_written
 
 
 @dataclass(frozen=True)
@@ -218,13 +242,28 @@ class Change:
     result: Any = None
 
 
-class MemoryStore:
-    """One memory file (``MEMORY.md`` or ``USER.md``) of one owner, with its budget.
+class EditConflict(Exception):
+    """:meth:`EntryStore.replace_if_unchanged` found other bytes than the edit started from."""
 
-    ``owner`` is the user id whose file it is (``None``: the no-user files
-    ``memories/<FILE>``; else ``memories/users/<key>/<FILE>``, see :mod:`hermes_core.scope`).
-    Cheap to construct; holds no file handles. Thread- and process-safe through the file lock.
+
+class EntryStore(ABC):
+    """One memory file (``MEMORY.md`` or ``USER.md``) of one owner, with its budget, wherever
+    its text is kept. The interface every store implements:
+
+    * :meth:`read` — the current text as a :class:`DiskState` (no lock; never raises: a store
+      that cannot be read gives ``error``).
+    * :meth:`transact` — re-read under the store's lock (per owner and file), run the
+      mutation, write what it returns; refusals raise :class:`StoreRefusal`.
+    * :meth:`read_original` / :meth:`replace_if_unchanged` — whole-file edits
+      (:mod:`.edit`): the exact bytes, then a locked compare-and-write.
+
+    ``owner`` is the user id whose file it is (``None``: the no-user file). ``kind`` names
+    the store (``files`` / ``postgresql``); ``location`` says where it is for people (never
+    a password). ``local_dir`` is this owner's directory under ``$HERMES_HOME/memories`` —
+    where files live, and where edit recovery files go whatever the store.
     """
+
+    kind: ClassVar[str] = ""
 
     def __init__(
         self, home: Path, target: MemoryTarget, limit: int, owner: str | None = None
@@ -236,16 +275,105 @@ class MemoryStore:
         self.filename = FILENAMES[target]
 
     @property
+    def local_dir(self) -> Path:
+        """``$HERMES_HOME/memories[/users/<key>]`` of this owner."""
+        return scope_dir(memories_dir(self.home), self.owner)
+
+    @property
+    @abstractmethod
+    def location(self) -> str:
+        """Where the text is, for people (a path, or a redacted database URL and file)."""
+
+    @abstractmethod
+    def read(self) -> DiskState:
+        """The text as it is now (no lock)."""
+
+    def entries(self) -> list[str]:
+        """Live entries (empty when missing or unreadable)."""
+        return self.read().entries
+
+    @abstractmethod
+    def transact(self, mutate: Callable[[list[str]], Change], *, drift_guard: bool) -> Any:
+        """Run ``mutate`` on the entries re-read under the lock; write what it returns.
+
+        Raises :class:`StoreRefusal` for an unreadable store and (with ``drift_guard``)
+        drift, before calling ``mutate``. ``mutate`` may raise :class:`StoreRefusal` (or any
+        exception: nothing is written then). Returns ``Change.result``."""
+
+    @abstractmethod
+    def read_original(self) -> bytes:
+        """The exact stored bytes (``b""`` when there is no file yet). Raises OSError (or a
+        :class:`~hermes_core.errors.HermesError`) when the store cannot be read."""
+
+    @abstractmethod
+    def replace_bytes_if_unchanged(self, original: bytes, data: bytes) -> None:
+        """Under the lock: store exactly ``data`` if the stored bytes are still ``original``
+        (``b""`` = nothing stored), else raise :class:`EditConflict` (imports, tests)."""
+
+    @abstractmethod
+    def replace_if_unchanged(
+        self, original: bytes, text: str, *, keep_original: bool = False
+    ) -> Path | None:
+        """Under the lock: write ``text`` if the stored bytes are still ``original``, else
+        raise :class:`EditConflict`. ``keep_original`` first copies ``original`` to a
+        ``.bak`` file next to the local file (returned)."""
+
+    def unreadable_payload(self, state: DiskState) -> dict[str, Any]:
+        """The refusal of a write to a store that could not be read."""
+        return {
+            "success": False,
+            "error": (
+                f"Cannot modify {self.filename}: it could not be read ({state.error}). "
+                "Nothing was changed."
+            ),
+        }
+
+
+class MemoryStore(EntryStore):
+    """The file store (``memory.store: files``): ``memories/<FILE>`` for no user, else
+    ``memories/users/<key>/<FILE>`` (see :mod:`hermes_core.scope`).
+    Cheap to construct; holds no file handles. Thread- and process-safe through the file lock.
+    """
+
+    kind: ClassVar[str] = "files"
+
+    @property
     def path(self) -> Path:
         return scope_dir(memories_dir(self.home), self.owner) / self.filename
+
+    @property
+    def location(self) -> str:
+        return str(self.path)
 
     def read(self) -> DiskState:
         """The file as it is now (no lock)."""
         return read_state(self.path)
 
-    def entries(self) -> list[str]:
-        """Live entries (empty when missing or unreadable)."""
-        return self.read().entries
+    def read_original(self) -> bytes:
+        return read_regular_file(self.path) if self.path.exists() else b""
+
+    def replace_bytes_if_unchanged(self, original: bytes, data: bytes) -> None:
+        ensure_scope_dir(memories_dir(self.home), self.owner)
+        with file_lock(self.path):
+            current = read_regular_file(self.path) if self.path.exists() else b""
+            if current != original:
+                raise EditConflict(f"{self.filename} changed on disk while you were editing")
+            atomic_write_bytes(self.path, data)
+
+    def replace_if_unchanged(
+        self, original: bytes, text: str, *, keep_original: bool = False
+    ) -> Path | None:
+        ensure_private_dir(self.path.parent)
+        backup: Path | None = None
+        with file_lock(self.path):
+            current = read_regular_file(self.path) if self.path.exists() else b""
+            if current != original:
+                raise EditConflict(f"{self.filename} changed on disk while you were editing")
+            if keep_original:
+                backup = self.path.with_name(f"{self.filename}.bak.{int(time.time())}")
+                atomic_write_bytes(backup, original)
+            atomic_write_text(self.path, text)
+        return backup
 
     def unreadable_payload(self, state: DiskState) -> dict[str, Any]:
         return {
@@ -380,6 +508,8 @@ __all__ = [
     "FILENAMES",
     "Change",
     "DiskState",
+    "EditConflict",
+    "EntryStore",
     "MemoryStore",
     "StoreRefusal",
     "char_count",
@@ -395,6 +525,7 @@ __all__ = [
     "read_state",
     "serialize",
     "split_pieces",
+    "state_of_bytes",
     "usage_long",
     "usage_short",
 ]

@@ -215,6 +215,9 @@ class ArchiveBase:
     backend: str = "abstract"
     SEQ = "s.rowid"
     LIKE_CI = "LIKE"
+    UNINDEXED = "+"
+    """Prefix that keeps the query planner from using an index on a column (SQLite's unary
+    ``+``; empty where the planner needs no hint)."""
     fts_enabled: bool = False
     fts_error: str | None = None
     index_char_cap: int = 8192
@@ -671,8 +674,17 @@ class ArchiveBase:
         ``hidden_sources``, those in ``exclude`` and those without messages are left out."""
         if not words:
             return []
-        scope, params = scope_sql(user, "s.user_id")
-        clauses = [scope]
+        if isinstance(user, AllUsers):
+            scope, params = scope_sql(user, "s.user_id")
+            clauses = [scope]
+        else:
+            # One user's titled sessions through the partial idx_sessions_user_title
+            # (on SQLite ``+`` keeps the planner off idx_sessions_user, which walks every
+            # session of the user, titled or not: 13 ms at 25k untitled sessions, 0.04 ms
+            # this way).
+            scope, params = scope_sql(user, f"{self.UNINDEXED}s.user_id")
+            clauses = ["COALESCE(s.user_id, '') = ?", scope]
+            params = [stored_user_id(user) or "", *params]
         for word in words:
             clauses.append("LOWER(s.title) LIKE ? ESCAPE '\\'")
             params = [*params, f"%{like_escape(word.casefold())}%"]

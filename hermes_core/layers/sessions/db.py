@@ -103,6 +103,7 @@ class SessionDB(ArchiveBase):
     backend = "sqlite"
     SEQ = "s.rowid"
     LIKE_CI = "LIKE"
+    UNINDEXED = "+"
 
     def __init__(
         self, path: Path, *, index_char_cap: int = 8192, redact_secrets: bool = True

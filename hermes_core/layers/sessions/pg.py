@@ -156,6 +156,7 @@ class PostgresSessionDB(ArchiveBase):
     backend = "postgresql"
     SEQ = "s.seq"
     LIKE_CI = "ILIKE"
+    UNINDEXED = ""
 
     def __init__(
         self,

@@ -2,7 +2,8 @@
 
 :class:`ChromaRetriever` satisfies ``hermes_core.bench.retrievers.Retriever``: each
 conversation goes through the provider's real write path (:meth:`MemoryStore.add_many` into a
-private ``$workdir/chroma``, one ``dialogue`` memory per turn, ``created_at`` = session start)
+private ``$workdir/chroma``, one ``dialogue`` memory per turn, ``created_at`` = session start;
+with ``mode: server`` a private database on the server, dropped when the run closes)
 and every query through the provider's real hybrid :class:`Retriever` — the same code that
 serves ``prefetch`` and ``chroma_search``. The session ranking is derived from the same
 fused turn scores (see :func:`rank_sessions`).
@@ -18,8 +19,10 @@ preference like the provider's type weights.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import shutil
+import uuid
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -86,6 +89,7 @@ class ChromaRetriever:
         self._speakers: list[str] = []
         self._sizes: dict[str, int] = {}
         self._counter = 0
+        self._server: tuple[Any, Any] | None = None
 
     def reset(self) -> None:
         self.close()
@@ -94,12 +98,24 @@ class ChromaRetriever:
         if root.exists():
             shutil.rmtree(root)
         s = self.settings
+        client = None
+        if s.mode == "server":
+            from hermes_memory_chroma.server import ServerTarget, connect, new_breaker
+
+            target = dataclasses.replace(
+                ServerTarget.from_settings(s), database=f"hermes-bench-{uuid.uuid4().hex[:16]}"
+            )
+            client = connect(target, new_breaker())
+            self._server = (target, client)
         self._store = MemoryStore(
             root,
             get_embedder(s.embedder),
             prefix=s.collection_prefix,
             dedup_cosine=s.dedup_cosine,
             supersede_threshold=s.supersede_threshold,
+            client=client,
+            location=None if client is None else s.url,
+            shared=client is not None,
         )
         self._retriever = Retriever(
             self._store,
@@ -168,6 +184,13 @@ class ChromaRetriever:
             self._store.close()
             self._store = None
             self._retriever = None
+        if self._server is not None:
+            from hermes_memory_chroma.server import close_client, drop_database
+
+            target, client = self._server
+            self._server = None
+            close_client(client)
+            drop_database(target)
 
 
 def make_retriever(settings: ChromaSettings, workdir: Path, **overrides: Any) -> ChromaRetriever:

@@ -43,7 +43,7 @@ def build_group(provider: ChromaProvider) -> click.Group:
             removed = provider.clear_user_memory(user_id)
         except Exception as exc:
             raise click.ClickException(
-                f"could not clear {user_id!r}: {exc} — check {provider.root} is writable"
+                f"could not clear {user_id!r} at {provider.location}: {exc} — run `hermes doctor`"
             ) from exc
         Console().print(f"Removed {removed} memories of user [bold]{user_id}[/bold].")
 
@@ -55,7 +55,9 @@ def build_group(provider: ChromaProvider) -> click.Group:
         if as_json:
             click.echo(json.dumps(data, ensure_ascii=False, indent=2))
             return
-        table = Table(title=f"chroma memories — {data['path']} ({data['embedder']})")
+        table = Table(
+            title=f"chroma memories ({data['mode']}) — {data['path']} ({data['embedder']})"
+        )
         for col in ("user", "active", "total", "indexed", "re-embed needed"):
             table.add_column(col, justify="left" if col == "user" else "right")
         for row in data["users"]:
@@ -92,11 +94,12 @@ def build_group(provider: ChromaProvider) -> click.Group:
 
 
 def _stats(provider: ChromaProvider) -> dict[str, Any]:
+    """The store's stats with the mode (``path`` is the directory, or the server)."""
     try:
-        return provider.store.stats()
+        return {"mode": provider.settings.mode, **provider.store.stats()}
     except Exception as exc:
         raise click.ClickException(
-            f"could not read the chroma store at {provider.root}: {exc} — run `hermes doctor`"
+            f"could not read the chroma store at {provider.location}: {exc} — run `hermes doctor`"
         ) from exc
 
 

@@ -12,7 +12,11 @@
 
 The user of every read and write is ``session.user_id or settings.user_id``. Storage opens
 at ``<home>/chroma`` in :meth:`ChromaProvider.warm_up` (the host runs it in the background
-when the first session opens) or on first use.
+when the first session opens) or on first use. With ``mode: server`` the vectors live on a
+``chroma run`` server (:mod:`hermes_memory_chroma.server`: the token, timeouts, a circuit
+breaker and errors that name the fix) and ``<home>/chroma/server-<digest of url, tenant,
+database>/`` holds the keyword index; a server that is down fails the call with a
+``ServiceUnavailable`` the host contains (a skipped recall is logged and counted).
 """
 
 from __future__ import annotations
@@ -84,6 +88,8 @@ class ChromaProvider(MemoryProvider):
         self._retriever: Retriever | None = None
         self._buffers: dict[str, _SessionBuffer] = {}
         self._closed = False
+        self._breaker: Any = None
+        self._http_client: Any = None
 
     # ------------------------------------------------------------------ identity
 
@@ -100,7 +106,34 @@ class ChromaProvider(MemoryProvider):
 
     @property
     def root(self) -> Path:
-        return self.home / "chroma"
+        """Where the store keeps its files: the chromadb directory and ``fts.db`` when
+        embedded; in server mode only the keyword index, one directory per server,
+        tenant and database (so switching servers never mixes keyword rows)."""
+        base = self.home / "chroma"
+        if self.settings.mode == "embedded":
+            return base
+        s = self.settings
+        digest = hashlib.sha256(f"{s.url}\x00{s.tenant}\x00{s.database}".encode()).hexdigest()
+        return base / f"server-{digest[:16]}"
+
+    @property
+    def location(self) -> str:
+        """Where the memories live, for messages: the directory, or the server."""
+        if self.settings.mode == "embedded":
+            return str(self.root)
+        s = self.settings
+        return f"{s.url} (tenant {s.tenant}, database {s.database})"
+
+    def _client(self) -> Any | None:
+        """The chromadb client of server mode (None: embedded, the store opens its own)."""
+        if self.settings.mode == "embedded":
+            return None
+        from hermes_memory_chroma.server import ServerTarget, connect, new_breaker
+
+        if self._breaker is None:
+            self._breaker = new_breaker()
+        self._http_client = connect(ServerTarget.from_settings(self.settings), self._breaker)
+        return self._http_client
 
     @property
     def store(self) -> MemoryStore:
@@ -119,6 +152,9 @@ class ChromaProvider(MemoryProvider):
                     dedup_cosine=s.dedup_cosine,
                     supersede_threshold=s.supersede_threshold,
                     reembed_progress=auto_reembed_bar,
+                    client=self._client(),
+                    location=self.location,
+                    shared=self.settings.mode == "server",
                 )
             return self._store
 
@@ -287,16 +323,20 @@ class ChromaProvider(MemoryProvider):
         )
         if reason:
             return checks
+        server = self._server_check()
+        checks.append(server)
+        if not server.ok:
+            return checks
         try:
             stats = self.store.stats()
         except Exception as exc:
+            fix = (
+                f"check permissions of {self.root}, or move it aside to start afresh"
+                if self.settings.mode == "embedded"
+                else "check the chroma server's log"
+            )
             checks.append(
-                HealthCheck(
-                    "chroma: store",
-                    False,
-                    detail=f"{self.root}: {exc}",
-                    fix=f"check permissions of {self.root}, or move it aside to start afresh",
-                )
+                HealthCheck("chroma: store", False, detail=f"{self.location}: {exc}", fix=fix)
             )
             return checks
         active = sum(u["active"] for u in stats["users"])
@@ -304,8 +344,8 @@ class ChromaProvider(MemoryProvider):
             HealthCheck(
                 "chroma: store",
                 True,
-                detail=f"{self.root}: {len(stats['users'])} user(s), {active} active memories, "
-                f"embedder {stats['embedder']}",
+                detail=f"{self.location}: {len(stats['users'])} user(s), {active} active "
+                f"memories, embedder {stats['embedder']}",
             )
         )
         stale = [u["user_id"] for u in stats["users"] if u["needs_reembed"]]
@@ -327,6 +367,41 @@ class ChromaProvider(MemoryProvider):
             )
         )
         return checks
+
+    def status_details(self) -> dict[str, str]:
+        """For ``hermes memory status``: the mode, where the memories live and, in server
+        mode, whether the server answers (one probe within ``timeout``)."""
+        details = {"mode": self.settings.mode, "location": self.location}
+        if self.settings.mode == "server":
+            check = self._server_check()
+            # ok: "reachable, chroma 1.0.0, without a token"; else the error, which names the fix
+            details["server"] = (
+                check.detail.rsplit(": ", 1)[-1]
+                if check.ok
+                else check.detail.removeprefix("server: ")
+            )
+        return details
+
+    def _server_check(self) -> HealthCheck:
+        """``chroma: mode``: embedded (always fine), or server and whether it answers and
+        accepts the token (a heartbeat, the version and the tenant, within ``timeout``)."""
+        if self.settings.mode == "embedded":
+            return HealthCheck("chroma: mode", True, detail=f"embedded at {self.root}")
+        from hermes_memory_chroma.server import ServerTarget, fix_for, probe
+
+        target = ServerTarget.from_settings(self.settings)
+        try:
+            version = probe(target)
+        except Exception as exc:
+            return HealthCheck(
+                "chroma: mode", False, detail=f"server: {exc}", fix=fix_for(exc, target)
+            )
+        auth = "with a token" if self.settings.token is not None else "without a token"
+        return HealthCheck(
+            "chroma: mode",
+            True,
+            detail=f"server {self.location}: reachable, chroma {version}, {auth}",
+        )
 
     def bench_retriever(self, workdir: Path) -> Any:
         """The retrieval-benchmark adapter (``hermes bench locomo --retriever provider``)."""
@@ -384,6 +459,14 @@ class ChromaProvider(MemoryProvider):
             self._buffers.clear()
             if self._store is not None:
                 self._store.close()
+            if self._http_client is not None:
+                from hermes_memory_chroma.server import close_client
+
+                try:
+                    close_client(self._http_client)
+                except Exception as exc:  # closing a client must not break shutdown
+                    log.debug("closing the chroma server client: %s", exc)
+                self._http_client = None
             self._store = None
             self._retriever = None
 

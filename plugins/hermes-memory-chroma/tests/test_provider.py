@@ -248,8 +248,13 @@ def test_store_is_a_cosine_collection_under_the_home_with_telemetry_off(
 ) -> None:
     provider = make_provider()
     _sync(provider, session_for("alice"), 1, "a memory to look at")
-    assert provider.store.root == hermes_home / "chroma"
-    assert (hermes_home / "chroma" / "fts.db").is_file()
+    if provider.settings.mode == "embedded":
+        assert provider.store.root == hermes_home / "chroma"
+    else:  # the keyword index of this server and database, under the home
+        assert provider.store.root.parent == hermes_home / "chroma"
+        assert provider.store.root.name.startswith("server-")
+        assert not (hermes_home / "chroma" / "chroma.sqlite3").exists()
+    assert (provider.store.root / "fts.db").is_file()
     client = provider.store._client
     assert client.get_settings().anonymized_telemetry is False
     [collection] = client.list_collections()

@@ -1,5 +1,9 @@
 """Cost that does not grow with the store, pinned by counting rows, never by timing.
 
+The stores of 200 and 2,000 memories are built once and copied as directories, so those tests
+run embedded; the others run in both modes (``conftest.py``): a server's collections are the
+same ``Collection`` class over HTTP.
+
 A wrapper around chromadb's ``Collection.get`` / ``Collection.query`` counts the rows every
 call returns (and records any id lookup that also carries a metadata filter, which makes
 chromadb scan the whole collection). The same recall, turn sync and compaction write run
@@ -174,10 +178,12 @@ def test_live_collection_holds_only_active_memories(built: dict[int, Path], tmp_
         store.close()
 
 
-def test_a_schema_1_store_is_migrated_on_open(tmp_path: Path) -> None:
+def test_a_schema_1_store_is_migrated_on_open(
+    tmp_path: Path, open_store: Callable[..., MemoryStore]
+) -> None:
     """Stores written before the history collection kept superseded rows in the live one."""
     root = tmp_path / "old"
-    store = MemoryStore(root, HashEmbedder(), dedup_cosine=1.01)
+    store = open_store(root, HashEmbedder(), dedup_cosine=1.01)
     keep = store.add(USER, "Alice lives in Bergen.", subject="location")
     name = store.collection_name(USER)
     live = store._client.get_collection(name)
@@ -188,7 +194,7 @@ def test_a_schema_1_store_is_migrated_on_open(tmp_path: Path) -> None:
     live.modify(metadata={**(live.metadata or {}), "schema": 1})
     store.close()
 
-    reopened = MemoryStore(root, HashEmbedder(), dedup_cosine=1.01)
+    reopened = open_store(root, HashEmbedder(), dedup_cosine=1.01)
     try:
         assert [m.id for m in reopened.list_memories(USER)] == [keep.id]
         assert reopened._client.get_collection(name).count() == 1
@@ -200,8 +206,10 @@ def test_a_schema_1_store_is_migrated_on_open(tmp_path: Path) -> None:
         reopened.close()
 
 
-def test_the_read_cache_follows_writes_by_id(tmp_path: Path, reads: Reads) -> None:
-    store = MemoryStore(tmp_path / "c", HashEmbedder())
+def test_the_read_cache_follows_writes_by_id(
+    tmp_path: Path, reads: Reads, open_store: Callable[..., MemoryStore]
+) -> None:
+    store = open_store(tmp_path / "c", HashEmbedder())
     try:
         first = store.add(USER, "Alice keeps notes in Obsidian.")
         reads.reset()

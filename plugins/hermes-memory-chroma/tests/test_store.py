@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,8 @@ from hermes_memory_chroma.embedders import HashEmbedder
 from hermes_memory_chroma.store import REEMBED_SUFFIX, MemoryStore, NewMemory
 
 DAY = 86400.0
+
+OpenStore = Callable[..., MemoryStore]
 
 
 def test_add_and_get_round_trip(store: MemoryStore) -> None:
@@ -38,8 +41,8 @@ def test_dedup_by_normalised_hash(store: MemoryStore) -> None:
     assert store.count("alice") == 1
 
 
-def test_dedup_by_cosine(hermes_home: Path) -> None:
-    s = MemoryStore(hermes_home / "chroma", HashEmbedder(), dedup_cosine=0.9)
+def test_dedup_by_cosine(hermes_home: Path, open_store: OpenStore) -> None:
+    s = open_store(hermes_home / "chroma", HashEmbedder(), dedup_cosine=0.9)
     try:
         first = s.add("alice", "deploys with ansible every friday afternoon from the office")
         near = s.add("alice", "deploys with ansible every friday afternoon from the office too")
@@ -72,8 +75,8 @@ def test_supersede_by_subject_keeps_history(store: MemoryStore) -> None:
     assert [i for i, _ in store.fts.search("alice", "Paris", 5)] == [new.id]
 
 
-def test_supersede_by_similarity_same_type_only(hermes_home: Path) -> None:
-    s = MemoryStore(
+def test_supersede_by_similarity_same_type_only(hermes_home: Path, open_store: OpenStore) -> None:
+    s = open_store(
         hermes_home / "chroma", HashEmbedder(), supersede_threshold=0.7, dedup_cosine=0.99
     )
     try:
@@ -166,16 +169,16 @@ def test_add_many_is_searchable_and_keeps_metadata(store: MemoryStore) -> None:
     assert [i for i, _ in store.fts.search("alice", "news", 5)] == ["D1:1"]
 
 
-def test_reembed_on_embedder_change(hermes_home: Path) -> None:
+def test_reembed_on_embedder_change(hermes_home: Path, open_store: OpenStore) -> None:
     root = hermes_home / "chroma"
-    first = MemoryStore(root, HashEmbedder(dim=256))
+    first = open_store(root, HashEmbedder(dim=256))
     a = first.add("alice", "Alice plays the cello.")
     first.add("alice", "Alice lives in Oslo.", subject="location")
     first.add("alice", "Alice lives in Bergen.", subject="location")
     first.close()
 
     calls: list[tuple[int, int]] = []
-    second = MemoryStore(
+    second = open_store(
         root,
         HashEmbedder(dim=128),
         reembed_progress=lambda _u, _n: lambda d, t: calls.append((d, t)),
@@ -195,12 +198,14 @@ def test_reembed_on_embedder_change(hermes_home: Path) -> None:
         second.close()
 
 
-def test_explicit_reembed_returns_count_and_progress(hermes_home: Path) -> None:
+def test_explicit_reembed_returns_count_and_progress(
+    hermes_home: Path, open_store: OpenStore
+) -> None:
     root = hermes_home / "chroma"
-    first = MemoryStore(root, HashEmbedder(dim=64))
+    first = open_store(root, HashEmbedder(dim=64))
     first.add("bob", "Bob likes chess.")
     first.close()
-    second = MemoryStore(root, HashEmbedder(dim=96))
+    second = open_store(root, HashEmbedder(dim=96))
     try:
         seen: list[tuple[int, int]] = []
         assert second.reembed("bob", lambda d, t: seen.append((d, t))) == 1
@@ -211,9 +216,9 @@ def test_explicit_reembed_returns_count_and_progress(hermes_home: Path) -> None:
         second.close()
 
 
-def test_interrupted_reembed_is_recovered(hermes_home: Path) -> None:
+def test_interrupted_reembed_is_recovered(hermes_home: Path, open_store: OpenStore) -> None:
     root = hermes_home / "chroma"
-    s = MemoryStore(root, HashEmbedder())
+    s = open_store(root, HashEmbedder())
     s.add("alice", "Alice collects stamps.")
     name = s.collection_name("alice")
     # simulate a crash after the old collection was dropped but before the rename
@@ -240,10 +245,12 @@ def test_stats_lists_users(store: MemoryStore) -> None:
     assert all(u["active"] == u["indexed"] == 1 for u in stats["users"])
 
 
-def test_dense_never_returns_superseded_even_when_they_crowd_the_top(hermes_home: Path) -> None:
+def test_dense_never_returns_superseded_even_when_they_crowd_the_top(
+    hermes_home: Path, open_store: OpenStore
+) -> None:
     """The unfiltered fast path over-fetches a little; when superseded rows crowd the
     nearest neighbours it must fall back to chroma's filter, never return them."""
-    store = MemoryStore(hermes_home / "chroma", HashEmbedder(), dedup_cosine=1.01)
+    store = open_store(hermes_home / "chroma", HashEmbedder(), dedup_cosine=1.01)
     query = "alice favourite coffee order at the corner cafe"
     old_ids = [
         store.add("alice", f"{query} variant{i}", subject=f"coffee-{i}").id for i in range(30)

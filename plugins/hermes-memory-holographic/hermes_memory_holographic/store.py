@@ -16,6 +16,11 @@ Trust moves by feedback (+0.05 helpful, −0.10 unhelpful) and explicit deltas, 
 The HRR vectors of a user are read from ``hrr_vectors`` once and then kept in memory
 (:mod:`vectors`), updated by fact id on every add, update, feedback and removal; a search
 reads no vector rows (another process's writes are noticed through ``data_version``).
+
+The keyword side is bounded too: a query matching many facts is ranked by ``bm25()`` in a
+recent window of fact ids (about :data:`WINDOW_TARGET` matches), widened only while it
+yields too few of the user's facts, plus the query's rare phrases over the whole store
+(:meth:`FactStore._keyword`); ``keyword_rows_ranked`` counts what was ranked.
 """
 
 from __future__ import annotations
@@ -35,7 +40,7 @@ from hermes_memory_holographic import hrr as hrr_mod
 from hermes_memory_holographic.text import (
     content_hash,
     extract_entities,
-    fts_query,
+    fts_phrases,
     has_negation,
     normalise,
     split_cjk,
@@ -50,6 +55,14 @@ MAX_CONTENT = 2000
 MAX_TAGS = 20
 VECTOR_CANDIDATES = 50
 """Facts found by HRR similarity alone that a search considers (the best by cosine)."""
+WINDOW_MIN = 1024
+"""The smallest window (fact ids) a broad keyword query is ranked in."""
+WINDOW_TARGET = 400
+"""Matches a keyword window should hold before it is ranked."""
+EXACT_MAX = 2000
+"""Keyword queries matching at most about this many facts are ranked over the whole store."""
+RARE_MAX = 100
+"""A phrase matching at most this many facts is also searched outside the window."""
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS facts(
@@ -135,7 +148,16 @@ def _clamp(value: float) -> float:
 
 
 class FactStore:
-    """One SQLite file; thread-safe (a lock around one connection)."""
+    """One SQLite file; thread-safe (a lock around one connection).
+
+    The keyword window sizes (:attr:`window_min`, :attr:`window_target`,
+    :attr:`exact_max`, :attr:`rare_max`) default to the module constants; tests shrink
+    them to reach the windowed path with small stores."""
+
+    window_min = WINDOW_MIN
+    window_target = WINDOW_TARGET
+    exact_max = EXACT_MAX
+    rare_max = RARE_MAX
 
     def __init__(
         self,
@@ -169,6 +191,8 @@ class FactStore:
         except OSError:
             pass
         self._closed = False
+        self.keyword_rows_ranked = 0
+        """Keyword index rows ranked by searches so far (the bounded part of a search)."""
         self.reencoded = self._reencode_stale()
         self._vectors_cache = VectorCache(self.hrr.np, self.hrr.dim) if self.hrr else None
         self._data_version = self._version()
@@ -491,12 +515,25 @@ class FactStore:
             return fact
 
     def mark_retrieved(self, user_id: str, ids: Iterable[int]) -> None:
-        with self._lock, self._db:
-            self._db.executemany(
-                "UPDATE facts SET retrieval_count = retrieval_count + 1 "
-                "WHERE id = ? AND user_id = ?",
-                [(int(i), user_id) for i in ids],
-            )
+        """Count one retrieval of each fact. The commit is not synced to disk on its own
+        (``synchronous = NORMAL`` for this transaction: a recall pays no fsync); the next
+        durable commit or checkpoint carries it, and a power cut can lose only these
+        counters, never a fact."""
+        params = [(int(i), user_id) for i in ids]
+        if not params:
+            return
+        with self._lock:
+            mode = int(self._db.execute("PRAGMA synchronous").fetchone()[0])
+            self._db.execute("PRAGMA synchronous = NORMAL")
+            try:
+                with self._db:
+                    self._db.executemany(
+                        "UPDATE facts SET retrieval_count = retrieval_count + 1 "
+                        "WHERE id = ? AND user_id = ?",
+                        params,
+                    )
+            finally:
+                self._db.execute(f"PRAGMA synchronous = {mode}")
 
     # ------------------------------------------------------------ reads
 
@@ -529,23 +566,95 @@ class FactStore:
             ).fetchone()
             return int(row["n"])
 
+    def _count(self, match: str, floor: int = 0) -> int:
+        """Index rows (every user's) above id ``floor`` matching ``match``; no ranking."""
+        return int(
+            self._db.execute(
+                "SELECT count(*) FROM facts_fts WHERE facts_fts MATCH ? AND rowid > ?",
+                (match, int(floor)),
+            ).fetchone()[0]
+        )
+
+    def _window_floor(self, match: str, newest: int) -> tuple[int, int]:
+        """``(floor, matches)``: the id range above ``floor`` that a keyword query ranks and
+        how many index rows in it match. The smallest recent window (at least
+        :attr:`window_min` ids, grown geometrically) holding :attr:`window_target`
+        matches; ``floor`` 0 (the whole store) when the store is smaller than that or all
+        its matches are few enough (:attr:`exact_max`) to rank exactly. Each probe counts
+        only the matches inside its window, so deciding costs about twice the matches
+        finally ranked."""
+        span = self.window_min
+        while span < newest:
+            matches = self._count(match, newest - span)
+            if matches >= self.window_target:
+                if matches * newest / span <= self.exact_max:
+                    break
+                return newest - span, matches
+            grow = math.ceil(self.window_target * 1.25 / max(matches, 1))
+            span *= max(2, min(grow, 16))
+        return 0, self._count(match)
+
+    def _ranked(
+        self, user_id: str, match: str, floor: int, min_trust: float, limit: int
+    ) -> list[sqlite3.Row]:
+        """``user_id``'s best ``limit`` facts (trust ≥ ``min_trust``) among the index rows
+        above id ``floor`` matching ``match``, by FTS5 ``bm25()`` (column ``rank``)."""
+        return self._db.execute(
+            "SELECT f.*, bm25(facts_fts) AS rank FROM facts_fts "
+            "JOIN facts f ON f.id = facts_fts.rowid "
+            "WHERE facts_fts MATCH ? AND facts_fts.rowid > ? AND f.user_id = ? "
+            "AND f.trust >= ? ORDER BY rank LIMIT ?",
+            (match, int(floor), user_id, float(min_trust), int(limit)),
+        ).fetchall()
+
     def _keyword(
         self, user_id: str, query: str, *, min_trust: float, limit: int, mode: str = "OR"
     ) -> list[tuple[sqlite3.Row, float]]:
-        match = fts_query(query, mode=mode)
-        if not match:
+        """``user_id``'s best ``limit`` keyword matches with their bm25 relevance scaled to
+        (0, 1], best first.
+
+        Bounded whatever the store's size: a query matching more than :attr:`exact_max`
+        facts is ranked in a recent window of fact ids holding about
+        :attr:`window_target` matches (:meth:`_window_floor`), widened ×4 while it yields
+        fewer than ``limit`` of the user's facts. An ``OR`` query then also ranks, over
+        the whole store, the facts matching its rare phrases (at most :attr:`rare_max`
+        facts each), so an old fact that shares a rare word with the query is still found.
+        :attr:`keyword_rows_ranked` counts the index rows ranked."""
+        phrases = fts_phrases(query)
+        if not phrases:
             return []
-        rows = self._db.execute(
-            "SELECT f.*, bm25(facts_fts) AS rank FROM facts_fts "
-            "JOIN facts f ON f.id = facts_fts.rowid "
-            "WHERE facts_fts MATCH ? AND facts_fts.user_id = ? AND f.user_id = ? "
-            "AND f.trust >= ? ORDER BY rank LIMIT ?",
-            (match, user_id, user_id, float(min_trust), int(limit)),
-        ).fetchall()
-        if not rows:
+        match = f" {mode} ".join(phrases)
+        newest = int(self._db.execute("SELECT max(id) FROM facts").fetchone()[0] or 0)
+        floor, matches = self._window_floor(match, newest)
+        while True:
+            self.keyword_rows_ranked += matches
+            rows = self._ranked(user_id, match, floor, min_trust, limit)
+            if floor == 0 or len(rows) >= limit:
+                break
+            floor = max(0, newest - 4 * (newest - floor))
+            matches = self._count(match, floor)
+        scored = {int(r["id"]): (r, -float(r["rank"])) for r in rows}
+        if floor > 0 and mode == "OR" and len(phrases) > 1:
+            rare = [p for p in phrases if self._rare(p)]
+            if rare:
+                rare_match = " OR ".join(rare)
+                self.keyword_rows_ranked += self._count(rare_match)
+                for r in self._ranked(user_id, rare_match, 0, min_trust, limit):
+                    scored.setdefault(int(r["id"]), (r, -float(r["rank"])))
+        if not scored:
             return []
-        best = max(-float(r["rank"]) for r in rows) or 1.0
-        return [(r, max(0.0, -float(r["rank"])) / best) for r in rows]
+        ranked = sorted(scored.values(), key=lambda x: (-x[1], -int(x[0]["id"])))[:limit]
+        best = max(s for _, s in ranked) or 1.0
+        return [(r, max(0.0, s) / best) for r, s in ranked]
+
+    def _rare(self, phrase: str) -> bool:
+        """Whether at most :attr:`rare_max` index rows match ``phrase`` (reads at most one
+        more than that)."""
+        found = self._db.execute(
+            "SELECT count(*) FROM (SELECT 1 FROM facts_fts WHERE facts_fts MATCH ? LIMIT ?)",
+            (phrase, self.rare_max + 1),
+        ).fetchone()[0]
+        return 0 < int(found) <= self.rare_max
 
     def _user_vectors(self, user_id: str) -> UserVectors:
         """``user_id``'s in-memory matrix, read from SQLite on first use (and again after
@@ -591,13 +700,60 @@ class FactStore:
             float(row["trust"]),
         )
 
-    def _cosines(self, user_id: str, key: Any, min_trust: float) -> tuple[list[int], Any]:
-        """``(fact ids, cosine with key)`` for ``user_id``'s facts with trust ≥ ``min_trust``."""
+    def _unit(self, key: Any) -> Any:
         assert self.hrr is not None
         np = self.hrr.np
         norm = float(np.linalg.norm(key))
-        unit = (key / norm if norm > 0 else key).astype(np.float32)
-        return self._user_vectors(user_id).cosines(unit, min_trust)
+        return (key / norm if norm > 0 else key).astype(np.float32)
+
+    def _blend_vectors(
+        self, user_id: str, key: Any, min_trust: float, scores: dict[int, float], limit: int
+    ) -> None:
+        """Add ``hrr_weight`` × cosine to the keyword ``scores`` and add the facts most
+        similar to ``key`` that the keyword pass missed (cosine > 0.2, the best
+        ``max(5 × limit, VECTOR_CANDIDATES)``; trust ≥ ``min_trust``). One matrix-vector
+        product; the Python work is bounded by the candidates, not the store."""
+        assert self.hrr is not None
+        np, w = self.hrr.np, self.hrr_weight
+        vectors = self._user_vectors(user_id)
+        if not len(vectors):
+            return
+        cos = vectors.scores(self._unit(key))
+        ok = vectors.trusted(min_trust)
+        free = ok & (cos > np.float64(0.2))
+        for fid in list(scores):
+            row = vectors.row(fid)
+            if row is None:
+                continue
+            if ok[row]:
+                scores[fid] += w * max(0.0, float(cos[row]))
+            free[row] = False  # already a keyword hit
+        want = max(limit * 5, VECTOR_CANDIDATES)
+        rows = np.flatnonzero(free)
+        if len(rows) > want:  # every row tied with the want-th best, then the exact order
+            values = cos[rows]
+            rows = rows[values >= np.partition(values, len(values) - want)[len(values) - want]]
+        ids = vectors.ids
+        best = sorted(((float(cos[r]), int(ids[r])) for r in rows), key=lambda x: (-x[0], -x[1]))
+        for c, fid in best[:want]:  # similar by terms the keyword pass ranked out
+            scores[fid] = w * c
+
+    def _cosines_of(
+        self, user_id: str, key: Any, min_trust: float, fact_ids: Iterable[int]
+    ) -> dict[int, float]:
+        """Cosine with ``key`` of those ``fact_ids`` that have a vector and trust ≥
+        ``min_trust`` (one matrix-vector product, then lookups by id)."""
+        vectors = self._user_vectors(user_id)
+        if not len(vectors):
+            return {}
+        cos = vectors.scores(self._unit(key))
+        ok = vectors.trusted(min_trust)
+        out: dict[int, float] = {}
+        for fid in fact_ids:
+            row = vectors.row(fid)
+            if row is not None and ok[row]:
+                out[fid] = float(cos[row])
+        return out
 
     def _decay(self, row: sqlite3.Row) -> float:
         if self.half_life_days <= 0:
@@ -633,23 +789,15 @@ class FactStore:
                 q_terms = terms(query)
                 if q_terms:
                     key = self.hrr.role_sum(hrr_mod.CONTENT_ROLE, q_terms)
-                    ids, cos = self._cosines(user_id, key, min_trust)
-                    extra: list[tuple[float, int]] = []
-                    for fid, c in zip(ids, cos.tolist(), strict=True):
-                        if fid in scores:
-                            scores[fid] += w * max(0.0, float(c))
-                        elif c > 0.2:  # similar by terms the keyword pass ranked out
-                            extra.append((float(c), fid))
-                    # only the best few: their rows are read one by one below
-                    best = sorted(extra, key=lambda x: (-x[0], -x[1]))
-                    for c, fid in best[: max(limit * 5, VECTOR_CANDIDATES)]:
-                        scores[fid] = w * c
+                    self._blend_vectors(user_id, key, min_trust, scores, limit)
             missing = [fid for fid in scores if fid not in rows]
             if missing:  # one query for the similarity-only candidates (at most 50)
                 marks = ",".join("?" * len(missing))
+                # ``+user_id``: look the ids up by primary key; the (user_id, trust) index
+                # would walk every fact of the user
                 for row in self._db.execute(
-                    f"SELECT * FROM facts WHERE user_id = ? AND id IN ({marks})",
-                    (user_id, *missing),
+                    f"SELECT * FROM facts WHERE id IN ({marks}) AND +user_id = ?",
+                    (*missing, user_id),
                 ):
                     rows[int(row["id"])] = row
                 for fid in [fid for fid in missing if fid not in rows]:
@@ -700,10 +848,8 @@ class FactStore:
                 key = self.hrr.bind(
                     self.hrr.symbol(hrr_mod.ENTITY_ROLE), self.hrr.symbol(normalise(name))
                 )
-                ids, cos = self._cosines(user_id, key, min_trust)
-                for fid, c in zip(ids, cos.tolist(), strict=True):
-                    if fid in scores:
-                        scores[fid] = max(float(c), 0.05)
+                for fid, c in self._cosines_of(user_id, key, min_trust, list(scores)).items():
+                    scores[fid] = max(c, 0.05)
             # Mentions that were not linked as entities (e.g. lower-case names): keywords.
             for row, rel in self._keyword(
                 user_id, name, min_trust=min_trust, limit=200, mode="AND"

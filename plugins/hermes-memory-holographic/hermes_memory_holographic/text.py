@@ -169,10 +169,9 @@ def _stem(word: str) -> str:
     return word
 
 
-def fts_query(text: str, *, mode: str = "OR") -> str:
-    """A safe FTS5 MATCH expression for ``text``: every term quoted, Latin words of four or
-    more letters as prefixes, CJK bigrams as two-character phrases. Empty string when there
-    is nothing to search for."""
+def fts_phrases(text: str) -> list[str]:
+    """The quoted FTS5 phrases of ``text``, in order, each once: Latin words of four or more
+    letters as prefixes (``"postgres"*``), CJK bigrams as two-character phrases."""
     parts: list[str] = []
     seen: set[str] = set()
     for term in terms(text):
@@ -183,7 +182,13 @@ def fts_query(text: str, *, mode: str = "OR") -> str:
             # Latin words of 4+ letters also match as prefixes ("postgres" → PostgreSQL).
             star = "*" if not is_cjk(term) and len(phrase) >= 4 else ""
             parts.append(f'"{phrase}"{star}')
-    return f" {mode} ".join(parts)
+    return parts
+
+
+def fts_query(text: str, *, mode: str = "OR") -> str:
+    """A safe FTS5 MATCH expression for ``text``: its :func:`fts_phrases` joined by ``mode``.
+    Empty string when there is nothing to search for."""
+    return f" {mode} ".join(fts_phrases(text))
 
 
 def has_negation(text: str) -> bool:
@@ -264,6 +269,7 @@ def extract_entities(text: str) -> list[str]:
 __all__ = [
     "content_hash",
     "extract_entities",
+    "fts_phrases",
     "fts_query",
     "has_negation",
     "is_cjk",

@@ -75,16 +75,32 @@ class UserVectors:
             self._pos[moved] = row
         self.n = last
 
+    def row(self, fact_id: int) -> int | None:
+        """The matrix row of ``fact_id`` (``None`` when it has no vector here)."""
+        return self._pos.get(fact_id)
+
+    @property
+    def ids(self) -> Any:
+        """Fact id of every row (a view: valid until the next write)."""
+        return self._ids[: self.n]
+
+    def scores(self, key: Any) -> Any:
+        """Cosine of every row with ``key`` (``key`` must be unit length; rows are)."""
+        # einsum runs numpy's own single-threaded loop: a BLAS product would start a thread
+        # per core for this one matrix-vector product, which thrashes on a busy machine
+        return self.np.einsum("ij,j->i", self._matrix[: self.n], key)
+
+    def trusted(self, min_trust: float) -> Any:
+        """Per row: whether its trust is ≥ ``min_trust``."""
+        return self._trust[: self.n] >= self.np.float32(min_trust)
+
     def cosines(self, key: Any, min_trust: float) -> tuple[list[int], Any]:
         """``(fact ids, cosines with key)`` of the rows whose trust is ≥ ``min_trust``
         (``key`` must be unit length; rows are)."""
         if self.n == 0:
             return [], self.np.zeros(0, dtype=self.np.float32)
-        # einsum runs numpy's own single-threaded loop: a BLAS product would start a thread
-        # per core for this one matrix-vector product, which thrashes on a busy machine
-        scores = self.np.einsum("ij,j->i", self._matrix[: self.n], key)
-        keep = self._trust[: self.n] >= self.np.float32(min_trust)
-        return self._ids[: self.n][keep].tolist(), scores[keep]
+        keep = self.trusted(min_trust)
+        return self.ids[keep].tolist(), self.scores(key)[keep]
 
 
 class VectorCache:

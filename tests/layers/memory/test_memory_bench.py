@@ -36,3 +36,17 @@ def test_cli_writes_json(tmp_path: Path) -> None:
     assert "p99 ms" in result.output
     data = json.loads(out.read_text(encoding="utf-8"))
     assert [op["op"] for op in data["ops"]][:3] == ["add", "replace", "remove"]
+
+
+def test_run_bench_on_postgresql_leaves_no_rows(tmp_path: Path, postgres_url: str) -> None:
+    import psycopg
+
+    result = run_bench(ops=5, prefill=2, home=tmp_path, postgres_url=postgres_url)
+    data = result.to_dict()
+    assert data["settings"]["store"] == "postgresql"
+    assert {op["op"]: op["n"] for op in data["ops"]}["add"] == 5
+    assert not list(tmp_path.rglob("*.md"))  # the writes went to the server
+    with psycopg.connect(postgres_url) as conn:
+        tables = ("hermes_memory_files", "hermes_memory_pending")
+        counts = [conn.execute(f"SELECT count(*) FROM {t}").fetchone() for t in tables]
+    assert counts == [(0,), (0,)]  # the throw-away users were deleted

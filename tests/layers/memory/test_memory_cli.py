@@ -10,12 +10,12 @@ from pathlib import Path
 import click
 import pytest
 from click.testing import CliRunner, Result
-from memkit import MemoryKit
+from memkit import MemoryKit, pending_of
 
 from hermes_core.cli.memory_store import register_memory_commands
-from hermes_core.layers.memory.approval import PendingStore
 from hermes_core.layers.memory.archive import MemoryArchive
 from hermes_core.layers.memory.store import DELIMITER
+from hermes_core.settings.files import set_config_value
 
 
 @click.group()
@@ -83,21 +83,19 @@ def test_edit_saves_valid_text_atomically(kit: MemoryKit, editor: Path) -> None:
     result = run("edit", env={"NEW_TEXT_FILE": str(editor)})
     assert result.exit_code == 0, result.output
     assert "Saved" in result.output
-    assert kit.file().read_text(encoding="utf-8") == DELIMITER.join(
-        ["new fact one", "new fact two", "第三条"]
-    )
+    assert kit.text() == DELIMITER.join(["new fact one", "new fact two", "第三条"])
 
 
 def test_edit_refuses_over_budget_and_keeps_recovery(kit_factory, editor: Path) -> None:  # type: ignore[no-untyped-def]
     kit = kit_factory()
-    (kit.home / "config.yaml").write_text("memory:\n  user_char_limit: 20\n", encoding="utf-8")
+    set_config_value(kit.home, "memory.user_char_limit", 20)
     kit.add("short", target="user")
     text = "a much longer profile entry than twenty chars"
     editor.write_text(text, encoding="utf-8")
     result = run("edit", "--target", "user", env={"NEW_TEXT_FILE": str(editor)})
     assert result.exit_code != 0
     assert "over budget" in result.output
-    assert kit.file("user").read_text(encoding="utf-8") == "short"
+    assert kit.text("user") == "short"
     (recovery,) = (kit.home / "memories" / "recovery").glob("USER.md.*.txt")
     assert recovery.read_text(encoding="utf-8") == text
     assert str(recovery) in result.output.replace("\n", "")
@@ -118,7 +116,7 @@ def test_edit_fixes_drift_and_handles_editor_failure(kit: MemoryKit, editor: Pat
     editor.write_text("a\n§\nstray", encoding="utf-8")
     failed = run("edit", env={"NEW_TEXT_FILE": str(editor), "EDITOR_STATUS": "3"})
     assert failed.exit_code != 0 and "status 3" in failed.output
-    assert kit.file().read_text(encoding="utf-8") == "a\n§\n\n§ stray"
+    assert kit.text() == "a\n§\n\n§ stray"
     fixed = run("edit", env={"NEW_TEXT_FILE": str(editor)})
     assert fixed.exit_code == 0
     assert kit.call(action="remove", old_text="stray")["success"] is True
@@ -148,7 +146,7 @@ def test_pending_approve_reject_flow(hermes_home: Path) -> None:
     stale = run("approve", "all")  # the auto proposal targeted the old entry
     assert stale.exit_code != 0 and "stale" in stale.output
     assert run("reject", "all").exit_code == 0
-    assert PendingStore(hermes_home).list() == []
+    assert pending_of(hermes_home).list() == []
     assert run("reject", "nope").exit_code != 0
     assert "No pending memory writes." in run("pending").output
 
@@ -222,7 +220,7 @@ def test_a_refused_edit_continues_from_its_recovery_file(
 ) -> None:  # type: ignore[no-untyped-def]
     # The refusal names a command that reopens the user's own text, not the old file.
     kit = kit_factory()
-    (kit.home / "config.yaml").write_text("memory:\n  user_char_limit: 20\n", encoding="utf-8")
+    set_config_value(kit.home, "memory.user_char_limit", 20)
     kit.add("用户住在杭州", target="user")
     script = tmp_path / "trim-editor.py"
     script.write_text(
@@ -250,6 +248,7 @@ def test_a_refused_edit_continues_from_its_recovery_file(
     assert missing.exit_code != 0 and "could not read" in missing.output
 
 
+@pytest.mark.files_only
 def test_restore_that_cannot_write_is_a_clear_error(hermes_home: Path) -> None:
     kit = MemoryKit(hermes_home)
     (row,) = MemoryArchive(hermes_home).add("memory", ["用户喜欢红茶"], reason="overflow")

@@ -1,0 +1,120 @@
+"""``hermes_core/pg.py``: URL redaction, advisory keys, migrations and the unreachable-server
+error, against the real embedded PostgreSQL."""
+
+from __future__ import annotations
+
+import socket
+import threading
+
+import psycopg
+import pytest
+
+from hermes_core.errors import HermesError
+from hermes_core.pg import (
+    VERSIONS_TABLE,
+    DatabaseUnavailable,
+    PoolOptions,
+    advisory_key,
+    connection,
+    is_postgres_url,
+    migrate,
+    redact_url,
+)
+
+
+@pytest.mark.parametrize(
+    ("url", "shown"),
+    [
+        ("postgresql://hermes:s3cret@db:5432/mem", "postgresql://hermes:***@db:5432/mem"),
+        ("postgres://u:p%40ss@h/db?sslmode=require", "postgres://u:***@h/db?sslmode=require"),
+        ("postgresql://u@h/db", "postgresql://u@h/db"),
+        ("postgresql:///db?host=/tmp/sock", "postgresql:///db?host=/tmp/sock"),
+        ("postgresql://h/db?password=s3cret&user=u", "postgresql://h/db?password=***&user=u"),
+        ("host=db user=u password=s3cret dbname=m", "host=db user=u password=*** dbname=m"),
+        ("host=db password='s3 cret' dbname=m", "host=db password=*** dbname=m"),
+    ],
+)
+def test_redact_url_never_shows_the_password(url: str, shown: str) -> None:
+    assert redact_url(url) == shown
+    assert "s3cret" not in redact_url(url) and "p%40ss" not in redact_url(url)
+
+
+def test_is_postgres_url() -> None:
+    assert is_postgres_url("postgresql://h/db") and is_postgres_url(" POSTGRES://h/db")
+    assert not is_postgres_url("mysql://h/db") and not is_postgres_url("/tmp/state.db")
+
+
+def test_advisory_keys_are_stable_signed_and_distinct() -> None:
+    key = advisory_key("hermes-memory", "alice", "user")
+    assert key == advisory_key("hermes-memory", "alice", "user")
+    assert -(2**63) <= key < 2**63
+    keys = {
+        advisory_key("m", "ab", "c"),
+        advisory_key("m", "a", "bc"),
+        advisory_key("m", "alice", "memory"),
+        advisory_key("m", "alice", "user"),
+        advisory_key("m", "张三", "user"),
+    }
+    assert len(keys) == 5
+
+
+def test_migrate_applies_each_step_once_under_concurrent_callers(postgres_url: str) -> None:
+    steps = [
+        "CREATE TABLE t_migrate (n INTEGER)",
+        "INSERT INTO t_migrate VALUES (1)",
+        "INSERT INTO t_migrate VALUES (2)",
+    ]
+    versions: list[int] = []
+    errors: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            with psycopg.connect(postgres_url, autocommit=True) as conn:
+                versions.append(migrate(conn, "testing", steps))
+        except BaseException as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=run) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == [] and versions == [3] * 8
+    with psycopg.connect(postgres_url, autocommit=True) as conn:
+        assert conn.execute("SELECT n FROM t_migrate ORDER BY n").fetchall() == [(1,), (2,)]
+        row = conn.execute(
+            f"SELECT version FROM {VERSIONS_TABLE} WHERE component = 'testing'"
+        ).fetchone()
+        assert row == (3,)
+        # a later release adds a step: only that one runs
+        assert migrate(conn, "testing", [*steps, "INSERT INTO t_migrate VALUES (4)"]) == 4
+        assert conn.execute("SELECT count(*) FROM t_migrate").fetchone() == (3,)
+        # an older release never downgrades the recorded version
+        assert migrate(conn, "testing", steps[:1]) == 4
+
+
+def test_an_unreachable_server_is_one_clear_error_without_the_password() -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    url = f"postgresql://hermes:hunter2-secret@127.0.0.1:{port}/mem"
+    with (
+        pytest.raises(DatabaseUnavailable) as caught,
+        connection(
+            url, setting="memory.url", options=PoolOptions(timeout=1.0), fallback="Or use files."
+        ),
+    ):
+        pass  # pragma: no cover - never reached
+    message = str(caught.value)
+    assert isinstance(caught.value, HermesError)
+    assert "hunter2" not in message and "hermes:***@127.0.0.1" in message
+    assert "unreachable" in message and "memory.url" in message and message.endswith("files.")
+    assert "refused" in caught.value.reason.lower()
+
+
+def test_a_pooled_connection_runs_queries_with_a_statement_timeout(postgres_url: str) -> None:
+    options = PoolOptions(timeout=5.0, statement_timeout=0.5)
+    with connection(postgres_url, setting="x.url", options=options) as conn:
+        assert conn.execute("SELECT 1").fetchone() == (1,)
+        with pytest.raises(psycopg.errors.QueryCanceled):
+            conn.execute("SELECT pg_sleep(3)")
