@@ -15,7 +15,7 @@ Contract:
   recognised by its turn key).
 * The server unreachable or the URL wrong raises :class:`SessionStoreUnusable` naming the fix.
   The URL's password is never printed: messages, logs and ``stats`` carry
-  :func:`redact_url`.
+  :func:`hermes_core.pg.redact_url` (the one redaction every PostgreSQL store uses).
 * PostgreSQL text cannot hold NUL characters: they are stored as U+FFFD.
 * The schema and its migrations: :mod:`.pg_schema`; full-text search: :mod:`.pg_fts`.
 """
@@ -57,6 +57,7 @@ from hermes_core.layers.sessions.pg_schema import (
 )
 from hermes_core.layers.sessions.records import ALL_USERS, UserScope, scope_sql
 from hermes_core.layers.sessions.schema import INDEX_SELECT
+from hermes_core.pg import redact_url
 from hermes_core.text import like_escape
 
 T = TypeVar("T")
@@ -80,12 +81,6 @@ _TSVECTOR_SQL = (
     f"setweight(to_tsvector('{TS_CONFIG}', ?), '{BODY_WEIGHT}') || "
     f"setweight(to_tsvector('{TS_CONFIG}', ?), '{META_WEIGHT}')"
 )
-
-
-def redact_url(url: str) -> str:
-    """``url`` with its password replaced by ``***`` (URL and ``key=value`` forms)."""
-    text = re.sub(r"(://[^:/@\s]*:)[^@\s]*@", r"\1***@", str(url))
-    return re.sub(r"(password\s*=\s*)('[^']*'|\S+)", r"\1***", text, flags=re.IGNORECASE)
 
 
 def _scrub(message: str, url: str) -> str:
