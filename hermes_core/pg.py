@@ -56,6 +56,9 @@ DEFAULT_TIMEOUT = 10.0
 """Seconds to wait for a pooled connection (and the default statement timeout)."""
 
 _PASSWORD_KV = re.compile(r"(\bpassword\s*=\s*)('(?:[^'\\]|\\.)*'|[^\s&]+)", re.IGNORECASE)
+_USERINFO_PASSWORD = re.compile(r"(://[^:/?#@\s\"']*:)[^\s\"']*@")
+"""``scheme://user:PASSWORD@`` found by pattern: for URLs :func:`urlsplit` rejects (an
+unclosed IPv6 bracket, …) and for URLs quoted inside a driver's error message."""
 
 
 class DatabaseUnavailable(HermesError):
@@ -85,7 +88,7 @@ def redact_url(url: str) -> str:
     try:
         parts = urlsplit(text)
     except ValueError:
-        return text
+        return _USERINFO_PASSWORD.sub(lambda m: m.group(1) + "***@", text)
     netloc = parts.netloc
     userinfo, at, hostinfo = netloc.rpartition("@")
     if not at or ":" not in userinfo:
@@ -218,6 +221,7 @@ def _redact_text(text: str, url: str) -> str:
     except ValueError:
         password = None
     text = _PASSWORD_KV.sub(lambda m: m.group(1) + "***", text)
+    text = _USERINFO_PASSWORD.sub(lambda m: m.group(1) + "***@", text)
     return text.replace(password, "***") if password else text
 
 

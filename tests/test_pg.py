@@ -19,6 +19,7 @@ from hermes_core.pg import (
     is_postgres_url,
     migrate,
     redact_url,
+    unavailable,
 )
 
 
@@ -32,6 +33,9 @@ from hermes_core.pg import (
         ("postgresql://h/db?password=s3cret&user=u", "postgresql://h/db?password=***&user=u"),
         ("host=db user=u password=s3cret dbname=m", "host=db user=u password=*** dbname=m"),
         ("host=db password='s3 cret' dbname=m", "host=db password=*** dbname=m"),
+        # urlsplit rejects these (unclosed IPv6 bracket): the password must still be masked
+        ("postgresql://hermes:s3cret@[::1/db", "postgresql://hermes:***@[::1/db"),
+        ("postgresql://u:s3cret@[::1]:x]/db", "postgresql://u:***@[::1]:x]/db"),
     ],
 )
 def test_redact_url_never_shows_the_password(url: str, shown: str) -> None:
@@ -118,3 +122,14 @@ def test_a_pooled_connection_runs_queries_with_a_statement_timeout(postgres_url:
         assert conn.execute("SELECT 1").fetchone() == (1,)
         with pytest.raises(psycopg.errors.QueryCanceled):
             conn.execute("SELECT pg_sleep(3)")
+
+
+def test_a_url_the_driver_cannot_parse_is_reported_without_its_password() -> None:
+    """The driver quotes the whole URL in its error; urlsplit rejects it too."""
+    url = "postgresql://hermes:hunter2-secret@[::1/mem"
+    with pytest.raises(psycopg.ProgrammingError) as parse_error:
+        psycopg.conninfo.conninfo_to_dict(url)
+    assert "hunter2" in str(parse_error.value)  # the driver's own words carry it
+    error = unavailable(url, parse_error.value, setting="memory.url")
+    assert "hunter2" not in str(error) and "hunter2" not in error.reason
+    assert "hunter2" not in error.url and "hermes:***@" in str(error)
