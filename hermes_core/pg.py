@@ -55,6 +55,9 @@ VERSIONS_TABLE = "hermes_schema_versions"
 DEFAULT_TIMEOUT = 10.0
 """Seconds to wait for a pooled connection (and the default statement timeout)."""
 
+FIRST_WAIT = 1.0
+"""Seconds :func:`connection` waits for the pool before checking the server directly."""
+
 _PASSWORD_KV = re.compile(r"(\bpassword\s*=\s*)('(?:[^'\\]|\\.)*'|[^\s&]+)", re.IGNORECASE)
 _USERINFO_PASSWORD = re.compile(r"(://[^:/?#@\s\"']*:)[^\s\"']*@")
 """``scheme://user:PASSWORD@`` found by pattern: for URLs :func:`urlsplit` rejects (an
@@ -247,19 +250,31 @@ def connection(
     """A pooled connection to ``url`` (returned to the pool on exit; a transaction left open
     by the body is rolled back, one the body committed stays).
 
-    Getting the connection is retried ``attempts`` times; when the server still cannot be
-    reached, raises :class:`DatabaseUnavailable` (see :func:`unavailable`). Errors raised
+    When no pooled connection comes within :data:`FIRST_WAIT` seconds, one direct connection
+    is tried: if it fails too, :class:`DatabaseUnavailable` (see :func:`unavailable`) is
+    raised at once with its reason (a server that is down, a wrong password or database costs
+    one connect, not ``attempts`` pool timeouts). Otherwise getting the connection is
+    retried ``attempts`` times before the same error. Errors raised
     by the body propagate unchanged."""
     psycopg, pool_module = require_driver()
     opts = options or PoolOptions()
     pool = get_pool(url, opts)
+    failures = (pool_module.PoolTimeout, psycopg.OperationalError)
     last: BaseException | None = None
     conn: Any = None
-    for attempt in range(max(1, attempts)):
+    try:
+        conn = pool.getconn(timeout=min(opts.timeout, FIRST_WAIT))
+    except failures as exc:
+        # No connection at hand quickly: ask the server directly. When that fails too the
+        # server is down (or refuses us): say so now instead of waiting out every attempt.
+        cause = _diagnose(url, opts)
+        if cause is not None:
+            raise unavailable(url, cause, setting=setting, fallback=fallback) from exc
+    for attempt in range(max(1, attempts) if conn is None else 0):
         try:
             conn = pool.getconn(timeout=opts.timeout)
             break
-        except (pool_module.PoolTimeout, psycopg.OperationalError) as exc:
+        except failures as exc:
             last = exc
             if attempt + 1 < attempts:
                 time.sleep(min(0.2 * (attempt + 1), 1.0))
@@ -307,6 +322,7 @@ def migrate(conn: Any, component: str, steps: Sequence[str], *, lock_key: int | 
 
 __all__ = [
     "DEFAULT_TIMEOUT",
+    "FIRST_WAIT",
     "INSTALL_HINT",
     "VERSIONS_TABLE",
     "DatabaseUnavailable",

@@ -133,3 +133,22 @@ def test_a_url_the_driver_cannot_parse_is_reported_without_its_password() -> Non
     error = unavailable(url, parse_error.value, setting="memory.url")
     assert "hunter2" not in str(error) and "hunter2" not in error.reason
     assert "hunter2" not in error.url and "hermes:***@" in str(error)
+
+
+def test_a_refused_server_costs_one_pool_checkout_not_one_per_attempt() -> None:
+    """A direct connection confirms the server is down, so the other attempts (each a full
+    pool timeout) are not waited out: the pool sees a single checkout request."""
+    from hermes_core.pg import get_pool
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    url = f"postgresql://hermes:hunter2-secret@127.0.0.1:{port}/mem"
+    options = PoolOptions(timeout=1.0)
+    with (
+        pytest.raises(DatabaseUnavailable) as caught,
+        connection(url, setting="memory.url", options=options, attempts=3),
+    ):
+        pass  # pragma: no cover - never reached
+    assert "refused" in caught.value.reason.lower()
+    assert get_pool(url, options).get_stats().get("requests_num") == 1
