@@ -293,19 +293,25 @@ def migrate(conn: Any, component: str, steps: Sequence[str], *, lock_key: int | 
 
     Step ``i`` (1-based) is SQL run once per database, inside one transaction with the
     version bump, under an advisory lock (``lock_key``, default derived from ``component``)
-    so concurrent hosts never race. A database newer than ``steps`` is left alone."""
+    so concurrent hosts never race. A database newer than ``steps`` is left alone. A database
+    already up to date runs no DDL and writes nothing, so a role with only table privileges
+    (the owner created the schema once) can use it."""
     key = advisory_key("hermes-migrate", component) if lock_key is None else lock_key
     with conn.transaction():
         conn.execute("SELECT pg_advisory_xact_lock(%s)", (key,))
-        conn.execute(
-            f"CREATE TABLE IF NOT EXISTS {VERSIONS_TABLE} ("
-            "component TEXT PRIMARY KEY, version INTEGER NOT NULL, "
-            "updated_at TIMESTAMPTZ NOT NULL DEFAULT now())"
-        )
+        found = conn.execute("SELECT to_regclass(%s)", (VERSIONS_TABLE,)).fetchone()
+        if found is None or found[0] is None:
+            conn.execute(
+                f"CREATE TABLE IF NOT EXISTS {VERSIONS_TABLE} ("
+                "component TEXT PRIMARY KEY, version INTEGER NOT NULL, "
+                "updated_at TIMESTAMPTZ NOT NULL DEFAULT now())"
+            )
         row = conn.execute(
             f"SELECT version FROM {VERSIONS_TABLE} WHERE component = %s", (component,)
         ).fetchone()
         current = int(row[0]) if row else 0
+        if current >= len(steps):
+            return current  # up to date: no DDL, so a user without CREATE can use it
         for number, sql in enumerate(steps, start=1):
             if number <= current:
                 continue

@@ -545,3 +545,53 @@ def test_a_record_edited_in_the_database_is_rescanned_at_approval(
     assert outcome.success is False and "cannot be applied" in outcome.payload["error"]
     assert pending.get(staged["pending_id"]) is not None
     assert kit.entries() == []
+
+
+def test_a_user_who_may_not_create_the_tables_gets_the_fix_not_a_traceback(
+    tmp_path: Path, postgres_url: str
+) -> None:
+    """PostgreSQL 15+ lets only the owner create tables in ``public``: a shared database
+    whose memory user is not the owner must refuse cleanly (the tool, the snapshot,
+    `hermes memory show`), naming the grant — not crash with InsufficientPrivilege."""
+    role = f"hermes_nocreate_{os.getpid()}"
+    with psycopg.connect(postgres_url, autocommit=True) as conn:
+        conn.execute(f'DROP ROLE IF EXISTS "{role}"')
+        conn.execute(f'CREATE ROLE "{role}" LOGIN')
+    url = postgres_url.replace("://postgres:@", f"://{role}@", 1)
+    assert role in url
+    home = home_for(tmp_path, "nocreate", url)
+    try:
+        host = MemoryHost.open(home, load_entrypoints=False, activate_provider=False)
+        try:
+            with host.session(user_id=ALICE) as session:
+                session.system_prompt()
+                raw = session.call_tool("memory", {"action": "add", "content": "User likes tea"})
+        finally:
+            host.close()
+        result = json.loads(raw)
+        assert result["success"] is False and "Nothing was changed" in result["error"]
+        assert "GRANT CREATE ON SCHEMA" in result["error"]
+        shown = CliRunner().invoke(cli, ["memory", "show"], env={"HERMES_HOME": str(home)})
+        assert shown.exception is None or isinstance(shown.exception, SystemExit), shown.output
+        assert "GRANT CREATE ON SCHEMA" in shown.output
+        # the owner creates the tables once and grants the rows: the role then works
+        owner = home_for(tmp_path, "owner", postgres_url)
+        created = CliRunner().invoke(cli, ["memory", "show"], env={"HERMES_HOME": str(owner)})
+        assert created.exit_code == 0, created.output
+        with psycopg.connect(postgres_url, autocommit=True) as conn:
+            conn.execute(
+                f'GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO "{role}"'
+            )
+        close_pools()
+        host = MemoryHost.open(home, load_entrypoints=False, activate_provider=False)
+        try:
+            with host.session(user_id=ALICE) as session:
+                raw = session.call_tool("memory", {"action": "add", "content": "User likes tea"})
+        finally:
+            host.close()
+        assert json.loads(raw)["success"] is True, raw
+    finally:
+        close_pools()
+        with psycopg.connect(postgres_url, autocommit=True) as conn:
+            conn.execute(f'DROP OWNED BY "{role}"')
+            conn.execute(f'DROP ROLE IF EXISTS "{role}"')
