@@ -138,7 +138,9 @@ def connect(target: PostgresTarget) -> Iterator[Any]:
 
     A schema the user may not create (no ``CREATE`` on the schema: the default for anyone
     but the owner since PostgreSQL 15) raises :class:`~hermes_core.pg.DatabaseUnavailable`
-    naming the grant, never the driver's own exception."""
+    naming the grant. Any driver error raised inside the block (a statement timeout, a
+    connection lost mid-query) leaves it as :func:`failed`'s ``DatabaseUnavailable``: callers
+    only ever see :class:`~hermes_core.errors.HermesError`."""
     psycopg, _ = require_driver()
     with connection(
         target.url, setting=SETTING, options=target.options(), fallback=FALLBACK
@@ -150,7 +152,10 @@ def connect(target: PostgresTarget) -> Iterator[Any]:
             except psycopg.Error as exc:
                 raise schema_failed(target, exc) from exc
             _MIGRATED.add(key)
-        yield conn
+        try:
+            yield conn
+        except psycopg.Error as exc:  # a statement timeout, a connection lost mid-query, …
+            raise failed(target, exc) from exc
 
 
 def schema_failed(target: PostgresTarget, exc: BaseException) -> DatabaseUnavailable:

@@ -595,3 +595,27 @@ def test_a_user_who_may_not_create_the_tables_gets_the_fix_not_a_traceback(
         with psycopg.connect(postgres_url, autocommit=True) as conn:
             conn.execute(f'DROP OWNED BY "{role}"')
             conn.execute(f'DROP ROLE IF EXISTS "{role}"')
+
+
+def test_an_approval_that_times_out_on_the_server_is_a_refusal_not_a_crash(
+    tmp_path: Path, postgres_url: str
+) -> None:
+    """Another host holds the record's approval lock past ``pg_timeout``: the statement is
+    cancelled by the server; approve() must say so and keep the record (was QueryCanceled
+    raised out of `/memory approve`)."""
+    from hermes_core.layers.memory.approval import approve
+    from hermes_core.layers.memory.backends import open_pending
+    from hermes_core.layers.memory.pgstore import owner_key
+    from hermes_core.pg import advisory_key
+
+    home = home_for(tmp_path, "slow", postgres_url, write_approval="true", pg_timeout=1)
+    staged = MemoryKit(home).add("User likes oolong", target="user")
+    settings = load_settings(home).memory
+    pending = open_pending(home, settings)
+    lock = advisory_key("hermes-memory-pending", owner_key(None), staged["pending_id"])
+    with psycopg.connect(postgres_url, autocommit=True) as other_host:
+        other_host.execute("SELECT pg_advisory_lock(%s)", (lock,))
+        outcome = approve(MemoryEngine(home, settings), pending, staged["pending_id"])
+    assert not outcome.success and "was not applied" in outcome.payload["error"]
+    assert [r.id for r in pending.list()] == [staged["pending_id"]]  # kept for a retry
+    assert MemoryEngine(home, settings).store("user").entries() == []
