@@ -202,19 +202,45 @@ atexit.register(close_pools)
 def unavailable(
     url: str, exc: BaseException, *, setting: str, fallback: str = ""
 ) -> DatabaseUnavailable:
-    """The :class:`DatabaseUnavailable` for ``exc`` raised while reaching ``url``.
+    """The :class:`DatabaseUnavailable` for ``exc`` raised while reaching ``url``, worded by
+    what went wrong: a login refused (user, password, pg_hba), a database that does not
+    exist, a URL the driver cannot use, or else a server that cannot be reached.
 
     ``setting`` names where the URL is configured (e.g. ``memory.url``); ``fallback`` is an
     optional last sentence (e.g. how to go back to the embedded store)."""
     reason = " ".join(str(exc).split()) or type(exc).__name__
     shown = redact_url(url)
-    message = (
-        f"PostgreSQL at {shown} is unreachable ({_redact_text(reason, url)}). Start the server "
-        f"or fix {setting} (kept in $HERMES_HOME/.env), then retry."
-    )
+    said = _redact_text(reason, url)
+    lowered = reason.lower()
+    where = f"{setting} (kept in $HERMES_HOME/.env)"
+    if _LOGIN_REFUSED.search(reason):
+        message = (
+            f"PostgreSQL at {shown} refused the login ({said}). Fix the user or password in "
+            f"{where}, or let that user connect on the server, then retry."
+        )
+    elif _NO_DATABASE.search(reason):
+        message = (
+            f"PostgreSQL at {shown} has no such database ({said}). Create it on the server "
+            f"(`createdb NAME`) or fix the database name in {where}, then retry."
+        )
+    elif not isinstance(exc, OSError) and any(mark in lowered for mark in _BAD_URL):
+        message = f"{setting} is not a valid connection URL: {shown} ({said}). Fix it in {where}."
+    else:
+        message = (
+            f"PostgreSQL at {shown} is unreachable ({said}). Start the server or fix {where}, "
+            "then retry."
+        )
     if fallback:
         message += f" {fallback}"
     return DatabaseUnavailable(message, url=shown, reason=_redact_text(reason, url))
+
+
+_LOGIN_REFUSED = re.compile(
+    r'authentication failed|no password supplied|pg_hba\.conf|role "[^"]*" does not exist',
+    re.IGNORECASE,
+)
+_NO_DATABASE = re.compile(r'database "[^"]*" does not exist')
+_BAD_URL = ("invalid ", 'missing "="', "end of string reached", "unrecognized")
 
 
 def _redact_text(text: str, url: str) -> str:

@@ -152,3 +152,28 @@ def test_a_refused_server_costs_one_pool_checkout_not_one_per_attempt() -> None:
         pass  # pragma: no cover - never reached
     assert "refused" in caught.value.reason.lower()
     assert get_pool(url, options).get_stats().get("requests_num") == 1
+
+
+@pytest.mark.parametrize(
+    ("change", "expected", "fix"),
+    [
+        ({"dbname": "no_such_db"}, "has no such database", "createdb"),
+        ({"user": "no_such_role"}, "refused the login", "Fix the user or password"),
+        ({"port": "notaport"}, "not a valid connection URL", "Fix it in"),
+    ],
+)
+def test_a_server_that_answers_no_is_not_called_unreachable(
+    postgres_url: str, change: dict[str, str], expected: str, fix: str
+) -> None:
+    """A wrong database, user or URL reaches the server (or never tries): 'unreachable,
+    start the server' would send the user the wrong way."""
+    params = psycopg.conninfo.conninfo_to_dict(postgres_url) | change
+    url = psycopg.conninfo.make_conninfo("", **params) + " password=hunter2-secret"
+    with (
+        pytest.raises(DatabaseUnavailable) as caught,
+        connection(url, setting="memory.url", options=PoolOptions(timeout=1.0)),
+    ):
+        pass  # pragma: no cover - never reached
+    message = str(caught.value)
+    assert expected in message and fix in message and "memory.url" in message
+    assert "unreachable" not in message and "hunter2" not in message
