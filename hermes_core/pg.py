@@ -211,7 +211,6 @@ def unavailable(
     reason = " ".join(str(exc).split()) or type(exc).__name__
     shown = redact_url(url)
     said = _redact_text(reason, url)
-    lowered = reason.lower()
     where = f"{setting} (kept in $HERMES_HOME/.env)"
     if _LOGIN_REFUSED.search(reason):
         message = (
@@ -223,7 +222,7 @@ def unavailable(
             f"PostgreSQL at {shown} has no such database ({said}). Create it on the server "
             f"(`createdb NAME`) or fix the database name in {where}, then retry."
         )
-    elif not isinstance(exc, OSError) and any(mark in lowered for mark in _BAD_URL):
+    elif _BAD_URL.search(reason):
         message = f"{setting} is not a valid connection URL: {shown} ({said}). Fix it in {where}."
     else:
         message = (
@@ -240,7 +239,11 @@ _LOGIN_REFUSED = re.compile(
     re.IGNORECASE,
 )
 _NO_DATABASE = re.compile(r'database "[^"]*" does not exist')
-_BAD_URL = ("invalid ", 'missing "="', "end of string reached", "unrecognized")
+_BAD_URL = re.compile(
+    r'invalid [\w ]*value|invalid connection option|missing "="|end of string reached',
+    re.IGNORECASE,
+)
+"""The driver's words for a URL it cannot parse (not "invalid response to SSL negotiation")."""
 
 
 def _redact_text(text: str, url: str) -> str:

@@ -177,3 +177,16 @@ def test_a_server_that_answers_no_is_not_called_unreachable(
     message = str(caught.value)
     assert expected in message and fix in message and "memory.url" in message
     assert "unreachable" not in message and "hunter2" not in message
+
+
+def test_a_server_that_answers_garbage_is_unreachable_not_a_bad_url() -> None:
+    """Something else listens on the port (seen here: 'received invalid response to SSL
+    negotiation'): the URL parses fine, so the fix is the server or the address."""
+    reason = (
+        'connection failed: connection to server at "10.0.0.9", port 5432 failed: '
+        "received invalid response to SSL negotiation: H"
+    )
+    error = unavailable(
+        "postgresql://u:pw@10.0.0.9/db", psycopg.OperationalError(reason), setting="memory.url"
+    )
+    assert "is unreachable" in str(error) and "not a valid connection URL" not in str(error)
