@@ -107,7 +107,20 @@ class BuiltinRetriever:
 
     name = "builtin"
 
-    def __init__(self, workdir: Path | None = None) -> None:
+    def __init__(
+        self, workdir: Path | None = None, *, backend: str = "sqlite", url: str | None = None
+    ) -> None:
+        """``backend="postgresql"`` indexes each conversation into its own schema of the
+        database at ``url`` (dropped afterwards); ``sqlite`` into a ``state.db`` per
+        conversation under ``workdir``."""
+        if backend not in ("sqlite", "postgresql"):
+            raise ValueError(f"unknown backend {backend!r}: use sqlite or postgresql")
+        if backend == "postgresql" and not url:
+            raise ValueError("the postgresql backend needs a database URL (--url)")
+        self.backend = backend
+        self.url = url
+        if backend == "postgresql":
+            self.name = "builtin:postgresql"
         self._tmp: tempfile.TemporaryDirectory[str] | None = None
         if workdir is None:
             self._tmp = tempfile.TemporaryDirectory(prefix="hermes-bench-")
@@ -117,16 +130,32 @@ class BuiltinRetriever:
         self._turn_of: dict[int, tuple[str, str]] = {}
         self._counter = 0
 
-    def reset(self) -> None:
-        if self._db is not None:
+    def _release(self) -> None:
+        if self._db is None:
+            return
+        if self.backend == "postgresql":
+            self._db.drop_schema()
+        else:
             self._db.close()
+        self._db = None
+
+    def reset(self) -> None:
+        self._release()
         self._counter += 1
+        self._turn_of = {}
+        if self.backend == "postgresql":
+            import os
+
+            from hermes_core.layers.sessions.pg import PostgresSessionDB
+
+            schema = f"hermes_bench_{os.getpid()}_{self._counter}"
+            self._db = PostgresSessionDB(str(self.url), schema=schema)
+            return
         from hermes_core.layers.sessions.db import SessionDB
 
         home = self.workdir / f"conv-{self._counter}"
         home.mkdir(parents=True, exist_ok=True)
         self._db = SessionDB.open(home)
-        self._turn_of = {}
 
     def index(self, conversation_id: str, sessions: Sequence[BenchSession]) -> None:
         if self._db is None:
@@ -164,9 +193,7 @@ class BuiltinRetriever:
         return RetrievalResult(turns, sessions)
 
     def close(self) -> None:
-        if self._db is not None:
-            self._db.close()
-            self._db = None
+        self._release()
         if self._tmp is not None:
             self._tmp.cleanup()
             self._tmp = None

@@ -13,6 +13,10 @@ single-turn appends, each committed durably, which is what ``sync`` does once pe
 * the database size (db + WAL) and bytes per message;
 * the rows each query ranked (:class:`~hermes_core.layers.sessions.ranking.Cost`).
 
+``backend="postgresql"`` runs the same on a PostgreSQL server (a scratch schema per size in
+the database at ``url``, dropped afterwards), so both backends can be compared in one run;
+:func:`run_concurrent` measures N processes writing turns into one archive at once.
+
 Messages are 2/3 English (8-40 words, Zipf-like vocabulary) and 1/3 Chinese (3-15 common
 words), in sessions of 40 messages alternating user/assistant. The generator is seeded, so
 runs are comparable.
@@ -122,6 +126,30 @@ def _time(fn: Callable[[], Any], repeat: int) -> Timing:
     return timing
 
 
+def _open(backend: str, workdir: Path, name: str, url: str | None) -> Any:
+    """A fresh archive: ``workdir/name/state.db`` or schema ``name`` in ``url``."""
+    if backend == "postgresql":
+        import os
+
+        from hermes_core.layers.sessions.pg import PostgresSessionDB
+
+        if not url:
+            raise ValueError("the postgresql backend needs a database URL")
+        return PostgresSessionDB(url, schema=f"hermes_bench_{name}_{os.getpid()}")
+    if backend != "sqlite":
+        raise ValueError(f"unknown backend {backend!r}: use sqlite or postgresql")
+    home = workdir / name
+    home.mkdir(parents=True, exist_ok=True)
+    return SessionDB.open(home)
+
+
+def _discard(db: Any) -> None:
+    if getattr(db, "backend", "") == "postgresql":
+        db.drop_schema()
+    else:
+        db.close()
+
+
 def run_size(
     n_messages: int,
     workdir: Path,
@@ -129,12 +157,13 @@ def run_size(
     repeat: int = 20,
     seed: int = 7,
     progress: Callable[[int], None] | None = None,
+    backend: str = "sqlite",
+    url: str | None = None,
 ) -> dict[str, Any]:
-    """Build an archive of ``n_messages`` and measure it. Returns a JSON-ready dict."""
+    """Build an archive of ``n_messages`` on ``backend`` and measure it. Returns a JSON-ready
+    dict."""
     rng = random.Random(seed)
-    home = workdir / f"n{n_messages}"
-    home.mkdir(parents=True, exist_ok=True)
-    db = SessionDB.open(home)
+    db = _open(backend, workdir, f"n{n_messages}", url)
     per_session = 40
     base = time.time() - 365 * 86400
     start = time.perf_counter()
@@ -179,6 +208,7 @@ def run_size(
 
     searcher = SessionSearch(db, hidden_sources=("kanban", "subagent", "tool"))
     results: dict[str, Any] = {
+        "backend": backend,
         "messages": n_messages,
         "sessions": sid_index,
         "bulk_insert_s": round(bulk_s, 2),
@@ -189,10 +219,7 @@ def run_size(
     def measure(queries: Sequence[str]) -> dict[str, Any]:
         out: dict[str, Any] = {}
         for q in queries:
-            matches = db.read(
-                "SELECT COUNT(*) FROM messages_fts WHERE messages_fts MATCH ?",
-                (_match_any(q),),
-            )[0][0]
+            matches = db.fts_count(_match_any(q))
             tool = _time(partial(searcher.run, {"query": q}, "live-session"), repeat)
             ranking = _time(partial(rank, db, q), repeat)
             out[q] = {
@@ -214,10 +241,15 @@ def run_size(
     ).to_dict()
     results["browse"] = _time(lambda: searcher.run({}, "live-session"), repeat).to_dict()
     results["read"] = _time(lambda: searcher.run({"session_id": msid}), repeat).to_dict()
-    db.read("PRAGMA wal_checkpoint(TRUNCATE)")
-    size = sum(
-        p.stat().st_size for p in home.iterdir() if p.name.startswith("state.db") and p.is_file()
-    )
+    if backend == "sqlite":
+        db.read("PRAGMA wal_checkpoint(TRUNCATE)")
+        size = sum(
+            p.stat().st_size
+            for p in db.path.parent.iterdir()
+            if p.name.startswith("state.db") and p.is_file()
+        )
+    else:
+        size = int(db.stats()["size_bytes"])
     results["db_mb"] = round(size / 1e6, 1)
     stored = int(db.read("SELECT COUNT(*) FROM messages")[0][0]) or 1
     results["bytes_per_message"] = round(size / stored)
@@ -232,8 +264,76 @@ def run_size(
             statistics.median(v["discover"]["cpu_p50_ms"] for v in results[kind].values()), 2
         )
         results[f"{kind}_rows_ranked"] = max(v["rows_ranked"] for v in results[kind].values())
-    db.close()
+    _discard(db)
     return results
+
+
+def _concurrent_writer(backend: str, where: str, worker: int, turns: int) -> None:
+    """One agent process of :func:`run_concurrent`: ``turns`` turns (2 messages each, one
+    durable commit per turn, like ``sync``) into its own session."""
+    if backend == "postgresql":
+        from hermes_core.layers.sessions.pg import PostgresSessionDB
+
+        url, _, schema = where.rpartition("#")
+        db: Any = PostgresSessionDB(url, schema=schema, pool_size=1)
+    else:
+        db = SessionDB.open(Path(where))
+    rng = random.Random(worker)
+    sid = f"writer-{worker}"
+    db.create_session(sid, user_id=f"user-{worker}")
+    for t in range(turns):
+        db.append_messages(
+            sid,
+            [
+                {"role": "user", "content": synthetic_message(rng, t * 2)},
+                {"role": "assistant", "content": synthetic_message(rng, t * 2 + 1)},
+            ],
+            user=f"user-{worker}",
+            turn_key=str(t),
+        )
+    db.close()
+
+
+def run_concurrent(
+    backend: str,
+    workdir: Path,
+    *,
+    writers: int = 8,
+    turns: int = 500,
+    url: str | None = None,
+) -> dict[str, Any]:
+    """``writers`` processes × ``turns`` turns written at once into one archive; returns the
+    wall time, turns per second and how many messages were lost (expected 0)."""
+    import multiprocessing
+
+    db = _open(backend, workdir, f"conc{writers}x{turns}", url)
+    where = f"{url}#{db.schema}" if backend == "postgresql" else str(db.path.parent)
+    ctx = multiprocessing.get_context("spawn")
+    procs = [
+        ctx.Process(target=_concurrent_writer, args=(backend, where, w, turns))
+        for w in range(writers)
+    ]
+    start = time.perf_counter()
+    for proc in procs:
+        proc.start()
+    for proc in procs:
+        proc.join()
+    wall = time.perf_counter() - start
+    stored = int(db.read("SELECT COUNT(*) FROM messages")[0][0])
+    expected = writers * turns * 2
+    failed = sum(1 for p in procs if p.exitcode != 0)
+    _discard(db)
+    return {
+        "backend": backend,
+        "writers": writers,
+        "turns_per_writer": turns,
+        "wall_s": round(wall, 2),
+        "turns_per_s": round(writers * turns / wall, 1),
+        "messages_expected": expected,
+        "messages_stored": stored,
+        "lost": expected - stored,
+        "failed_writers": failed,
+    }
 
 
 def _match_any(query: str) -> str:
@@ -248,11 +348,25 @@ def run_perf(
     repeat: int = 20,
     workdir: Path | None = None,
     progress: Callable[[int], None] | None = None,
+    backends: Sequence[str] = ("sqlite",),
+    url: str | None = None,
 ) -> list[dict[str, Any]]:
-    """Run :func:`run_size` for every size in a temporary directory (or ``workdir``)."""
+    """Run :func:`run_size` for every backend and size in a temporary directory (or
+    ``workdir``); results are ordered by size, then backend."""
     with tempfile.TemporaryDirectory(prefix="hermes-sessions-bench-") as tmp:
         root = Path(workdir) if workdir is not None else Path(tmp)
-        return [run_size(n, root, repeat=repeat, progress=progress) for n in sizes]
+        return [
+            run_size(n, root, repeat=repeat, progress=progress, backend=b, url=url)
+            for n in sizes
+            for b in backends
+        ]
 
 
-__all__ = ["BROAD_QUERIES", "SELECTIVE_QUERIES", "Timing", "run_perf", "run_size"]
+__all__ = [
+    "BROAD_QUERIES",
+    "SELECTIVE_QUERIES",
+    "Timing",
+    "run_concurrent",
+    "run_perf",
+    "run_size",
+]

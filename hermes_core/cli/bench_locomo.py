@@ -69,13 +69,24 @@ def render_comparison(reports: list[Any], group: str = "1-4") -> Table:
     return table
 
 
-def _build_retriever(spec: str, workdir: Path, default_provider: str | None) -> Any:
+def _build_retriever(
+    spec: str,
+    workdir: Path,
+    default_provider: str | None,
+    backend: str = "sqlite",
+    url: str | None = None,
+) -> Any:
     """``builtin``, ``provider`` (the active one, or --provider) or ``provider:NAME``."""
     from hermes_core.bench.retrievers import BuiltinRetriever, load_provider_retriever
     from hermes_core.settings.base import resolve_home
 
     if spec == "builtin":
-        return BuiltinRetriever(workdir)
+        if backend == "postgresql" and not url:
+            url = _settings_url()
+        try:
+            return BuiltinRetriever(workdir, backend=backend, url=url)
+        except Exception as exc:
+            raise click.ClickException(f"cannot build the builtin retriever: {exc}") from exc
     kind, _, name = spec.partition(":")
     if kind != "provider":
         raise click.BadParameter(
@@ -85,6 +96,19 @@ def _build_retriever(spec: str, workdir: Path, default_provider: str | None) -> 
         return load_provider_retriever(resolve_home(), workdir, name or default_provider)
     except Exception as exc:
         raise click.ClickException(f"cannot build the retriever {spec!r}: {exc}") from exc
+
+
+def _settings_url() -> str:
+    """``sessions.url`` of the current home (``--backend postgresql`` without ``--url``)."""
+    from hermes_core.settings.base import load_settings, resolve_home
+
+    url = load_settings(resolve_home()).sessions.url
+    if url is None:
+        raise click.ClickException(
+            "--backend postgresql needs a database: pass --url postgresql://… or set "
+            "HERMES_SESSIONS__URL in $HERMES_HOME/.env"
+        )
+    return url.get_secret_value()
 
 
 @click.command(name="locomo")
@@ -99,6 +123,19 @@ def _build_retriever(spec: str, workdir: Path, default_provider: str | None) -> 
     "provider:NAME; repeat to compare several side by side in one run.",
 )
 @click.option("--provider", "provider_name", default=None, help="Provider for bare `provider`.")
+@click.option(
+    "--backend",
+    type=click.Choice(["sqlite", "postgresql"]),
+    default="sqlite",
+    show_default=True,
+    help="Archive backend of the builtin retriever (postgresql: a scratch schema per "
+    "conversation in --url, dropped afterwards).",
+)
+@click.option(
+    "--url",
+    default=None,
+    help="PostgreSQL URL for --backend postgresql (default: sessions.url).",
+)
 @click.option("--k", "ks", default="5,10", show_default=True, help="Cut-offs, e.g. 5,10,25.")
 @click.option(
     "--format",
@@ -112,6 +149,8 @@ def command(
     path: Path,
     retrievers: tuple[str, ...],
     provider_name: str | None,
+    backend: str,
+    url: str | None,
     ks: str,
     fmt: str,
     json_out: Path | None,
@@ -133,7 +172,7 @@ def command(
     reports = []
     for spec in retrievers:
         with tempfile.TemporaryDirectory(prefix="hermes-bench-") as tmp:
-            impl = _build_retriever(spec, Path(tmp), provider_name)
+            impl = _build_retriever(spec, Path(tmp), provider_name, backend, url)
             try:
                 with progress_bar() as progress:
                     task = progress.add_task(f"{spec}: questions", total=total)

@@ -32,7 +32,7 @@ def render(results: list[dict[str, Any]]) -> Table:
     table = Table(title="Session archive performance (ms unless noted; p50 / p95)")
     table.add_column("measure", no_wrap=True)
     for r in results:
-        table.add_column(f"{r['messages']:,} msgs", justify="right")
+        table.add_column(f"{r.get('backend', 'sqlite')} {r['messages']:,} msgs", justify="right")
 
     def row(label: str, fn: Any) -> None:
         table.add_row(label, *[fn(r) for r in results])
@@ -62,20 +62,108 @@ def _pp(t: dict[str, Any]) -> str:
     return f"{t['p50_ms']:.1f} / {t['p95_ms']:.1f}"
 
 
+def _backends(text: str) -> tuple[str, ...]:
+    out = tuple(dict.fromkeys(p.strip().lower() for p in text.split(",") if p.strip()))
+    bad = [b for b in out if b not in ("sqlite", "postgresql")]
+    if bad or not out:
+        raise click.BadParameter(
+            f"unknown backend(s) {', '.join(bad) or '(none)'}: use sqlite, postgresql or "
+            "sqlite,postgresql"
+        )
+    return out
+
+
+def render_concurrent(rows: list[dict[str, Any]]) -> Table:
+    """One row per backend: N writer processes at once."""
+    table = Table(title="Concurrent writers (one durable commit per turn)")
+    for col in ("backend", "writers × turns", "wall (s)", "turns/s", "lost messages"):
+        table.add_column(col, justify="right")
+    for r in rows:
+        table.add_row(
+            r["backend"],
+            f"{r['writers']} × {r['turns_per_writer']}",
+            f"{r['wall_s']:.1f}",
+            f"{r['turns_per_s']:.0f}",
+            str(r["lost"]),
+        )
+    return table
+
+
 @click.command(name="sessions")
 @click.option("--sizes", default="10k,100k", show_default=True, help="Message counts.")
 @click.option("--repeat", default=20, show_default=True, help="Timed runs per query.")
+@click.option(
+    "--backend",
+    "backend_list",
+    default="sqlite",
+    show_default=True,
+    help="sqlite, postgresql or sqlite,postgresql (side by side in one run).",
+)
+@click.option(
+    "--url",
+    default=None,
+    help="PostgreSQL URL for the postgresql backend (default: sessions.url); a scratch "
+    "schema per archive is created and dropped.",
+)
+@click.option(
+    "--writers",
+    default=0,
+    show_default=True,
+    type=click.IntRange(0, 64),
+    help="Also run this many processes writing turns at once into one archive (e.g. 8).",
+)
+@click.option(
+    "--turns", default=500, show_default=True, type=click.IntRange(1), help="Turns per writer."
+)
 @json_out_option
-def command(sizes: str, repeat: int, json_out: Path | None) -> None:
-    """Synthetic EN+ZH archives: insert throughput, discovery/scroll latency, DB size."""
-    from hermes_core.bench.sessions import run_perf
+def command(
+    sizes: str,
+    repeat: int,
+    backend_list: str,
+    url: str | None,
+    writers: int,
+    turns: int,
+    json_out: Path | None,
+) -> None:
+    """Synthetic EN+ZH archives: insert throughput, discovery/scroll latency, DB size; on
+    one backend or several side by side."""
+    from hermes_core.bench.sessions import run_concurrent, run_perf
 
     counts = _sizes(sizes)
-    with progress_bar() as progress:
-        task = progress.add_task("writing messages", total=sum(counts))
-        results = run_perf(counts, repeat=repeat, progress=lambda n: progress.advance(task, n))
+    backends = _backends(backend_list)
+    if "postgresql" in backends and not url:
+        from hermes_core.cli.bench_locomo import _settings_url
+
+        url = _settings_url()
+    try:
+        with progress_bar() as progress:
+            task = progress.add_task("writing messages", total=sum(counts) * len(backends))
+            results = run_perf(
+                counts,
+                repeat=repeat,
+                progress=lambda n: progress.advance(task, n),
+                backends=backends,
+                url=url,
+            )
+        concurrent: list[dict[str, Any]] = []
+        if writers:
+            import tempfile
+
+            with tempfile.TemporaryDirectory(prefix="hermes-conc-") as tmp:
+                concurrent = [
+                    run_concurrent(b, Path(tmp), writers=writers, turns=turns, url=url)
+                    for b in backends
+                ]
+    except Exception as exc:
+        from hermes_core.layers.sessions.errors import SessionStoreError
+
+        if isinstance(exc, SessionStoreError | ValueError):
+            raise click.ClickException(str(exc)) from exc
+        raise
     console().print(render(results))
-    write_json(json_out, results)
+    if concurrent:
+        console().print(render_concurrent(concurrent))
+    write_json(json_out, {"sizes": results, "concurrent": concurrent} if writers else results)
 
 
 __all__ = ["command", "render"]

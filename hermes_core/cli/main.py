@@ -40,8 +40,8 @@ BUILTIN_HELP: dict[str, str] = {
     "uninstall": "Uninstall packages from the Python environment hermes runs in.",
     "doctor": "Check the Hermes home, config, SQLite, every memory layer and the provider.",
     "bench": "Benchmarks: figures go to docs/benchmarks.md with the command that produced them.",
-    "sessions": "The session archive ($HERMES_HOME/state.db): browse, search, export, import, "
-    "prune.",
+    "sessions": "The session archive ($HERMES_HOME/state.db or PostgreSQL): browse, search, "
+    "export, import, prune, migrate.",
     "skills": "Skills (SKILL.md procedural memory) in $HERMES_HOME/skills and "
     "skills.external_dirs.",
     "chat": "Chat with the reference agent: memory, session search, skills, compression and "

@@ -7,6 +7,7 @@ parses arguments and prints.
 
 from __future__ import annotations
 
+import contextlib
 import re
 import sqlite3
 import time
@@ -52,16 +53,17 @@ def _open_db(index: bool = True) -> Iterator[Any]:
         SessionStoreError,
         SessionStoreUnusable,
     )
+    from hermes_core.layers.sessions.store import open_store
     from hermes_core.settings.base import load_settings
 
     home = resolve_home()
+    sessions_settings = None
     try:
         sessions_settings = load_settings(home).sessions
-        cap, redact_secrets = sessions_settings.index_char_cap, sessions_settings.redact_secrets
     except Exception:
-        cap, redact_secrets = 8192, True
+        sessions_settings = None
     try:
-        db = SessionDB.open(home, index_char_cap=cap, redact_secrets=redact_secrets)
+        db = open_store(home, sessions_settings)
     except SessionStoreUnusable as exc:
         raise click.ClickException(str(exc)) from exc
     except (OSError, SessionStoreError) as exc:
@@ -75,7 +77,7 @@ def _open_db(index: bool = True) -> Iterator[Any]:
             f"{path} is not a readable SQLite database ({exc}) — move it aside "
             f"(mv {path} {path}.bad) and rerun; a fresh archive is created, the old file kept"
         ) from exc
-    if index:
+    if index and isinstance(db, SessionDB):
         _index_hermes_agent(db, home)
     try:
         yield db
@@ -141,7 +143,8 @@ def parse_age(text: str) -> float:
 
 @click.group(name="sessions")
 def sessions() -> None:
-    """The session archive ($HERMES_HOME/state.db): browse, search, export, import, prune."""
+    """The session archive ($HERMES_HOME/state.db or PostgreSQL): browse, search, export,
+    import, prune, migrate."""
 
 
 @sessions.command(name="list")
@@ -587,6 +590,96 @@ def reindex_cmd() -> None:
         except SessionStoreError as exc:
             raise click.ClickException(str(exc)) from exc
     console().print(f"indexed {count} messages")
+
+
+@sessions.command(name="migrate")
+@click.option(
+    "--to",
+    "target_url",
+    required=True,
+    help="Where to copy the archive: postgresql://user:password@host/db or "
+    "sqlite:///path/to/state.db.",
+)
+@click.option(
+    "--from",
+    "source_url",
+    default=None,
+    help="Copy from this archive URL instead of the configured one (sessions.backend).",
+)
+@click.option(
+    "--batch",
+    default=50,
+    show_default=True,
+    type=click.IntRange(1, 10_000),
+    help="Sessions per transaction.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable summary.")
+def migrate_cmd(target_url: str, source_url: str | None, batch: int, as_json: bool) -> None:
+    """Copy the whole archive (every user) to another backend, keeping every id; verifies
+    the counts per user. Safe to re-run: an interrupted copy resumes, a finished one copies
+    nothing more. Switch afterwards: sessions.backend: postgresql in config.yaml and
+    HERMES_SESSIONS__URL in $HERMES_HOME/.env."""
+    from hermes_core.layers.sessions.errors import SessionStoreError
+    from hermes_core.layers.sessions.migrate import copy_archive
+    from hermes_core.layers.sessions.store import open_url
+
+    try:
+        target = open_url(target_url)
+    except SessionStoreError as exc:
+        raise click.ClickException(str(exc)) from exc
+    try:
+        if source_url is not None:
+            try:
+                source_cm: Any = contextlib.closing(open_url(source_url))
+            except SessionStoreError as exc:
+                raise click.ClickException(str(exc)) from exc
+        else:
+            source_cm = _open_db()
+        with source_cm as source:
+            if source.location == target.location:
+                raise click.ClickException(
+                    f"--to names the archive being copied ({target.location}); pass another one"
+                )
+            total = source.count_sessions()
+            try:
+                with progress_bar() as progress:
+                    task = progress.add_task("copying sessions", total=total)
+                    report = copy_archive(
+                        source,
+                        target,
+                        batch=batch,
+                        progress=lambda n: progress.advance(task, n),
+                    )
+            except SessionStoreError as exc:
+                raise click.ClickException(
+                    f"{exc} (rows copied so far are kept; re-run to resume)"
+                ) from exc
+    finally:
+        target.close()
+    if as_json:
+        print_json(report.to_dict())
+    else:
+        table = Table(title=f"{report.source} → {report.target}")
+        for col in ("user", "sessions (source/target)", "messages (source/target)", "ok"):
+            table.add_column(col)
+        for u in report.users:
+            table.add_row(
+                u.user_id if u.user_id is not None else "(no user)",
+                f"{u.source_sessions}/{u.target_sessions}",
+                f"{u.source_messages}/{u.target_messages}",
+                "yes" if u.ok else "NO",
+            )
+        console().print(table)
+        console().print(
+            f"copied {report.sessions_copied} new session(s) and {report.messages_copied} new "
+            f"message(s) of {report.sessions_seen} session(s) read",
+            markup=False,
+        )
+    if not report.verified:
+        raise click.ClickException(
+            "the counts differ (see above): the target held other sessions before, or rows "
+            "changed during the copy — copy into an empty archive, or re-run"
+        )
 
 
 def register(cli: click.Group) -> None:

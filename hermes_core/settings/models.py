@@ -98,9 +98,26 @@ class MemorySettings(_Section):
 
 
 class SessionsSettings(_Section):
-    """The session archive (state.db) and session_search."""
+    """The session archive (state.db or a PostgreSQL server) and session_search."""
 
-    enabled: bool = Field(True, description="Record every session in state.db.")
+    enabled: bool = Field(True, description="Record every session in the archive.")
+    backend: Literal["sqlite", "postgresql"] = Field(
+        "sqlite",
+        description="Where the archive lives: sqlite ($HERMES_HOME/state.db) or postgresql "
+        "(the server at sessions.url, shared by many hosts).",
+    )
+    url: SecretStr | None = Field(
+        None,
+        description="PostgreSQL URL of the archive (backend postgresql), e.g. "
+        "postgresql://user:password@host:5432/hermes; a secret: keep it in .env as "
+        "HERMES_SESSIONS__URL.",
+    )
+    statement_timeout_s: float = Field(
+        30.0, gt=0, le=3600, description="PostgreSQL statement timeout of archive queries."
+    )
+    pool_size: int = Field(
+        8, ge=1, le=256, description="PostgreSQL connections one process may open."
+    )
     hidden_sources: list[str] = Field(
         default_factory=lambda: ["kanban", "subagent", "tool"],
         description="Session sources that session_search never returns.",

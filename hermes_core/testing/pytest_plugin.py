@@ -129,9 +129,20 @@ def postgres_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Postgr
 
     if postgres_disabled():
         pytest.skip("HERMES_TEST_POSTGRES=off: PostgreSQL backend tests skipped")
-    server = start_postgres(tmp_path_factory.mktemp("pg") / "pgdata")
-    yield server
-    server.stop()
+    import shutil
+    import tempfile
+
+    # Not under pytest's basetemp: pytest prunes old numbered basetemps of the same user
+    # (concurrent runs remove each other's), and its 0700 directories would keep the server
+    # (run as the unprivileged ``pgserver`` user when tests run as root) out of its data.
+    parent = Path(tempfile.mkdtemp(prefix="hermes-test-pg-"))
+    parent.chmod(0o755)
+    try:
+        server = start_postgres(parent / "pgdata")
+        yield server
+        server.stop()
+    finally:
+        shutil.rmtree(parent, ignore_errors=True)
 
 
 @pytest.fixture

@@ -31,12 +31,12 @@ import random
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-from hermes_core.context import redact
 from hermes_core.homefiles import own_db_path
+from hermes_core.layers.sessions.archive import MAX_REF_CHARS, ArchiveBase, SessionStore
 from hermes_core.layers.sessions.errors import (
     SessionStoreBusy,
     SessionStoreError,
@@ -50,14 +50,13 @@ from hermes_core.layers.sessions.files import (
     tighten_permissions,
     unusable,
 )
-from hermes_core.layers.sessions.fts import probe_fts5
-from hermes_core.layers.sessions.ingest import INSERT_COLUMNS, prepare_messages
+from hermes_core.layers.sessions.fts import FTS_WEIGHTS, probe_fts5
+from hermes_core.layers.sessions.ingest import INSERT_COLUMNS, MessageRow
 from hermes_core.layers.sessions.records import (
     ALL_USERS,
     MESSAGE_COLUMNS,
     SESSION_COLUMNS,
     TITLE_MAX,
-    AllUsers,
     SessionRecord,
     StoredMessage,
     UserScope,
@@ -66,15 +65,7 @@ from hermes_core.layers.sessions.records import (
     sanitize_title,
     scope_sql,
     session_from_row,
-    stored_user_id,
     tool_call_parts,
-)
-from hermes_core.layers.sessions.sanitize import (
-    as_text,
-    clamp_int,
-    clean_timestamp,
-    json_text,
-    optional_text,
 )
 from hermes_core.layers.sessions.schema import (
     MIGRATIONS,
@@ -87,7 +78,6 @@ from hermes_core.layers.sessions.schema import (
     reindex_fts,
     stored_index_cap,
 )
-from hermes_core.text import like_escape
 
 DB_FILE = "state.db"
 BUSY_TIMEOUT_MS = 1000
@@ -95,20 +85,10 @@ READ_BUSY_TIMEOUT_MS = 5000
 RETRY_JITTER_S = (0.020, 0.150)
 RETRY_DEADLINE_S = 60.0
 CHECKPOINT_EVERY = 50
-MAX_REF_CHARS = 1024
-"""A session reference (id, id prefix, title) longer than this names no session."""
+OVERFETCH = 3
+"""Rows ranked by FTS5 alone per candidate needed, before the join applies the filters."""
 
 T = TypeVar("T")
-
-
-def _claim(conn: sqlite3.Connection, session_id: str, user: str | None) -> None:
-    """Raise unless ``session_id`` is new or already belongs to ``user``."""
-    row = conn.execute("SELECT user_id FROM sessions WHERE id=?", (session_id,)).fetchone()
-    if row is not None and row[0] != user:
-        raise SessionStoreError(
-            f"session id {session_id!r} is already used in another user scope; session ids "
-            "are never shared across users — open the session with a new id"
-        )
 
 
 def _is_locked(exc: sqlite3.OperationalError) -> bool:
@@ -116,8 +96,14 @@ def _is_locked(exc: sqlite3.OperationalError) -> bool:
     return "locked" in msg or "busy" in msg
 
 
-class SessionDB:
-    """The archive at ``path``. Create with :meth:`open`; close with :meth:`close`."""
+class SessionDB(ArchiveBase):
+    """The SQLite archive at ``path``. Create with :meth:`open`; close with :meth:`close`.
+    The shared behaviour lives in :class:`~.archive.ArchiveBase`."""
+
+    backend = "sqlite"
+    SEQ = "s.rowid"
+    LIKE_CI = "LIKE"
+    UNINDEXED = "+"
 
     def __init__(
         self, path: Path, *, index_char_cap: int = 8192, redact_secrets: bool = True
@@ -133,7 +119,7 @@ class SessionDB:
         self._conns: list[sqlite3.Connection] = []
         self._conns_lock = threading.Lock()
         self._writes = 0
-        self._speakers: dict[object, tuple[int, frozenset[str]]] = {}
+        super().__init__()
         self.read_only_reason: str | None = None
         check_file(self.path)
         create_private(self.path)
@@ -162,9 +148,9 @@ class SessionDB:
         )
 
     @property
-    def read_only(self) -> bool:
-        """True when this file is only read (newer schema or another program's file)."""
-        return self.read_only_reason is not None
+    def location(self) -> str:
+        """Where the archive lives (the file path), for messages and ``stats``."""
+        return str(self.path)
 
     def _whose_file(self) -> str | None:
         """Read-only reason for a newer/foreign file (never writes), or ``None``."""
@@ -288,10 +274,6 @@ class SessionDB:
                 conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
         return result
 
-    def _check_writable(self) -> None:
-        if self.read_only_reason is not None:
-            raise SessionStoreReadOnly(self.read_only_reason)
-
     @contextlib.contextmanager
     def transaction(self) -> Iterator[None]:
         """Group writes: every :meth:`write` (and every method that writes) of this thread
@@ -327,511 +309,104 @@ class SessionDB:
 
     # -- sessions --------------------------------------------------------------------
 
+    def _insert_messages(
+        self, conn: sqlite3.Connection, rows: Sequence[MessageRow], turn_key: str | None
+    ) -> list[int]:
+        ids: list[int] = []
+        for position, row in enumerate(rows):
+            cur = conn.execute(
+                f"INSERT INTO messages({INSERT_COLUMNS}, turn_key) "
+                f"VALUES ({','.join('?' * (len(row.values) + 1))})",
+                (*row.values, turn_key if position == 0 else None),
+            )
+            rowid = int(cur.lastrowid or 0)
+            ids.append(rowid)
+            if self.fts_enabled:
+                conn.execute(
+                    "INSERT INTO messages_fts(rowid, body, meta) VALUES (?, ?, ?)",
+                    (rowid, row.body, row.meta),
+                )
+        return ids
+
+    def _index_message(
+        self, conn: sqlite3.Connection, message_id: int, body: str, meta: str
+    ) -> None:
+        if self.fts_enabled:
+            conn.execute(
+                "INSERT INTO messages_fts(rowid, body, meta) VALUES (?, ?, ?)",
+                (message_id, body, meta),
+            )
+
+    # -- full-text index (FTS5) ---------------------------------------------------------
+
+    def fts_count(self, match: str, floor: int = 0) -> int:
+        """Index rows matching the FTS5 expression ``match`` with ids above ``floor``."""
+        return int(
+            self.read(
+                "SELECT COUNT(*) FROM messages_fts WHERE messages_fts MATCH ? AND rowid > ?",
+                (match, floor),
+            )[0][0]
+        )
+
+    def fts_rowids(self, match: str, floor: int = 0) -> list[int]:
+        """Ids of the messages matching ``match`` above ``floor``."""
+        rows = self.read(
+            "SELECT rowid FROM messages_fts WHERE messages_fts MATCH ? AND rowid > ?",
+            (match, floor),
+        )
+        return [int(r[0]) for r in rows]
+
+    def fts_window_rows(
+        self, match: str, floor: int, where: str, params: Sequence[Any]
+    ) -> list[tuple[Any, ...]]:
+        """Rows ``(id, session_id, 0, timestamp, token_count)`` of the matches above
+        ``floor`` passing ``where`` (SQL over ``m`` messages and ``s`` sessions)."""
+        return self.read(
+            "SELECT m.id, m.session_id, 0, m.timestamp, m.token_count FROM messages m "
+            "JOIN sessions s ON s.id = m.session_id WHERE m.id IN (SELECT rowid FROM "
+            f"messages_fts WHERE messages_fts MATCH ? AND rowid > ?) AND {where}",
+            [match, floor, *params],
+        )
+
+    def fts_ranked(
+        self, match: str, where: str, params: Sequence[Any], limit: int
+    ) -> tuple[list[tuple[Any, ...]], int | None]:
+        """The best ``limit`` rows by ``bm25()`` passing ``where`` and the number of index
+        rows matching (``None`` when not counted). FTS5 ranks on its own (cheap: no join per
+        match), then the top ``limit * OVERFETCH`` rows are joined and filtered; only when
+        the filters removed so many that fewer than ``limit`` remain while more matches exist
+        does the slower join-everything query run."""
+        w_body, w_meta = FTS_WEIGHTS
+        inner = int(limit) * OVERFETCH
+        rows = self.read(
+            "WITH top AS (SELECT rowid AS id, "
+            f"bm25(messages_fts, {w_body}, {w_meta}) AS r FROM messages_fts "
+            "WHERE messages_fts MATCH ? ORDER BY r LIMIT ?) "
+            "SELECT top.id, m.session_id, top.r, m.timestamp, m.token_count FROM top "
+            "JOIN messages m ON m.id = top.id JOIN sessions s ON s.id = m.session_id "
+            f"WHERE {where} ORDER BY top.r LIMIT ?",
+            [match, inner, *params, int(limit)],
+        )
+        total = None
+        if len(rows) < limit:
+            total = self.fts_count(match)
+            if total > inner:
+                rows = self.read(
+                    f"SELECT f.rowid, m.session_id, bm25(messages_fts, {w_body}, {w_meta}) AS r, "
+                    "m.timestamp, m.token_count FROM messages_fts f "
+                    "JOIN messages m ON m.id = f.rowid JOIN sessions s ON s.id = m.session_id "
+                    f"WHERE messages_fts MATCH ? AND {where} ORDER BY r LIMIT ?",
+                    [match, *params, int(limit)],
+                )
+        return rows, total
+
+    def month_sql(self, column: str) -> str:
+        """SQL for the local-time month (1-12) of an epoch-seconds ``column``."""
+        return f"CAST(strftime('%m', {column}, 'unixepoch', 'localtime') AS INTEGER)"
+
     def schema_version(self) -> int:
         """The schema version recorded in the file."""
         return read_schema_version(self._conn())
-
-    def create_session(
-        self,
-        session_id: str,
-        *,
-        source: str = "cli",
-        user_id: str | None = None,
-        model: str | None = None,
-        parent_session_id: str | None = None,
-        started_at: float | None = None,
-        title: str | None = None,
-        system_prompt: str | None = None,
-        model_config: Mapping[str, Any] | None = None,
-    ) -> None:
-        """Insert the session row; a second call for the same id only fills missing fields
-        (so reopening a session is harmless). A session's ``user_id`` never changes: a
-        second call for another user raises :class:`SessionStoreError` (session ids are not
-        shared across users). Values are sanitised (:mod:`.sanitize`); the system prompt is
-        redacted unless :attr:`redact_secrets` is off."""
-        if not isinstance(session_id, str) or not session_id:
-            raise SessionStoreError("session id must be a non-empty string")
-        user = stored_user_id(user_id)
-        config_json = json_text(dict(model_config)) if model_config else None
-        prompt = optional_text(system_prompt)
-        if prompt is not None and self.redact_secrets:
-            prompt = redact(prompt)
-        values = (
-            session_id,
-            as_text(source) or "cli",
-            user,
-            optional_text(model),
-            config_json,
-            prompt,
-            optional_text(parent_session_id),
-            clean_timestamp(started_at),
-        )
-
-        def do(conn: sqlite3.Connection) -> None:
-            _claim(conn, session_id, user)
-            conn.execute(
-                "INSERT INTO sessions(id, source, user_id, model, model_config, system_prompt, "
-                "parent_session_id, started_at) VALUES (?,?,?,?,?,?,?,?) "
-                "ON CONFLICT(id) DO UPDATE SET "
-                "model=COALESCE(sessions.model, excluded.model), "
-                "parent_session_id=COALESCE(sessions.parent_session_id, "
-                "excluded.parent_session_id), "
-                "system_prompt=COALESCE(sessions.system_prompt, excluded.system_prompt)",
-                values,
-            )
-            if title:
-                self._set_title(conn, session_id, title)
-
-        self.write(do)
-
-    def ensure_session(self, session_id: str, **fields: Any) -> None:
-        """Create the session row if it does not exist (same arguments as create_session);
-        an existing row of another user raises like :meth:`create_session`."""
-        self._check_writable()
-        rows = self.read("SELECT user_id FROM sessions WHERE id=?", (session_id,))
-        if not rows:
-            self.create_session(session_id, **fields)
-        elif rows[0][0] != stored_user_id(fields.get("user_id")):
-            self.write(lambda c: _claim(c, session_id, stored_user_id(fields.get("user_id"))))
-
-    def record_system_prompt(
-        self, session_id: str, text: str, *, user_id: str | None = None
-    ) -> None:
-        """Store the session's frozen system prompt snapshot (the host calls this once the
-        prompt is built). Creates the session row (for ``user_id``) when missing."""
-        prompt = as_text(text)
-        if self.redact_secrets:
-            prompt = redact(prompt)
-        user = stored_user_id(user_id)
-
-        def do(conn: sqlite3.Connection) -> None:
-            _claim(conn, session_id, user)
-            cur = conn.execute(
-                "UPDATE sessions SET system_prompt=? WHERE id=?", (prompt, session_id)
-            )
-            if cur.rowcount == 0:
-                conn.execute(
-                    "INSERT INTO sessions(id, source, user_id, started_at, system_prompt) "
-                    "VALUES (?, 'cli', ?, ?, ?)",
-                    (session_id, user, time.time(), prompt),
-                )
-
-        self.write(do)
-
-    def end_session(self, session_id: str, reason: str = "user_exit") -> None:
-        """Mark the session ended (idempotent: the first end time and reason are kept)."""
-        self.write(
-            lambda c: c.execute(
-                "UPDATE sessions SET ended_at=COALESCE(ended_at, ?), "
-                "end_reason=COALESCE(end_reason, ?) WHERE id=?",
-                (time.time(), as_text(reason) or "exit", session_id),
-            )
-        )
-
-    def reopen_session(self, session_id: str) -> None:
-        """Clear ``ended_at``/``end_reason`` (resume)."""
-        self.write(
-            lambda c: c.execute(
-                "UPDATE sessions SET ended_at=NULL, end_reason=NULL WHERE id=?", (session_id,)
-            )
-        )
-
-    def _set_title(self, conn: sqlite3.Connection, session_id: str, title: str) -> str | None:
-        """Titles are unique per user: a clash is looked for among the same user's sessions
-        only (another user's titles are never revealed by a ``#2``)."""
-        if conn.execute("SELECT 1 FROM sessions WHERE id=?", (session_id,)).fetchone() is None:
-            return None
-        clean = sanitize_title(title)
-        if clean is None:
-            conn.execute("UPDATE sessions SET title=NULL WHERE id=?", (session_id,))
-            return None
-        candidate = clean
-        n = 2
-        while True:
-            row = conn.execute(
-                "SELECT id FROM sessions WHERE title=? AND id<>? AND COALESCE(user_id, '') = "
-                "COALESCE((SELECT user_id FROM sessions WHERE id=?), '')",
-                (candidate, session_id, session_id),
-            ).fetchone()
-            if row is None:
-                break
-            suffix = f" #{n}"
-            candidate = clean[: TITLE_MAX - len(suffix)] + suffix
-            n += 1
-        conn.execute("UPDATE sessions SET title=? WHERE id=?", (candidate, session_id))
-        return candidate
-
-    def set_title(self, session_id: str, title: str) -> str | None:
-        """Sanitise and store a title; a clash gets ``" #2"``, ``" #3"``… Returns the stored
-        title; ``None`` reports that no title was stored: the session does not exist, or
-        nothing printable remained (the title is then cleared)."""
-        return self.write(lambda c: self._set_title(c, session_id, title))
-
-    def resolve_session(
-        self, ref: str, *, user: UserScope = ALL_USERS, hidden_sources: Sequence[str] = ()
-    ) -> str | None:
-        """A session id from an id, a unique id prefix (≥4 chars) or a title (the newest
-        ``title #N`` variant wins), looking only at sessions in ``user``'s scope and not
-        from ``hidden_sources``: anything else answers ``None`` exactly like a missing id."""
-        if not isinstance(ref, str):
-            return None
-        ref = ref.strip()
-        if ref.startswith("@session:"):
-            ref = ref.split("/", 1)[-1]
-        if not ref or len(ref) > MAX_REF_CHARS:
-            return None  # ids are ≤ 256 characters; titles are shorter than this too
-        scope, params = scope_sql(user)
-        if hidden_sources:
-            scope += f" AND source NOT IN ({','.join('?' * len(hidden_sources))})"
-            params = [*params, *hidden_sources]
-        if self.read(f"SELECT 1 FROM sessions WHERE id=? AND {scope}", (ref, *params)):
-            return ref
-        rows = self.read(
-            f"SELECT id FROM sessions WHERE (title=? OR title LIKE ? ESCAPE '\\') AND {scope} "
-            "ORDER BY started_at DESC",
-            (
-                ref,
-                like_escape(ref) + " #%",
-                *params,
-            ),
-        )
-        if rows:
-            return str(rows[0][0])
-        if len(ref) >= 4:
-            rows = self.read(
-                f"SELECT id FROM sessions WHERE substr(id, 1, ?) = ? AND {scope} LIMIT 2",
-                (len(ref), ref, *params),
-            )
-            if len(rows) == 1:
-                return str(rows[0][0])
-        return None
-
-    def get_session(self, session_id: str, *, user: UserScope = ALL_USERS) -> SessionRecord | None:
-        """The session row, or ``None`` (also when it is outside ``user``'s scope)."""
-        scope, params = scope_sql(user)
-        rows = self.read(
-            f"SELECT {SESSION_COLUMNS}, "
-            "(SELECT MAX(timestamp) FROM messages m WHERE m.session_id = s.id), system_prompt "
-            f"FROM sessions s WHERE id=? AND {scope}",
-            (session_id, *params),
-        )
-        if not rows:
-            return None
-        row = rows[0]
-        return session_from_row(row[:14], system_prompt=row[14])
-
-    def list_sessions(
-        self,
-        *,
-        limit: int = 20,
-        offset: int = 0,
-        source: str | None = None,
-        exclude_sources: Iterable[str] = (),
-        exclude_ids: Iterable[str] = (),
-        roots_only: bool = False,
-        oldest_first: bool = False,
-        after: float | None = None,
-        before: float | None = None,
-        tool: str | None = None,
-        user: UserScope = ALL_USERS,
-    ) -> list[SessionRecord]:
-        """Sessions newest first (or oldest first), each with ``last_active``, of ``user``'s
-        scope only.
-
-        ``tool`` keeps sessions with a message that called or came from that tool, counting
-        the messages of the session's descendants too (a root is listed when a compressed or
-        /new continuation of it used the tool)."""
-        scope, scope_params = scope_sql(user, "s.user_id")
-        where: list[str] = [scope]
-        params: list[Any] = [*scope_params]
-        if tool:
-            where.append(
-                "EXISTS (WITH RECURSIVE fam(id) AS (SELECT s.id UNION SELECT c.id FROM "
-                "sessions c JOIN fam ON c.parent_session_id = fam.id "
-                "WHERE COALESCE(c.user_id, '') = COALESCE(s.user_id, '')) SELECT 1 FROM messages m "
-                "WHERE m.session_id IN fam AND (m.tool_name = ? OR instr(m.tool_calls, ?) > 0))"
-            )
-            params.extend([tool, f'"{tool}"'])
-        if source:
-            where.append("s.source = ?")
-            params.append(source)
-        excluded_sources = list(exclude_sources)
-        if excluded_sources:
-            where.append(f"s.source NOT IN ({','.join('?' * len(excluded_sources))})")
-            params.extend(excluded_sources)
-        excluded_ids = list(exclude_ids)
-        if excluded_ids:
-            where.append(f"s.id NOT IN ({','.join('?' * len(excluded_ids))})")
-            params.extend(excluded_ids)
-        if roots_only:
-            where.append(
-                "(s.parent_session_id IS NULL OR s.parent_session_id NOT IN "
-                "(SELECT p.id FROM sessions p WHERE COALESCE(p.user_id, '') = "
-                "COALESCE(s.user_id, '')))"
-            )
-        if after is not None:
-            where.append("s.started_at >= ?")
-            params.append(after)
-        if before is not None:
-            where.append("s.started_at < ?")
-            params.append(before)
-        clause = f"WHERE {' AND '.join(where)}" if where else ""
-        order = "ASC" if oldest_first else "DESC"
-        rows = self.read(
-            f"SELECT {SESSION_COLUMNS}, "
-            "(SELECT MAX(timestamp) FROM messages m WHERE m.session_id = s.id) "
-            f"FROM sessions s {clause} ORDER BY s.started_at {order}, s.rowid {order} "
-            "LIMIT ? OFFSET ?",
-            [*params, max(0, int(limit)), max(0, int(offset))],
-        )
-        return [session_from_row(row) for row in rows]
-
-    def count_sessions(self, *, user: UserScope = ALL_USERS) -> int:
-        """Number of sessions stored (in ``user``'s scope)."""
-        scope, params = scope_sql(user)
-        return int(self.read(f"SELECT COUNT(*) FROM sessions WHERE {scope}", params)[0][0])
-
-    def lineage(self, session_id: str, *, user: UserScope = ALL_USERS) -> list[str]:
-        """Every session connected to ``session_id`` by ``parent_session_id``: its ancestors
-        (root first), itself, and all descendants. A lineage never crosses users: a parent or
-        child link to a session of another user scope counts as dangling (so nobody can
-        probe for other users' session ids by naming them as a parent). With ``user``, a
-        start session outside that scope has no lineage but itself. Cycles are tolerated."""
-        owner = self._owner(session_id)
-        if owner is None or (not isinstance(user, AllUsers) and owner[0] != user):
-            return [session_id]
-        same = "COALESCE(user_id, '') = COALESCE(?, '')"
-        ancestors: list[str] = []
-        seen = {session_id}
-        current = session_id
-        while True:
-            rows = self.read(
-                "SELECT p.id FROM sessions c JOIN sessions p ON p.id = c.parent_session_id "
-                "WHERE c.id=? AND COALESCE(p.user_id, '') = COALESCE(?, '')",
-                (current, owner[0]),
-            )
-            parent = rows[0][0] if rows else None
-            if not parent or parent in seen:
-                break
-            seen.add(parent)
-            ancestors.append(parent)
-            current = parent
-        ancestors.reverse()
-        out = [*ancestors, session_id]
-        frontier = [session_id]
-        while frontier:
-            marks = ",".join("?" * len(frontier))
-            rows = self.read(
-                f"SELECT id FROM sessions WHERE parent_session_id IN ({marks}) AND {same}",
-                [*frontier, owner[0]],
-            )
-            frontier = [r[0] for r in rows if r[0] not in seen]
-            seen.update(frontier)
-            out.extend(frontier)
-        return out
-
-    def sessions_titled(
-        self,
-        words: Sequence[str],
-        *,
-        user: UserScope = ALL_USERS,
-        hidden_sources: Sequence[str] = (),
-        exclude: Sequence[str] = (),
-        limit: int = 5,
-    ) -> list[tuple[str, int]]:
-        """``(session id, first message id)`` of sessions in ``user``'s scope whose title
-        contains every one of ``words`` (case-insensitive), newest first; sessions from
-        ``hidden_sources``, those in ``exclude`` and those without messages are left out."""
-        if not words:
-            return []
-        if isinstance(user, AllUsers):
-            scope, params = scope_sql(user, "s.user_id")
-            clauses = [scope]
-        else:
-            # One user's titled sessions through the partial idx_sessions_user_title
-            # (``+`` keeps the planner off idx_sessions_user, which walks every session of
-            # the user, titled or not: 13 ms at 25k untitled sessions, 0.04 ms this way).
-            scope, params = scope_sql(user, "+s.user_id")
-            clauses = ["COALESCE(s.user_id, '') = ?", scope]
-            params = [stored_user_id(user) or "", *params]
-        for word in words:
-            clauses.append("LOWER(s.title) LIKE ? ESCAPE '\\'")
-            params = [*params, f"%{like_escape(word.casefold())}%"]
-        if hidden_sources:
-            clauses.append(f"s.source NOT IN ({','.join('?' * len(hidden_sources))})")
-            params = [*params, *hidden_sources]
-        if exclude:
-            clauses.append(f"s.id NOT IN ({','.join('?' * len(exclude))})")
-            params = [*params, *exclude]
-        rows = self.read(
-            "SELECT s.id, (SELECT MIN(m.id) FROM messages m WHERE m.session_id = s.id) AS first "
-            f"FROM sessions s WHERE s.title IS NOT NULL AND {' AND '.join(clauses)} "
-            "ORDER BY s.started_at DESC LIMIT ?",
-            (*params, limit),
-        )
-        return [(str(r[0]), int(r[1])) for r in rows if r[1] is not None]
-
-    def lineage_root(self, session_id: str) -> str:
-        """The oldest ancestor of ``session_id`` in its own user scope (itself when it has
-        no parent there)."""
-        return self.lineage(session_id)[0]
-
-    def _owner(self, session_id: str) -> tuple[str | None] | None:
-        """``(user_id,)`` of a stored session, ``None`` when there is no such session."""
-        rows = self.read("SELECT user_id FROM sessions WHERE id=?", (session_id,))
-        return (rows[0][0],) if rows else None
-
-    # -- messages --------------------------------------------------------------------
-
-    def append_messages(
-        self,
-        session_id: str,
-        messages: Sequence[Any],
-        *,
-        timestamp: float | None = None,
-        source: str = "cli",
-        user: UserScope = ALL_USERS,
-        turn_key: str | None = None,
-    ) -> list[int]:
-        """Append OpenAI-style messages in one transaction (creating the session row when
-        missing) and index them; returns the new message ids in order.
-
-        Every message is stored: values are sanitised, never refused (:mod:`.sanitize`); an
-        item that is not a message at all raises :class:`SessionStoreError` and nothing is
-        written. Text is redacted unless :attr:`redact_secrets` is off. A message may carry
-        ``timestamp``, ``token_count``, ``finish_reason``, ``reasoning`` and
-        ``_active``/``_compacted`` overrides. With ``user`` (not :data:`ALL_USERS`) the
-        session must belong to that user (a new row is created for them). A ``turn_key``
-        already stored for this session makes the call a no-op returning ``[]`` (an
-        idempotent resend)."""
-        self._check_writable()
-        base_ts = clean_timestamp(timestamp)
-        batch = prepare_messages(
-            session_id,
-            messages,
-            base_ts=base_ts,
-            redact_secrets=self.redact_secrets,
-            index_char_cap=self.index_char_cap,
-        )
-        if not batch.rows:
-            return []
-        owner = None if isinstance(user, AllUsers) else stored_user_id(user)
-        src = as_text(source) or "cli"
-        key = optional_text(turn_key)
-
-        def do(conn: sqlite3.Connection) -> list[int]:
-            if not isinstance(user, AllUsers):
-                _claim(conn, session_id, owner)
-            if (
-                key is not None
-                and conn.execute(
-                    "SELECT 1 FROM messages WHERE session_id=? AND turn_key=? LIMIT 1",
-                    (session_id, key),
-                ).fetchone()
-            ):
-                return []
-            conn.execute(
-                "INSERT OR IGNORE INTO sessions(id, source, user_id, started_at) "
-                "VALUES (?, ?, ?, ?)",
-                (session_id, src, owner, base_ts),
-            )
-            ids: list[int] = []
-            for position, row in enumerate(batch.rows):
-                cur = conn.execute(
-                    f"INSERT INTO messages({INSERT_COLUMNS}, turn_key) "
-                    f"VALUES ({','.join('?' * (len(row.values) + 1))})",
-                    (*row.values, key if position == 0 else None),
-                )
-                rowid = int(cur.lastrowid or 0)
-                ids.append(rowid)
-                if self.fts_enabled:
-                    conn.execute(
-                        "INSERT INTO messages_fts(rowid, body, meta) VALUES (?, ?, ?)",
-                        (rowid, row.body, row.meta),
-                    )
-            conn.execute(
-                "UPDATE sessions SET message_count = message_count + ?, "
-                "tool_call_count = tool_call_count + ? WHERE id = ?",
-                (len(batch.rows), batch.tool_calls, session_id),
-            )
-            return ids
-
-        return self.write(do)
-
-    def add_token_usage(self, session_id: str, input_tokens: int, output_tokens: int) -> None:
-        """Accumulate token usage reported by the model API (clamped to ``[0, 2**53]``)."""
-        cap = 2**53
-        self.write(
-            lambda c: c.execute(
-                "UPDATE sessions SET input_tokens = MIN(input_tokens + ?, ?), "
-                "output_tokens = MIN(output_tokens + ?, ?) WHERE id = ?",
-                (
-                    clamp_int(input_tokens, 0, cap) or 0,
-                    cap,
-                    clamp_int(output_tokens, 0, cap) or 0,
-                    cap,
-                    session_id,
-                ),
-            )
-        )
-
-    def get_messages(
-        self, session_id: str, *, include_inactive: bool = False
-    ) -> list[StoredMessage]:
-        """Messages of a session in order (live rows only unless ``include_inactive``)."""
-        flt = "" if include_inactive else " AND active = 1"
-        rows = self.read(
-            f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE session_id=?{flt} ORDER BY id",
-            (session_id,),
-        )
-        return [message_from_row(r) for r in rows]
-
-    def get_messages_as_conversation(self, session_id: str) -> list[dict[str, Any]]:
-        """The live transcript as OpenAI-style messages (for resume)."""
-        return [m.to_chat() for m in self.get_messages(session_id)]
-
-    def get_message(self, message_id: int) -> StoredMessage | None:
-        """One message by id."""
-        rows = self.read(f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE id=?", (message_id,))
-        return message_from_row(rows[0]) if rows else None
-
-    def mark_compacted(self, session_id: str, message_ids: Iterable[int]) -> int:
-        """Soft-archive messages the compressor summarised away: ``active=0, compacted=1``.
-        They stay searchable (even from the same session, whose live context no longer has
-        them). Returns the number of rows changed."""
-        ids = [int(i) for i in message_ids]
-        if not ids:
-            return 0
-
-        def do(conn: sqlite3.Connection) -> int:
-            total = 0
-            for start in range(0, len(ids), 500):
-                chunk = ids[start : start + 500]
-                cur = conn.execute(
-                    f"UPDATE messages SET active=0, compacted=1 WHERE session_id=? AND id IN "
-                    f"({','.join('?' * len(chunk))})",
-                    [session_id, *chunk],
-                )
-                total += cur.rowcount
-            return total
-
-        return self.write(do)
-
-    def mark_rewound(self, session_id: str, message_ids: Iterable[int]) -> int:
-        """Hide undone/rewound messages (``active=0, compacted=0``): never searched."""
-        ids = [int(i) for i in message_ids]
-        if not ids:
-            return 0
-        marks = ",".join("?" * len(ids))
-        return self.write(
-            lambda c: (
-                c.execute(
-                    "UPDATE messages SET active=0, compacted=0 "
-                    f"WHERE session_id=? AND id IN ({marks})",
-                    [session_id, *ids],
-                ).rowcount
-            )
-        )
 
     # -- maintenance -----------------------------------------------------------------
 
@@ -858,22 +433,6 @@ class SessionDB:
             return removed
 
         return self.write(do)
-
-    def sessions_older_than(
-        self, cutoff: float, *, user: UserScope = ALL_USERS, source: str | None = None
-    ) -> list[str]:
-        """Ids of sessions (in ``user``'s scope, of ``source`` when given) whose last activity
-        (or start) is before ``cutoff``."""
-        scope, params = scope_sql(user, "s.user_id")
-        if source is not None:
-            scope += " AND s.source = ?"
-            params = [*params, source]
-        rows = self.read(
-            "SELECT s.id FROM sessions s WHERE COALESCE((SELECT MAX(timestamp) FROM messages m "
-            f"WHERE m.session_id = s.id), s.started_at) < ? AND {scope} ORDER BY s.started_at",
-            (cutoff, *params),
-        )
-        return [r[0] for r in rows]
 
     def reindex(self) -> int:
         """Rebuild the full-text index from the messages table with the configured
@@ -951,47 +510,11 @@ class SessionDB:
                 out["compression"] = {"error": str(exc)}
         return out
 
-    def user_scopes(self) -> list[dict[str, Any]]:
-        """Every user scope with sessions: ``user_id`` (``None``: no user), ``sessions`` and
-        ``last_active`` (latest start), busiest first. For operators; never shown to a
-        user's tool."""
-        rows = self.read(
-            "SELECT user_id, COUNT(*), MAX(started_at) FROM sessions GROUP BY user_id "
-            "ORDER BY COUNT(*) DESC, user_id"
-        )
-        return [{"user_id": r[0], "sessions": int(r[1]), "last_active": r[2]} for r in rows]
-
-    def speaker_names(self, *, user: UserScope = ALL_USERS) -> frozenset[str]:
-        """Lower-cased words of every participant name (``messages.name``) in ``user``'s
-        sessions. Cached per object and scope and brought up to date by reading only the
-        messages added since (ids only grow), so a search after each turn does not rescan
-        the archive; :meth:`delete_sessions` drops the cache."""
-        newest = int(self.read("SELECT MAX(id) FROM messages")[0][0] or 0)
-        key: object = user
-        cached = self._speakers.get(key)
-        if cached is not None and cached[0] == newest:
-            return cached[1]
-        since = cached[0] if cached is not None and cached[0] < newest else 0
-        scope, params = scope_sql(user, "s.user_id")
-        rows = self.read(
-            "SELECT DISTINCT m.name FROM messages m JOIN sessions s ON s.id = m.session_id "
-            f"WHERE m.id > ? AND m.id <= ? AND m.name IS NOT NULL AND {scope}",
-            [since, newest, *params],
-        )
-        found = {word for (name,) in rows for word in str(name).lower().split() if len(word) > 1}
-        names = frozenset(found | (cached[1] if since and cached is not None else set()))
-        self._speakers[key] = (newest, names)
-        return names
-
-    def iter_all_session_ids(self) -> Iterator[str]:
-        """Every session id, oldest first."""
-        for row in self.read("SELECT id FROM sessions ORDER BY started_at"):
-            yield row[0]
-
 
 __all__ = [
     "ALL_USERS",
     "DB_FILE",
+    "MAX_REF_CHARS",
     "MESSAGE_COLUMNS",
     "MIGRATIONS",
     "PRIVATE_MODE",
@@ -1000,6 +523,7 @@ __all__ = [
     "TITLE_MAX",
     "SessionDB",
     "SessionRecord",
+    "SessionStore",
     "SessionStoreBusy",
     "SessionStoreError",
     "SessionStoreReadOnly",

@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
+import time
 from pathlib import Path
 
 from hermes_core.layers.sessions.errors import SessionStoreUnusable
@@ -85,9 +86,33 @@ def check_file(path: Path) -> None:
         )
     if info.st_size == 0:
         return
+    deadline = time.monotonic() + CHECKPOINT_GRACE_S
+    while True:
+        size, expected = _sizes(path)
+        if size >= expected:
+            return
+        # Another process checkpointing its WAL writes page 1 (the new size) before the pages
+        # that extend the file: a short-lived "truncated" look. Only a lasting one is real.
+        if not Path(str(path) + "-wal").exists() or time.monotonic() > deadline:
+            raise SessionStoreUnusable(
+                f"{path} is not a readable SQLite database: it is truncated "
+                f"({size} of {expected} bytes) — restore it from a backup, or move "
+                f"it aside (mv {path} {path}.bad) and rerun; a fresh archive is created"
+            )
+        time.sleep(0.02)
+
+
+CHECKPOINT_GRACE_S = 2.0
+"""How long a ``state.db`` that looks truncated while its WAL exists is re-checked."""
+
+
+def _sizes(path: Path) -> tuple[int, int]:
+    """``(bytes on disk, bytes the header promises)`` (header read before the size is taken;
+    the promise is 0 when the header does not record a valid page count)."""
     try:
         with open(path, "rb") as fh:
             header = fh.read(100)
+            size = os.fstat(fh.fileno()).st_size
     except OSError as exc:
         raise SessionStoreUnusable(
             f"cannot read {path} ({exc.strerror}) — check the disk and the file's permissions"
@@ -98,13 +123,8 @@ def check_file(path: Path) -> None:
     page_size = 65536 if page_size == 1 else page_size
     pages = int.from_bytes(header[28:32], "big")
     if pages and header[24:28] == header[92:96]:
-        expected = page_size * pages
-        if info.st_size < expected:
-            raise SessionStoreUnusable(
-                f"{path} is not a readable SQLite database: it is truncated "
-                f"({info.st_size} of {expected} bytes) — restore it from a backup, or move "
-                f"it aside (mv {path} {path}.bad) and rerun; a fresh archive is created"
-            )
+        return size, page_size * pages
+    return size, 0
 
 
 def create_private(path: Path) -> None:

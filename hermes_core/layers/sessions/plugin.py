@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
 from hermes_core.homefiles import inspect_state_db, own_db_path
+from hermes_core.layers.sessions.archive import SessionStore
 from hermes_core.layers.sessions.db import (
     SCHEMA_VERSION,
     SessionDB,
@@ -38,13 +39,14 @@ from hermes_core.layers.sessions.db import (
 from hermes_core.layers.sessions.hermes_agent import index_hermes_agent
 from hermes_core.layers.sessions.sanitize import json_text
 from hermes_core.layers.sessions.search import SessionSearch, build_tool, llm_summarizer
+from hermes_core.layers.sessions.store import open_store
 from hermes_core.markers import hookimpl
 from hermes_core.types import CompressionResult, HealthCheck, SessionInfo, ToolSpec, Turn
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
 
-    from hermes_core.settings.models import HermesSettings
+    from hermes_core.settings.models import HermesSettings, SessionsSettings
     from hermes_core.types import ChatMessage
 
 log = logging.getLogger(__name__)
@@ -79,7 +81,7 @@ class SessionsLayer:
     def __init__(self) -> None:
         self._settings: HermesSettings | None = None
         self._home: Path | None = None
-        self._db: SessionDB | None = None
+        self._db: SessionStore | None = None
         self._lock = threading.Lock()
 
     # -- plumbing ----------------------------------------------------------------------
@@ -89,18 +91,15 @@ class SessionsLayer:
         """False when ``sessions.enabled`` is off (nothing is recorded or searched)."""
         return self._settings is None or self._settings.sessions.enabled
 
-    def db(self) -> SessionDB | None:
-        """The archive (opened on first use), or None when disabled/unconfigured."""
+    def db(self) -> SessionStore | None:
+        """The archive on the configured backend (opened on first use), or None when
+        disabled/unconfigured."""
         if not self.enabled or self._home is None:
             return None
         with self._lock:
             if self._db is None:
                 sessions = self._settings.sessions if self._settings else None
-                self._db = SessionDB.open(
-                    self._home,
-                    index_char_cap=sessions.index_char_cap if sessions else 8192,
-                    redact_secrets=sessions.redact_secrets if sessions else True,
-                )
+                self._db = open_store(self._home, sessions)
             return self._db
 
     def searcher(self) -> SessionSearch | None:
@@ -108,7 +107,7 @@ class SessionsLayer:
         db = self.db()
         if db is None:
             return None
-        if self._home is not None:
+        if self._home is not None and isinstance(db, SessionDB):
             refresh_hermes_agent(db, self._home)
         settings = self._settings
         return SessionSearch(
@@ -216,6 +215,9 @@ class SessionsLayer:
 
     @hookimpl
     def health_check(self, home: Path) -> list[HealthCheck]:
+        sessions = self._settings.sessions if self._settings else None
+        if sessions is not None and sessions.backend == "postgresql":
+            return postgres_health_checks(sessions)
         return health_checks(Path(home))
 
 
@@ -306,6 +308,36 @@ def health_checks(home: Path) -> list[HealthCheck]:
     finally:
         db.close()
     return checks
+
+
+def postgres_health_checks(sessions: SessionsSettings) -> list[HealthCheck]:
+    """The PostgreSQL archive: reachable, schema version, URL shown with its password
+    masked."""
+    from hermes_core.layers.sessions.pg import PostgresSessionDB, redact_url
+    from hermes_core.layers.sessions.pg_schema import PG_SCHEMA_VERSION
+
+    url = sessions.url.get_secret_value() if sessions.url is not None else ""
+    shown = redact_url(url) if url else "(unset)"
+    try:
+        db = PostgresSessionDB(url, statement_timeout_s=sessions.statement_timeout_s, pool_size=1)
+    except SessionStoreError as exc:
+        detail, _, fix = str(exc).partition("; ")
+        return [HealthCheck("sessions: postgresql", False, detail, fix or detail)]
+    try:
+        version = db.schema_version()
+        return [
+            HealthCheck("sessions: postgresql", True, f"reachable at {shown}", ""),
+            HealthCheck(
+                "sessions: schema",
+                version == PG_SCHEMA_VERSION,
+                f"version {version} (expected {PG_SCHEMA_VERSION})",
+                ""
+                if version == PG_SCHEMA_VERSION
+                else "upgrade hermes-core; this archive is newer",
+            ),
+        ]
+    finally:
+        db.close()
 
 
 def create_plugin() -> SessionsLayer:

@@ -30,7 +30,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from hermes_core.layers.sessions.fts import (
-    FTS_WEIGHTS,
     STOPWORDS,
     Term,
     build_match,
@@ -45,11 +44,9 @@ from hermes_core.layers.sessions.timeparse import TimeWindow, query_time_window
 from hermes_core.text import CJK_CHAR
 
 if TYPE_CHECKING:
-    from hermes_core.layers.sessions.db import SessionDB
+    from hermes_core.layers.sessions.archive import SessionStore
 
 CANDIDATES = 300
-OVERFETCH = 3
-"""Rows ranked by FTS5 alone per candidate needed, before the join applies the filters."""
 EXACT_MAX = 5000
 """Queries estimated to match more messages than this are ranked in a recent window
 (:func:`_window_span`) instead of by ``bm25()`` over every match."""
@@ -221,16 +218,11 @@ class Cost:
     windows: int = 0
 
 
-def _count(db: SessionDB, match: str, floor: int = 0) -> int:
-    return int(
-        db.read(
-            "SELECT COUNT(*) FROM messages_fts WHERE messages_fts MATCH ? AND rowid > ?",
-            (match, floor),
-        )[0][0]
-    )
+def _count(db: SessionStore, match: str, floor: int = 0) -> int:
+    return db.fts_count(match, floor)
 
 
-def _window_span(db: SessionDB, match: str, newest: int) -> tuple[int, int] | None:
+def _window_span(db: SessionStore, match: str, newest: int) -> tuple[int, int] | None:
     """``(span, matches)`` of the smallest recent window (at least :data:`WINDOW_MIN` ids,
     grown geometrically) holding :data:`WINDOW_TARGET` matches, or ``None`` when the whole
     archive holds at most :data:`EXACT_MAX` matches (then ``bm25()`` over all of them is
@@ -249,7 +241,7 @@ def _window_span(db: SessionDB, match: str, newest: int) -> tuple[int, int] | No
 
 
 def _window_scores(
-    db: SessionDB,
+    db: SessionStore,
     terms: Sequence[Term],
     window: Window,
     rows: Sequence[tuple[Any, ...]],
@@ -264,14 +256,11 @@ def _window_scores(
         expr = term.to_match()
         if expr in window.idf:
             continue
-        found = db.read(
-            "SELECT rowid FROM messages_fts WHERE messages_fts MATCH ? AND rowid > ?",
-            (expr, window.floor),
-        )
+        found = db.fts_rowids(expr, window.floor)
         cost.postings_read += len(found)
         n = len(found)
         window.idf[expr] = max(math.log((window.span - n + 0.5) / (n + 0.5)), 1e-6)
-        window.postings[expr] = {int(r[0]) for r in found} & ids
+        window.postings[expr] = set(found) & ids
     lengths = {int(r[0]): max(int(r[4]) if isinstance(r[4], int) else 1, 1) for r in rows}
     avg = sum(lengths.values()) / max(len(lengths), 1)
     damp = {rowid: (k1 + 1) / (1.0 + k1 * (1 - b + b * n / avg)) for rowid, n in lengths.items()}
@@ -285,7 +274,7 @@ def _window_scores(
 
 
 def _candidates(
-    db: SessionDB,
+    db: SessionStore,
     match: str,
     where: str,
     params: list[Any],
@@ -311,12 +300,7 @@ def _candidates(
         cost.windows += 1
         cost.rows_ranked += matches
         window = Window(newest - span, span, matches)
-        rows = db.read(
-            "SELECT m.id, m.session_id, 0, m.timestamp, m.token_count FROM messages m "
-            "JOIN sessions s ON s.id = m.session_id WHERE m.id IN (SELECT rowid FROM "
-            f"messages_fts WHERE messages_fts MATCH ? AND rowid > ?) AND {where}",
-            [match, window.floor, *params],
-        )
+        rows = db.fts_window_rows(match, window.floor, where, params)
         if len(rows) >= limit or span * 4 >= newest:
             if len(rows) >= limit:
                 scores = _window_scores(db, terms, window, rows, cost)
@@ -325,28 +309,7 @@ def _candidates(
             break  # too few even in a quarter of the archive: rank it all
         span *= 4
         found = (span, _count(db, match, newest - span))
-    w_body, w_meta = FTS_WEIGHTS
-    inner = int(limit) * OVERFETCH
-    rows = db.read(
-        "WITH top AS (SELECT rowid AS id, "
-        f"bm25(messages_fts, {w_body}, {w_meta}) AS r FROM messages_fts "
-        "WHERE messages_fts MATCH ? ORDER BY r LIMIT ?) "
-        "SELECT top.id, m.session_id, top.r, m.timestamp, m.token_count FROM top "
-        "JOIN messages m ON m.id = top.id JOIN sessions s ON s.id = m.session_id "
-        f"WHERE {where} ORDER BY top.r LIMIT ?",
-        [match, inner, *params, int(limit)],
-    )
-    total = None
-    if len(rows) < limit:
-        total = _count(db, match)
-        if total > inner:
-            rows = db.read(
-                f"SELECT f.rowid, m.session_id, bm25(messages_fts, {w_body}, {w_meta}) AS r, "
-                "m.timestamp, m.token_count FROM messages_fts f JOIN messages m ON m.id = f.rowid "
-                "JOIN sessions s ON s.id = m.session_id "
-                f"WHERE messages_fts MATCH ? AND {where} ORDER BY r LIMIT ?",
-                [match, *params, int(limit)],
-            )
+    rows, total = db.fts_ranked(match, where, params, int(limit))
     cost.rows_ranked += total if total is not None else _count(db, match)
     return _hits(rows), None
 
@@ -383,7 +346,7 @@ def _term_regex(term: Term) -> re.Pattern[str]:
 
 
 def _term_postings(
-    db: SessionDB,
+    db: SessionStore,
     terms: Sequence[Term],
     rowids: Sequence[int],
     total: int,
@@ -401,15 +364,13 @@ def _term_postings(
     texts: dict[int, str] | None = None
     for term in terms:
         expr = term.to_match()
-        n = int(
-            db.read("SELECT COUNT(*) FROM messages_fts WHERE messages_fts MATCH ?", (expr,))[0][0]
-        )
+        n = db.fts_count(expr)
         idf[expr] = math.log(1 + (total - n + 0.5) / (n + 0.5))
         if n <= EXACT_POSTINGS_MAX:
-            rows = db.read("SELECT rowid FROM messages_fts WHERE messages_fts MATCH ?", (expr,))
+            rowids = db.fts_rowids(expr)
             if cost is not None:
-                cost.postings_read += len(rows)
-            for (rowid,) in rows:
+                cost.postings_read += len(rowids)
+            for rowid in rowids:
                 if rowid in wanted:
                     found[int(rowid)].add(expr)
             continue
@@ -422,7 +383,7 @@ def _term_postings(
     return idf, found
 
 
-def _index_texts(db: SessionDB, rowids: Sequence[int]) -> dict[int, str]:
+def _index_texts(db: SessionStore, rowids: Sequence[int]) -> dict[int, str]:
     """The indexed text (body and meta) of these messages, recomputed from ``messages``
     (the index is contentless: it keeps no copy of the text)."""
     out: dict[int, str] = {}
@@ -442,7 +403,7 @@ _FEEDBACK_WORD = re.compile(r"[a-z][a-z'-]{3,}")
 
 
 def _feedback(
-    db: SessionDB,
+    db: SessionStore,
     hits: list[TurnHit],
     terms: Sequence[Term],
     named: set[str],
@@ -470,9 +431,7 @@ def _feedback(
     weighted: list[tuple[float, str]] = []
     for word in pool:
         expr = f'"{word}"'
-        n = int(
-            db.read("SELECT COUNT(*) FROM messages_fts WHERE messages_fts MATCH ?", (expr,))[0][0]
-        )
+        n = db.fts_count(expr)
         if n == 0:
             continue
         weighted.append((counts[word] * math.log(1 + (total - n + 0.5) / (n + 0.5)), expr))
@@ -496,7 +455,7 @@ def _feedback(
 
 
 def _window_hits(
-    db: SessionDB,
+    db: SessionStore,
     window: TimeWindow,
     hits: list[TurnHit],
     where: str,
@@ -508,7 +467,7 @@ def _window_hits(
     have = {h.session_id for h in hits}
     best = max(h.score for h in hits)
     if window.month is not None:
-        when = "CAST(strftime('%m', m.timestamp, 'unixepoch', 'localtime') AS INTEGER) = ?"
+        when = f"{db.month_sql('m.timestamp')} = ?"
         bounds: list[Any] = [window.month]
     else:
         when = "m.timestamp >= ? AND m.timestamp < ?"
@@ -527,7 +486,7 @@ def _window_hits(
     return out
 
 
-def _speakers_of(db: SessionDB, ids: Sequence[int]) -> dict[int, str]:
+def _speakers_of(db: SessionStore, ids: Sequence[int]) -> dict[int, str]:
     out: dict[int, str] = {}
     for start in range(0, len(ids), 500):
         chunk = ids[start : start + 500]
@@ -539,7 +498,9 @@ def _speakers_of(db: SessionDB, ids: Sequence[int]) -> dict[int, str]:
     return out
 
 
-def _neighbours(db: SessionDB, hits: Iterable[TurnHit]) -> dict[int, tuple[int | None, int | None]]:
+def _neighbours(
+    db: SessionStore, hits: Iterable[TurnHit]
+) -> dict[int, tuple[int | None, int | None]]:
     """For each hit, the ids of the previous and next live message of its session."""
     out: dict[int, tuple[int | None, int | None]] = {}
     for hit in hits:
@@ -567,7 +528,7 @@ class _Query:
     window: TimeWindow | None
 
 
-def _prepare_query(db: SessionDB, query: str, user: UserScope = ALL_USERS) -> _Query:
+def _prepare_query(db: SessionStore, query: str, user: UserScope = ALL_USERS) -> _Query:
     """Stage 1 — query terms: normalise, split off a named date, drop stopwords, question
     scaffolding and participant names (kept aside for relaxation), build the MATCH."""
     query = normalize(query) if isinstance(query, str) else query
@@ -596,7 +557,7 @@ def _prepare_query(db: SessionDB, query: str, user: UserScope = ALL_USERS) -> _Q
 
 
 def _relaxed_hits(
-    db: SessionDB,
+    db: SessionStore,
     q: _Query,
     hits: list[TurnHit],
     where: str,
@@ -616,7 +577,7 @@ def _relaxed_hits(
 
 
 def _score_coverage(
-    db: SessionDB,
+    db: SessionStore,
     terms: Sequence[Term],
     hits: list[TurnHit],
     window: Window | None = None,
@@ -652,7 +613,7 @@ def _score_coverage(
 
 
 def _apply_dates(
-    db: SessionDB, window: TimeWindow | None, hits: list[TurnHit], where: str, params: list[Any]
+    db: SessionStore, window: TimeWindow | None, hits: list[TurnHit], where: str, params: list[Any]
 ) -> None:
     """Stage 4 — dates named in the query boost hits inside them; sessions active then
     without a keyword hit get a :data:`WINDOW_PRIOR` pseudo-hit."""
@@ -665,7 +626,7 @@ def _apply_dates(
         hits.extend(_window_hits(db, window, hits, where, params))
 
 
-def _apply_speakers(db: SessionDB, named: set[str], hits: list[TurnHit]) -> None:
+def _apply_speakers(db: SessionStore, named: set[str], hits: list[TurnHit]) -> None:
     """Stage 5 — messages spoken by a participant the query names get
     :data:`SPEAKER_BOOST`."""
     if not SPEAKER_BOOST or not named:
@@ -700,7 +661,7 @@ def _merge_relaxed(hits: list[TurnHit], relaxed: list[TurnHit]) -> list[TurnHit]
 
 
 def _aggregate_sessions(
-    db: SessionDB, hits: Sequence[TurnHit], demoted_sources: Sequence[str]
+    db: SessionStore, hits: Sequence[TurnHit], demoted_sources: Sequence[str]
 ) -> list[SessionHit]:
     """Stage 7 — a session scores its best hit plus decaying shares of the next best
     (:data:`SESSION_DECAY`); sessions from ``demoted_sources`` are scaled by
@@ -731,7 +692,7 @@ def _aggregate_sessions(
 
 
 def rank(
-    db: SessionDB,
+    db: SessionStore,
     query: str,
     filters: SearchFilters | None = None,
     *,

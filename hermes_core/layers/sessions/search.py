@@ -48,7 +48,8 @@ from hermes_core.text import CJK_CHAR
 from hermes_core.types import ToolContext, ToolSpec
 
 if TYPE_CHECKING:
-    from hermes_core.layers.sessions.db import SessionDB, SessionRecord
+    from hermes_core.layers.sessions.archive import SessionStore
+    from hermes_core.layers.sessions.db import SessionRecord
     from hermes_core.settings.models import HermesSettings
 
 log = logging.getLogger(__name__)
@@ -328,7 +329,7 @@ def snippet(text: str, words: Sequence[str], width: int = SNIPPET_CHARS) -> str:
     return ("…" if start else "") + piece.replace("\n", " ") + ("…" if end < len(text) else "")
 
 
-def _preview(db: SessionDB, session_id: str) -> str:
+def _preview(db: SessionStore, session_id: str) -> str:
     rows = db.read(
         "SELECT content FROM messages WHERE session_id=? AND active=1 AND role IN "
         "('user','assistant') AND content <> '' ORDER BY id DESC LIMIT 1",
@@ -365,7 +366,7 @@ class SessionSearch:
 
     def __init__(
         self,
-        db: SessionDB,
+        db: SessionStore,
         *,
         hidden_sources: Sequence[str] = ("kanban", "subagent", "tool"),
         default_limit: int = 3,
@@ -537,7 +538,8 @@ class SessionSearch:
 
     def _counts_around(self, session_id: str, anchor: int) -> tuple[int, int]:
         row = self.db.read(
-            "SELECT SUM(id < ?), SUM(id > ?) FROM messages WHERE session_id=? "
+            "SELECT SUM(CASE WHEN id < ? THEN 1 ELSE 0 END), "
+            "SUM(CASE WHEN id > ? THEN 1 ELSE 0 END) FROM messages WHERE session_id=? "
             "AND (active=1 OR compacted=1)",
             (anchor, anchor, session_id),
         )[0]

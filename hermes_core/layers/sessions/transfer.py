@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from hermes_core.context import redact
-from hermes_core.layers.sessions.db import SessionDB
+from hermes_core.layers.sessions.archive import SessionStore
 from hermes_core.layers.sessions.errors import SessionStoreError
 from hermes_core.layers.sessions.records import (
     SessionRecord,
@@ -130,7 +130,7 @@ def export_markdown(record: SessionRecord, messages: list[StoredMessage]) -> str
     return "\n".join(lines)
 
 
-def export_session(db: SessionDB, session_id: str, fmt: str) -> tuple[str, int]:
+def export_session(db: SessionStore, session_id: str, fmt: str) -> tuple[str, int]:
     """``(text, message count)`` of one session in ``fmt`` (``jsonl`` or ``md``)."""
     if fmt not in EXPORT_FORMATS:
         raise TransferError(
@@ -144,7 +144,7 @@ def export_session(db: SessionDB, session_id: str, fmt: str) -> tuple[str, int]:
     return text, len(messages)
 
 
-def export_sessions(db: SessionDB, session_ids: Sequence[str], fmt: str) -> tuple[str, int]:
+def export_sessions(db: SessionStore, session_ids: Sequence[str], fmt: str) -> tuple[str, int]:
     """Several sessions in one text, oldest first as given: JSONL records simply follow
     each other (``hermes sessions import`` reads them back as separate sessions); Markdown
     sessions are separated by a rule. Returns ``(text, message count)``."""
@@ -424,7 +424,7 @@ def group_digest(group: ImportGroup) -> str:
     return hashlib.sha256(body.encode("utf-8", "replace")).hexdigest()
 
 
-def _same_transcript(db: SessionDB, session_id: str, messages: list[dict[str, Any]]) -> bool:
+def _same_transcript(db: SessionStore, session_id: str, messages: list[dict[str, Any]]) -> bool:
     stored = db.get_messages(session_id, include_inactive=True)
     if len(stored) != len(messages):
         return False
@@ -438,7 +438,7 @@ def _same_transcript(db: SessionDB, session_id: str, messages: list[dict[str, An
 
 
 def import_groups(
-    db: SessionDB,
+    db: SessionStore,
     groups: list[ImportGroup],
     *,
     source: str = "import",
@@ -461,7 +461,7 @@ def import_groups(
 
 
 def _import_one(
-    db: SessionDB,
+    db: SessionStore,
     group: ImportGroup,
     source: str,
     title: str | None,
@@ -516,7 +516,7 @@ def _import_one(
 
 
 def import_file(
-    db: SessionDB,
+    db: SessionStore,
     path: Path,
     *,
     source: str = "import",

@@ -272,6 +272,9 @@ class ChromaProvider(MemoryProvider):
                 if buf.messages:
                     self._compact_buffer(session, buf)
         self.expire(self.user_for(session))
+        # the session's new live rows reach chromadb in one write; replaced turns (history)
+        # wait in the crash-safe outbox for the next batch
+        self.store.flush(self.user_for(session), history=False)
 
     @hookimpl
     def on_memory_write(self, session: SessionInfo, write: MemoryWrite) -> None:

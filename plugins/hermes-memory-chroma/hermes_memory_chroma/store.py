@@ -25,6 +25,17 @@ migrated when a user's collection is first opened.
 Reads go through a per-user cache of rows by id that every write updates by id (never
 dropped wholesale); the live row count is kept the same way.
 
+Writes are batched: a chromadb write costs tens of milliseconds whatever its size, so
+:meth:`MemoryStore.add` *stages* a new memory (and :meth:`MemoryStore.supersede` moves a
+staged one to history while still staged) instead of writing it at once. Staged rows are
+kept in a crash-safe outbox in ``fts.db`` (written before the keyword index) and are
+visible to every read at once: id lookups, the dense ranking (their cosines are computed
+directly, at most :data:`FLUSH_ROWS` of them), the duplicate and supersede checks. They go
+to chromadb in one ``upsert`` per collection when :data:`FLUSH_ROWS` are waiting, on
+:meth:`MemoryStore.flush` (the provider calls it at the end of every session), before any
+full read (listings, history, expiry, stats, re-embedding) and on :meth:`MemoryStore.close`.
+Rows a crash left in the outbox are written when the user's collection next opens.
+
 The embedder's name and dimension live in the collection metadata; opening a collection made
 with another embedder re-embeds it (:mod:`reembed`, progress bar on stderr) instead of
 failing on the dimension.
@@ -33,6 +44,7 @@ failing on the dimension.
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import threading
 import time
@@ -42,6 +54,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+import numpy as np
 from hermes_core.providers.service import ServiceError
 
 from hermes_memory_chroma.embedders import Embedder, Vectors
@@ -65,6 +78,8 @@ DEDUP_PROBE = 8
 """Nearest live rows read to find a near-duplicate (skipped types are passed over)."""
 SUPERSEDE_PROBE = 16
 """Nearest live rows read to find same-type memories a new one replaces."""
+FLUSH_ROWS = 64
+"""Staged rows of one user that trigger a write to chromadb (one upsert per collection)."""
 
 _STANDARD_KEYS = frozenset(
     {
@@ -166,6 +181,65 @@ class NewMemory:
     dialogue turn with its neighbours); kept in the metadata for re-embedding."""
 
 
+@dataclass(slots=True)
+class _Staged:
+    """A row written to the outbox but not yet to chromadb (see the module doc)."""
+
+    target: Literal["live", "history"]
+    document: str
+    meta: dict[str, Any]
+    vector: Vectors
+
+    def memory(self, mem_id: str) -> Memory:
+        return Memory.from_chroma(mem_id, self.document, self.meta)
+
+
+_WHERE_OPS: dict[str, Callable[[Any, Any], bool]] = {
+    "$eq": lambda v, a: bool(v == a),
+    "$ne": lambda v, a: bool(v != a),
+    "$in": lambda v, a: v in a,
+    "$nin": lambda v, a: v not in a,
+    "$gt": lambda v, a: v is not None and bool(v > a),
+    "$gte": lambda v, a: v is not None and bool(v >= a),
+    "$lt": lambda v, a: v is not None and bool(v < a),
+    "$lte": lambda v, a: v is not None and bool(v <= a),
+}
+
+
+def _where_matches(meta: Mapping[str, Any], where: Mapping[str, Any] | None) -> bool:
+    """Whether ``meta`` passes a chromadb ``where`` filter (the operators this module and
+    the retriever use: ``$and``, ``$or``, ``$in``, ``$nin``, ``$eq``, ``$ne``, ``$gt``,
+    ``$gte``, ``$lt``, ``$lte``, and plain equality)."""
+    if not where:
+        return True
+    for key, cond in where.items():
+        if key == "$and":
+            if not all(_where_matches(meta, c) for c in cond):
+                return False
+            continue
+        if key == "$or":
+            if not any(_where_matches(meta, c) for c in cond):
+                return False
+            continue
+        value = meta.get(key)
+        if not isinstance(cond, Mapping):
+            cond = {"$eq": cond}
+        for op, arg in cond.items():
+            ok = _WHERE_OPS[op](value, arg)
+            if not ok:
+                return False
+    return True
+
+
+def _cosines(vector: Vectors, others: Sequence[Vectors]) -> list[float]:
+    if not others:
+        return []
+    matrix = np.asarray(others, dtype=np.float32)
+    query = np.asarray(vector, dtype=np.float32)
+    norms = np.linalg.norm(matrix, axis=1) * max(float(np.linalg.norm(query)), 1e-12)
+    return [float(x) for x in (matrix @ query) / np.maximum(norms, 1e-12)]
+
+
 def _and(*clauses: Mapping[str, Any]) -> dict[str, Any]:
     parts = [dict(c) for c in clauses if c]
     if len(parts) == 1:
@@ -229,6 +303,9 @@ class MemoryStore:
         self._histories: dict[str, Any] = {}
         self._cache: dict[str, dict[str, Memory]] = {}
         self._counts: dict[str, int] = {}
+        self._pending: dict[str, dict[str, _Staged]] = {}
+        self.chroma_writes = 0
+        """Write calls made to chromadb (add/upsert/update/delete): a cost counter."""
         self._closed = False
 
     # ------------------------------------------------------------------ read cache
@@ -245,6 +322,12 @@ class MemoryStore:
         if user_id not in self._counts:
             self._counts[user_id] = int(coll.count())
         return self._counts[user_id]
+
+    def _written(self, user_id: str, coll: Any) -> int:
+        """Rows chromadb itself holds in the live collection (the count less the staged
+        rows; in shared mode the count is asked and holds no staged rows)."""
+        total = self._total(user_id, coll)
+        return total if self.shared else total - len(self._staged(user_id))
 
     def _shift_count(self, user_id: str, delta: int) -> None:
         if user_id in self._counts:
@@ -263,6 +346,98 @@ class MemoryStore:
         if cache:
             for mem_id in ids:
                 cache.pop(mem_id, None)
+
+    # ------------------------------------------------------------------ staged writes
+
+    def _staged(self, user_id: str, target: str | None = "live") -> dict[str, _Staged]:
+        """Staged rows of ``user_id`` (only those bound for ``target`` unless None)."""
+        rows = self._pending.get(user_id, {})
+        if target is None:
+            return rows
+        return {i: r for i, r in rows.items() if r.target == target}
+
+    def _stage(self, user_id: str, mem_id: str, row: _Staged) -> None:
+        """Put ``row`` in the outbox (durable) and the pending rows (visible to reads); write
+        the user's staged rows to chromadb once :data:`FLUSH_ROWS` are waiting."""
+        vector = np.asarray(row.vector, dtype=np.float32)
+        self.fts.stage(
+            user_id,
+            [(mem_id, row.target, row.document, json.dumps(row.meta), vector.tobytes())],
+        )
+        self._pending.setdefault(user_id, {})[mem_id] = row
+        if self.shared or len(self._pending[user_id]) >= FLUSH_ROWS:
+            # shared (server) mode writes at once: other hosts read the same collections
+            self._flush_user(user_id)
+
+    def _flush_user(self, user_id: str, targets: Sequence[str] = ("live", "history")) -> int:
+        """Write ``user_id``'s staged rows bound for ``targets`` to chromadb (one upsert per
+        collection), then clear them from the outbox. Returns how many were written."""
+        pending = {i: r for i, r in self._pending.get(user_id, {}).items() if r.target in targets}
+        if not pending:
+            return 0
+        coll = self._collections.get(user_id) or self._collection(user_id)
+        for target in targets:
+            rows = [(i, r) for i, r in pending.items() if r.target == target]
+            if not rows:
+                continue
+            dest = coll if target == "live" else self._history(user_id, create=True)
+            assert dest is not None
+            dest.upsert(
+                ids=[i for i, _ in rows],
+                embeddings=np.asarray([r.vector for _, r in rows], dtype=np.float32),
+                documents=[r.document for _, r in rows],
+                metadatas=[r.meta for _, r in rows],
+            )
+            self.chroma_writes += 1
+        left = self._pending.get(user_id, {})
+        for mem_id in pending:
+            left.pop(mem_id, None)
+        if not left:
+            self._pending.pop(user_id, None)
+        self.fts.unstage(user_id, list(pending))
+        return len(pending)
+
+    def flush(self, user_id: str | None = None, *, history: bool = True) -> int:
+        """Write the staged rows of ``user_id`` (every user when None) to chromadb; with
+        ``history=False`` only those bound for the live collection (a staged history row is
+        final: it can wait in the outbox for the next batch). Returns how many rows were
+        written."""
+        targets = ("live", "history") if history else ("live",)
+        with self._lock:
+            self._check_open()
+            users = [user_id] if user_id is not None else list(self._pending)
+            return sum(self._flush_user(u, targets) for u in users)
+
+    def _replay(self, user_id: str) -> None:
+        """Write rows a previous process staged but never wrote (it crashed) for
+        ``user_id``, and bring the keyword index in line with them."""
+        rows = self.fts.staged(user_id)
+        if not rows:
+            return
+        log.info("writing %d staged memories of %s left by an earlier process", len(rows), user_id)
+        dim = int(self.embedder.dim)
+        pending = self._pending.setdefault(user_id, {})
+        for mem_id, target, document, meta_json, blob in rows:
+            vector = np.frombuffer(blob, dtype=np.float32)
+            if vector.shape[0] != dim:  # staged under another embedder
+                vector = self.embedder.embed_documents([document])[0]
+            pending[mem_id] = _Staged(
+                "history" if target == "history" else "live",
+                document,
+                json.loads(meta_json),
+                vector,
+            )
+        self._counts.pop(user_id, None)
+        self._flush_user(user_id)
+        live = [(i, d) for i, t, d, _, _ in rows if t != "history"]
+        keys = {
+            i: (str(pending_meta.get("hash", "")), str(pending_meta.get("type", "")))
+            for i, pending_meta in ((i, json.loads(j)) for i, t, _, j, _ in rows if t != "history")
+        }
+        self.fts.upsert(user_id, live, keys)
+        retired = [i for i, t, *_ in rows if t == "history"]
+        self.fts.delete(user_id, retired)
+        self.fts.retire(user_id, retired)
 
     # ------------------------------------------------------------------ collections
 
@@ -327,7 +502,31 @@ class MemoryStore:
                 if legacy:
                     self._migrate(user_id, coll)
             self._collections[user_id] = coll
+            self._backfill_keys(user_id, coll)
+            self._replay(user_id)
             return coll
+
+    def _backfill_keys(self, user_id: str, coll: Any) -> None:
+        """Keyword indexes written before the duplicate keys and the history ids were kept
+        in ``fts.db``: read them from chromadb once (then every duplicate and history
+        check is one SQLite lookup). Shared (server) mode asks the collections instead."""
+        if self.shared:
+            return
+        missing = self.fts.unhashed(user_id)
+        for start in range(0, len(missing), 500):
+            got = coll.get(ids=missing[start : start + 500], include=["metadatas"])
+            self.fts.set_keys(
+                user_id,
+                {
+                    str(i): (str((m or {}).get("hash", "")), str((m or {}).get("type", "")))
+                    for i, m in zip(got["ids"], got["metadatas"] or [], strict=False)
+                    if (m or {}).get("user_id") == user_id
+                },
+            )
+        if not self.fts.retired_complete(user_id):
+            hist = self._history(user_id)
+            ids = [str(i) for i in hist.get(include=[])["ids"]] if hist is not None else []
+            self.fts.retired_complete(user_id, ids)
 
     def _history(self, user_id: str, *, create: bool = False) -> Any | None:
         """The history collection of ``user_id`` (re-embedded first when stale)."""
@@ -368,6 +567,7 @@ class MemoryStore:
                 )
             coll.delete(ids=ids)
             self.fts.delete(user_id, ids)
+            self.fts.retire(user_id, ids)
         coll.modify(metadata=self._metadata(user_id))
 
     def _stale(self, coll: Any) -> bool:
@@ -386,6 +586,8 @@ class MemoryStore:
         """Memories (including superseded) of ``user_id``, read as stored: unlike the other
         reads this never starts a re-embed."""
         with self._lock:
+            if user_id in self._pending:
+                self._flush_user(user_id)
             total = 0
             for name in (self.collection_name(user_id), self.history_name(user_id)):
                 coll = self._existing(name)
@@ -442,6 +644,8 @@ class MemoryStore:
         it changed (or always with ``force``). Returns the number of memories re-embedded."""
         with self._lock:
             self._check_open()
+            if user_id in self._pending:
+                self._flush_user(user_id)
             coll = self._existing(self.collection_name(user_id))
             if coll is None:
                 return 0
@@ -544,6 +748,7 @@ class MemoryStore:
         with self._lock:
             coll = self._collection(user_id)
             assert coll is not None
+            self._flush_user(user_id)
             ids: list[str] = []
             now = time.time()
             for start in range(0, len(items), 256):
@@ -575,6 +780,7 @@ class MemoryStore:
                     )
                 self._counts.pop(user_id, None)  # upserts: some ids may have existed
                 coll.upsert(ids=chunk_ids, embeddings=vectors, documents=texts, metadatas=metas)
+                self.chroma_writes += 1
                 self._remember(
                     user_id,
                     (
@@ -582,7 +788,11 @@ class MemoryStore:
                         for i, t, m in zip(chunk_ids, texts, metas, strict=True)
                     ),
                 )
-                self.fts.upsert(user_id, zip(chunk_ids, indexed, strict=True))
+                self.fts.upsert(
+                    user_id,
+                    zip(chunk_ids, indexed, strict=True),
+                    {i: (m["hash"], m["type"]) for i, m in zip(chunk_ids, metas, strict=True)},
+                )
                 ids.extend(chunk_ids)
                 if progress:
                     progress(min(start + 256, len(items)), len(items))
@@ -635,23 +845,41 @@ class MemoryStore:
             user_id, type, subject, source, session_id, created_at or time.time(), digest
         )
         self._total(user_id, coll)
-        op = coll.upsert if upsert else coll.add
-        op(ids=[mem_id], embeddings=vector[None, :], documents=[text], metadatas=[meta])
-        if not upsert:
-            self._shift_count(user_id, +1)
+        if upsert and mem_id not in self._staged(user_id):
+            coll.upsert(
+                ids=[mem_id], embeddings=vector[None, :], documents=[text], metadatas=[meta]
+            )
+            self.chroma_writes += 1
+        else:
+            self._stage(user_id, mem_id, _Staged("live", text, meta, vector))
+            if not upsert:
+                self._shift_count(user_id, +1)
         self._remember(user_id, [Memory.from_chroma(mem_id, text, meta)])
-        self.fts.upsert(user_id, [(mem_id, text)])
+        self.fts.upsert(user_id, [(mem_id, text)], {mem_id: (digest, type)})
 
     def _exists(self, user_id: str, coll: Any, mem_id: str) -> bool:
-        """Whether the live collection holds ``mem_id`` of ``user_id`` (one id lookup)."""
+        """Whether ``mem_id`` of ``user_id`` is a live memory: staged, cached, or indexed in
+        the keyword index (which holds exactly the active memories; one key lookup), else
+        one chromadb id lookup."""
+        staged = self._staged(user_id, None).get(mem_id)
+        if staged is not None:
+            return staged.target == "live"
         cached = self._cache.get(user_id, {}).get(mem_id)
         if cached is not None:
             return cached.user_id == user_id
+        if not self.shared and not self.fts.has(user_id, mem_id):
+            return False
         got = coll.get(ids=[mem_id], include=["metadatas"])
         metas = got["metadatas"] or []
         return bool(got["ids"]) and bool(metas) and (metas[0] or {}).get("user_id") == user_id
 
     def _in_history(self, user_id: str, mem_id: str) -> bool:
+        staged = self._staged(user_id, None).get(mem_id)
+        if staged is not None:
+            return staged.target == "history"
+        known = None if self.shared else self.fts.is_retired(user_id, mem_id)
+        if known is not None:
+            return known
         hist = self._history(user_id)
         if hist is None:
             return False
@@ -665,11 +893,19 @@ class MemoryStore:
         """An active memory with the same normalised hash (an indexed metadata lookup), or
         among the ``DEDUP_PROBE`` nearest rows one with cosine ≥ ``dedup_cosine``; rows of
         ``skip`` types never count."""
-        same = coll.get(where={"hash": digest}, include=["metadatas"])
-        for mem_id, meta in zip(same["ids"], same["metadatas"] or [], strict=False):
-            meta = meta or {}
-            if meta.get("user_id") == user_id and meta.get("type") not in skip:
-                return str(mem_id)
+        for mem_id, row in self._staged(user_id).items():
+            if row.meta.get("hash") == digest and row.meta.get("type") not in skip:
+                return mem_id
+        if self.shared:  # other hosts write too: ask the collection (an indexed lookup)
+            same = coll.get(where={"hash": digest}, include=["metadatas"])
+            for mem_id, meta in zip(same["ids"], same["metadatas"] or [], strict=False):
+                meta = meta or {}
+                if meta.get("user_id") == user_id and meta.get("type") not in skip:
+                    return str(mem_id)
+        else:
+            for mem_id, mem_type in self.fts.by_hash(user_id, digest):
+                if mem_type not in skip:
+                    return mem_id
         for mem_id, sim, meta in self._probe(coll, user_id, vector, DEDUP_PROBE):
             if sim < self.dedup_cosine:
                 break
@@ -686,10 +922,11 @@ class MemoryStore:
         key = subject.strip().casefold()
         if key:
             hits = coll.get(where={"subject": key}, include=["metadatas"])
-            return [
+            staged = [i for i, r in self._staged(user_id).items() if r.meta.get("subject") == key]
+            return staged + [
                 str(i)
                 for i, meta in zip(hits["ids"], hits["metadatas"] or [], strict=False)
-                if (meta or {}).get("user_id") == user_id
+                if (meta or {}).get("user_id") == user_id and str(i) not in staged
             ]
         if type not in SUPERSEDE_BY_SIMILARITY:
             return []
@@ -705,30 +942,54 @@ class MemoryStore:
         self, coll: Any, user_id: str, vector: Vectors, n: int
     ) -> list[tuple[str, float, Mapping[str, Any]]]:
         """``(id, cosine, metadata)`` of the ``n`` nearest live rows of ``user_id``, best
-        first (one unfiltered vector query: the collection holds active rows only)."""
-        total = self._total(user_id, coll)
-        if total == 0:
-            return []
-        res = coll.query(
-            query_embeddings=vector[None, :],
-            n_results=min(n, total),
-            include=["distances", "metadatas"],
-        )
-        ids = res["ids"][0] if res["ids"] else []
-        dists = res["distances"][0] if res.get("distances") else []
-        metas = res["metadatas"][0] if res.get("metadatas") else [{}] * len(ids)
-        return [
-            (str(i), 1.0 - float(d), m or {})
-            for i, d, m in zip(ids, dists, metas, strict=False)
-            if (m or {}).get("user_id") == user_id
+        first (one unfiltered vector query: the collection holds active rows only; staged
+        rows are compared directly)."""
+        staged = self._staged(user_id)
+        found: list[tuple[str, float, Mapping[str, Any]]] = [
+            (i, sim, r.meta)
+            for (i, r), sim in zip(
+                staged.items(), _cosines(vector, [r.vector for r in staged.values()]), strict=True
+            )
         ]
+        written = self._written(user_id, coll)
+        if written > 0:
+            res = coll.query(
+                query_embeddings=vector[None, :],
+                n_results=min(n, written),
+                include=["distances", "metadatas"],
+            )
+            ids = res["ids"][0] if res["ids"] else []
+            dists = res["distances"][0] if res.get("distances") else []
+            metas = res["metadatas"][0] if res.get("metadatas") else [{}] * len(ids)
+            found.extend(
+                (str(i), 1.0 - float(d), m or {})
+                for i, d, m in zip(ids, dists, metas, strict=False)
+                if (m or {}).get("user_id") == user_id and str(i) not in staged
+            )
+        found.sort(key=lambda x: -x[1])
+        return found[:n]
 
     def _retire(self, coll: Any, user_id: str, old_ids: Sequence[str], new_id: str) -> None:
-        """Move ``old_ids`` to the history collection, marked as replaced by ``new_id``."""
+        """Move ``old_ids`` to the history collection, marked as replaced by ``new_id``
+        (a staged row is re-staged for history: it never reaches the live collection)."""
+        if not old_ids:
+            return
+        now = time.time()
+        staged = self._staged(user_id)
+        moved = [i for i in old_ids if i in staged]
+        for mem_id in moved:
+            row = staged[mem_id]
+            meta = {**row.meta, "superseded_by": new_id, "updated_at": now}
+            self._stage(user_id, mem_id, _Staged("history", row.document, meta, row.vector))
+        if moved:
+            self._shift_count(user_id, -len(moved))
+            self._drop_cached(user_id, moved)
+            self.fts.delete(user_id, moved)
+            self.fts.retire(user_id, moved)
+        old_ids = [i for i in old_ids if i not in staged]
         if not old_ids:
             return
         got = coll.get(ids=list(old_ids), include=["embeddings", "documents", "metadatas"])
-        now = time.time()
         ids, vectors, docs, metas = [], [], [], []
         for i, (mem_id, meta) in enumerate(zip(got["ids"], got["metadatas"] or [], strict=False)):
             if (meta or {}).get("user_id") != user_id:
@@ -747,9 +1008,11 @@ class MemoryStore:
         hist.upsert(ids=ids, embeddings=vectors, documents=docs, metadatas=metas)
         self._total(user_id, coll)
         coll.delete(ids=ids)
+        self.chroma_writes += 2
         self._shift_count(user_id, -len(ids))
         self._drop_cached(user_id, ids)
         self.fts.delete(user_id, ids)
+        self.fts.retire(user_id, ids)
 
     def supersede(self, user_id: str, old_ids: Sequence[str], new_id: str) -> None:
         """Mark ``old_ids`` of ``user_id`` as replaced by ``new_id`` (kept in history)."""
@@ -759,12 +1022,19 @@ class MemoryStore:
             self._retire(coll, user_id, unique, new_id)
 
     def _touch(self, coll: Any, user_id: str, mem_id: str) -> None:
+        row = self._staged(user_id).get(mem_id)
+        if row is not None:
+            meta = {**row.meta, "updated_at": time.time()}
+            self._stage(user_id, mem_id, _Staged("live", row.document, meta, row.vector))
+            self._remember(user_id, [Memory.from_chroma(mem_id, row.document, meta)])
+            return
         got = coll.get(ids=[mem_id], include=["documents", "metadatas"])
         metas = got["metadatas"] or []
         if got["ids"] and metas and (metas[0] or {}).get("user_id") == user_id:
             meta = dict(metas[0] or {})
             meta["updated_at"] = time.time()
             coll.update(ids=[mem_id], metadatas=[meta])
+            self.chroma_writes += 1
             doc = (got["documents"] or [""])[0]
             self._remember(user_id, [Memory.from_chroma(mem_id, doc, meta)])
 
@@ -778,19 +1048,29 @@ class MemoryStore:
             if coll is None:
                 return False
             found = False
+            staged = self._pending.get(user_id, {}).pop(memory_id, None)
+            if staged is not None:
+                self.fts.unstage(user_id, [memory_id])
+                if staged.target == "live":
+                    self._shift_count(user_id, -1)
+                    self._drop_cached(user_id, [memory_id])
+                found = True
             if self._exists(user_id, coll, memory_id):
                 self._total(user_id, coll)
                 coll.delete(ids=[memory_id])
+                self.chroma_writes += 1
                 self._shift_count(user_id, -1)
                 self._drop_cached(user_id, [memory_id])
                 found = True
             if self._in_history(user_id, memory_id):
                 hist = self._history(user_id)
-                assert hist is not None
-                hist.delete(ids=[memory_id])
+                if hist is not None:  # None: it was only ever staged
+                    hist.delete(ids=[memory_id])
+                    self.chroma_writes += 1
                 found = True
             if found:
                 self.fts.delete(user_id, [memory_id])
+                self.fts.unretire(user_id, [memory_id])
             return found
 
     def delete_many(self, user_id: str, memory_ids: Sequence[str]) -> int:
@@ -805,7 +1085,9 @@ class MemoryStore:
             self._collections.pop(user_id, None)
             self._histories.pop(user_id, None)
             self._forget_user(user_id)
-            removed = 0
+            staged = self._pending.pop(user_id, {})
+            self.fts.unstage(user_id, [i for i, *_ in self.fts.staged(user_id)])
+            removed = len(staged)
             for name in (self.collection_name(user_id), self.history_name(user_id)):
                 for candidate in (name, name + REEMBED_SUFFIX):
                     coll = self._existing(candidate)
@@ -814,6 +1096,7 @@ class MemoryStore:
                             removed += int(coll.count())
                         self._client.delete_collection(candidate)
             fts_removed = self.fts.delete_user(user_id)
+            self.fts.forget_history(user_id)
             return max(removed, fts_removed)
 
     # ------------------------------------------------------------------ reads
@@ -829,6 +1112,9 @@ class MemoryStore:
             coll = self._collection(user_id, create=False)
             if coll is None:
                 return []
+            staged = self._staged(user_id)
+            if staged:
+                self._remember(user_id, (r.memory(i) for i, r in staged.items() if i in ids))
             cache = self._cache.get(user_id, {})
             missing = [i for i in dict.fromkeys(ids) if i not in cache]
             if missing:
@@ -861,23 +1147,28 @@ class MemoryStore:
             coll = self._collection(user_id, create=False)
             if coll is None:
                 return []
-            total = self._total(user_id, coll)
-            if total == 0:
-                return []
-            res = coll.query(
-                query_embeddings=vector[None, :],
-                n_results=min(n, total),
-                where=dict(where) if where else None,
-                include=["distances"],
-            )
-            ids = [str(i) for i in (res["ids"][0] if res["ids"] else [])]
-            dists = (res.get("distances") or [[]])[0]
-            by_id = {mem.id: mem for mem in self.get(user_id, ids)}
-            return [
-                (by_id[i], 1.0 - float(dist))
-                for i, dist in zip(ids, dists, strict=False)
-                if i in by_id and by_id[i].active
-            ]
+            staged = {
+                i: r for i, r in self._staged(user_id).items() if _where_matches(r.meta, where)
+            }
+            sims = _cosines(vector, [r.vector for r in staged.values()])
+            scored = [(i, sim) for i, sim in zip(staged, sims, strict=True)]
+            written = self._written(user_id, coll)
+            if written > 0:
+                res = coll.query(
+                    query_embeddings=vector[None, :],
+                    n_results=min(n, written),
+                    where=dict(where) if where else None,
+                    include=["distances"],
+                )
+                ids = [str(i) for i in (res["ids"][0] if res["ids"] else [])]
+                dists = (res.get("distances") or [[]])[0]
+                scored.extend(
+                    (i, 1.0 - float(d)) for i, d in zip(ids, dists, strict=False) if i not in staged
+                )
+            scored.sort(key=lambda x: -x[1])
+            scored = scored[:n]
+            by_id = {mem.id: mem for mem in self.get(user_id, [i for i, _ in scored])}
+            return [(by_id[i], sim) for i, sim in scored if i in by_id and by_id[i].active]
 
     def list_memories(
         self,
@@ -888,11 +1179,12 @@ class MemoryStore:
         limit: int | None = None,
     ) -> list[Memory]:
         """Memories of ``user_id``, newest first (a full read: for listings and tools, not
-        for the per-turn path)."""
+        for the per-turn path; staged rows are written first)."""
         with self._lock:
             coll = self._collection(user_id, create=False)
             if coll is None:
                 return []
+            self._flush_user(user_id)
             sources = [coll]
             if include_superseded:
                 hist = self._history(user_id)
@@ -945,7 +1237,9 @@ class MemoryStore:
             active = self.list_memories(user_id)
             self.fts.delete_user(user_id)
             self.fts.upsert(
-                user_id, [(m.id, str(m.extra.get("index_text") or m.content)) for m in active]
+                user_id,
+                [(m.id, str(m.extra.get("index_text") or m.content)) for m in active],
+                {m.id: (m.hash, m.type) for m in active},
             )
             return len(active)
 
@@ -956,6 +1250,7 @@ class MemoryStore:
                 return 0
             total = self._total(user_id, coll)
             if include_superseded:
+                self._flush_user(user_id)
                 hist = self._history(user_id)
                 total += 0 if hist is None else int(hist.count())
             return total
@@ -984,6 +1279,10 @@ class MemoryStore:
             coll = self._collection(user_id, create=False)
             if coll is None:
                 return []
+            if any(
+                float(r.meta.get("created_at", at)) < cutoff for r in self._staged(user_id).values()
+            ):
+                self._flush_user(user_id)  # a staged row old enough to expire
             got = coll.get(
                 where=_and({"type": {"$in": types}}, {"created_at": {"$lt": cutoff}}),
                 include=["metadatas"],
@@ -998,6 +1297,7 @@ class MemoryStore:
             if doomed:
                 self._total(user_id, coll)
                 coll.delete(ids=doomed)
+                self.chroma_writes += 1
                 self._shift_count(user_id, -len(doomed))
                 self._drop_cached(user_id, doomed)
                 self.fts.delete(user_id, doomed)
@@ -1009,6 +1309,7 @@ class MemoryStore:
         """Per-user counts, the embedder, and whether a re-embed is pending."""
         users = []
         with self._lock:
+            self.flush()
             for user in self.users():
                 # read the collections as they are: a stats call must not start a re-embed
                 coll = self._existing(self.collection_name(user))
@@ -1042,11 +1343,17 @@ class MemoryStore:
             raise RuntimeError("the chroma memory store is closed")
 
     def close(self) -> None:
-        """Close the FTS index, drop collection handles and close the chromadb client the
-        store opened (a client passed in is the caller's to close). Idempotent."""
+        """Write the staged rows (a row that cannot be written stays in the outbox for the
+        next open), close the FTS index, drop collection handles and close the chromadb
+        client the store opened (a client passed in is the caller's to close). Idempotent."""
         with self._lock:
             if self._closed:
                 return
+            for user_id in list(self._pending):
+                try:
+                    self._flush_user(user_id)
+                except Exception as exc:  # kept in the outbox: written at the next open
+                    log.warning("staged memories of %s not written yet: %s", user_id, exc)
             self._closed = True
             self._collections.clear()
             self._histories.clear()

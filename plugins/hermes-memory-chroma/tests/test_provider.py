@@ -291,3 +291,30 @@ def test_shutdown_is_idempotent_and_final(make_provider: Make, session_for: Sess
     provider.shutdown()
     with pytest.raises(RuntimeError, match="shut down"):
         provider.store  # noqa: B018
+
+
+def test_turns_reach_chromadb_in_batches_and_nothing_is_left_at_shutdown(
+    make_provider: Make, session_for: SessionFor, hermes_home: Path
+) -> None:
+    provider = make_provider(compact_threshold=4)
+    if provider.settings.mode == "server":
+        pytest.skip("server mode writes every row at once (other hosts read the collections)")
+    s = session_for("alice")
+    for n in range(1, 9):  # 8 turns: 4 compactions of two turns each
+        _sync(provider, s, n, f"Turn {n}: the kite festival plan, step {n}.", "Noted.")
+    store = provider.store
+    assert store.chroma_writes == 0  # all staged, yet recalled
+    ctx = provider.prefetch(s, "kite festival")
+    assert ctx is not None and "kite festival" in ctx.text
+    provider.on_session_end(s, [])
+    # the session's live rows went in one write; the replaced turns wait in the outbox
+    assert store.chroma_writes == 1
+    assert {row[1] for row in store.fts.staged("alice")} == {"history"}
+    provider.shutdown()
+    reopened = ChromaProvider(ChromaSettings(embedder="hash"), hermes_home)
+    try:
+        assert reopened.store.fts.staged("alice") == []
+        assert reopened.store.count("alice") == 4
+        assert reopened.store.count("alice", include_superseded=True) == 12
+    finally:
+        reopened.shutdown()

@@ -14,6 +14,7 @@ compaction leaves them) must read the same number of rows.
 from __future__ import annotations
 
 import shutil
+import sqlite3
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,10 +23,11 @@ from typing import Any
 import pytest
 from chromadb.api.models.Collection import Collection
 
+from hermes_memory_chroma import fts as fts_module
 from hermes_memory_chroma.embedders import HashEmbedder
 from hermes_memory_chroma.fts import FtsIndex
 from hermes_memory_chroma.retriever import RecallParams, Retriever
-from hermes_memory_chroma.store import MemoryStore, NewMemory
+from hermes_memory_chroma.store import DEDUP_PROBE, MemoryStore, NewMemory
 
 USER = "alice"
 EN = "project atlas status review notes for the billing service build {n}"
@@ -155,6 +157,9 @@ def test_turn_sync_and_compaction_writes_read_the_same_rows_at_any_size(
         )
         supersede = _measure(reads, store.supersede, USER, ["dlg_x"], "m0")
         counts.append((sync, resent, compaction, supersede))
+        # the turn is staged: its duplicate, existence and history checks are SQLite
+        # lookups, the near-duplicate probe one vector query; nothing is written yet
+        assert sync <= DEDUP_PROBE and store.chroma_writes == 0, (sync, store.chroma_writes)
         store.close()
     assert counts[0] == counts[1], counts
 
@@ -185,6 +190,7 @@ def test_a_schema_1_store_is_migrated_on_open(
     root = tmp_path / "old"
     store = open_store(root, HashEmbedder(), dedup_cosine=1.01)
     keep = store.add(USER, "Alice lives in Bergen.", subject="location")
+    store.flush(USER)  # staged rows reach chromadb
     name = store.collection_name(USER)
     live = store._client.get_collection(name)
     vector = store.embedder.embed_documents(["Alice lived in Oslo."])
@@ -272,3 +278,139 @@ def test_an_index_without_the_row_map_is_mapped_on_open(tmp_path: Path) -> None:
         assert reopened.count() == 1 and [i for i, _ in reopened.search(USER, "文本", 5)] == ["b"]
     finally:
         reopened.close()
+
+
+# --------------------------------------------------------------------------- keyword search
+
+WORDS = ("billing", "service", "review", "build", "atlas", "status", "notes", "tests")
+
+
+def _texts(size: int, first: str = "") -> list[tuple[str, str]]:
+    """``size`` texts sharing common words (every one matches a broad query); the first
+    one also says ``first``; every tenth one is Chinese."""
+    out = []
+    for n in range(size):
+        if n % 10 == 9:
+            text = f"支付 服务 评审 构建 第{n}条 记录"
+        else:
+            text = " ".join(WORDS[(n + k) % len(WORDS)] for k in range(4)) + f" item{n}"
+        if n == 0 and first:
+            text += " " + first
+        out.append((f"m{n}", text))
+    return out
+
+
+@pytest.fixture
+def small_windows(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Window sizes scaled down so that a few thousand texts count as a large store."""
+    monkeypatch.setattr(fts_module, "EXACT_ROWS", 300)
+    monkeypatch.setattr(fts_module, "WINDOW_ROWS", 100)
+    monkeypatch.setattr(fts_module, "RARE_MAX", 10)
+
+
+@pytest.mark.parametrize("others", [True, False], ids=["newer-rows-of-bob", "alice-alone"])
+@pytest.mark.parametrize("query", ["billing service build status", "支付 服务 评审"])
+def test_keyword_search_ranks_a_bounded_number_of_rows_at_any_size(
+    tmp_path: Path, small_windows: None, query: str, others: bool
+) -> None:
+    costs, steps = [], []
+    for size in (1000, 8000):
+        index = FtsIndex(tmp_path / f"k{size}.db")
+        index.upsert(USER, _texts(size))
+        if others:  # rows of another user, all newer than alice's window
+            bob = [(f"b{n}", "billing service 支付 服务") for n in range(size // 4)]
+            index.upsert("bob", bob)
+        hits = index.search(USER, query, 20)
+        assert len(hits) == 20 and all(mem_id.startswith("m") for mem_id, _ in hits)
+        costs.append(index.last_cost)
+        steps.append(_vm_steps(index, index.search, USER, query, 20))
+        index.close()
+    small, big = costs
+    assert small.windows == big.windows >= 1, costs
+    # the window holds WINDOW_ROWS texts (×4 when the Chinese query finds too few there):
+    # what is ranked and read does not grow with the store
+    assert small.rows_ranked == big.rows_ranked <= 400, costs
+    assert big.counted <= small.counted + 20, costs
+    assert steps[1] <= steps[0] * 1.5 + 5, steps
+
+
+def test_a_small_store_is_ranked_exactly_by_fts5(tmp_path: Path, small_windows: None) -> None:
+    index = FtsIndex(tmp_path / "k.db")
+    index.upsert(USER, _texts(200))
+    hits = index.search(USER, "billing atlas", 10)
+    assert index.last_cost.windows == 0 and index.last_cost.rows_ranked > 100
+    # the same order FTS5's bm25() gives over every match of the user's text
+    expected = [
+        str(r[0])
+        for r in index._db.execute(
+            "SELECT mem_id FROM memory_fts WHERE memory_fts MATCH ? AND user_id = ? "
+            "ORDER BY bm25(memory_fts, 1.0, 0.0, 0.0, 0.0), rowid LIMIT 10",
+            ('content:"billing" OR content:"atlas"', USER),
+        )
+    ]
+    assert [mem_id for mem_id, _ in hits] == expected
+    index.close()
+
+
+def test_an_old_text_with_a_rare_word_is_found_outside_the_window(
+    tmp_path: Path, small_windows: None
+) -> None:
+    index = FtsIndex(tmp_path / "k.db")
+    index.upsert(USER, _texts(3000, first="zeppelin"))
+    hits = index.search(USER, "billing service zeppelin", 5)
+    assert index.last_cost.windows == 1
+    assert hits[0][0] == "m0"  # the rare word outweighs the recent common matches
+    index.close()
+
+
+def test_a_window_without_enough_matches_widens(tmp_path: Path, small_windows: None) -> None:
+    index = FtsIndex(tmp_path / "k.db")
+    items = _texts(3000)
+    # "legacy" is in 60 old texts (more than RARE_MAX) and none of the newest
+    items = [(i, t + (" legacy" if n < 60 else "")) for n, (i, t) in enumerate(items)]
+    index.upsert(USER, items)
+    hits = index.search(USER, "legacy", 20)
+    assert len(hits) == 20 and {int(i[1:]) for i, _ in hits} <= set(range(60))
+    assert index.last_cost.windows > 1
+    index.close()
+
+
+def test_other_users_never_show_in_a_windowed_search(tmp_path: Path, small_windows: None) -> None:
+    index = FtsIndex(tmp_path / "k.db")
+    index.upsert(USER, _texts(1000))
+    index.upsert("bob", [(f"b{n}", f"billing zeppelin secret{n}") for n in range(500)])
+    for query in ("billing zeppelin", "secret3 billing"):
+        hits = index.search(USER, query, 50)
+        assert hits and all(mem_id.startswith("m") for mem_id, _ in hits)
+        assert index.last_cost.windows >= 1
+    assert index.search("carol", "billing", 5) == []
+    index.close()
+
+
+def test_an_index_without_the_owner_column_is_rebuilt_on_open(tmp_path: Path) -> None:
+    path = tmp_path / "v1.db"
+    db = sqlite3.connect(path)
+    db.executescript(
+        """
+        CREATE VIRTUAL TABLE memory_fts USING fts5(
+            content, mem_id UNINDEXED, user_id UNINDEXED, tokenize='porter unicode61');
+        CREATE TABLE memory_rows (user_id TEXT NOT NULL, mem_id TEXT NOT NULL,
+            row INTEGER NOT NULL, PRIMARY KEY (user_id, mem_id)) WITHOUT ROWID;
+        INSERT INTO memory_fts(rowid, content, mem_id, user_id) VALUES
+            (5, 'alpha text', 'a', 'alice'), (9, 'beta 文 本', 'b', 'alice'),
+            (11, 'alpha beta', 'c', 'bob');
+        INSERT INTO memory_rows VALUES ('alice', 'a', 5), ('alice', 'b', 9), ('bob', 'c', 11);
+        PRAGMA user_version = 1;
+        """
+    )
+    db.commit()
+    db.close()
+    index = FtsIndex(path)
+    try:
+        assert [i for i, _ in index.search("alice", "alpha", 5)] == ["a"]
+        assert [i for i, _ in index.search("bob", "alpha", 5)] == ["c"]
+        assert [i for i, _ in index.search("alice", "文本", 5)] == ["b"]
+        index.delete("alice", ["b"])  # the row map still points at the same rowids
+        assert index.count("alice") == 1 and index.count() == 2
+    finally:
+        index.close()

@@ -285,6 +285,46 @@ def test_cli_sessions_perf_small(tmp_path: Path) -> None:
     assert data["broad"]["coffee"]["hit_rate"] > 0.1
 
 
+@pytest.mark.slow
+def test_cli_sessions_perf_both_backends_and_concurrent_writers(
+    tmp_path: Path, postgres_url: str
+) -> None:
+    out_file = tmp_path / "perf.json"
+    root = click.Group()
+    root.add_command(sessions_command)
+    result = CliRunner().invoke(
+        root,
+        [
+            "sessions",
+            "--sizes",
+            "400",
+            "--repeat",
+            "2",
+            "--backend",
+            "sqlite,postgresql",
+            "--url",
+            postgres_url,
+            "--writers",
+            "3",
+            "--turns",
+            "20",
+            "--json",
+            str(out_file),
+        ],
+        catch_exceptions=False,
+    )
+    assert result.exit_code == 0, result.output
+    data = json.loads(out_file.read_text(encoding="utf-8"))
+    assert [r["backend"] for r in data["sizes"]] == ["sqlite", "postgresql"]
+    sqlite_run, pg_run = data["sizes"]
+    for q in sqlite_run["broad"]:  # the same archive, the same matches on both
+        assert sqlite_run["broad"][q]["hit_rate"] == pg_run["broad"][q]["hit_rate"]
+    for run in data["concurrent"]:
+        assert (run["messages_stored"], run["lost"], run["failed_writers"]) == (120, 0, 0)
+    bad = CliRunner().invoke(root, ["sessions", "--sizes", "400", "--backend", "oracle"])
+    assert bad.exit_code != 0 and "sqlite,postgresql" in bad.output
+
+
 PROVIDER_SOURCE = '''
 from pathlib import Path
 from hermes_core.bench.retrievers import RetrievalResult, RetrievedTurn

@@ -20,6 +20,7 @@ from hermes_core.layers.sessions.fts import FTS_TOKENIZER, index_fields
 from hermes_core.layers.sessions.ranking import SearchFilters, rank
 from hermes_core.layers.sessions.schema import MIGRATIONS, SCHEMA_VERSION, is_contentless
 from hermes_core.layers.sessions.search import SessionSearch
+from hermes_core.layers.sessions.store import open_configured
 
 
 @pytest.fixture
@@ -161,6 +162,7 @@ def test_window_ranks_fuller_matches_first(tmp_path: Path, small_window: None) -
 # ----------------------------------------------------------------- text stored once
 
 
+@pytest.mark.sqlite_only  # the SQLite file itself
 def test_index_keeps_no_copy_of_the_text(db: SessionDB) -> None:
     db.append_messages("s", [{"role": "user", "content": "我喜欢喝咖啡 and dark roast"}])
     assert is_contentless(db._conn())
@@ -197,8 +199,7 @@ def test_cjk_and_english_search_on_contentless_index(
 
 
 def _fts_rowids(db: SessionDB, word: str) -> list[int]:
-    rows = db.read("SELECT rowid FROM messages_fts WHERE messages_fts MATCH ?", (f'"{word}"',))
-    return [r[0] for r in rows]
+    return db.fts_rowids(f'"{word}"')
 
 
 def test_deleting_sessions_removes_their_index_rows(db: SessionDB) -> None:
@@ -228,15 +229,16 @@ def test_deleting_sessions_removes_their_index_rows(db: SessionDB) -> None:
         assert _fts_rowids(db, word) == [], word
     kept = _fts_rowids(db, "咖")
     assert len(kept) == 1
-    assert db.read("SELECT COUNT(*) FROM messages_fts")[0][0] == 1
-    db.read("INSERT INTO messages_fts(messages_fts) VALUES ('integrity-check')")
+    if db.backend == "sqlite":  # FTS5's own bookkeeping (on PostgreSQL the index is a column)
+        assert db.read("SELECT COUNT(*) FROM messages_fts")[0][0] == 1
+        db.read("INSERT INTO messages_fts(messages_fts) VALUES ('integrity-check')")
 
 
 def test_index_cap_recorded_and_applied_by_reindex(home: Path) -> None:
-    first = SessionDB.open(home, index_char_cap=100)
+    first = open_configured(home, index_char_cap=100)
     first.append_messages("s", [{"role": "user", "content": "a " * 80 + "needle"}])
     first.close()
-    again = SessionDB.open(home, index_char_cap=4096)
+    again = open_configured(home, index_char_cap=4096)
     assert again.index_char_cap == 100  # the index was built with 100: removal needs it
     assert _fts_rowids(again, "needle") == []
     assert again.reindex() == 1
@@ -282,9 +284,10 @@ def _write_schema6(path: Path) -> None:
     conn.close()
 
 
+@pytest.mark.sqlite_only  # the SQLite file itself
 def test_archive_of_schema_6_is_migrated_and_searchable(home: Path) -> None:
     _write_schema6(home / "state.db")
-    db = SessionDB.open(home)
+    db = open_configured(home)
     assert db.schema_version() == SCHEMA_VERSION == 7
     assert is_contentless(db._conn())
     indexes = {r[0] for r in db.read("SELECT name FROM sqlite_master WHERE type='index'")}
@@ -308,7 +311,7 @@ def test_archive_of_schema_6_is_migrated_and_searchable(home: Path) -> None:
     assert found("咖啡", "alice") == ["a2"]
     assert _fts_rowids(db, "roast") == []
     db.close()
-    again = SessionDB.open(home)  # opening again changes nothing
+    again = open_configured(home)  # opening again changes nothing
     assert again.schema_version() == 7 and found_rows(again) == 3
     again.close()
 

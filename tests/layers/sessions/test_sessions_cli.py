@@ -11,12 +11,12 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from hermes_core.layers.sessions.db import SessionDB
+from hermes_core.layers.sessions.store import open_configured
 
 
 @pytest.fixture
 def filled(home: Path, add_session: Any) -> Path:
-    db = SessionDB.open(home)
+    db = open_configured(home)
     add_session(
         db,
         "s-old",
@@ -78,7 +78,7 @@ def test_search(cli: click.Group, filled: Path) -> None:
 
 
 def test_export_import_round_trip(
-    cli: click.Group, filled: Path, tmp_path: Path, monkeypatch: Any
+    cli: click.Group, filled: Path, tmp_path: Path, homes: Any
 ) -> None:
     dump = tmp_path / "s.jsonl"
     assert (
@@ -86,19 +86,18 @@ def test_export_import_round_trip(
     )
     md = run(cli, "sessions", "export", "s-new", "--format", "md").output
     assert md.startswith("# 部署 服务") and "called `terminal`" in md
-    original = SessionDB.open(filled)
+    original = open_configured(filled)
     before = original.get_messages_as_conversation("s-new")
+    before_messages = original.get_messages("s-new")
     rec = original.get_session("s-new")
     original.close()
 
-    other = tmp_path / "other-home"
-    other.mkdir()
-    monkeypatch.setenv("HERMES_HOME", str(other))
+    other = homes.new()  # a second, empty archive on the same backend
     report = json.loads(run(cli, "sessions", "import", str(dump), "--json").output)
     assert report == [
         {"session_id": "s-new", "messages": 4, "renamed_from": None, "status": "imported"}
     ]
-    copy = SessionDB.open(other)
+    copy = open_configured(other)
     assert copy.get_messages_as_conversation("s-new") == before
     new_rec = copy.get_session("s-new")
     assert new_rec is not None and rec is not None
@@ -109,7 +108,7 @@ def test_export_import_round_trip(
         rec.started_at,
     )
     assert [m.timestamp for m in copy.get_messages("s-new")] == [
-        m.timestamp for m in SessionDB.open(filled).get_messages("s-new")
+        m.timestamp for m in before_messages
     ]
     copy.close()
     # importing again creates no second copy
@@ -122,7 +121,7 @@ def test_export_import_round_trip(
     other_copy = json.loads(run(cli, "sessions", "import", str(changed), "--json").output)
     assert other_copy[0]["renamed_from"] == "s-new" and other_copy[0]["session_id"] != "s-new"
     # into the archive it was exported from: the same transcript is already there
-    monkeypatch.setenv("HERMES_HOME", str(filled))
+    homes.use(filled)
     home_again = json.loads(run(cli, "sessions", "import", str(dump), "--json").output)
     assert home_again[0]["status"] == "already imported"
 
@@ -143,7 +142,7 @@ def test_import_openai_messages(cli: click.Group, home: Path, tmp_path: Path) ->
     )
     out = run(cli, "sessions", "import", str(path), "--title", "Geography", "--json")
     sid = json.loads(out.output)[0]["session_id"]
-    db = SessionDB.open(home)
+    db = open_configured(home)
     assert [m["content"] for m in db.get_messages_as_conversation(sid)][1:] == [
         "What is the capital of France?",
         "Paris.",
@@ -163,7 +162,7 @@ def test_import_rejects_bad_files(cli: click.Group, home: Path, tmp_path: Path) 
     norole.write_text('[{"content": "x"}]', encoding="utf-8")
     out = CliRunner().invoke(cli, ["sessions", "import", str(norole)])
     assert out.exit_code != 0 and "role" in out.output
-    db = SessionDB.open(home)
+    db = open_configured(home)
     assert db.count_sessions() == 0  # nothing half-imported
     db.close()
 
@@ -181,8 +180,9 @@ def test_prune(cli: click.Group, filled: Path) -> None:
     assert bad.exit_code != 0 and "90d" in bad.output
 
 
+@pytest.mark.sqlite_only  # the SQLite file itself
 def test_stats(cli: click.Group, filled: Path) -> None:
-    db = SessionDB.open(filled)
+    db = open_configured(filled)
     db.write(
         lambda c: c.execute(
             "CREATE TABLE compression_events (id INTEGER PRIMARY KEY, session_id TEXT, "
@@ -222,7 +222,7 @@ def test_show_and_search_print_stored_text_not_rich_markup(
     cli: click.Group, home: Path, add_session: Any
 ) -> None:
     """Transcripts are full of brackets ("[/INST]", "[bold]"); rich must not parse them."""
-    db = SessionDB.open(home)
+    db = open_configured(home)
     call = {"id": "c1", "type": "function", "function": {"name": "terminal", "arguments": "{}"}}
     db.create_session("s-mark", source="cli", title="[red]标题")
     db.append_messages(
@@ -257,7 +257,7 @@ def test_import_refuses_empty_lists_and_unknown_roles(
     )
     out = CliRunner().invoke(cli, ["sessions", "import", str(wizard)])
     assert out.exit_code != 0 and "'wizard'" in out.output and "assistant" in out.output
-    db = SessionDB.open(home)
+    db = open_configured(home)
     assert db.count_sessions() == 0  # no empty or half-valid session left behind
     db.close()
 
@@ -280,6 +280,7 @@ def test_search_json_error_exits_nonzero(cli: click.Group, filled: Path) -> None
     assert data["success"] is False and "ISO date" in data["error"]
 
 
+@pytest.mark.sqlite_only  # the SQLite file itself
 def test_corrupt_state_db_is_a_clear_error_and_kept(cli: click.Group, home: Path) -> None:
     (home / "state.db").write_text("这不是数据库 not a database " * 50, encoding="utf-8")
     for args in (["list"], ["stats"], ["search", "部署"]):
@@ -306,7 +307,7 @@ def test_import_stores_object_tool_arguments_as_json_strings(
         encoding="utf-8",
     )
     sid = json.loads(run(cli, "sessions", "import", str(path), "--json").output)[0]["session_id"]
-    db = SessionDB.open(home)
+    db = open_configured(home)
     stored = db.get_messages_as_conversation(sid)[1]["tool_calls"][0]["function"]["arguments"]
     db.close()
     assert isinstance(stored, str) and json.loads(stored) == {"path": "/etc/主机"}
@@ -316,6 +317,7 @@ def test_import_stores_object_tool_arguments_as_json_strings(
     assert [r["session_id"] for r in found["results"]] == [sid]
 
 
+@pytest.mark.sqlite_only  # the SQLite file itself
 def test_a_newer_archive_is_listed_but_never_written(cli: click.Group, filled: Path) -> None:
     import sqlite3
 
@@ -330,7 +332,7 @@ def test_a_newer_archive_is_listed_but_never_written(cli: click.Group, filled: P
     for args in (["title", "s-new", "新标题"], ["prune", "--older-than", "1d", "--yes"]):
         out = CliRunner().invoke(cli, ["sessions", *args])
         assert out.exit_code == 1 and "read-only" in out.output and "Traceback" not in out.output
-    db = SessionDB.open(filled)
+    db = open_configured(filled)
     assert db.get_session("s-new").title == "部署 服务"  # type: ignore[union-attr]
     db.close()
 
@@ -338,7 +340,7 @@ def test_a_newer_archive_is_listed_but_never_written(cli: click.Group, filled: P
 def test_prune_by_source_keeps_other_sources(
     cli: click.Group, filled: Path, add_session: Any
 ) -> None:
-    db = SessionDB.open(filled)
+    db = open_configured(filled)
     old = time.time() - 300 * 86400
     add_session(db, "s-cron", [("user", "nightly 备份 job")], source="cron", started_at=old)
     db.close()
@@ -385,7 +387,7 @@ def test_export_all_round_trips_through_import(
 
 
 def test_set_title_on_a_missing_session_reports_failure(home: Path) -> None:
-    db = SessionDB.open(home)
+    db = open_configured(home)
     try:
         assert db.set_title("no-such-session", "标题") is None
         assert db.get_session("no-such-session") is None

@@ -15,6 +15,7 @@ from hermes_core.layers.sessions import db as dbmod
 from hermes_core.layers.sessions.db import (
     SCHEMA_VERSION,
     SessionDB,
+    SessionStoreError,
     migrate,
     read_schema_version,
     sanitize_title,
@@ -47,6 +48,7 @@ def test_loose_permissions_are_tightened_on_open(tmp_path: Path) -> None:
     assert _mode(tmp_path / "state.db") == 0o600
 
 
+@pytest.mark.sqlite_only  # the SQLite file itself
 def test_wal_mode_and_schema_version(db: SessionDB) -> None:
     assert db.read("PRAGMA journal_mode")[0][0] == "wal"
     assert db.schema_version() == SCHEMA_VERSION
@@ -89,6 +91,7 @@ def test_migrations_are_idempotent_and_keep_foreign_tables(tmp_path: Path) -> No
     store.close()
 
 
+@pytest.mark.sqlite_only  # the SQLite file itself
 def test_stats_reads_compression_events(db: SessionDB) -> None:
     db.write(
         lambda c: c.execute(
@@ -179,7 +182,7 @@ def test_titles_are_unique(db: SessionDB) -> None:
     titles = [db.get_session(s).title for s in ("a", "b", "c")]  # type: ignore[union-attr]
     assert titles == ["Deploy", "Deploy #2", "Deploy #3"]
     assert db.resolve_session("Deploy") == "c"  # the newest numbered variant
-    with pytest.raises(sqlite3.IntegrityError):
+    with pytest.raises((sqlite3.IntegrityError, SessionStoreError), match=r"(?i)unique"):
         db.write(lambda c: c.execute("UPDATE sessions SET title='Deploy' WHERE id='b'"))
 
 

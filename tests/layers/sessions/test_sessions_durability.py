@@ -277,6 +277,41 @@ def test_a_truncated_file_is_refused_and_kept(tmp_path: Path) -> None:
     assert path.read_bytes() == data[: len(data) // 2]
 
 
+def test_a_file_growing_under_a_checkpoint_is_not_called_truncated(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another process checkpointing its WAL writes page 1 (the new size) before the pages
+    that extend the file: opening in that instant must wait, not refuse (seen with 8
+    concurrent writers); a file that stays short is still refused."""
+    import threading
+
+    from hermes_core.layers.sessions import files
+
+    db = SessionDB.open(tmp_path)
+    for i in range(50):
+        db.append_messages(f"s{i}", [{"role": "user", "content": f"message {i} " * 40}])
+    db.close()
+    path = tmp_path / DB_FILE
+    with sqlite3.connect(path) as conn:
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) - 4096])  # header promises one page more
+    Path(str(path) + "-wal").write_bytes(b"")  # a writer is active
+
+    def finish_checkpoint() -> None:
+        with open(path, "ab") as fh:  # the last page lands; nothing before it changes
+            fh.write(data[len(data) - 4096 :])
+
+    grower = threading.Timer(0.2, finish_checkpoint)
+    grower.start()
+    files.check_file(path)  # waits for the checkpoint to finish writing
+    grower.join()
+    path.write_bytes(data[: len(data) - 4096])
+    monkeypatch.setattr(files, "CHECKPOINT_GRACE_S", 0.2)
+    with pytest.raises(SessionStoreUnusable, match="truncated"):
+        files.check_file(path)  # still short after the grace: really truncated
+
+
 def test_a_file_that_is_not_sqlite_is_refused(tmp_path: Path) -> None:
     (tmp_path / DB_FILE).write_text("这不是数据库 not a database\n" * 40, encoding="utf-8")
     with pytest.raises(SessionStoreUnusable, match="not a readable SQLite database"):

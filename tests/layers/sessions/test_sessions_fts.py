@@ -85,7 +85,8 @@ def test_huge_tool_output_is_capped_in_index(db: SessionDB) -> None:
     assert _sessions(db, "start") == ["t"]
     assert _sessions(db, "needleattheend") == []  # beyond the 8192-char cap
     # the index keeps no copy of the text (contentless); the message itself is stored whole
-    assert db.read("SELECT body FROM messages_fts")[0][0] is None
+    if db.backend == "sqlite":
+        assert db.read("SELECT body FROM messages_fts")[0][0] is None
     assert db.get_messages("t")[0].content == big
 
 
@@ -157,7 +158,7 @@ def test_stopwords_kept_when_nothing_else() -> None:
 def test_any_query_is_valid_fts5(db_with_rows: SessionDB, query: str) -> None:
     match = build_match(query)
     if match is not None:
-        db_with_rows.read("SELECT rowid FROM messages_fts WHERE messages_fts MATCH ?", (match,))
+        db_with_rows.fts_rowids(match)  # the backend accepts it (FTS5 MATCH / tsquery)
     rank(db_with_rows, query)  # never raises
     out = SessionSearch(db_with_rows).run({"query": query})
     assert out["success"] is True or "error" in out

@@ -16,6 +16,7 @@ from hermes_core.layers.sessions.hermes_agent import (
     index_hermes_agent,
 )
 from hermes_core.layers.sessions.search import SessionSearch
+from hermes_core.layers.sessions.store import open_configured
 
 
 def _agent_home(home: Path) -> Path:
@@ -83,13 +84,14 @@ def test_indexed_for_search_without_writing_its_file(tmp_path: Path, query: str,
     assert _dump(state) == before
 
 
-def test_import_keeps_titles_lineage_and_tool_calls(tmp_path: Path) -> None:
+def test_import_keeps_titles_lineage_and_tool_calls(tmp_path: Path, home: Path) -> None:
     agent = tmp_path / "agent"
     agent.mkdir()
     _agent_home(agent)
-    ours = tmp_path / "ours"
+    ours = tmp_path / "ours"  # a hermes-core state.db: never taken for Hermes Agent's
     ours.mkdir()
-    db = SessionDB.open(ours)
+    SessionDB.open(ours).close()
+    db = open_configured(home)  # the archive under test (either backend)
     try:
         report = import_hermes_agent(db, agent)
         assert [(r.session_id, r.messages, r.status) for r in report] == [

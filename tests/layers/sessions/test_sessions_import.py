@@ -17,6 +17,7 @@ import pytest
 from click.testing import CliRunner
 
 from hermes_core.layers.sessions.db import ALL_USERS, DB_FILE, SessionDB
+from hermes_core.layers.sessions.store import open_configured
 from hermes_core.layers.sessions.transfer import TransferError, import_groups, read_import
 
 
@@ -25,7 +26,7 @@ def _invoke(cli: click.Group, *args: str) -> Any:
 
 
 def _counts(home: Path) -> tuple[int, int]:
-    db = SessionDB.open(home)
+    db = open_configured(home)
     try:
         return db.count_sessions(user=None), int(db.read("SELECT COUNT(*) FROM messages")[0][0])
     finally:
@@ -53,7 +54,7 @@ def _export_lines(n_sessions: int, per_session: int, *, words: str = "") -> str:
 
 
 def test_invalid_values_are_listed_with_line_and_field_and_nothing_is_written(
-    cli: click.Group, hermes_home: Path, tmp_path: Path
+    cli: click.Group, home: Path, tmp_path: Path
 ) -> None:
     path = tmp_path / "bad.jsonl"
     rows = [
@@ -77,7 +78,7 @@ def test_invalid_values_are_listed_with_line_and_field_and_nothing_is_written(
         "nothing was imported",
     ):
         assert expected in out.output
-    assert not (hermes_home / DB_FILE).exists() or _counts(hermes_home) == (0, 0)
+    assert not (home / DB_FILE).exists() or _counts(home) == (0, 0)
 
 
 def test_nan_in_a_json_array_is_reported_with_its_line(tmp_path: Path) -> None:
@@ -113,17 +114,17 @@ def test_nan_in_a_json_array_is_reported_with_its_line(tmp_path: Path) -> None:
     ],
 )
 def test_bad_files_are_clear_errors_never_tracebacks(
-    cli: click.Group, hermes_home: Path, tmp_path: Path, text: str
+    cli: click.Group, home: Path, tmp_path: Path, text: str
 ) -> None:
     path = tmp_path / "in.jsonl"
     path.write_text(text, encoding="utf-8")
     out = _invoke(cli, "import", str(path))
     assert out.exit_code == 1, out.output
     assert "Traceback" not in out.output and "Error:" in out.output
-    assert not (hermes_home / DB_FILE).exists() or _counts(hermes_home) == (0, 0)
+    assert not (home / DB_FILE).exists() or _counts(home) == (0, 0)
 
 
-def test_a_file_is_one_transaction(hermes_home: Path, tmp_path: Path) -> None:
+def test_a_file_is_one_transaction(home: Path, tmp_path: Path) -> None:
     """A failure while the second session is written rolls the first one back too."""
     path = tmp_path / "two.jsonl"
     path.write_text(_export_lines(2, 4, words="事务 transaction"), encoding="utf-8")
@@ -135,42 +136,41 @@ def test_a_file_is_one_transaction(hermes_home: Path, tmp_path: Path) -> None:
         if len(calls) == 2:
             raise KeyboardInterrupt  # Ctrl-C while the second session is being written
 
-    db = SessionDB.open(hermes_home)
+    db = open_configured(home)
     with pytest.raises(KeyboardInterrupt):
         import_groups(db, groups, progress=interrupted)
     assert db.count_sessions(user=ALL_USERS) == 0
     assert db.read("SELECT COUNT(*) FROM messages")[0][0] == 0
     assert [r.status for r in import_groups(db, groups)] == ["imported", "imported"]
     db.close()
-    assert _counts(hermes_home) == (2, 8)
+    assert _counts(home) == (2, 8)
 
 
-def test_rerun_imports_nothing_and_reports_it(
-    cli: click.Group, hermes_home: Path, tmp_path: Path
-) -> None:
+def test_rerun_imports_nothing_and_reports_it(cli: click.Group, home: Path, tmp_path: Path) -> None:
     path = tmp_path / "many.jsonl"
     path.write_text(_export_lines(3, 6, words="重复 rerun"), encoding="utf-8")
     first = json.loads(_invoke(cli, "import", str(path), "--json").output)
     assert [r["status"] for r in first] == ["imported"] * 3
     second = _invoke(cli, "import", str(path))
     assert second.exit_code == 0 and second.output.count("already imported") == 3
-    assert _counts(hermes_home) == (3, 18)
+    assert _counts(home) == (3, 18)
     chat = tmp_path / "chat.json"
     chat.write_text(json.dumps([{"role": "user", "content": "无编号 no id"}]), encoding="utf-8")
     a = json.loads(_invoke(cli, "import", str(chat), "--json").output)
     b = json.loads(_invoke(cli, "import", str(chat), "--json").output)
     assert a[0]["status"] == "imported" and b[0]["status"] == "already imported"
     assert a[0]["session_id"] == b[0]["session_id"]
-    assert _counts(hermes_home) == (4, 19)
+    assert _counts(home) == (4, 19)
 
 
-def test_killed_mid_import_leaves_nothing(hermes_home: Path, tmp_path: Path) -> None:
+@pytest.mark.sqlite_only  # watches the WAL file grow to kill the import mid-transaction
+def test_killed_mid_import_leaves_nothing(home: Path, tmp_path: Path) -> None:
     """A real ``hermes sessions import`` process, SIGKILLed while it is writing."""
     path = tmp_path / "big.jsonl"
     path.write_text(_export_lines(250, 80, words="长文本 long text " * 8), encoding="utf-8")
-    SessionDB.open(hermes_home).close()  # the archive exists before the import starts
-    wal = Path(str(hermes_home / DB_FILE) + "-wal")
-    env = {**os.environ, "HERMES_HOME": str(hermes_home)}
+    SessionDB.open(home).close()  # the archive exists before the import starts
+    wal = Path(str(home / DB_FILE) + "-wal")
+    env = {**os.environ, "HERMES_HOME": str(home)}
     proc = subprocess.Popen(
         [sys.executable, "-m", "hermes_core", "sessions", "import", str(path)],
         env=env,
@@ -186,7 +186,7 @@ def test_killed_mid_import_leaves_nothing(hermes_home: Path, tmp_path: Path) -> 
     assert proc.poll() is None, "the import finished before it could be killed; grow the file"
     proc.send_signal(signal.SIGKILL)
     proc.wait(timeout=30)
-    assert _counts(hermes_home) == (0, 0)
+    assert _counts(home) == (0, 0)
     # the archive is healthy afterwards and a complete run imports everything once
     done = subprocess.run(
         [sys.executable, "-m", "hermes_core", "sessions", "import", str(path), "--json"],
@@ -197,4 +197,4 @@ def test_killed_mid_import_leaves_nothing(hermes_home: Path, tmp_path: Path) -> 
         check=False,
     )
     assert done.returncode == 0, done.stderr[-2000:]
-    assert _counts(hermes_home) == (250, 20_000)
+    assert _counts(home) == (250, 20_000)

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from hermes_core.host import MemoryHost
-from hermes_core.layers.sessions.db import SessionDB
 from hermes_core.layers.sessions.plugin import SessionsLayer, health_checks
+from hermes_core.layers.sessions.store import open_configured
 from hermes_core.settings.base import load_settings
 from hermes_core.types import SessionInfo, Turn
 
@@ -29,7 +29,7 @@ def test_turns_are_durable_when_after_turn_returns(host: Any, home: Path) -> Non
         s.before_turn("deploy the billing service")
         s.after_turn("deploy the billing service", "Deployed to production.")
         # another connection sees the turn immediately: committed before return
-        other = SessionDB.open(home)
+        other = open_configured(home)
         conv = other.get_messages_as_conversation(s.id)
         assert [m["content"] for m in conv] == [
             "deploy the billing service",
@@ -46,7 +46,7 @@ def test_turns_are_durable_when_after_turn_returns(host: Any, home: Path) -> Non
         assert record.system_prompt == s.system_prompt()
         other.close()
         sid = s.id
-    db = SessionDB.open(home)
+    db = open_configured(home)
     ended = db.get_session(sid)
     assert ended is not None and ended.ended_at is not None and ended.end_reason
     db.close()
@@ -80,7 +80,7 @@ def test_tool_messages_are_recorded(host: Any, home: Path) -> None:
     with host.session() as s:
         s.after_turn("run the tests", "All 42 tests pass.", turn)
         sid = s.id
-    db = SessionDB.open(home)
+    db = open_configured(home)
     rows = db.get_messages(sid)
     assert [m.role for m in rows] == ["user", "assistant", "tool", "assistant"]
     assert rows[2].tool_name == "terminal"
@@ -118,8 +118,9 @@ def test_disabled_layer_records_nothing(home: Path) -> None:
     assert not (home / "state.db").exists()
 
 
+@pytest.mark.sqlite_only  # the SQLite file itself
 def test_health_checks(home: Path) -> None:
-    SessionDB.open(home).close()
+    open_configured(home).close()
     os.chmod(home / "state.db", 0o644)
     checks = {c.name: c for c in health_checks(home)}
     perm = checks["sessions: state.db permissions"]
@@ -130,6 +131,7 @@ def test_health_checks(home: Path) -> None:
     assert all(c.ok for c in health_checks(home))
 
 
+@pytest.mark.sqlite_only  # the SQLite file itself
 def test_health_check_reports_damaged_file(home: Path) -> None:
     (home / "state.db").write_bytes(b"this is not a database" * 100)
     checks = health_checks(home)
@@ -138,6 +140,7 @@ def test_health_check_reports_damaged_file(home: Path) -> None:
 
 
 @pytest.mark.parametrize("kind", ["directory", "foreign"])
+@pytest.mark.sqlite_only  # the SQLite file itself
 def test_health_check_names_the_fix_for_unusable_or_foreign_files(home: Path, kind: str) -> None:
     import sqlite3
 
