@@ -500,8 +500,13 @@ class HookFacade:
         started = time.monotonic()
         try:
             provider.warm_up()
-        except Exception:
-            log.exception("provider %s failed to warm up; its first recall will retry", name)
+        except Exception as exc:  # one line (the provider's reason names the fix); no traceback
+            log.error(
+                "provider %s failed to warm up; its first recall will retry: %s",
+                name,
+                error_text(exc),
+            )
+            _debug_traceback("the warm-up failure")
             return
         log.debug("provider %s warmed up in %.2fs", name, time.monotonic() - started)
 

@@ -55,7 +55,13 @@ VERSIONS_TABLE = "hermes_schema_versions"
 DEFAULT_TIMEOUT = 10.0
 """Seconds to wait for a pooled connection (and the default statement timeout)."""
 
+FIRST_WAIT = 1.0
+"""Seconds :func:`connection` waits for the pool before checking the server directly."""
+
 _PASSWORD_KV = re.compile(r"(\bpassword\s*=\s*)('(?:[^'\\]|\\.)*'|[^\s&]+)", re.IGNORECASE)
+_USERINFO_PASSWORD = re.compile(r"(://[^:/?#@\s\"']*:)[^\s\"']*@")
+"""``scheme://user:PASSWORD@`` found by pattern: for URLs :func:`urlsplit` rejects (an
+unclosed IPv6 bracket, …) and for URLs quoted inside a driver's error message."""
 
 
 class DatabaseUnavailable(HermesError):
@@ -85,7 +91,7 @@ def redact_url(url: str) -> str:
     try:
         parts = urlsplit(text)
     except ValueError:
-        return text
+        return _USERINFO_PASSWORD.sub(lambda m: m.group(1) + "***@", text)
     netloc = parts.netloc
     userinfo, at, hostinfo = netloc.rpartition("@")
     if not at or ":" not in userinfo:
@@ -196,19 +202,48 @@ atexit.register(close_pools)
 def unavailable(
     url: str, exc: BaseException, *, setting: str, fallback: str = ""
 ) -> DatabaseUnavailable:
-    """The :class:`DatabaseUnavailable` for ``exc`` raised while reaching ``url``.
+    """The :class:`DatabaseUnavailable` for ``exc`` raised while reaching ``url``, worded by
+    what went wrong: a login refused (user, password, pg_hba), a database that does not
+    exist, a URL the driver cannot use, or else a server that cannot be reached.
 
     ``setting`` names where the URL is configured (e.g. ``memory.url``); ``fallback`` is an
     optional last sentence (e.g. how to go back to the embedded store)."""
     reason = " ".join(str(exc).split()) or type(exc).__name__
     shown = redact_url(url)
-    message = (
-        f"PostgreSQL at {shown} is unreachable ({_redact_text(reason, url)}). Start the server "
-        f"or fix {setting} (kept in $HERMES_HOME/.env), then retry."
-    )
+    said = _redact_text(reason, url)
+    where = f"{setting} (kept in $HERMES_HOME/.env)"
+    if _LOGIN_REFUSED.search(reason):
+        message = (
+            f"PostgreSQL at {shown} refused the login ({said}). Fix the user or password in "
+            f"{where}, or let that user connect on the server, then retry."
+        )
+    elif _NO_DATABASE.search(reason):
+        message = (
+            f"PostgreSQL at {shown} has no such database ({said}). Create it on the server "
+            f"(`createdb NAME`) or fix the database name in {where}, then retry."
+        )
+    elif _BAD_URL.search(reason):
+        message = f"{setting} is not a valid connection URL: {shown} ({said}). Fix it in {where}."
+    else:
+        message = (
+            f"PostgreSQL at {shown} is unreachable ({said}). Start the server or fix {where}, "
+            "then retry."
+        )
     if fallback:
         message += f" {fallback}"
     return DatabaseUnavailable(message, url=shown, reason=_redact_text(reason, url))
+
+
+_LOGIN_REFUSED = re.compile(
+    r'authentication failed|no password supplied|pg_hba\.conf|role "[^"]*" does not exist',
+    re.IGNORECASE,
+)
+_NO_DATABASE = re.compile(r'database "[^"]*" does not exist')
+_BAD_URL = re.compile(
+    r'invalid [\w ]*value|invalid connection option|missing "="|end of string reached',
+    re.IGNORECASE,
+)
+"""The driver's words for a URL it cannot parse (not "invalid response to SSL negotiation")."""
 
 
 def _redact_text(text: str, url: str) -> str:
@@ -218,6 +253,7 @@ def _redact_text(text: str, url: str) -> str:
     except ValueError:
         password = None
     text = _PASSWORD_KV.sub(lambda m: m.group(1) + "***", text)
+    text = _USERINFO_PASSWORD.sub(lambda m: m.group(1) + "***@", text)
     return text.replace(password, "***") if password else text
 
 
@@ -243,19 +279,31 @@ def connection(
     """A pooled connection to ``url`` (returned to the pool on exit; a transaction left open
     by the body is rolled back, one the body committed stays).
 
-    Getting the connection is retried ``attempts`` times; when the server still cannot be
-    reached, raises :class:`DatabaseUnavailable` (see :func:`unavailable`). Errors raised
+    When no pooled connection comes within :data:`FIRST_WAIT` seconds, one direct connection
+    is tried: if it fails too, :class:`DatabaseUnavailable` (see :func:`unavailable`) is
+    raised at once with its reason (a server that is down, a wrong password or database costs
+    one connect, not ``attempts`` pool timeouts). Otherwise getting the connection is
+    retried ``attempts`` times before the same error. Errors raised
     by the body propagate unchanged."""
     psycopg, pool_module = require_driver()
     opts = options or PoolOptions()
     pool = get_pool(url, opts)
+    failures = (pool_module.PoolTimeout, psycopg.OperationalError)
     last: BaseException | None = None
     conn: Any = None
-    for attempt in range(max(1, attempts)):
+    try:
+        conn = pool.getconn(timeout=min(opts.timeout, FIRST_WAIT))
+    except failures as exc:
+        # No connection at hand quickly: ask the server directly. When that fails too the
+        # server is down (or refuses us): say so now instead of waiting out every attempt.
+        cause = _diagnose(url, opts)
+        if cause is not None:
+            raise unavailable(url, cause, setting=setting, fallback=fallback) from exc
+    for attempt in range(max(1, attempts) if conn is None else 0):
         try:
             conn = pool.getconn(timeout=opts.timeout)
             break
-        except (pool_module.PoolTimeout, psycopg.OperationalError) as exc:
+        except failures as exc:
             last = exc
             if attempt + 1 < attempts:
                 time.sleep(min(0.2 * (attempt + 1), 1.0))
@@ -274,19 +322,25 @@ def migrate(conn: Any, component: str, steps: Sequence[str], *, lock_key: int | 
 
     Step ``i`` (1-based) is SQL run once per database, inside one transaction with the
     version bump, under an advisory lock (``lock_key``, default derived from ``component``)
-    so concurrent hosts never race. A database newer than ``steps`` is left alone."""
+    so concurrent hosts never race. A database newer than ``steps`` is left alone. A database
+    already up to date runs no DDL and writes nothing, so a role with only table privileges
+    (the owner created the schema once) can use it."""
     key = advisory_key("hermes-migrate", component) if lock_key is None else lock_key
     with conn.transaction():
         conn.execute("SELECT pg_advisory_xact_lock(%s)", (key,))
-        conn.execute(
-            f"CREATE TABLE IF NOT EXISTS {VERSIONS_TABLE} ("
-            "component TEXT PRIMARY KEY, version INTEGER NOT NULL, "
-            "updated_at TIMESTAMPTZ NOT NULL DEFAULT now())"
-        )
+        found = conn.execute("SELECT to_regclass(%s)", (VERSIONS_TABLE,)).fetchone()
+        if found is None or found[0] is None:
+            conn.execute(
+                f"CREATE TABLE IF NOT EXISTS {VERSIONS_TABLE} ("
+                "component TEXT PRIMARY KEY, version INTEGER NOT NULL, "
+                "updated_at TIMESTAMPTZ NOT NULL DEFAULT now())"
+            )
         row = conn.execute(
             f"SELECT version FROM {VERSIONS_TABLE} WHERE component = %s", (component,)
         ).fetchone()
         current = int(row[0]) if row else 0
+        if current >= len(steps):
+            return current  # up to date: no DDL, so a user without CREATE can use it
         for number, sql in enumerate(steps, start=1):
             if number <= current:
                 continue
@@ -303,6 +357,7 @@ def migrate(conn: Any, component: str, steps: Sequence[str], *, lock_key: int | 
 
 __all__ = [
     "DEFAULT_TIMEOUT",
+    "FIRST_WAIT",
     "INSTALL_HINT",
     "VERSIONS_TABLE",
     "DatabaseUnavailable",

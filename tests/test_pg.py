@@ -19,6 +19,7 @@ from hermes_core.pg import (
     is_postgres_url,
     migrate,
     redact_url,
+    unavailable,
 )
 
 
@@ -32,6 +33,9 @@ from hermes_core.pg import (
         ("postgresql://h/db?password=s3cret&user=u", "postgresql://h/db?password=***&user=u"),
         ("host=db user=u password=s3cret dbname=m", "host=db user=u password=*** dbname=m"),
         ("host=db password='s3 cret' dbname=m", "host=db password=*** dbname=m"),
+        # urlsplit rejects these (unclosed IPv6 bracket): the password must still be masked
+        ("postgresql://hermes:s3cret@[::1/db", "postgresql://hermes:***@[::1/db"),
+        ("postgresql://u:s3cret@[::1]:x]/db", "postgresql://u:***@[::1]:x]/db"),
     ],
 )
 def test_redact_url_never_shows_the_password(url: str, shown: str) -> None:
@@ -118,3 +122,71 @@ def test_a_pooled_connection_runs_queries_with_a_statement_timeout(postgres_url:
         assert conn.execute("SELECT 1").fetchone() == (1,)
         with pytest.raises(psycopg.errors.QueryCanceled):
             conn.execute("SELECT pg_sleep(3)")
+
+
+def test_a_url_the_driver_cannot_parse_is_reported_without_its_password() -> None:
+    """The driver quotes the whole URL in its error; urlsplit rejects it too."""
+    url = "postgresql://hermes:hunter2-secret@[::1/mem"
+    with pytest.raises(psycopg.ProgrammingError) as parse_error:
+        psycopg.conninfo.conninfo_to_dict(url)
+    assert "hunter2" in str(parse_error.value)  # the driver's own words carry it
+    error = unavailable(url, parse_error.value, setting="memory.url")
+    assert "hunter2" not in str(error) and "hunter2" not in error.reason
+    assert "hunter2" not in error.url and "hermes:***@" in str(error)
+
+
+def test_a_refused_server_costs_one_pool_checkout_not_one_per_attempt() -> None:
+    """A direct connection confirms the server is down, so the other attempts (each a full
+    pool timeout) are not waited out: the pool sees a single checkout request."""
+    from hermes_core.pg import get_pool
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    url = f"postgresql://hermes:hunter2-secret@127.0.0.1:{port}/mem"
+    options = PoolOptions(timeout=1.0)
+    with (
+        pytest.raises(DatabaseUnavailable) as caught,
+        connection(url, setting="memory.url", options=options, attempts=3),
+    ):
+        pass  # pragma: no cover - never reached
+    assert "refused" in caught.value.reason.lower()
+    assert get_pool(url, options).get_stats().get("requests_num") == 1
+
+
+@pytest.mark.parametrize(
+    ("change", "expected", "fix"),
+    [
+        ({"dbname": "no_such_db"}, "has no such database", "createdb"),
+        ({"user": "no_such_role"}, "refused the login", "Fix the user or password"),
+        ({"port": "notaport"}, "not a valid connection URL", "Fix it in"),
+    ],
+)
+def test_a_server_that_answers_no_is_not_called_unreachable(
+    postgres_url: str, change: dict[str, str], expected: str, fix: str
+) -> None:
+    """A wrong database, user or URL reaches the server (or never tries): 'unreachable,
+    start the server' would send the user the wrong way."""
+    params = psycopg.conninfo.conninfo_to_dict(postgres_url) | change
+    url = psycopg.conninfo.make_conninfo("", **params) + " password=hunter2-secret"
+    with (
+        pytest.raises(DatabaseUnavailable) as caught,
+        connection(url, setting="memory.url", options=PoolOptions(timeout=1.0)),
+    ):
+        pass  # pragma: no cover - never reached
+    message = str(caught.value)
+    assert expected in message and fix in message and "memory.url" in message
+    assert "unreachable" not in message and "hunter2" not in message
+
+
+def test_a_server_that_answers_garbage_is_unreachable_not_a_bad_url() -> None:
+    """Something else listens on the port (seen here: 'received invalid response to SSL
+    negotiation'): the URL parses fine, so the fix is the server or the address."""
+    reason = (
+        'connection failed: connection to server at "10.0.0.9", port 5432 failed: '
+        "received invalid response to SSL negotiation: H"
+    )
+    error = unavailable(
+        "postgresql://u:pw@10.0.0.9/db", psycopg.OperationalError(reason), setting="memory.url"
+    )
+    assert "is unreachable" in str(error) and "not a valid connection URL" not in str(error)

@@ -15,6 +15,7 @@ from providers_for_tests import SleepyProvider, WarmingProvider
 
 from hermes_core import MemoryHost
 from hermes_core.cli.main import cli
+from hermes_core.errors import HermesError
 from hermes_core.providers import recall_skips
 from hermes_core.settings import load_settings
 
@@ -119,3 +120,33 @@ def test_an_unwritable_home_does_not_break_the_turn(
         recall_skips.record(home, "chroma", "timeout", "x")
     assert any("could not record" in r.getMessage() for r in caplog.records)
     assert recall_skips.load(home) == {}
+
+
+class _DownProvider(WarmingProvider):
+    """Its server is down: warm_up raises the provider's own error naming the fix."""
+
+    name = "down"
+
+    def warm_up(self) -> None:
+        self.started.set()
+        raise HermesError("the server at http://127.0.0.1:9 is unreachable: start it")
+
+
+def test_a_warm_up_that_fails_is_one_log_line_without_a_traceback(
+    hermes_home: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """`hermes chat` with a provider's server down printed ~60 traceback lines to the
+    terminal before the turn; the reason (which names the fix) is enough."""
+    host = _host(hermes_home, 0.2)
+    provider = host.registry.activate_class(_DownProvider)
+    assert isinstance(provider, _DownProvider)
+    try:
+        with caplog.at_level(logging.INFO, logger="hermes_core.hooks"):
+            host.session()
+            assert provider.started.wait(5)
+            host.facade._warming["memory-provider:down"].join(5)
+        lines = [r for r in caplog.records if "warm up" in r.getMessage()]
+        assert len(lines) == 1 and lines[0].exc_info is None
+        assert "unreachable: start it" in lines[0].getMessage()
+    finally:
+        host.close()

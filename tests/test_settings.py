@@ -113,3 +113,25 @@ def test_set_config_value_keeps_the_rest(hermes_home: Path) -> None:
         "skills": {"disabled": ["x"]},
     }
     assert stat.S_IMODE(os.stat(hermes_home / "config.yaml").st_mode) == 0o600
+
+
+def test_a_rejected_url_is_reported_without_its_password() -> None:
+    """A validator that echoes the bad value (the chroma provider's ``url`` does) and the
+    ``(got …)`` suffix must not print a password written into the URL."""
+    from pydantic import BaseModel, ValidationError, field_validator
+
+    from hermes_core.settings.base import format_validation_error
+
+    class Server(BaseModel):
+        url: str
+
+        @field_validator("url")
+        @classmethod
+        def _no_userinfo(cls, value: str) -> str:
+            raise ValueError(f"{value!r}: the server URL takes no user; put a token instead")
+
+    with pytest.raises(ValidationError) as caught:
+        Server(url="http://hermes:pw-hunter2@127.0.0.1:8000")
+    text = format_validation_error(caught.value, prefix="memory.providers.chroma")
+    assert "hunter2" not in text
+    assert text.startswith("memory.providers.chroma.url:") and "takes no user" in text

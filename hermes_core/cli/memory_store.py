@@ -116,12 +116,16 @@ def _pending(home: Path, settings: MemorySettings, user_id: str | None) -> Pendi
 
 
 def show(target: str | None, as_json: bool, user_id: str | None = None) -> None:
-    """Entries of MEMORY.md / USER.md of ``user_id``, numbered, with a usage bar."""
+    """Entries of MEMORY.md / USER.md of ``user_id``, numbered, with a usage bar. Exits 1
+    (after showing everything) when a file could not be read, e.g. its server is down."""
     home = _home()
     settings = _settings(home)
     infos = [_store_info(home, settings, t, user_id) for t in _targets(target)]
+    unreadable = sum(bool(info["error"]) for info in infos)
     if as_json:
         print_json({info["target"]: info for info in infos})
+        if unreadable:
+            raise SystemExit(1)
         return
     out = console()
     for info in infos:
@@ -151,6 +155,8 @@ def show(target: str | None, as_json: bool, user_id: str | None = None) -> None:
             table.add_row(str(number), escape(entry), f"{len(entry):,}")
         out.print(table)
         out.print()
+    if unreadable:
+        raise click.ClickException(f"{unreadable} memory file(s) could not be read (see above)")
 
 
 # ----------------------------------------------------------------------------- edit

@@ -171,12 +171,17 @@ S = TypeVar("S", bound=HermesBaseSettings)
 
 
 def format_validation_error(exc: ValidationError, *, prefix: str = "") -> str:
-    """One line per problem: ``memory.memory_char_limit: Input should be a valid integer``."""
+    """One line per problem: ``memory.memory_char_limit: Input should be a valid integer``.
+
+    Secrets in the message or the rejected value (a password inside a URL, an API key) are
+    redacted: the text is printed and logged."""
+    from hermes_core.context import redact  # lazy: context imports the security scanners
+
     lines = []
     for err in exc.errors():
         loc = ".".join(str(part) for part in err["loc"])
         key = f"{prefix}.{loc}" if prefix and loc else (prefix or loc)
-        lines.append(f"{key}: {err['msg']} (got {clip(repr(err.get('input')), 200)})")
+        lines.append(redact(f"{key}: {err['msg']} (got {clip(repr(err.get('input')), 200)})"))
     return "; ".join(lines)
 
 

@@ -134,15 +134,41 @@ _MIGRATED: set[tuple[int, str]] = set()
 
 @contextmanager
 def connect(target: PostgresTarget) -> Iterator[Any]:
-    """A pooled connection with the memory schema in place (migrated once per process)."""
+    """A pooled connection with the memory schema in place (migrated once per process).
+
+    A schema the user may not create (no ``CREATE`` on the schema: the default for anyone
+    but the owner since PostgreSQL 15) raises :class:`~hermes_core.pg.DatabaseUnavailable`
+    naming the grant. Any driver error raised inside the block (a statement timeout, a
+    connection lost mid-query) leaves it as :func:`failed`'s ``DatabaseUnavailable``: callers
+    only ever see :class:`~hermes_core.errors.HermesError`."""
+    psycopg, _ = require_driver()
     with connection(
         target.url, setting=SETTING, options=target.options(), fallback=FALLBACK
     ) as conn:
         key = (os.getpid(), target.url)
         if key not in _MIGRATED:
-            migrate(conn, COMPONENT, MIGRATIONS)
+            try:
+                migrate(conn, COMPONENT, MIGRATIONS)
+            except psycopg.Error as exc:
+                raise schema_failed(target, exc) from exc
             _MIGRATED.add(key)
-        yield conn
+        try:
+            yield conn
+        except psycopg.Error as exc:  # a statement timeout, a connection lost mid-query, …
+            raise failed(target, exc) from exc
+
+
+def schema_failed(target: PostgresTarget, exc: BaseException) -> DatabaseUnavailable:
+    """The error for memory tables that could not be created or upgraded on ``target``."""
+    reason = " ".join(str(exc).split()) or type(exc).__name__
+    return DatabaseUnavailable(
+        f"PostgreSQL at {target.shown} could not create the memory tables ({TABLE}, "
+        f"{PENDING_TABLE}): {reason}. Let the user of {SETTING} create them (as the "
+        "database owner: GRANT CREATE ON SCHEMA public TO <user>), or create them once by "
+        f"running any `hermes memory` command as the owner, then retry. {FALLBACK}",
+        url=target.shown,
+        reason=reason,
+    )
 
 
 @dataclass(frozen=True)
@@ -359,4 +385,5 @@ __all__ = [
     "list_files",
     "owner_key",
     "owner_label",
+    "schema_failed",
 ]

@@ -75,6 +75,10 @@ def test_show_reports_unreadable_file(kit: MemoryKit) -> None:
     kit.write_raw(b"\xff\xfe")
     result = run("show", "--target", "memory")
     assert "could not be read" in result.output
+    assert result.exit_code == 1  # scripts must not take "could not be read" for success
+    as_json = run("show", "--json")
+    assert as_json.exit_code == 1 and json.loads(as_json.output)["memory"]["error"]
+    assert run("show", "--target", "user").exit_code == 0  # the readable one alone is fine
 
 
 def test_edit_saves_valid_text_atomically(kit: MemoryKit, editor: Path) -> None:

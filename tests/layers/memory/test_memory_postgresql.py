@@ -545,3 +545,77 @@ def test_a_record_edited_in_the_database_is_rescanned_at_approval(
     assert outcome.success is False and "cannot be applied" in outcome.payload["error"]
     assert pending.get(staged["pending_id"]) is not None
     assert kit.entries() == []
+
+
+def test_a_user_who_may_not_create_the_tables_gets_the_fix_not_a_traceback(
+    tmp_path: Path, postgres_url: str
+) -> None:
+    """PostgreSQL 15+ lets only the owner create tables in ``public``: a shared database
+    whose memory user is not the owner must refuse cleanly (the tool, the snapshot,
+    `hermes memory show`), naming the grant — not crash with InsufficientPrivilege."""
+    role = f"hermes_nocreate_{os.getpid()}"
+    with psycopg.connect(postgres_url, autocommit=True) as conn:
+        conn.execute(f'DROP ROLE IF EXISTS "{role}"')
+        conn.execute(f'CREATE ROLE "{role}" LOGIN')
+    url = postgres_url.replace("://postgres:@", f"://{role}@", 1)
+    assert role in url
+    home = home_for(tmp_path, "nocreate", url)
+    try:
+        host = MemoryHost.open(home, load_entrypoints=False, activate_provider=False)
+        try:
+            with host.session(user_id=ALICE) as session:
+                session.system_prompt()
+                raw = session.call_tool("memory", {"action": "add", "content": "User likes tea"})
+        finally:
+            host.close()
+        result = json.loads(raw)
+        assert result["success"] is False and "Nothing was changed" in result["error"]
+        assert "GRANT CREATE ON SCHEMA" in result["error"]
+        shown = CliRunner().invoke(cli, ["memory", "show"], env={"HERMES_HOME": str(home)})
+        assert shown.exception is None or isinstance(shown.exception, SystemExit), shown.output
+        assert "GRANT CREATE ON SCHEMA" in shown.output
+        # the owner creates the tables once and grants the rows: the role then works
+        owner = home_for(tmp_path, "owner", postgres_url)
+        created = CliRunner().invoke(cli, ["memory", "show"], env={"HERMES_HOME": str(owner)})
+        assert created.exit_code == 0, created.output
+        with psycopg.connect(postgres_url, autocommit=True) as conn:
+            conn.execute(
+                f'GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO "{role}"'
+            )
+        close_pools()
+        host = MemoryHost.open(home, load_entrypoints=False, activate_provider=False)
+        try:
+            with host.session(user_id=ALICE) as session:
+                raw = session.call_tool("memory", {"action": "add", "content": "User likes tea"})
+        finally:
+            host.close()
+        assert json.loads(raw)["success"] is True, raw
+    finally:
+        close_pools()
+        with psycopg.connect(postgres_url, autocommit=True) as conn:
+            conn.execute(f'DROP OWNED BY "{role}"')
+            conn.execute(f'DROP ROLE IF EXISTS "{role}"')
+
+
+def test_an_approval_that_times_out_on_the_server_is_a_refusal_not_a_crash(
+    tmp_path: Path, postgres_url: str
+) -> None:
+    """Another host holds the record's approval lock past ``pg_timeout``: the statement is
+    cancelled by the server; approve() must say so and keep the record (was QueryCanceled
+    raised out of `/memory approve`)."""
+    from hermes_core.layers.memory.approval import approve
+    from hermes_core.layers.memory.backends import open_pending
+    from hermes_core.layers.memory.pgstore import owner_key
+    from hermes_core.pg import advisory_key
+
+    home = home_for(tmp_path, "slow", postgres_url, write_approval="true", pg_timeout=1)
+    staged = MemoryKit(home).add("User likes oolong", target="user")
+    settings = load_settings(home).memory
+    pending = open_pending(home, settings)
+    lock = advisory_key("hermes-memory-pending", owner_key(None), staged["pending_id"])
+    with psycopg.connect(postgres_url, autocommit=True) as other_host:
+        other_host.execute("SELECT pg_advisory_lock(%s)", (lock,))
+        outcome = approve(MemoryEngine(home, settings), pending, staged["pending_id"])
+    assert not outcome.success and "was not applied" in outcome.payload["error"]
+    assert [r.id for r in pending.list()] == [staged["pending_id"]]  # kept for a retry
+    assert MemoryEngine(home, settings).store("user").entries() == []
