@@ -204,8 +204,8 @@ class ChromaProvider(MemoryProvider):
     def _warm_embedder(embedder: Embedder) -> None:
         try:
             embedder.embed_query("warm up")
-        except Exception:
-            log.exception("the chroma embedder failed to warm up; its first use will retry")
+        except Exception as exc:  # one line, like the host's warm-up failures
+            log.error("the chroma embedder failed to warm up; its first use will retry: %s", exc)
 
     def low_value_types(self) -> list[str]:
         return sorted(t for t, w in self.settings.type_weights.items() if w < 1.0)
