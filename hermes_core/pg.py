@@ -12,6 +12,7 @@ here, so every backend behaves alike when the server is down.
   created on first use, checked on checkout (a restarted server is reconnected silently),
   closed at exit. Pools are never shared across ``fork()``: a child gets its own. The pool's
   own per-attempt connection warnings are lowered to ERROR (unless that logger is configured).
+* :func:`close_pool` — release one pool's connections now (the next use opens a new one).
 * :func:`connection` — a pooled connection as a context manager; a server that cannot be
   reached raises :class:`DatabaseUnavailable` whose message names the redacted URL, the
   driver's own reason and the fix. Connection attempts are retried (``attempts``) first.
@@ -36,7 +37,7 @@ import os
 import re
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -126,12 +127,26 @@ def advisory_key(*parts: str) -> int:
 class PoolOptions:
     """How a pool connects. ``timeout``: seconds to wait for a connection (and the
     ``connect_timeout``); ``statement_timeout``: seconds any one statement may run (0 = no
-    limit); ``max_size``: connections per process."""
+    limit); ``max_size``: connections per process; ``settings``: further server settings
+    given at connect time as ``-c name=value`` (e.g. ``(("search_path", "a,public"),)``;
+    names and values must be plain words, commas, dots or underscores); ``configure``: called
+    with each new connection (a module-level function, so equal options share one pool;
+    its errors are the caller's to suppress)."""
 
     timeout: float = DEFAULT_TIMEOUT
     statement_timeout: float = DEFAULT_TIMEOUT
     max_size: int = 4
     application_name: str = "hermes-core"
+    settings: tuple[tuple[str, str], ...] = ()
+    configure: Callable[[Any], None] | None = None
+
+    def __post_init__(self) -> None:
+        for name, value in self.settings:
+            if not (_SETTING_WORD.fullmatch(name) and _SETTING_WORD.fullmatch(value)):
+                raise ValueError(f"PoolOptions.settings: {name!r}={value!r} is not plain words")
+
+
+_SETTING_WORD = re.compile(r"[A-Za-z0-9_.,/+-]+")
 
 
 _POOLS: dict[tuple[int, str, PoolOptions], Any] = {}
@@ -158,8 +173,11 @@ def get_pool(url: str, options: PoolOptions | None = None) -> Any:
             "application_name": opts.application_name,
             "autocommit": True,
         }
+        settings = list(opts.settings)
         if opts.statement_timeout > 0:
-            kwargs["options"] = f"-c statement_timeout={int(opts.statement_timeout * 1000)}"
+            settings.insert(0, ("statement_timeout", str(int(opts.statement_timeout * 1000))))
+        if settings:
+            kwargs["options"] = " ".join(f"-c {name}={value}" for name, value in settings)
         pool = pool_module.ConnectionPool(
             url,
             min_size=0,
@@ -167,6 +185,7 @@ def get_pool(url: str, options: PoolOptions | None = None) -> Any:
             kwargs=kwargs,
             timeout=opts.timeout,
             check=pool_module.ConnectionPool.check_connection,
+            configure=opts.configure,
             num_workers=1,
             open=True,
             name=f"hermes-{len(_POOLS)}",
@@ -182,6 +201,21 @@ def _quiet_pool_log() -> None:
     pool_log = logging.getLogger("psycopg.pool")
     if pool_log.level == logging.NOTSET:
         pool_log.setLevel(logging.ERROR)
+
+
+def close_pool(url: str, options: PoolOptions | None = None) -> None:
+    """Close and forget this process's pool for ``(url, options)`` (no-op when none), so its
+    idle connections are released now (e.g. before the database is dropped). The next
+    :func:`get_pool` for the same key opens a new pool; a connection checked out of the old
+    one keeps working until it is returned."""
+    key = (os.getpid(), url, options or PoolOptions())
+    with _POOLS_LOCK:
+        pool = _POOLS.pop(key, None)
+    if pool is not None:
+        try:
+            pool.close(timeout=1.0)
+        except Exception as exc:  # releasing must never raise
+            log.debug("closing a PostgreSQL pool failed: %s", exc)
 
 
 def close_pools() -> None:
@@ -210,7 +244,7 @@ def unavailable(
     optional last sentence (e.g. how to go back to the embedded store)."""
     reason = " ".join(str(exc).split()) or type(exc).__name__
     shown = redact_url(url)
-    said = _redact_text(reason, url)
+    said = redact_text(reason, url)
     where = f"{setting} (kept in $HERMES_HOME/.env)"
     if _LOGIN_REFUSED.search(reason):
         message = (
@@ -231,7 +265,7 @@ def unavailable(
         )
     if fallback:
         message += f" {fallback}"
-    return DatabaseUnavailable(message, url=shown, reason=_redact_text(reason, url))
+    return DatabaseUnavailable(message, url=shown, reason=redact_text(reason, url))
 
 
 _LOGIN_REFUSED = re.compile(
@@ -240,14 +274,16 @@ _LOGIN_REFUSED = re.compile(
 )
 _NO_DATABASE = re.compile(r'database "[^"]*" does not exist')
 _BAD_URL = re.compile(
-    r'invalid [\w ]*value|invalid connection option|missing "="|end of string reached',
+    r'invalid [\w ]*value|invalid connection option|missing "="|end of string reached'
+    r"|invalid percent-encoded token|invalid URI",
     re.IGNORECASE,
 )
 """The driver's words for a URL it cannot parse (not "invalid response to SSL negotiation")."""
 
 
-def _redact_text(text: str, url: str) -> str:
-    """``text`` with the password of ``url`` (if any) masked wherever it occurs."""
+def redact_text(text: str, url: str) -> str:
+    """``text`` (e.g. a driver's error message) with the password of ``url`` (if any) and
+    any URL or ``password=`` password in it masked wherever it occurs."""
     try:
         password = urlsplit(url).password if "://" in url else None
     except ValueError:
@@ -363,11 +399,13 @@ __all__ = [
     "DatabaseUnavailable",
     "PoolOptions",
     "advisory_key",
+    "close_pool",
     "close_pools",
     "connection",
     "get_pool",
     "is_postgres_url",
     "migrate",
+    "redact_text",
     "redact_url",
     "require_driver",
     "unavailable",

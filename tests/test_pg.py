@@ -15,7 +15,9 @@ from hermes_core.pg import (
     DatabaseUnavailable,
     PoolOptions,
     advisory_key,
+    close_pool,
     connection,
+    get_pool,
     is_postgres_url,
     migrate,
     redact_url,
@@ -122,6 +124,64 @@ def test_a_pooled_connection_runs_queries_with_a_statement_timeout(postgres_url:
         assert conn.execute("SELECT 1").fetchone() == (1,)
         with pytest.raises(psycopg.errors.QueryCanceled):
             conn.execute("SELECT pg_sleep(3)")
+
+
+_CONFIGURED: list[int] = []
+
+
+def _remember_backend(conn: psycopg.Connection) -> None:
+    row = conn.execute("SELECT pg_backend_pid()").fetchone()
+    assert row is not None
+    _CONFIGURED.append(int(row[0]))
+
+
+def test_pool_settings_and_configure_apply_to_every_connection(postgres_url: str) -> None:
+    options = PoolOptions(
+        settings=(("search_path", "hermes_nowhere,public"),), configure=_remember_backend
+    )
+    _CONFIGURED.clear()
+    with connection(postgres_url, setting="x.url", options=options) as conn:
+        assert conn.execute("SHOW search_path").fetchone() == ("hermes_nowhere,public",)
+        row = conn.execute("SELECT pg_backend_pid()").fetchone()
+        assert row is not None and [row[0]] == _CONFIGURED
+    assert get_pool(postgres_url, options) is get_pool(postgres_url, options)  # reused
+    with pytest.raises(ValueError, match="plain words"):
+        PoolOptions(settings=(("search_path", "x; DROP TABLE y"),))
+
+
+def test_close_pool_releases_its_connections_and_the_next_use_opens_a_new_one(
+    postgres_url: str,
+) -> None:
+    options = PoolOptions(application_name="hermes-close-pool-test")
+
+    def backends() -> int:
+        with psycopg.connect(postgres_url, autocommit=True) as admin:
+            row = admin.execute(
+                "SELECT COUNT(*) FROM pg_stat_activity WHERE application_name = %s",
+                (options.application_name,),
+            ).fetchone()
+        assert row is not None
+        return int(row[0])
+
+    first = get_pool(postgres_url, options)
+    with connection(postgres_url, setting="x.url", options=options) as conn:
+        conn.execute("SELECT 1")
+    assert backends() == 1  # idle in the pool
+    close_pool(postgres_url, options)
+    assert backends() == 0
+    close_pool(postgres_url, options)  # idempotent
+    with connection(postgres_url, setting="x.url", options=options) as conn:
+        assert conn.execute("SELECT 1").fetchone() == (1,)
+    assert get_pool(postgres_url, options) is not first
+    close_pool(postgres_url, options)
+
+
+def test_a_badly_percent_encoded_password_is_a_bad_url_not_an_unreachable_server() -> None:
+    url = "postgresql://me:pw-%zz@127.0.0.1:1/db"
+    with pytest.raises(DatabaseUnavailable) as caught, connection(url, setting="x.url"):
+        pass
+    assert "x.url is not a valid connection URL" in str(caught.value)
+    assert "pw-" not in str(caught.value) and "pw-" not in caught.value.reason
 
 
 def test_a_url_the_driver_cannot_parse_is_reported_without_its_password() -> None:

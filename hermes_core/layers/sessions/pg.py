@@ -5,17 +5,23 @@ that share one archive: a gateway serving many chats, several worker hosts, a te
 
 Contract:
 
-* psycopg 3 with a :class:`psycopg_pool.ConnectionPool` (thread-safe; one object per process
-  and URL). Every statement runs under ``statement_timeout`` (``sessions.statement_timeout_s``);
-  a query cancelled by it raises :class:`SessionStoreBusy` naming the setting.
+* Connections come from :mod:`hermes_core.pg`, the plumbing every PostgreSQL store shares:
+  its pool (one per process, URL and options; fork-safe; checked on checkout), its checkout
+  (:func:`hermes_core.pg.connection`: a server that is down, a refused login or a missing
+  database is diagnosed with one direct connect and worded by
+  :func:`hermes_core.pg.unavailable`) and its redaction. Every statement runs under
+  ``statement_timeout`` (``sessions.statement_timeout_s``, a pool option); a query cancelled
+  by it raises :class:`SessionStoreBusy` naming the setting. :meth:`PostgresSessionDB.close`
+  releases the pool's connections (:func:`hermes_core.pg.close_pool`).
 * Writes run in a transaction committed before the method returns. A transaction that fails
   with a serialization failure, a deadlock or a lost connection *before* its ``COMMIT`` is
   retried (jittered, up to :data:`RETRY_ATTEMPTS` times); a connection lost *during*
   ``COMMIT`` raises :class:`SessionStoreError` (the outcome is unknown; a resent turn is
   recognised by its turn key).
-* The server unreachable or the URL wrong raises :class:`SessionStoreUnusable` naming the fix.
-  The URL's password is never printed: messages, logs and ``stats`` carry
-  :func:`hermes_core.pg.redact_url` (the one redaction every PostgreSQL store uses).
+* The server unreachable or the URL wrong raises :class:`SessionStoreUnusable` with
+  :func:`hermes_core.pg.unavailable`'s message (the fix named, ``HERMES_SESSIONS__URL`` and
+  the way back to SQLite added). The URL's password is never printed: messages, logs and
+  ``stats`` carry :func:`hermes_core.pg.redact_url` / :func:`hermes_core.pg.redact_text`.
 * PostgreSQL text cannot hold NUL characters: they are stored as U+FFFD.
 * The schema and its migrations: :mod:`.pg_schema`; full-text search: :mod:`.pg_fts`.
 """
@@ -57,20 +63,30 @@ from hermes_core.layers.sessions.pg_schema import (
 )
 from hermes_core.layers.sessions.records import ALL_USERS, UserScope, scope_sql
 from hermes_core.layers.sessions.schema import INDEX_SELECT
-from hermes_core.pg import redact_url
+from hermes_core.pg import (
+    DatabaseUnavailable,
+    PoolOptions,
+    close_pool,
+    connection,
+    redact_text,
+    redact_url,
+    require_driver,
+    unavailable,
+)
 from hermes_core.text import like_escape
 
 T = TypeVar("T")
 
 URL_ENV = "HERMES_SESSIONS__URL"
-FIX = (
-    "start the server or fix sessions.url (HERMES_SESSIONS__URL in $HERMES_HOME/.env, "
-    "e.g. postgresql://user:password@host:5432/hermes)"
+SETTING = "sessions.url"
+FALLBACK = (
+    "It is HERMES_SESSIONS__URL=postgresql://user:password@host:5432/hermes in "
+    "$HERMES_HOME/.env (or switch back with sessions.backend: sqlite in "
+    "$HERMES_HOME/config.yaml)."
 )
-INSTALL_HINT = "pip install 'hermes-memory-core[postgresql]'"
+"""The last sentence of every "cannot reach the server" error (after the shared wording)."""
 RETRY_ATTEMPTS = 8
 RETRY_JITTER_S = (0.020, 0.150)
-CONNECT_TIMEOUT_S = 5
 REINDEX_CHUNK = 2000
 TOTALS_RECOUNT_S = 300.0
 """How often the index's row and token totals are counted in full (see ``_totals_now``)."""
@@ -81,21 +97,6 @@ _TSVECTOR_SQL = (
     f"setweight(to_tsvector('{TS_CONFIG}', ?), '{BODY_WEIGHT}') || "
     f"setweight(to_tsvector('{TS_CONFIG}', ?), '{META_WEIGHT}')"
 )
-
-
-def _scrub(message: str, url: str) -> str:
-    """An error message with the URL's password (if any) masked."""
-    text = redact_url(message)
-    password = _password(url)
-    return text.replace(password, "***") if password else text
-
-
-def _password(url: str) -> str | None:
-    m = re.search(r"://[^:/@\s]*:([^@\s]*)@", url)
-    if m and m.group(1):
-        return m.group(1)
-    m = re.search(r"password\s*=\s*('[^']*'|\S+)", url, flags=re.IGNORECASE)
-    return m.group(1).strip("'") if m else None
 
 
 @lru_cache(maxsize=512)
@@ -145,6 +146,16 @@ def _local_timezone() -> str | None:
     return None
 
 
+def _set_local_timezone(conn: Any) -> None:
+    """Each new pooled connection's ``TimeZone``: this machine's (a name the server does
+    not know leaves the server's default)."""
+    tz = _local_timezone()
+    if tz:
+        psycopg, _ = require_driver()
+        with contextlib.suppress(psycopg.Error):
+            conn.execute("SELECT set_config('TimeZone', %s, false)", (tz,))
+
+
 class PostgresSessionDB(ArchiveBase):
     """The archive in the PostgreSQL database at ``url``. Close with :meth:`close`."""
 
@@ -170,12 +181,9 @@ class PostgresSessionDB(ArchiveBase):
             )
         self.schema = schema
         try:
-            import psycopg
-            import psycopg_pool
-        except ImportError as exc:
-            raise SessionStoreUnusable(
-                f"sessions.backend is postgresql but psycopg is not installed: {INSTALL_HINT}"
-            ) from exc
+            psycopg, _ = require_driver()
+        except DatabaseUnavailable as exc:
+            raise SessionStoreUnusable(f"sessions.backend is postgresql but {exc}") from exc
         self._psycopg = psycopg
         if not isinstance(url, str) or not url.strip():
             raise SessionStoreUnusable(
@@ -195,16 +203,16 @@ class PostgresSessionDB(ArchiveBase):
         self._totals: tuple[int, int, int, int, float] | None = None
         self._deletes = 0
         self._counts: dict[tuple[str, int], tuple[float, int]] = {}
-        timeout_ms = max(1, int(statement_timeout_s * 1000))
-        self._kwargs: dict[str, Any] = {
-            "autocommit": True,
-            "connect_timeout": CONNECT_TIMEOUT_S,
-            "application_name": "hermes-core",
-            "options": f"-c statement_timeout={timeout_ms}"
-            + (f" -c search_path={schema},public" if schema else ""),
-        }
+        self._options = PoolOptions(
+            timeout=max(10.0, statement_timeout_s),
+            statement_timeout=max(0.001, statement_timeout_s),
+            max_size=max(1, pool_size),
+            application_name="hermes-core",
+            settings=(("search_path", f"{schema},public"),) if schema else (),
+            configure=_set_local_timezone,
+        )
         try:
-            with psycopg.connect(self.url, **self._kwargs) as probe:
+            with self._connection() as probe:
                 if schema:
                     probe.execute(f"CREATE SCHEMA IF NOT EXISTS {schema}")
                 version = migrate(probe)
@@ -217,29 +225,32 @@ class PostgresSessionDB(ArchiveBase):
                 f"hermes-core knows ({PG_SCHEMA_VERSION}); it is opened read-only. Upgrade "
                 "hermes-core (pip install -U hermes-memory-core)"
             )
-        tz = _local_timezone()
-
-        def configure(conn: Any) -> None:
-            if tz:
-                with contextlib.suppress(psycopg.Error):
-                    conn.execute("SELECT set_config('TimeZone', %s, false)", (tz,))
-
-        self._pool = psycopg_pool.ConnectionPool(
-            self.url,
-            min_size=1,
-            max_size=max(1, pool_size),
-            kwargs=self._kwargs,
-            configure=configure,
-            open=True,
-            timeout=max(CONNECT_TIMEOUT_S * 2, statement_timeout_s),
-            name="hermes-sessions",
-        )
         self.fts_enabled = True
         self.fts_error = None
 
+    @contextlib.contextmanager
+    def _connection(self) -> Iterator[Any]:
+        """A pooled connection (:func:`hermes_core.pg.connection`); the server unreachable, a
+        refused login or a missing database raise :class:`SessionStoreUnusable` with the
+        shared wording and this archive's fix."""
+        try:
+            checkout = connection(
+                self.url, setting=SETTING, options=self._options, fallback=FALLBACK
+            )
+            raw = checkout.__enter__()
+        except DatabaseUnavailable as exc:
+            raise SessionStoreUnusable(str(exc)) from exc
+        try:
+            yield raw
+        except BaseException as exc:
+            if not checkout.__exit__(type(exc), exc, exc.__traceback__):
+                raise
+        else:
+            checkout.__exit__(None, None, None)
+
     def _open_error(self, exc: Exception) -> SessionStoreUnusable:
         """Why the archive could not be opened, with the fix (password masked)."""
-        detail = _scrub(str(exc).strip(), self.url)
+        detail = redact_text(str(exc).strip(), self.url)
         errors = self._psycopg.errors
         if isinstance(exc, errors.InsufficientPrivilege):
             return SessionStoreUnusable(
@@ -248,19 +259,14 @@ class PostgresSessionDB(ArchiveBase):
                 "public …), or start hermes once as the database's owner"
             )
         if isinstance(exc, self._psycopg.OperationalError):
-            return SessionStoreUnusable(
-                f"cannot reach PostgreSQL at {self.display_url}: {detail}; {FIX}"
-            )
-        if exc.__class__.__module__.startswith("psycopg") and type(exc).__name__ in (
-            "ProgrammingError",
-            "InterfaceError",
-        ):  # e.g. a malformed URL
-            return SessionStoreUnusable(
-                f"sessions.url {self.display_url} is not a usable PostgreSQL URL: {detail}; {FIX}"
-            )
+            return SessionStoreUnusable(str(self._unavailable(exc)))
         return SessionStoreUnusable(
-            f"cannot prepare the archive in {self.display_url}: {detail}; {FIX}"
+            f"cannot prepare the archive in {self.display_url}: {detail}; fix it on the server "
+            f"or in {SETTING} ({URL_ENV} in $HERMES_HOME/.env)"
         )
+
+    def _unavailable(self, exc: BaseException) -> DatabaseUnavailable:
+        return unavailable(self.url, exc, setting=SETTING, fallback=FALLBACK)
 
     @classmethod
     def from_url(cls, url: str, **kwargs: Any) -> PostgresSessionDB:
@@ -293,16 +299,16 @@ class PostgresSessionDB(ArchiveBase):
         an archive opened with ``schema=``: benchmarks and tests)."""
         if not self.schema:
             raise SessionStoreError("drop_schema() needs an archive opened with schema=")
-        self.close()
-        with self._psycopg.connect(self.url, **self._kwargs) as conn:
+        with self._connection() as conn:
             conn.execute(f"DROP SCHEMA IF EXISTS {self.schema} CASCADE")
+        self.close()
 
     def close(self) -> None:
-        """Close the pool (idempotent)."""
-        pool = getattr(self, "_pool", None)
-        if pool is not None:
-            with contextlib.suppress(Exception):
-                pool.close()
+        """Release the pool's connections (idempotent; see :func:`hermes_core.pg.close_pool`:
+        another archive object on the same URL and options opens a new pool on next use)."""
+        options = getattr(self, "_options", None)
+        if options is not None:
+            close_pool(self.url, options)
 
     def _error(self, exc: Exception) -> Exception:
         """The archive's error for a psycopg/pool failure (message redacted, fix named)."""
@@ -314,14 +320,9 @@ class PostgresSessionDB(ArchiveBase):
                 "$HERMES_HOME/config.yaml, or HERMES_SESSIONS__STATEMENT_TIMEOUT_S=120) or "
                 "check the server's load"
             )
-        if exc.__class__.__name__ == "PoolTimeout" or isinstance(
-            exc, self._psycopg.OperationalError
-        ):
-            return SessionStoreUnusable(
-                f"cannot reach PostgreSQL at {self.display_url}: "
-                f"{_scrub(str(exc).strip(), self.url)}; {FIX}"
-            )
-        return SessionStoreError(f"PostgreSQL error: {_scrub(str(exc).strip(), self.url)}")
+        if isinstance(exc, self._psycopg.OperationalError):
+            return SessionStoreUnusable(str(self._unavailable(exc)))
+        return SessionStoreError(f"PostgreSQL error: {redact_text(str(exc).strip(), self.url)}")
 
     def _retryable(self, exc: BaseException) -> bool:
         errors = self._psycopg.errors
@@ -329,9 +330,7 @@ class PostgresSessionDB(ArchiveBase):
             return True
         if isinstance(exc, errors.QueryCanceled):
             return False
-        return isinstance(exc, self._psycopg.OperationalError) or (
-            exc.__class__.__name__ == "PoolTimeout"
-        )
+        return isinstance(exc, self._psycopg.OperationalError)
 
     def _run(self, fn: Callable[[Any], T], *, write: bool) -> T:
         """``fn(conn)`` on a pooled connection (in a transaction when ``write``), retried on
@@ -341,7 +340,7 @@ class PostgresSessionDB(ArchiveBase):
             attempt += 1
             committing = False
             try:
-                with self._pool.connection() as raw:
+                with self._connection() as raw:
                     if not write:
                         return fn(_Conn(raw))
                     raw.execute("BEGIN")
@@ -357,9 +356,7 @@ class PostgresSessionDB(ArchiveBase):
             except SessionStoreError:
                 raise
             except Exception as exc:
-                if not isinstance(exc, self._psycopg.Error) and (
-                    exc.__class__.__name__ != "PoolTimeout"
-                ):
+                if not isinstance(exc, self._psycopg.Error):
                     raise
                 if committing and isinstance(exc, self._psycopg.OperationalError):
                     raise SessionStoreError(
@@ -398,11 +395,8 @@ class PostgresSessionDB(ArchiveBase):
         if getattr(self._local, "conn", None) is not None:
             yield
             return
-        try:
-            pooled = self._pool.connection()
-            raw = pooled.__enter__()
-        except Exception as exc:
-            raise self._error(exc) from exc
+        pooled = self._connection()
+        raw = pooled.__enter__()
         try:
             try:
                 raw.execute("BEGIN")

@@ -211,7 +211,7 @@ def test_bad_urls_name_the_fix(root: click.Group, sqlite_db: SessionDB, tmp_path
     dead = "postgresql://hermes:s3cret-pw@127.0.0.1:1/hermes"
     out = CliRunner().invoke(root, ["sessions", "migrate", "--from", src, "--to", dead])
     assert out.exit_code != 0
-    assert "cannot reach PostgreSQL" in out.output and "start the server" in out.output
+    assert "unreachable" in out.output and "Start the server" in out.output
     assert "s3cret-pw" not in out.output and "***" in out.output
     out = CliRunner().invoke(root, ["sessions", "migrate", "--from", src, "--to", src])
     assert out.exit_code != 0 and "another one" in out.output
