@@ -224,7 +224,7 @@ def check_import(
         )
     if problems:
         return "", (
-            f"{'; '.join(problems)}. Stored as is (the prompt shows it marked OVER BUDGET); "
+            f"{'; '.join(p.replace(' would be ', ' is ', 1) for p in problems)}. Stored as is (the prompt shows it marked OVER BUDGET); "
             f"consolidate with `hermes memory edit --target {target}{_user_flag(owner)}` or "
             f"raise memory.{'memory_char_limit' if target == 'memory' else 'user_char_limit'}"
         )

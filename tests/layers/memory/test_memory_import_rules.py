@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 from pathlib import Path
 from typing import Any
 
@@ -100,17 +101,20 @@ def test_import_stores_an_over_budget_file_with_a_warning(
 ) -> None:
     home = pg_home(tmp_path, postgres_url)
     limit = limit_for(load_settings(home).memory, "user")
-    entries = ["用户喜欢长篇的中文说明" * 20, "The user writes long English notes. " * 12] * 3
+    entries = [
+        f"{n}: " + ("用户喜欢长篇的中文说明" * 20 if n % 2 else "The user writes long notes. " * 12)
+        for n in range(6)
+    ]
     assert len(DELIMITER.join(entries)) > limit
     source = tmp_path / "src"
-    put(source, BOB, "USER.md", entries)
+    path = put(source, BOB, "USER.md", entries)
     result = run_import(home, source, "--json")
     assert result.exit_code == 0, result.output
     (row,) = json.loads(result.stdout)
     assert row["status"] == "written" and "over budget" in row["warning"]
-    assert f"--user {BOB}" in row["warning"] or "--user" in row["warning"]
+    assert f"--user {shlex.quote(BOB)}" in row["warning"]
     settings = load_settings(home).memory
-    assert MemoryEngine(home, settings, BOB).store("user").entries() == entries  # byte for byte
+    assert MemoryEngine(home, settings, BOB).store("user").read_original() == path.read_bytes()
     text = run_import(home, source)  # unchanged now, still warned
     assert text.exit_code == 0 and "over budget" in text.output
     doctor = json.loads(
@@ -177,7 +181,8 @@ def test_doctor_checks_every_users_files(hermes_home: Path, monkeypatch: Any) ->
     assert summary["ok"] is True and summary["detail"].startswith("30 user(s)")
     assert not [n for n in checks if "(user " in n]
 
-    _store_user_file(hermes_home, BOB, "user", "鲍勃喜欢很长的笔记。" * 200)
+    long_notes = DELIMITER.join(f"{n}: " + "鲍勃喜欢很长的笔记。" * 40 for n in range(6))
+    _store_user_file(hermes_home, BOB, "user", long_notes)
     _store_user_file(hermes_home, ALICE, "memory", INJECTIONS[0])
     doctor = CliRunner().invoke(cli, ["doctor", "--json"])
     assert doctor.exit_code == 1
@@ -185,7 +190,7 @@ def test_doctor_checks_every_users_files(hermes_home: Path, monkeypatch: Any) ->
     assert checks["memory: users' files"]["ok"] is False
     assert "2 with problems" in checks["memory: users' files"]["detail"]
     over = checks[f"memory: USER.md (user {BOB})"]
-    assert "over budget" in over["detail"] and f"--user {BOB}" in over["fix"]
+    assert "over budget" in over["detail"] and f"--user {shlex.quote(BOB)}" in over["fix"]
     flagged = checks[f"memory: MEMORY.md (user {ALICE})"]
     assert "blocked pattern" in flagged["detail"] and f"--user {ALICE}" in flagged["fix"]
     assert len([n for n in checks if "(user " in n]) == 2
