@@ -223,8 +223,9 @@ def check_import(
             "",
         )
     if problems:
+        found = "; ".join(problem.replace(" would be ", " is ", 1) for problem in problems)
         return "", (
-            f"{'; '.join(p.replace(' would be ', ' is ', 1) for p in problems)}. Stored as is (the prompt shows it marked OVER BUDGET); "
+            f"{found}. Stored as is (the prompt shows it marked OVER BUDGET); "
             f"consolidate with `hermes memory edit --target {target}{_user_flag(owner)}` or "
             f"raise memory.{'memory_char_limit' if target == 'memory' else 'user_char_limit'}"
         )
