@@ -540,11 +540,22 @@ def _print_moved(rows: list[Any], verb: str, as_json: bool) -> None:
     table = Table(show_header=True, header_style="bold")
     for column in ("user_id", "file", "bytes", "status"):
         table.add_column(column, overflow="fold")
+    notes = any(row.error or row.warning for row in rows)
+    if notes:
+        table.add_column("reason / fix", overflow="fold")
     for row in rows:
         status = row.status + (f" (old bytes kept in {row.backup})" if row.backup else "")
-        table.add_row(
-            escape(row.owner or "(no user)"), escape(str(row.path)), f"{row.size:,}", escape(status)
-        )
+        if row.warning:
+            status += " ⚠"
+        cells = [
+            escape(row.owner or "(no user)"),
+            escape(str(row.path)),
+            f"{row.size:,}",
+            escape(status),
+        ]
+        if notes:
+            cells.append(escape(row.error or row.warning))
+        table.add_row(*cells)
     out.print(table)
 
 
@@ -580,13 +591,34 @@ def import_cmd(source: Path | None, user_id: str | None, replace: bool, as_json:
     except (HermesError, OSError) as exc:
         raise click.ClickException(f"import failed: {exc}") from exc
     _print_moved(rows, "import", as_json)
+    problems: list[str] = []
     conflicts = [row for row in rows if row.status == "conflict"]
     if conflicts:
-        raise click.ClickException(
+        problems.append(
             f"{len(conflicts)} file(s) not imported: the database already holds other text "
             "for them — compare with `hermes memory show`, then re-run with --replace to "
             "overwrite"
         )
+    refused = [row for row in rows if row.status == "refused"]
+    if refused:
+        problems.append(
+            f"{len(refused)} file(s) refused (threat, credential or not UTF-8; nothing of "
+            "them stored) — see the reason for each, fix the file and re-run"
+        )
+    skipped = [row for row in rows if row.status == "skipped"]
+    if skipped:
+        problems.append(
+            f"{len(skipped)} director(y/ies) under users/ skipped: not in the "
+            "users/<slug>-<sha256>/ layout — move them as shown and re-run"
+        )
+    warned = [row for row in rows if row.warning]
+    if warned and not as_json:
+        console().print(
+            f"[yellow]{len(warned)} file(s) stored over budget[/yellow]: the prompt shows "
+            "them marked OVER BUDGET and `hermes doctor` reports them until consolidated."
+        )
+    if problems:
+        raise click.ClickException("; ".join(problems))
 
 
 # ----------------------------------------------------------------------------- wiring

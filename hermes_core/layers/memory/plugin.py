@@ -10,6 +10,7 @@ then the USER block.
 from __future__ import annotations
 
 import logging
+import shlex
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +19,7 @@ from typing import TYPE_CHECKING
 from hermes_core.errors import HermesError
 from hermes_core.markers import hookimpl
 from hermes_core.scope import normalize_user_id
+from hermes_core.security.scan import find_threats
 from hermes_core.types import (
     HealthCheck,
     MemoryTarget,
@@ -136,6 +138,7 @@ class MemoryLayer:
             engine = MemoryEngine(home, settings)
             for target in enabled_targets(settings):
                 checks.append(_file_check(engine.store(target)))
+            checks.extend(_users_file_checks(home, settings))
         except HermesError:
             pass  # the store check above says what is wrong
         try:
@@ -257,9 +260,36 @@ def _store_check(home: Path, settings: MemorySettings) -> HealthCheck:
     )
 
 
-def _file_check(store: EntryStore) -> HealthCheck:
+def _users_file_checks(home: Path, settings: MemorySettings) -> list[HealthCheck]:
+    """Every user's MEMORY.md / USER.md checked like the no-user files, reported as one
+    summary line plus one line per failing file (bounded output for any number of users)."""
+    from .backends import store_user_ids
+
+    users = store_user_ids(home, settings)
+    if not users:
+        return []
+    failing: list[HealthCheck] = []
+    files = 0
+    for uid in users:
+        engine = MemoryEngine(home, settings, uid)
+        for target in enabled_targets(settings):
+            files += 1
+            check = _file_check(engine.store(target), uid)
+            if not check.ok:
+                failing.append(check)
+    summary = HealthCheck(
+        name="memory: users' files",
+        ok=not failing,
+        detail=f"{len(users)} user(s), {files} file(s) checked, {len(failing)} with problems",
+        fix="See the lines below for each file." if failing else "",
+    )
+    return [summary, *failing]
+
+
+def _file_check(store: EntryStore, user_id: str | None = None) -> HealthCheck:
     target, limit = store.target, store.limit
-    name = f"memory: {FILENAMES[target]}"
+    flag = "" if user_id is None else f" --user {shlex.quote(user_id)}"
+    name = f"memory: {FILENAMES[target]}" + ("" if user_id is None else f" (user {user_id})")
     state = store.read()
     where = store.location
     if not state.readable:
@@ -278,15 +308,28 @@ def _file_check(store: EntryStore) -> HealthCheck:
             name=name,
             ok=False,
             detail=f"{where} has content that does not round-trip (edited by hand?)",
-            fix=f"Run `hermes memory edit --target {target}` to fix its format (entries "
+            fix=f"Run `hermes memory edit --target {target}{flag}` to fix its format (entries "
             "separated by a line containing only §).",
+        )
+    flagged = [
+        f"entry {number}: {', '.join(ids)}"
+        for number, entry in enumerate(state.entries, start=1)
+        if (ids := find_threats(entry, "strict"))
+    ]
+    if flagged:
+        return HealthCheck(
+            name=name,
+            ok=False,
+            detail=f"{where}: blocked pattern(s) in {'; '.join(flagged)} (left out of the prompt)",
+            fix=f"Remove or rewrite those entries with `hermes memory edit --target {target}"
+            f"{flag}` (store where a secret lives, never the secret).",
         )
     if limit >= 0 and size > limit:
         return HealthCheck(
             name=name,
             ok=False,
             detail=f"over budget: {size:,}/{limit:,} chars in {len(state.entries)} entries",
-            fix=f"Consolidate with `hermes memory edit --target {target}` or raise "
+            fix=f"Consolidate with `hermes memory edit --target {target}{flag}` or raise "
             f"memory.{'memory_char_limit' if target == 'memory' else 'user_char_limit'}.",
         )
     return HealthCheck(

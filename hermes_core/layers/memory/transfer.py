@@ -8,11 +8,20 @@
   is lost. Re-running writes nothing new (``unchanged``).
 * :func:`import_files` (``hermes memory import``) loads files from such a directory into the
   PostgreSQL store, byte for byte. A file whose row already holds other bytes is skipped
-  (``conflict``) unless ``replace``; re-running is safe.
+  (``conflict``) unless ``replace``; re-running is safe. Each file first passes the rules of
+  a memory write (:func:`~.edit.validate_edit`): a file that is not UTF-8, or has an entry the
+  strict threat scan flags (prompt injection, exfiltration, invisible characters, credentials)
+  is ``refused`` — not stored — with the reason and the fix in ``error``. An over-budget file
+  (or an entry longer than the budget) is stored with a ``warning``, exactly as the file
+  store keeps a file a user grew over budget by hand: the prompt shows it marked
+  ``OVER BUDGET`` (capped) and ``hermes doctor`` reports it until it is consolidated.
+  Directories under ``users/`` that are not in the store's ``<slug>-<sha256>`` layout with a
+  ``USER_ID`` file are reported ``skipped`` with the directory to move them to.
 """
 
 from __future__ import annotations
 
+import shlex
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -21,15 +30,24 @@ from typing import Literal
 
 from hermes_core.errors import HermesError
 from hermes_core.fsutil import atomic_write_bytes, ensure_private_dir
-from hermes_core.scope import OWNER_FILE, USERS_DIR, known_user_ids, normalize_user_id, scope_dir
+from hermes_core.scope import (
+    OWNER_FILE,
+    USERS_DIR,
+    known_user_ids,
+    normalize_user_id,
+    scope_dir,
+    user_key,
+)
 from hermes_core.settings.models import MemorySettings
 from hermes_core.types import MemoryTarget
 
 from .backends import postgres_target
+from .edit import validate_edit
+from .engine import limit_for
 from .pgstore import PostgresMemoryStore, list_files, owner_key
 from .store import FILENAMES, EditConflict, memories_dir, read_regular_file
 
-Status = Literal["written", "unchanged", "conflict", "error"]
+Status = Literal["written", "unchanged", "conflict", "refused", "skipped", "error"]
 TARGETS: tuple[MemoryTarget, ...] = ("memory", "user")
 
 
@@ -44,6 +62,9 @@ class Moved:
     status: Status
     backup: Path | None = None
     error: str = ""
+    """Why nothing was stored (``conflict``, ``refused``, ``skipped``) and the fix."""
+    warning: str = ""
+    """Stored, but the file needs attention (over budget)."""
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -54,6 +75,7 @@ class Moved:
             "status": self.status,
             "backup": str(self.backup) if self.backup else None,
             "error": self.error,
+            "warning": self.warning,
         }
 
 
@@ -149,7 +171,12 @@ def import_files(
             if not path.is_file():
                 continue
             data = read_regular_file(path)
-            store = PostgresMemoryStore(home, target, 0, owner, server=server)
+            limit = limit_for(settings, target)
+            refusal, warning = check_import(data, target, limit, owner)
+            if refusal:
+                moved.append(Moved(owner, target, path, len(data), "refused", error=refusal))
+                continue
+            store = PostgresMemoryStore(home, target, limit, owner, server=server)
             stored = store.stored_bytes()
             status: Status = "written"
             if stored == data:
@@ -162,8 +189,91 @@ def import_files(
                 except EditConflict as exc:
                     moved.append(Moved(owner, target, path, len(data), "conflict", error=str(exc)))
                     continue
-            moved.append(Moved(owner, target, path, len(data), status))
+            moved.append(Moved(owner, target, path, len(data), status, warning=warning))
+    moved.extend(skipped_user_dirs(root))
     return moved
 
 
-__all__ = ["Moved", "export_files", "import_files"]
+def _user_flag(owner: str | None) -> str:
+    return "" if owner is None else f" --user {shlex.quote(owner)}"
+
+
+def check_import(
+    data: bytes, target: MemoryTarget, limit: int, owner: str | None
+) -> tuple[str, str]:
+    """(refusal, warning) for importing ``data`` as ``owner``'s ``target`` file: the rules of
+    a memory write. A refusal (not UTF-8, threat or credential found) names the fix; a
+    warning (over budget) does not stop the import. Both empty: import as is."""
+    name = FILENAMES[target]
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        return (
+            f"{name} is not valid UTF-8 ({exc.reason} at byte {exc.start}); save it as UTF-8, "
+            "then re-run the import",
+            "",
+        )
+    _, problems = validate_edit(text, target, limit)
+    threats = [p for p in problems if "blocked pattern" in p]
+    if threats:
+        return (
+            f"{'; '.join(threats)} — memory is shown to the model in every session, so "
+            f"injected instructions and credentials are never stored (store where a secret "
+            f"lives, not the secret); remove or rewrite those entries in {name}, then re-run",
+            "",
+        )
+    if problems:
+        found = "; ".join(problem.replace(" would be ", " is ", 1) for problem in problems)
+        return "", (
+            f"{found}. Stored as is (the prompt shows it marked OVER BUDGET); "
+            f"consolidate with `hermes memory edit --target {target}{_user_flag(owner)}` or "
+            f"raise memory.{'memory_char_limit' if target == 'memory' else 'user_char_limit'}"
+        )
+    return "", ""
+
+
+def skipped_user_dirs(root: Path) -> list[Moved]:
+    """A ``skipped`` row for every directory under ``root/users/`` that is not a user scope
+    the store would read (``<slug>-<sha256>`` named after its ``USER_ID`` file), naming the
+    directory it should be moved to."""
+    users = root / USERS_DIR
+    if not users.is_dir():
+        return []
+    rows: list[Moved] = []
+    for directory in sorted(users.iterdir()):
+        if not directory.is_dir():
+            continue
+        try:
+            uid: str | None = (directory / OWNER_FILE).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            uid = None
+        if (
+            uid is not None
+            and normalize_user_id(uid) is not None
+            and directory.name == user_key(uid)
+        ):
+            continue
+        label = uid if uid is not None and normalize_user_id(uid) is not None else directory.name
+        expected = users / user_key(label)
+        why = (
+            f"its {OWNER_FILE} says {label!r} but the directory is not named {expected.name}"
+            if uid is not None
+            else f"it has no readable {OWNER_FILE} file"
+        )
+        rows.append(
+            Moved(
+                uid,
+                "user",
+                directory,
+                0,
+                "skipped",
+                error=f"not in the users/<slug>-<sha256>/ layout: {why}. If it holds user "
+                f"{label!r}'s files, move them to {expected}/ and write {label!r} (no newline) "
+                f"into {expected / OWNER_FILE}, then re-run (`--user {shlex.quote(label)}` "
+                "imports only that user)",
+            )
+        )
+    return rows
+
+
+__all__ = ["Moved", "check_import", "export_files", "import_files", "skipped_user_dirs"]
