@@ -276,9 +276,14 @@ class ChromaProvider(MemoryProvider):
                 if buf.messages:
                     self._compact_buffer(session, buf)
         if self.settings.mode == "server":
+            from hermes_core.providers.service import ServiceUnavailable
+
             # rows the server could not take: written now if it answers, else kept waiting
             self.store.retry()
-            self.expire(self.user_for(session))
+            try:
+                self.expire(self.user_for(session))
+            except ServiceUnavailable as exc:  # expiry can wait for the next session end
+                log.warning("chroma expiry skipped, the server is unavailable: %s", exc)
             return
         self.expire(self.user_for(session))
         # the session's new live rows reach chromadb in one write; replaced turns (history)

@@ -1151,11 +1151,19 @@ class MemoryStore:
         self.fts.retire(user_id, ids)
 
     def supersede(self, user_id: str, old_ids: Sequence[str], new_id: str) -> None:
-        """Mark ``old_ids`` of ``user_id`` as replaced by ``new_id`` (kept in history)."""
+        """Mark ``old_ids`` of ``user_id`` as replaced by ``new_id`` (kept in history).
+
+        Server mode with the server unavailable: staged rows still move to history (in the
+        outbox); rows already on the server stay active (logged), nothing is lost."""
         with self._lock:
-            coll = self._collection(user_id)
             unique = [i for i in dict.fromkeys(old_ids) if i != new_id]
-            self._retire(coll, user_id, unique, new_id)
+            try:
+                coll = self._collection(user_id)
+                self._retire(coll, user_id, unique, new_id)
+            except ServiceUnavailable as exc:
+                if not self.shared:
+                    raise
+                log.warning("memories %s of %s stay active: %s", unique, user_id, exc)
 
     def _touch(self, coll: Any, user_id: str, mem_id: str) -> None:
         row = self._staged(user_id).get(mem_id)
