@@ -637,3 +637,23 @@ def test_a_process_that_exits_while_the_server_is_down_leaves_rows_the_next_one_
         assert bob_rows == ["user: 我的车牌号是浙A8812。\nassistant: 记住了。"]
     finally:
         nxt.shutdown()
+
+
+def test_a_refused_token_is_raised_not_queued(
+    hermes_home: Path, token_proxy: tuple[TokenProxy, str]
+) -> None:
+    """Only an unavailable server queues a write: a token the server stops accepting is an
+    error the user must fix, raised as before, with nothing left waiting."""
+    proxy, url = token_proxy
+    database = "rot" + str(free_port())
+    provider = ChromaProvider(_server_settings(url, token=TOKEN, database=database), hermes_home)
+    try:
+        provider.store.add("alice", "Alice's tea is oolong.")
+        proxy.token = "rotated-token-9"  # the proxy now wants another token
+        with pytest.raises(ServiceAuthError):
+            provider.store.add("alice", "Alice's coffee is a flat white.")
+        assert provider.outbox_waiting() == {}
+        with pytest.raises(ValueError, match="empty"):
+            provider.store.add("alice", "   ")
+    finally:
+        provider.shutdown()
