@@ -69,6 +69,8 @@ def build_group(provider: ChromaProvider) -> click.Group:
                 "yes" if row["needs_reembed"] else "no",
             )
         Console().print(table)
+        if data.get("outbox"):
+            Console().print(f"{data['outbox']} memories wait in the outbox for the chroma server.")
 
     @chroma.command("reembed")
     @click.option("--user", "user_id", default=None, help="Only this user (default: all).")
@@ -98,8 +100,11 @@ def _stats(provider: ChromaProvider) -> dict[str, Any]:
     try:
         return {"mode": provider.settings.mode, **provider.store.stats()}
     except Exception as exc:
+        waiting = sum(provider.outbox_waiting().values())
+        kept = f" ({waiting} memories wait in the outbox for it)" if waiting else ""
         raise click.ClickException(
-            f"could not read the chroma store at {provider.location}: {exc} — run `hermes doctor`"
+            f"could not read the chroma store at {provider.location}{kept}: {exc} — run "
+            "`hermes doctor`"
         ) from exc
 
 

@@ -663,6 +663,14 @@ class FtsIndex:
             ).fetchall()
         return [(str(m), str(t), str(d), str(j), bytes(v)) for m, t, d, j, v in rows]
 
+    def staged_users(self) -> dict[str, int]:
+        """Rows waiting in the outbox per user (all users; for retries and reports)."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT user_id, COUNT(*) FROM outbox GROUP BY user_id"
+            ).fetchall()
+        return {str(u): int(n) for u, n in rows}
+
     def has(self, user_id: str, mem_id: str) -> bool:
         """Whether ``mem_id`` of ``user_id`` is indexed (an active memory): one key lookup."""
         with self._lock:
@@ -707,4 +715,20 @@ class FtsIndex:
                 pass
 
 
-__all__ = ["FtsIndex", "SearchCost", "owner_token"]
+def outbox_waiting(path: Path) -> dict[str, int]:
+    """Rows waiting in the outbox of the ``fts.db`` at ``path`` per user, read without
+    opening the store (``{}`` when the file or table does not exist). For reports made while
+    the store cannot open (a chroma server that is down)."""
+    if not path.is_file():
+        return {}
+    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5.0)
+    try:
+        rows = db.execute("SELECT user_id, COUNT(*) FROM outbox GROUP BY user_id").fetchall()
+    except sqlite3.Error:
+        return {}
+    finally:
+        db.close()
+    return {str(u): int(n) for u, n in rows}
+
+
+__all__ = ["FtsIndex", "SearchCost", "outbox_waiting", "owner_token"]

@@ -15,8 +15,10 @@ at ``<home>/chroma`` in :meth:`ChromaProvider.warm_up` (the host runs it in the 
 when the first session opens) or on first use. With ``mode: server`` the vectors live on a
 ``chroma run`` server (:mod:`hermes_memory_chroma.server`: the token, timeouts, a circuit
 breaker and errors that name the fix) and ``<home>/chroma/server-<digest of url, tenant,
-database>/`` holds the keyword index; a server that is down fails the call with a
-``ServiceUnavailable`` the host contains (a skipped recall is logged and counted).
+database>/`` holds the keyword index; a server that is down fails a recall with a
+``ServiceUnavailable`` the host contains (a skipped recall is logged and counted), while
+writes wait in the store's outbox in ``fts.db`` and are retried before each recall, at
+session end, on the next write and at shutdown (what is left is written by the next process).
 """
 
 from __future__ import annotations
@@ -251,6 +253,8 @@ class ChromaProvider(MemoryProvider):
             return None
         from hermes_memory_chroma.retriever import format_block
 
+        if self.settings.mode == "server":
+            self.store.retry()  # memories the server could not take yet (never raises for it)
         hits = self.retriever.search(self.user_for(session), query, gate=True)
         text = format_block(hits)
         if not text:
@@ -308,6 +312,16 @@ class ChromaProvider(MemoryProvider):
             with buf.lock:
                 if buf.messages:
                     self._compact_buffer(session, buf)
+        if self.settings.mode == "server":
+            from hermes_core.providers.service import ServiceUnavailable
+
+            # rows the server could not take: written now if it answers, else kept waiting
+            self.store.retry()
+            try:
+                self.expire(self.user_for(session))
+            except ServiceUnavailable as exc:  # expiry can wait for the next session end
+                log.warning("chroma expiry skipped, the server is unavailable: %s", exc)
+            return
         self.expire(self.user_for(session))
         # the session's new live rows reach chromadb in one write; replaced turns (history)
         # wait in the crash-safe outbox for the next batch
@@ -366,6 +380,8 @@ class ChromaProvider(MemoryProvider):
         server = self._server_check()
         checks.append(server)
         if not server.ok:
+            if self.settings.mode == "server":
+                checks.append(self._outbox_check(server.fix))
             return checks
         try:
             stats = self.store.stats()
@@ -406,7 +422,30 @@ class ChromaProvider(MemoryProvider):
                 fix="" if not drift else "run `hermes chroma reembed --force`",
             )
         )
+        if self.settings.mode == "server":
+            checks.append(self._outbox_check("check the chroma server's log"))
         return checks
+
+    def outbox_waiting(self) -> dict[str, int]:
+        """Memories per user waiting in the outbox of ``fts.db`` for the chroma server (read
+        from the file: works while the server, and so the store, cannot open)."""
+        from hermes_memory_chroma.fts import outbox_waiting
+
+        return outbox_waiting(self.root / "fts.db")
+
+    def _outbox_check(self, fix: str) -> HealthCheck:
+        """``chroma: outbox``: how many memories wait for the server (server mode)."""
+        waiting = self.outbox_waiting()
+        total = sum(waiting.values())
+        if not total:
+            return HealthCheck("chroma: outbox", True, detail="empty: all memories on the server")
+        return HealthCheck(
+            "chroma: outbox",
+            False,
+            detail=f"{total} memories of {len(waiting)} user(s) wait in {self.root / 'fts.db'} "
+            "for the server (nothing is lost; they are written when it answers)",
+            fix=fix,
+        )
 
     def status_details(self) -> dict[str, str]:
         """For ``hermes memory status``: the mode, where the memories live and, in server

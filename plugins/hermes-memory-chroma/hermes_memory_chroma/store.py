@@ -36,6 +36,16 @@ to chromadb in one ``upsert`` per collection when :data:`FLUSH_ROWS` are waiting
 full read (listings, history, expiry, stats, re-embedding) and on :meth:`MemoryStore.close`.
 Rows a crash left in the outbox are written when the user's collection next opens.
 
+Shared (server) mode writes every staged row at once, and the outbox is what keeps a write
+the server could not take (:class:`ServiceUnavailable`: unreachable, timed out, 502-504, or
+the breaker paused; a refused token or a bad request still raises): :meth:`MemoryStore.add`
+then stages the memory without the duplicate and supersede checks (they need the server;
+a memory with an id, like a dialogue turn, is still written exactly once) and keyword recall
+sees it at once. Waiting rows are retried on the user's next write, on :meth:`retry` (the
+provider calls it before each recall and at session end), on every flush and on
+:meth:`close`; rows still waiting at exit stay in ``fts.db`` and the next process that
+opens the store writes them (:meth:`retry`, or the user's collection opening).
+
 The embedder's name and dimension live in the collection metadata; opening a collection made
 with another embedder re-embeds it (:mod:`reembed`, progress bar on stderr) instead of
 failing on the dimension.
@@ -55,7 +65,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
-from hermes_core.providers.service import ServiceError
+from hermes_core.providers.service import ServiceError, ServiceUnavailable
 
 from hermes_memory_chroma.embedders import Embedder, Vectors
 from hermes_memory_chroma.fts import FtsIndex
@@ -304,6 +314,7 @@ class MemoryStore:
         self._cache: dict[str, dict[str, Memory]] = {}
         self._counts: dict[str, int] = {}
         self._pending: dict[str, dict[str, _Staged]] = {}
+        self._retrying = False
         self.chroma_writes = 0
         """Write calls made to chromadb (add/upsert/update/delete): a cost counter."""
         self._closed = False
@@ -365,9 +376,67 @@ class MemoryStore:
             [(mem_id, row.target, row.document, json.dumps(row.meta), vector.tobytes())],
         )
         self._pending.setdefault(user_id, {})[mem_id] = row
-        if self.shared or len(self._pending[user_id]) >= FLUSH_ROWS:
-            # shared (server) mode writes at once: other hosts read the same collections
+        if self.shared:  # server mode writes at once: other hosts read the same collections
+            self._flush_shared(user_id)
+        elif len(self._pending[user_id]) >= FLUSH_ROWS:
             self._flush_user(user_id)
+
+    def _flush_shared(self, user_id: str) -> bool:
+        """Server mode: write ``user_id``'s waiting rows, then (that write worked) those of
+        every other user. A server that cannot take them leaves them in the outbox (logged,
+        not raised). Returns whether everything of ``user_id`` was written."""
+        try:
+            self._flush_user(user_id)
+        except ServiceUnavailable as exc:
+            log.warning(
+                "%d memories of %s wait in the outbox until the chroma server answers: %s",
+                len(self._pending.get(user_id, {})),
+                user_id,
+                exc,
+            )
+            return False
+        if not self._retrying and (self._pending or self.fts.staged_users()):
+            self._retry_all()
+        return True
+
+    def _retry_all(self) -> int:
+        """Write the waiting rows of every user: those this process staged and those an
+        earlier process left in the outbox. Stops at the first :class:`ServiceUnavailable`
+        (the rest keep waiting). Returns how many rows were written."""
+        written = 0
+        users = dict.fromkeys([*self._pending, *self.fts.staged_users()])
+        self._retrying = True
+        try:
+            for user in users:
+                if user not in self._collections:  # opening the collection replays the rows
+                    before = len(self.fts.staged(user))
+                    self._collection(user)
+                    written += before - len(self.fts.staged(user))
+                else:
+                    written += self._flush_user(user)
+        except ServiceUnavailable as exc:
+            log.info("outbox rows keep waiting for the chroma server: %s", exc)
+        finally:
+            self._retrying = False
+        return written
+
+    def retry(self) -> int:
+        """Write rows waiting in the outbox (server mode: what the server could not take;
+        embedded: the staged batch). Never raises for a server that is down: what cannot be
+        written keeps waiting. Returns how many rows were written."""
+        with self._lock:
+            self._check_open()
+            if not self._pending and not self.fts.staged_users():
+                return 0
+            if not self.shared:
+                return self.flush()
+            return self._retry_all()
+
+    def waiting(self) -> dict[str, int]:
+        """Rows waiting in the outbox per user (on disk: what a crash or exit would leave)."""
+        with self._lock:
+            self._check_open()
+            return self.fts.staged_users()
 
     def _flush_user(self, user_id: str, targets: Sequence[str] = ("live", "history")) -> int:
         """Write ``user_id``'s staged rows bound for ``targets`` to chromadb (one upsert per
@@ -428,7 +497,10 @@ class MemoryStore:
                 vector,
             )
         self._counts.pop(user_id, None)
-        self._flush_user(user_id)
+        if self.shared:
+            self._flush_shared(user_id)
+        else:
+            self._flush_user(user_id)
         live = [(i, d) for i, t, d, _, _ in rows if t != "history"]
         keys = {
             i: (str(pending_meta.get("hash", "")), str(pending_meta.get("type", "")))
@@ -692,41 +764,79 @@ class MemoryStore:
         if not text:
             raise ValueError("memory content is empty")
         with self._lock:
-            coll = self._collection(user_id)
-            assert coll is not None
+            self._check_open()
+            if not user_id:
+                raise ValueError("user_id is required for every memory read and write")
             digest = content_hash(text)
             vector = self.embedder.embed_documents([text])[0]
-            if memory_id and self._exists(user_id, coll, memory_id):
-                self._write(
-                    coll,
+            fresh_id = memory_id or new_memory_id()
+            try:
+                return self._add(
                     user_id,
-                    memory_id,
                     text,
-                    vector,
                     digest,
+                    vector,
                     type,
                     subject,
                     source,
                     session_id,
+                    memory_id,
+                    fresh_id,
                     created_at,
-                    upsert=True,
+                    dedup,
+                    supersede,
+                    dedup_skip_types,
                 )
-                return AddResult(memory_id, "added")
-            if memory_id and self._in_history(user_id, memory_id):
-                return AddResult(memory_id, "duplicate")  # already stored, then replaced
-            if dedup:
-                dup = self._find_duplicate(coll, user_id, digest, vector, dedup_skip_types)
-                if dup is not None:
-                    self._touch(coll, user_id, dup)
-                    return AddResult(dup, "duplicate")
-            old: list[str] = []
-            if supersede:
-                old = self._find_superseded(coll, user_id, vector, type, subject)
-            new_id = memory_id or new_memory_id()
+            except ServiceUnavailable as exc:
+                if not self.shared:
+                    raise
+                if fresh_id in self._staged(user_id, None):  # staged before the failure
+                    return AddResult(fresh_id, "added")
+                log.warning(
+                    "chroma server unavailable: memory %s of %s waits in the outbox (%s)",
+                    fresh_id,
+                    user_id,
+                    exc,
+                )
+                meta = self._meta(
+                    user_id, type, subject, source, session_id, created_at or time.time(), digest
+                )
+                row = _Staged("live", text, meta, vector)
+                self.fts.stage(
+                    user_id,
+                    [(fresh_id, "live", text, json.dumps(meta), vector.tobytes())],
+                )
+                self._pending.setdefault(user_id, {})[fresh_id] = row
+                self._remember(user_id, [row.memory(fresh_id)])
+                self.fts.upsert(user_id, [(fresh_id, text)], {fresh_id: (digest, type)})
+                return AddResult(fresh_id, "added")
+
+    def _add(
+        self,
+        user_id: str,
+        text: str,
+        digest: str,
+        vector: Vectors,
+        type: str,
+        subject: str,
+        source: str,
+        session_id: str,
+        memory_id: str | None,
+        fresh_id: str,
+        created_at: float | None,
+        dedup: bool,
+        supersede: bool,
+        dedup_skip_types: Sequence[str],
+    ) -> AddResult:
+        """:meth:`add` with the server reachable (or embedded); ``fresh_id`` is the id of a
+        new memory (chosen by the caller, so a retry after a failure reuses it)."""
+        coll = self._collection(user_id)
+        assert coll is not None
+        if memory_id and self._exists(user_id, coll, memory_id):
             self._write(
                 coll,
                 user_id,
-                new_id,
+                memory_id,
                 text,
                 vector,
                 digest,
@@ -735,11 +845,37 @@ class MemoryStore:
                 source,
                 session_id,
                 created_at,
-                upsert=False,
+                upsert=True,
             )
-            if old:
-                self._retire(coll, user_id, old, new_id)
-            return AddResult(new_id, "added", tuple(old))
+            return AddResult(memory_id, "added")
+        if memory_id and self._in_history(user_id, memory_id):
+            return AddResult(memory_id, "duplicate")  # already stored, then replaced
+        if dedup:
+            dup = self._find_duplicate(coll, user_id, digest, vector, dedup_skip_types)
+            if dup is not None:
+                self._touch(coll, user_id, dup)
+                return AddResult(dup, "duplicate")
+        old: list[str] = []
+        if supersede:
+            old = self._find_superseded(coll, user_id, vector, type, subject)
+        new_id = fresh_id
+        self._write(
+            coll,
+            user_id,
+            new_id,
+            text,
+            vector,
+            digest,
+            type,
+            subject,
+            source,
+            session_id,
+            created_at,
+            upsert=False,
+        )
+        if old:
+            self._retire(coll, user_id, old, new_id)
+        return AddResult(new_id, "added", tuple(old))
 
     def add_many(
         self, user_id: str, items: Sequence[NewMemory], progress: Progress | None = None
@@ -1015,11 +1151,19 @@ class MemoryStore:
         self.fts.retire(user_id, ids)
 
     def supersede(self, user_id: str, old_ids: Sequence[str], new_id: str) -> None:
-        """Mark ``old_ids`` of ``user_id`` as replaced by ``new_id`` (kept in history)."""
+        """Mark ``old_ids`` of ``user_id`` as replaced by ``new_id`` (kept in history).
+
+        Server mode with the server unavailable: staged rows still move to history (in the
+        outbox); rows already on the server stay active (logged), nothing is lost."""
         with self._lock:
-            coll = self._collection(user_id)
             unique = [i for i in dict.fromkeys(old_ids) if i != new_id]
-            self._retire(coll, user_id, unique, new_id)
+            try:
+                coll = self._collection(user_id)
+                self._retire(coll, user_id, unique, new_id)
+            except ServiceUnavailable as exc:
+                if not self.shared:
+                    raise
+                log.warning("memories %s of %s stay active: %s", unique, user_id, exc)
 
     def _touch(self, coll: Any, user_id: str, mem_id: str) -> None:
         row = self._staged(user_id).get(mem_id)
@@ -1306,9 +1450,12 @@ class MemoryStore:
     # ------------------------------------------------------------------ lifecycle
 
     def stats(self) -> dict[str, Any]:
-        """Per-user counts, the embedder, and whether a re-embed is pending."""
+        """Per-user counts, the embedder, whether a re-embed is pending, and ``outbox``: rows
+        still waiting to be written to chromadb (written first; 0 unless that failed)."""
         users = []
         with self._lock:
+            if self.shared:  # also what an earlier process left waiting
+                self._retry_all()
             self.flush()
             for user in self.users():
                 # read the collections as they are: a stats call must not start a re-embed
@@ -1331,11 +1478,13 @@ class MemoryStore:
                         or (hist is not None and self._stale(hist)),
                     }
                 )
+            waiting = sum(self.fts.staged_users().values())
         return {
             "path": self.location,
             "embedder": self.embedder.name,
             "dim": self.embedder.dim,
             "users": users,
+            "outbox": waiting,
         }
 
     def _check_open(self) -> None:

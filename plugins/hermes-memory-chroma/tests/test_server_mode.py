@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import http.client
 import json
+import os
 import socket
+import subprocess
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -494,3 +497,163 @@ def test_memory_status_shows_mode_and_reachability(
     info = json.loads(result.output)["provider_status"]
     assert info["details"] == {"mode": "embedded", "location": str(hermes_home / "chroma")}
     assert info["secrets"] == []
+
+
+# ------------------------------------------------------------------ outbox while the server is down
+
+ALICE_TURNS = [
+    ("My locker code is 4417.", "Noted."),
+    ("My bike is a green Brompton.", "Nice bike."),
+    ("I am allergic to peanuts.", "I will remember that."),
+]
+BOB_TURNS = [
+    ("我的猫叫小橘。", "好名字。"),
+    ("我住在杭州西湖边。", "真不错。"),
+]
+
+
+def _contents(provider: ChromaProvider, user: str) -> list[str]:
+    return [m.content for m in provider.store.list_memories(user)]
+
+
+def test_turns_while_the_server_is_down_wait_in_the_outbox_and_arrive_once(
+    hermes_home: Path,
+    private_server: Callable[..., ChromaServer],
+    session_for: SessionFor,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(server_mod, "BREAKER_COOLDOWN", 0.0)  # probe again at once
+    first = private_server()
+    provider = ChromaProvider(_server_settings(first.url), hermes_home)
+    alice, bob = session_for("alice", "sa"), session_for("bob", "sb")
+    try:
+        provider.sync(alice, make_turn(*ALICE_TURNS[0], number=1))  # opens the store
+        first.stop()
+        for n, (user_text, reply) in enumerate(ALICE_TURNS[1:], start=2):
+            provider.sync(alice, make_turn(user_text, reply, number=n))  # nothing raises
+        for n, (user_text, reply) in enumerate(BOB_TURNS, start=1):
+            provider.sync(bob, make_turn(user_text, reply, number=n))
+        with pytest.raises(ServiceUnavailable):  # recall: a skip the host counts
+            provider.prefetch(alice, "What bike do I ride?")
+        assert provider.outbox_waiting() == {"alice": 2, "bob": 2}
+        # session end while down: nothing raises; bob's compacted chunk waits too
+        provider.on_session_end(bob, [])
+        assert provider.outbox_waiting() == {"alice": 2, "bob": 3}
+        checks = {c.name: c for c in provider.health_check(hermes_home)}
+        assert not checks["chroma: mode"].ok
+        outbox = checks["chroma: outbox"]
+        assert not outbox.ok and outbox.detail.startswith("5 memories of 2 user(s) wait")
+        assert "chroma run" in outbox.fix
+        # keyword recall sees the waiting rows at once (the keyword index is local)
+        assert any(provider.store.fts.search("bob", "小橘", 5))
+
+        private_server(port=int(urlsplit(first.url).port or 0))
+        ctx = provider.prefetch(alice, "What bike do I ride?")  # retries, then recalls
+        assert ctx is not None and "Brompton" in ctx.text and "小橘" not in ctx.text
+        assert provider.outbox_waiting() == {}
+        alice_rows, bob_rows = _contents(provider, "alice"), _contents(provider, "bob")
+        for user_text, reply in ALICE_TURNS:
+            assert alice_rows.count(f"user: {user_text}\nassistant: {reply}") == 1
+        assert not any("小橘" in c or "杭州" in c for c in alice_rows)
+        assert not any("4417" in c or "Brompton" in c for c in bob_rows)
+        bob_all = provider.store.list_memories("bob", include_superseded=True)
+        assert sorted(m.content for m in bob_all if m.id.startswith("dlg_")) == sorted(
+            f"user: {u}\nassistant: {r}" for u, r in BOB_TURNS
+        )
+        assert len([m for m in bob_all if m.source == "compaction-fallback"]) == 1
+        assert {m.user_id for m in bob_all} == {"bob"}
+        zh = provider.prefetch(bob, "我的猫叫什么名字？")
+        assert zh is not None and "小橘" in zh.text and "4417" not in zh.text
+        assert {c.name: c for c in provider.health_check(hermes_home)}["chroma: outbox"].ok
+    finally:
+        provider.shutdown()
+
+
+_EXIT_WHILE_DOWN = """
+import os, signal, sys, time, urllib.request
+from pathlib import Path
+from hermes_core.testing.fakes import make_session_info, make_turn
+from hermes_memory_chroma.provider import ChromaProvider
+from hermes_memory_chroma.settings import ChromaSettings
+
+url, home, server_pid = sys.argv[1], Path(sys.argv[2]), int(sys.argv[3])
+provider = ChromaProvider(ChromaSettings(mode="server", url=url, embedder="hash"), home)
+alice = make_session_info(home, session_id="pa", user_id="alice")
+bob = make_session_info(home, session_id="pb", user_id="bob")
+provider.sync(alice, make_turn("My passport number ends in 3321.", "Noted.", number=1))
+os.kill(server_pid, signal.SIGTERM)
+deadline = time.monotonic() + 30
+while time.monotonic() < deadline:
+    try:
+        urllib.request.urlopen(url + "/api/v2/heartbeat", timeout=1).close()
+        time.sleep(0.2)
+    except OSError:
+        break
+provider.sync(alice, make_turn("My dentist is Dr. Okafor.", "Noted.", number=2))
+provider.sync(bob, make_turn("我的车牌号是浙A8812。", "记住了。", number=1))
+provider.shutdown()  # the server is down: the rows stay in fts.db
+os._exit(0)
+"""
+
+
+def test_a_process_that_exits_while_the_server_is_down_leaves_rows_the_next_one_writes(
+    hermes_home: Path, private_server: Callable[..., ChromaServer]
+) -> None:
+    first = private_server()
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            _EXIT_WHILE_DOWN,
+            first.url,
+            str(hermes_home),
+            str(first.process.pid),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "ANONYMIZED_TELEMETRY": "False"},
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    first.process.wait(timeout=30)
+    later = ChromaProvider(_server_settings(first.url), hermes_home)
+    try:
+        assert later.outbox_waiting() == {"alice": 1, "bob": 1}
+        with pytest.raises(ServiceUnavailable):
+            later.store  # noqa: B018 - the server is still down
+        private_server(port=int(urlsplit(first.url).port or 0))
+    finally:
+        later.shutdown()
+    nxt = ChromaProvider(_server_settings(first.url), hermes_home)
+    try:
+        checks = {c.name: c for c in nxt.health_check(hermes_home)}  # opens and writes
+        assert checks["chroma: outbox"].ok, checks["chroma: outbox"]
+        assert nxt.outbox_waiting() == {}
+        alice_rows, bob_rows = _contents(nxt, "alice"), _contents(nxt, "bob")
+        assert sorted(alice_rows) == [
+            "user: My dentist is Dr. Okafor.\nassistant: Noted.",
+            "user: My passport number ends in 3321.\nassistant: Noted.",
+        ]
+        assert bob_rows == ["user: 我的车牌号是浙A8812。\nassistant: 记住了。"]
+    finally:
+        nxt.shutdown()
+
+
+def test_a_refused_token_is_raised_not_queued(
+    hermes_home: Path, token_proxy: tuple[TokenProxy, str]
+) -> None:
+    """Only an unavailable server queues a write: a token the server stops accepting is an
+    error the user must fix, raised as before, with nothing left waiting."""
+    proxy, url = token_proxy
+    database = "rot" + str(free_port())
+    provider = ChromaProvider(_server_settings(url, token=TOKEN, database=database), hermes_home)
+    try:
+        provider.store.add("alice", "Alice's tea is oolong.")
+        proxy.token = "rotated-token-9"  # the proxy now wants another token
+        with pytest.raises(ServiceAuthError):
+            provider.store.add("alice", "Alice's coffee is a flat white.")
+        assert provider.outbox_waiting() == {}
+        with pytest.raises(ValueError, match="empty"):
+            provider.store.add("alice", "   ")
+    finally:
+        provider.shutdown()
