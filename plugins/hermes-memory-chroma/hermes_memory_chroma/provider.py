@@ -130,14 +130,29 @@ class ChromaProvider(MemoryProvider):
         return f"{s.url} (tenant {s.tenant}, database {s.database})"
 
     def _client(self) -> Any | None:
-        """The chromadb client of server mode (None: embedded, the store opens its own)."""
+        """The chromadb client of server mode (None: embedded, the store opens its own).
+        A server that cannot be reached (``ServiceUnavailable``; a refused token still
+        raises) gives a :class:`LazyClient`: the store opens on its local keyword index and
+        outbox and connects on a later write or recall, once the server answers."""
         if self.settings.mode == "embedded":
             return None
-        from hermes_memory_chroma.server import ServerTarget, connect, new_breaker
+        from hermes_core.providers.service import ServiceUnavailable
+
+        from hermes_memory_chroma.server import LazyClient, ServerTarget, connect, new_breaker
 
         if self._breaker is None:
             self._breaker = new_breaker()
-        self._http_client = connect(ServerTarget.from_settings(self.settings), self._breaker)
+        target = ServerTarget.from_settings(self.settings)
+        try:
+            self._http_client = connect(target, self._breaker)
+        except ServiceUnavailable as exc:
+            log.warning(
+                "chroma server unavailable at start: writes wait in the outbox of %s, "
+                "connecting later (%s)",
+                self.root / "fts.db",
+                exc,
+            )
+            self._http_client = LazyClient(target, self._breaker)
         return self._http_client
 
     @property

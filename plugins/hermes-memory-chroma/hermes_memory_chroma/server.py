@@ -24,6 +24,7 @@ provider module and must stay fast).
 from __future__ import annotations
 
 import logging
+import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
@@ -313,9 +314,40 @@ def drop_database(target: ServerTarget) -> bool:
         return False
 
 
+class LazyClient:
+    """A stand-in for :func:`connect`'s client while the server is down at store open:
+    every attribute use connects first (through ``breaker``, so a paused breaker fails at
+    once), raising :class:`ServiceUnavailable` until the server answers. The store treats
+    that like a server that went down later: writes wait in the outbox, recall is skipped,
+    and the next write or recall after the server is back connects and flushes them."""
+
+    def __init__(self, target: ServerTarget, breaker: CircuitBreaker) -> None:
+        self._target = target
+        self._breaker = breaker
+        self._lock = threading.Lock()
+        self.client: Any = None
+        """The connected client, ``None`` until the server answered."""
+
+    def _connected(self) -> Any:
+        with self._lock:
+            if self.client is None:
+                self.client = connect(self._target, self._breaker)
+                log.info("chroma server %s answers: store connected", self._target.url)
+            return self.client
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return getattr(self._connected(), name)
+
+
 def close_client(client: Any) -> None:
     """Close a client made by :func:`connect`: its HTTP connections (chromadb's
     ``close()`` releases the client but leaves the session's sockets open) and the client."""
+    if isinstance(client, LazyClient):
+        if client.client is None:
+            return
+        client = client.client
     session = getattr(getattr(client, "_server", None), "_session", None)
     if session is not None:
         session.close()
@@ -324,6 +356,7 @@ def close_client(client: Any) -> None:
 
 __all__ = [
     "SERVICE",
+    "LazyClient",
     "ServerTarget",
     "close_client",
     "connect",

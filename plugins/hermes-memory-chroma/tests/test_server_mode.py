@@ -243,7 +243,7 @@ def test_a_down_server_fails_with_the_fix_and_keeps_no_store(hermes_home: Path) 
     try:
         assert provider.is_available()  # no network in is_available
         with pytest.raises(ServiceUnavailable) as caught:
-            provider.store  # noqa: B018
+            provider.store.list_memories("alice")  # opens on the outbox; reads need the server
         message = str(caught.value)
         assert url in message and "chroma run" in message
         assert "memory.providers.chroma.url" in message
@@ -282,7 +282,7 @@ def test_the_breaker_stops_calling_a_failing_server(
         errors = []
         for _ in range(server_mod.BREAKER_THRESHOLD + 3):
             with pytest.raises(ServiceUnavailable) as caught:
-                provider.store  # noqa: B018
+                provider.store.list_memories("alice")  # the store opens; the read connects
             errors.append(caught.value)
         assert refusing.accepted == server_mod.BREAKER_THRESHOLD
         assert all(isinstance(e, ServicePaused) for e in errors[server_mod.BREAKER_THRESHOLD :])
@@ -298,8 +298,8 @@ def test_a_server_that_never_answers_times_out(
     provider = ChromaProvider(_server_settings(silent.url, timeout=0.5), hermes_home)
     try:
         with pytest.raises(ServiceUnavailable, match=r"no answer within 0\.5 s"):
-            provider.store  # noqa: B018
-        assert silent.accepted == 1
+            provider.store.list_memories("alice")
+        assert silent.accepted == 2  # once at open, once for the read: no retry loop
     finally:
         provider.shutdown()
 
@@ -569,6 +569,56 @@ def test_turns_while_the_server_is_down_wait_in_the_outbox_and_arrive_once(
         provider.shutdown()
 
 
+def test_a_process_that_starts_while_the_server_is_down_keeps_its_turns(
+    hermes_home: Path,
+    private_server: Callable[..., ChromaServer],
+    session_for: SessionFor,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The store opens on its local outbox when the server cannot be reached at start; the
+    first recall after the server is up connects and writes every row once, users apart."""
+    monkeypatch.setattr(server_mod, "BREAKER_COOLDOWN", 0.0)  # probe again at once
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    provider = ChromaProvider(_server_settings(url), hermes_home)
+    alice, bob = session_for("alice", "sa"), session_for("bob", "sb")
+    try:
+        for n, (user_text, reply) in enumerate(ALICE_TURNS, start=1):
+            provider.sync(alice, make_turn(user_text, reply, number=n))  # nothing raises
+        for n, (user_text, reply) in enumerate(BOB_TURNS, start=1):
+            provider.sync(bob, make_turn(user_text, reply, number=n))
+        with pytest.raises(ServiceUnavailable):  # recall: a skip the host counts
+            provider.prefetch(alice, "What bike do I ride?")
+        assert provider.outbox_waiting() == {"alice": 3, "bob": 2}
+        assert any(provider.store.fts.search("bob", "小橘", 5))
+        assert not any(provider.store.fts.search("alice", "小橘", 5))
+
+        private_server(port=port)
+        ctx = provider.prefetch(alice, "What bike do I ride?")  # connects, flushes, recalls
+        assert ctx is not None and "Brompton" in ctx.text and "小橘" not in ctx.text
+        assert provider.outbox_waiting() == {}
+        alice_rows, bob_rows = _contents(provider, "alice"), _contents(provider, "bob")
+        assert sorted(alice_rows) == sorted(f"user: {u}\nassistant: {r}" for u, r in ALICE_TURNS)
+        assert sorted(bob_rows) == sorted(f"user: {u}\nassistant: {r}" for u, r in BOB_TURNS)
+        zh = provider.prefetch(bob, "我的猫叫什么名字？")
+        assert zh is not None and "小橘" in zh.text and "4417" not in zh.text
+    finally:
+        provider.shutdown()
+
+
+def test_a_refused_token_at_start_still_raises(
+    hermes_home: Path, token_proxy: tuple[TokenProxy, str]
+) -> None:
+    """Only an unreachable server opens the store on the outbox: a wrong token raises."""
+    _proxy, url = token_proxy
+    provider = ChromaProvider(_server_settings(url, token="wrong-token-1"), hermes_home)
+    try:
+        with pytest.raises(ServiceAuthError):
+            provider.store  # noqa: B018
+    finally:
+        provider.shutdown()
+
+
 _EXIT_WHILE_DOWN = """
 import os, signal, sys, time, urllib.request
 from pathlib import Path
@@ -620,7 +670,7 @@ def test_a_process_that_exits_while_the_server_is_down_leaves_rows_the_next_one_
     try:
         assert later.outbox_waiting() == {"alice": 1, "bob": 1}
         with pytest.raises(ServiceUnavailable):
-            later.store  # noqa: B018 - the server is still down
+            later.store.list_memories("alice")  # the server is still down
         private_server(port=int(urlsplit(first.url).port or 0))
     finally:
         later.shutdown()
