@@ -146,7 +146,8 @@ def incompatibility(conn: sqlite3.Connection) -> str | None:
     return f"it belongs to another program (tables/columns hermes-core never creates: {shown})"
 
 
-def _kind(mode: int) -> str:
+def file_kind(mode: int) -> str:
+    """What a non-regular file of ``st_mode`` ``mode`` is, for an error message."""
     if stat.S_ISDIR(mode):
         return "directory"
     if stat.S_ISFIFO(mode):
@@ -168,7 +169,7 @@ def special_file_reason(path: Path) -> str | None:
             return f"cannot inspect {candidate} ({exc.strerror}); check the permissions"
         if not stat.S_ISREG(mode):
             return (
-                f"{candidate} is a {_kind(mode)}, not a database file — move it aside "
+                f"{candidate} is a {file_kind(mode)}, not a database file — move it aside "
                 f"(mv {candidate} {candidate}.bad) and rerun"
             )
     return None
@@ -211,6 +212,7 @@ __all__ = [
     "SCHEMA_VERSION",
     "SESSIONS_COLUMNS",
     "SIDECARS",
+    "file_kind",
     "incompatibility",
     "special_file_reason",
     "write_refusal",

@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 from hermes_core.layers.sessions.errors import SessionStoreUnusable
+from hermes_core.statedb import SIDECARS, file_kind
 
 PRIVATE_MODE = 0o600
 SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -23,19 +24,6 @@ def unusable(path: Path, why: str) -> SessionStoreUnusable:
         f"{path} is not a readable SQLite database ({why}) — move it aside "
         f"(mv {path} {path}.bad) and rerun; a fresh archive is created, the old file kept"
     )
-
-
-SIDECARS = ("-wal", "-shm", "-journal")
-
-
-def _kind(mode: int) -> str:
-    if stat.S_ISDIR(mode):
-        return "directory"
-    if stat.S_ISFIFO(mode):
-        return "FIFO"
-    if stat.S_ISSOCK(mode):
-        return "socket"
-    return "device or special file"
 
 
 def check_sidecars(path: Path) -> None:
@@ -53,7 +41,7 @@ def check_sidecars(path: Path) -> None:
             ) from exc
         if not stat.S_ISREG(mode):
             raise SessionStoreUnusable(
-                f"{sidecar} is a {_kind(mode)}, not SQLite's {suffix[1:]} file — move it aside "
+                f"{sidecar} is a {file_kind(mode)}, not SQLite's {suffix[1:]} file — move it aside "
                 f"(mv {sidecar} {sidecar}.bad) and rerun; {path} itself is kept"
             )
 
@@ -73,7 +61,7 @@ def check_file(path: Path) -> None:
             "or set HERMES_HOME to a directory you own"
         ) from exc
     if not stat.S_ISREG(info.st_mode):
-        kind = _kind(info.st_mode)
+        kind = file_kind(info.st_mode)
         raise SessionStoreUnusable(
             f"{path} is a {kind}, not a database file — move it aside "
             f"(mv {path} {path}.bad) and rerun; a fresh archive is created"

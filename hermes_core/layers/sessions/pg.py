@@ -62,7 +62,7 @@ from hermes_core.layers.sessions.pg_schema import (
     read_version,
 )
 from hermes_core.layers.sessions.records import ALL_USERS, UserScope, scope_sql
-from hermes_core.layers.sessions.schema import INDEX_SELECT
+from hermes_core.layers.sessions.schema import index_batches
 from hermes_core.pg import (
     DatabaseUnavailable,
     PoolOptions,
@@ -87,7 +87,6 @@ FALLBACK = (
 """The last sentence of every "cannot reach the server" error (after the shared wording)."""
 RETRY_ATTEMPTS = 8
 RETRY_JITTER_S = (0.020, 0.150)
-REINDEX_CHUNK = 2000
 TOTALS_RECOUNT_S = 300.0
 """How often the index's row and token totals are counted in full (see ``_totals_now``)."""
 COUNT_CACHE_S = 2.0
@@ -499,13 +498,7 @@ class PostgresSessionDB(ArchiveBase):
 
         def do(conn: Any) -> int:
             count = 0
-            last = -1
-            while True:
-                rows = conn.execute(
-                    f"{INDEX_SELECT} WHERE id > ? ORDER BY id LIMIT ?", (last, REINDEX_CHUNK)
-                ).fetchall()
-                if not rows:
-                    break
+            for rows in index_batches(conn):
                 for row in rows:
                     rowid, body_text, meta_text = indexed_text(row, self.configured_index_char_cap)
                     body, meta = index_words(body_text), index_words(meta_text)
@@ -514,7 +507,6 @@ class PostgresSessionDB(ArchiveBase):
                         (" ".join(body), " ".join(meta), len(body) + len(meta), rowid),
                     )
                 count += len(rows)
-                last = int(rows[-1][0])
             conn.execute(
                 "INSERT INTO state_meta(key, value) VALUES ('fts_char_cap', ?) "
                 "ON CONFLICT (key) DO UPDATE SET value = excluded.value",

@@ -11,7 +11,8 @@ from __future__ import annotations
 import logging
 import re
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from typing import Any
 
 from hermes_core.layers.sessions.fts import FTS_TOKENIZER, probe_fts5
 from hermes_core.layers.sessions.ingest import indexed_text
@@ -149,6 +150,21 @@ def fts_delete(conn: sqlite3.Connection, where: str, params: list[object], cap: 
 REINDEX_CHUNK = 2000
 
 
+def index_batches(conn: Any) -> Iterator[list[Any]]:
+    """Every message's :data:`INDEX_SELECT` row in id order, :data:`REINDEX_CHUNK` rows at a
+    time (keyset paging, so memory stays flat on a large archive). ``conn`` is any connection
+    whose ``execute`` takes ``?`` parameters: SQLite's, or the PostgreSQL backend's."""
+    last = -1
+    while True:
+        rows = conn.execute(
+            f"{INDEX_SELECT} WHERE id > ? ORDER BY id LIMIT ?", (last, REINDEX_CHUNK)
+        ).fetchall()
+        if not rows:
+            return
+        yield rows
+        last = int(rows[-1][0])
+
+
 def reindex_fts(conn: sqlite3.Connection, *, cap: int) -> int:
     """(Re)build ``messages_fts`` from ``messages`` (in chunks of :data:`REINDEX_CHUNK` rows,
     so memory stays flat on a large archive) and record the cap and format used in
@@ -158,19 +174,12 @@ def reindex_fts(conn: sqlite3.Connection, *, cap: int) -> int:
     else:
         conn.execute("DELETE FROM messages_fts")
     count = 0
-    last = -1
-    while True:
-        rows = conn.execute(
-            f"{INDEX_SELECT} WHERE id > ? ORDER BY id LIMIT ?", (last, REINDEX_CHUNK)
-        ).fetchall()
-        if not rows:
-            break
+    for rows in index_batches(conn):
         conn.executemany(
             "INSERT INTO messages_fts(rowid, body, meta) VALUES (?, ?, ?)",
             [indexed_text(row, cap) for row in rows],
         )
         count += len(rows)
-        last = int(rows[-1][0])
     conn.execute("CREATE TABLE IF NOT EXISTS state_meta (key TEXT PRIMARY KEY, value TEXT)")
     conn.executemany(
         "INSERT OR REPLACE INTO state_meta(key, value) VALUES (?, ?)",
