@@ -54,7 +54,6 @@ from .store import (
     EditConflict,
     EntryStore,
     StoreRefusal,
-    has_drift,
     serialize,
     state_of_bytes,
 )
@@ -322,12 +321,7 @@ class PostgresMemoryStore(EntryStore):
         committing = False
         try:
             with self._locked() as (conn, data):
-                state = state_of_bytes(data)
-                if not state.readable:
-                    raise StoreRefusal(self.unreadable_payload(state))
-                if drift_guard and state.raw is not None and has_drift(state.raw, self.limit):
-                    raise StoreRefusal(self.drift_payload())
-                change = mutate(list(state.entries))
+                change = self.checked_change(state_of_bytes(data), mutate, drift_guard=drift_guard)
                 if change.entries is not None:
                     self._upsert(conn, serialize(change.entries).encode("utf-8"))
                 committing = True

@@ -328,6 +328,22 @@ class EntryStore(ABC):
             ),
         }
 
+    @abstractmethod
+    def drift_payload(self) -> dict[str, Any]:
+        """The refusal of a write to text edited out of the round-trip format."""
+
+    def checked_change(
+        self, state: DiskState, mutate: Callable[[list[str]], Change], *, drift_guard: bool
+    ) -> Change:
+        """What every store does inside its lock before writing: refuse an unreadable store
+        and (with ``drift_guard``) drifted text with :class:`StoreRefusal`, else run
+        ``mutate`` on the entries of ``state``."""
+        if not state.readable:
+            raise StoreRefusal(self.unreadable_payload(state))
+        if drift_guard and state.raw is not None and has_drift(state.raw, self.limit):
+            raise StoreRefusal(self.drift_payload())
+        return mutate(list(state.entries))
+
 
 class MemoryStore(EntryStore):
     """The file store (``memory.store: files``): ``memories/<FILE>`` for no user, else
@@ -482,12 +498,7 @@ class MemoryStore(EntryStore):
         ensure_scope_dir(memories_dir(self.home), self.owner)
         with file_lock(self.path):
             self.clean_stale_temp_files()
-            state = self.read()
-            if not state.readable:
-                raise StoreRefusal(self.unreadable_payload(state))
-            if drift_guard and state.raw is not None and has_drift(state.raw, self.limit):
-                raise StoreRefusal(self.drift_payload())
-            change = mutate(list(state.entries))
+            change = self.checked_change(self.read(), mutate, drift_guard=drift_guard)
             if change.entries is not None:
                 self.write_unlocked(change.entries)
             return change.result
