@@ -53,9 +53,12 @@ def test_adapter_scores_a_small_conversation(
         report = run_benchmark([_conversation()], retriever, ks=(1, 5))
     finally:
         retriever.close()
-    assert report.questions["1-4"] == 4
-    assert report.scores["1-4"]["session"]["recall_all@5"] == 1.0
-    assert report.scores["1-4"]["turn"]["recall_any@1"] >= 0.75
+    assert report.questions["1-4"] == 4 and len(report.per_question) == 4
+    assert report.scores["1-4"]["session"]["recall_all@5"] == 1.0  # 3 sessions, k = 5
+    # the score is the mean of the questions' outcomes (the figure itself: hermes bench)
+    outcomes = [row["turn_recall_any@1"] for row in report.per_question]
+    assert set(outcomes) <= {0.0, 1.0}
+    assert report.scores["1-4"]["turn"]["recall_any@1"] == round(sum(outcomes) / 4, 4)
 
 
 def test_reset_starts_a_fresh_store(tmp_path: Path, chroma_settings: dict[str, Any]) -> None:

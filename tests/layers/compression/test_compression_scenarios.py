@@ -57,14 +57,27 @@ def test_a_fact_must_be_in_the_compacted_span_only() -> None:
         b.fact("missing", "nowhere", form="x")
 
 
-def test_fallback_meets_the_targets(scenarios) -> None:  # type: ignore[no-untyped-def]
+def test_fallback_shares_add_up_and_every_sheet_fits_its_budget(scenarios) -> None:  # type: ignore[no-untyped-def]
+    """The retention figures (docs/benchmarks.md, ``hermes bench compression``) are measured,
+    never asserted as a floor: here the shares are the cells' counts, summed."""
     result = run_retention(scenarios, ratios=(3, 10), paths=("fallback",))
-    assert result.share("fallback", 3) >= 0.95
-    assert result.share("fallback", 10) >= 0.80
-    for language in ("en", "zh"):
-        assert result.share("fallback", 10, language=language) >= 0.80
+    assert len(result.cells) == 2 * len(scenarios)
+    for ratio in (3, 10):
+        cells = [c for c in result.cells if c.ratio == ratio]
+        assert {c.scenario for c in cells} == {s.id for s in scenarios}
+        total, kept = sum(c.facts for c in cells), sum(c.kept for c in cells)
+        assert result.share("fallback", ratio) == kept / total
+        by_language = {lang: [c for c in cells if c.language == lang] for lang in ("en", "zh")}
+        parts = sum(
+            result.share("fallback", ratio, language=lang) * sum(c.facts for c in rows)
+            for lang, rows in by_language.items()
+        )
+        assert abs(parts - kept) < 1e-9
     for cell in result.cells:
+        assert cell.error is None, cell.scenario
+        assert 0 <= cell.kept <= cell.facts and len(cell.lost) == cell.facts - cell.kept
         assert cell.sheet_tokens <= cell.budget_tokens, cell.scenario
+        assert sum(t for _, t in cell.kept_by_where.values()) == cell.facts
 
 
 def test_scoring_counts_only_sheets_that_contain_every_needle(scenarios) -> None:  # type: ignore[no-untyped-def]
