@@ -76,6 +76,11 @@ class DatabaseUnavailable(HermesError):
         self.reason = reason
 
 
+class DriverMissing(DatabaseUnavailable):
+    """psycopg (or psycopg_pool) is not installed: the fix is :data:`INSTALL_HINT`, not the
+    server."""
+
+
 def is_postgres_url(url: str) -> bool:
     """True for ``postgresql://…`` / ``postgres://…`` URLs (what the settings accept)."""
     return url.strip().lower().startswith(("postgresql://", "postgres://"))
@@ -104,12 +109,12 @@ def redact_url(url: str) -> str:
 
 
 def require_driver() -> tuple[Any, Any]:
-    """``(psycopg, psycopg_pool)``, or :class:`DatabaseUnavailable` naming the install."""
+    """``(psycopg, psycopg_pool)``, or :class:`DriverMissing` naming the install."""
     try:
         psycopg = importlib.import_module("psycopg")
         pool = importlib.import_module("psycopg_pool")
     except ImportError as exc:
-        raise DatabaseUnavailable(
+        raise DriverMissing(
             f"PostgreSQL support is not installed ({exc}). Install it with `{INSTALL_HINT}`, "
             "or switch back to the embedded default in config.yaml.",
             reason=str(exc),
@@ -397,6 +402,7 @@ __all__ = [
     "INSTALL_HINT",
     "VERSIONS_TABLE",
     "DatabaseUnavailable",
+    "DriverMissing",
     "PoolOptions",
     "advisory_key",
     "close_pool",

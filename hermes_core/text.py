@@ -71,6 +71,23 @@ def content_text(content: Any, *, image_placeholder: str = "") -> str:
 IMAGE_PART_TYPES = frozenset({"image_url", "input_image", "image"})
 
 
+def plural(count: int, singular: str, plural_form: str | None = None) -> str:
+    """``count`` and the noun that agrees with it, thousands separated: ``plural(1, "entry")``
+    → ``"1 entry"``, ``plural(2, "entry")`` → ``"2 entries"``, ``plural(1_200, "message")`` →
+    ``"1,200 messages"``. ``plural_form`` overrides the English rule (``-y`` after a consonant
+    → ``-ies``, ``-s``/``-x``/``-ch``/``-sh`` → ``-es``, else ``-s``)."""
+    if count == 1:
+        return f"{count:,} {singular}"
+    if plural_form is None:
+        if singular.endswith("y") and singular[-2:-1] not in ("a", "e", "i", "o", "u", ""):
+            plural_form = singular[:-1] + "ies"
+        elif singular.endswith(("s", "x", "ch", "sh")):
+            plural_form = singular + "es"
+        else:
+            plural_form = singular + "s"
+    return f"{count:,} {plural_form}"
+
+
 def like_escape(text: str) -> str:
     """``text`` as a literal inside a SQL ``LIKE`` pattern written with ``ESCAPE '\\'``:
     backslash, ``%`` and ``_`` are escaped."""
@@ -85,5 +102,6 @@ __all__ = [
     "content_text",
     "has_cjk",
     "like_escape",
+    "plural",
     "space_cjk",
 ]

@@ -154,6 +154,10 @@ def test_list_and_status_json(hermes_home: Path, recording_installed: None) -> N
     ]
     text = run("memory", "status").output
     assert "Provider: recording" in text and "→ https://example.invalid/keys" in text
+    # available without the key: the key is optional here, not a ✗ under "available ✓"
+    assert "Status: available ✓" in text
+    assert "✗" not in text
+    assert "– HERMES_MEMORY__PROVIDERS__RECORDING__API_KEY (not set; optional here)" in text
 
 
 def test_status_of_missing_plugin_says_how_to_install(hermes_home: Path) -> None:
@@ -345,7 +349,36 @@ def test_setup_levels(service_installed: None) -> None:
     assert len(setup_fields(settings, advanced=True)) == 6
     assert setup_level(settings.model_fields["llm_key"]) == "advanced"
     assert choices_of(settings.model_fields["embedder"]) == ["real"]
-    assert setup_hint(settings) == "API key / local"
+    assert setup_hint(settings) == "API key"  # the key is asked in the default configuration
+
+
+def test_setup_hint_labels_a_key_needed_only_in_another_mode() -> None:
+    """Embedded chroma needs no key: a token asked only in server mode is not "API key"."""
+    from typing import Literal
+
+    from pydantic import SecretStr
+
+    from hermes_core.cli.prompts import setup_hint
+    from hermes_core.providers.base import ProviderSettings, setup_field
+
+    server_only = {"when": {"mode": ["server"]}}
+
+    class Embedded(ProviderSettings):
+        mode: Literal["embedded", "server"] = setup_field("embedded", description="Mode")
+        token: SecretStr | None = setup_field(
+            None, description="Server token", json_schema_extra=server_only
+        )
+
+    class ServerByDefault(Embedded):
+        mode: Literal["embedded", "server"] = setup_field("server", description="Mode")
+
+    class NoKey(ProviderSettings):
+        top_k: int = setup_field(5, description="Results")
+
+    assert setup_hint(Embedded) == "no key (API key for mode server)"
+    assert setup_hint(ServerByDefault) == "API key"
+    assert setup_hint(NoKey) == "no key"
+    assert setup_hint(ProviderSettings) == "no setup needed"
 
 
 def test_setup_asks_a_field_marked_when_only_if_the_condition_holds() -> None:

@@ -39,6 +39,7 @@ from hermes_core.layers.skills.envkeys import missing_env, present_env_names, st
 from hermes_core.layers.skills.index import invalidate_index_cache
 from hermes_core.layers.skills.model import EnvVarSpec
 from hermes_core.layers.skills.tools import SkillsService
+from hermes_core.text import plural
 
 if TYPE_CHECKING:
     from .loop import Agent
@@ -107,7 +108,7 @@ def memory_show(agent: Agent) -> list[str]:
         used = char_count(state.entries)
         lines.append(
             f"{FILENAMES[target]} — {percent(used, store.limit)}% "
-            f"({used:,}/{store.limit:,} chars), {len(state.entries)} entries"
+            f"({used:,}/{store.limit:,} chars), {plural(len(state.entries), 'entry')}"
         )
         lines.extend(f"  {n}. {entry}" for n, entry in enumerate(state.entries, start=1))
         if not state.entries:

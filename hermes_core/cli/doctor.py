@@ -13,7 +13,7 @@ from pathlib import Path
 
 import click
 
-from hermes_core.cli.output import Table, console, mark, print_json
+from hermes_core.cli.output import Table, console, mark, print_json, shown
 from hermes_core.types import HealthCheck
 
 
@@ -110,7 +110,7 @@ def doctor(as_json: bool) -> None:
     home = resolve_home()
     if not home.exists():
         ensure_private_dir(home)
-        console(stderr=True).print(f"Created {home} (mode 700).")
+        console(stderr=True).print(f"Created {shown(home)} (mode 700).")
     checks = run_checks(home)
     failed = [check for check in checks if not check.ok]
     if as_json:
@@ -118,13 +118,22 @@ def doctor(as_json: bool) -> None:
             [check.__dict__ if hasattr(check, "__dict__") else _row(check) for check in checks]
         )
     else:
-        table = Table(title=f"hermes doctor — {home}")
-        for column in ("", "check", "detail", "fix"):
+        table = Table(title=f"hermes doctor — {shown(home)}")
+        for column in ("", "check", "detail"):
             table.add_column(column)
         for check in checks:
-            table.add_row(mark(check.ok), check.name, check.detail, "" if check.ok else check.fix)
+            table.add_row(mark(check.ok), shown(check.name), shown(check.detail))
         out = console()
         out.print(table)
+        # each fix on a line of its own, outside the table: a command is never wrapped
+        # inside a cell, so it can be copied and pasted as printed
+        # (a passing check may carry advice, e.g. the extra that adds semantic matching)
+        fixes = [check for check in checks if check.fix]
+        if fixes:
+            out.print("Fixes:")
+        for check in fixes:
+            flag = "·" if check.ok else mark(False)
+            out.print(f"  {flag} {shown(check.name)}: {shown(check.fix)}")
         out.print(f"{len(checks) - len(failed)} ok, {len(failed)} failed")
     if failed:
         raise SystemExit(1)

@@ -102,7 +102,7 @@ def serve(
             )
 
         def announce(url: str) -> None:
-            err.print(f"hermes mcp: serving {url} (Ctrl-C stops)")
+            err.print(f"hermes mcp: serving {escape(url)} (Ctrl-C stops)")
 
         try:
             anyio.run(

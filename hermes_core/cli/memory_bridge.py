@@ -13,7 +13,7 @@ from typing import Any
 
 import click
 
-from hermes_core.cli.output import console, print_json
+from hermes_core.cli.output import console, print_json, shown
 
 
 def _default_python() -> str:
@@ -99,14 +99,16 @@ def export_to_hermes_agent(
         print_json(report.as_dict())
         return
     out = console()
-    out.print(f"✓ {name} exported to {report.plugin_dir}")
-    out.print(f"  vendored: {', '.join(report.vendored)}")
+    out.print(f"✓ {shown(name)} exported to {shown(report.plugin_dir)}")
+    out.print(f"  vendored: {shown(', '.join(report.vendored))}")
     if report.requirements:
-        out.print(f"  requirements in Hermes Agent's environment: {', '.join(report.requirements)}")
+        requirements = shown(", ".join(report.requirements))
+        out.print(f"  requirements in Hermes Agent's environment: {requirements}")
     if report.hermes_script:
-        out.print(f"  {report.hermes_script}: unchanged ✓")
+        out.print(f"  {shown(report.hermes_script)}: unchanged ✓")
     out.print(
-        f"Activate it in Hermes Agent: hermes config set memory.provider {report.plugin_name}"
+        f"Activate it in Hermes Agent: hermes config set memory.provider "
+        f"{shown(report.plugin_name)}"
     )
 
 

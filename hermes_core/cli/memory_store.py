@@ -28,6 +28,7 @@ from hermes_core.errors import HermesError
 from hermes_core.layers.memory.store import FILENAMES, char_count, memories_dir, percent
 from hermes_core.scope import scope_dir, user_option
 from hermes_core.settings.base import load_settings, resolve_home
+from hermes_core.text import plural
 from hermes_core.types import MemoryTarget, MemoryWrite
 
 if TYPE_CHECKING:
@@ -251,7 +252,7 @@ def edit(target: str, seed: Path | None = None, user_id: str | None = None) -> N
     if result.backup is not None:
         console().print(f"original bytes kept in {escape(str(result.backup))}")
     console().print(
-        f"✓ Saved {store.location} — {len(result.entries)} entries, "
+        f"✓ Saved {escape(str(store.location))} — {plural(len(result.entries), 'entry')}, "
         + usage_bar(char_count(result.entries), store.limit)
     )
 
@@ -286,7 +287,7 @@ def pending_cmd(as_json: bool, user_id: str | None = None) -> None:
     for column in ("id", "age", "target", "origin", "change"):
         table.add_column(column, overflow="fold")
     for record in records:
-        origin = escape("[auto] background review") if record.auto else record.origin
+        origin = escape("[auto] background review") if record.auto else escape(record.origin)
         table.add_row(
             record.id, _age(record.created_at), record.target, origin, escape(record.summary())
         )
@@ -472,8 +473,8 @@ def restore_cmd(entry_id: int, user_id: str | None = None) -> None:
                 notify(write)
     target = cast(MemoryTarget, outcome.payload.get("target", "memory"))
     console().print(
-        f"✓ Restored archived entry {entry_id} to {FILENAMES[target]} "
-        f"({outcome.payload.get('usage')})"
+        f"✓ Restored archived entry {escape(str(entry_id))} to {FILENAMES[target]} "
+        f"({escape(str(outcome.payload.get('usage')))})"
     )
 
 

@@ -176,15 +176,35 @@ def masked(value: str) -> str:
 
 
 def setup_hint(settings_cls: type[ProviderSettings]) -> str:
-    """ "API key / local", "requires API key", "local" or "no setup needed"."""
-    fields = [info for _, info in setup_fields(settings_cls, advanced=True)]
-    secrets = any(is_secret(info) for info in fields)
-    plain = any(not is_secret(info) for info in fields)
-    if secrets and plain:
-        return "API key / local"
-    if secrets:
-        return "requires API key"
-    return "local" if plain else "no setup needed"
+    """What a first-time setup of ``settings_cls`` needs, as the picker shows it, from what
+    the settings actually ask with their defaults (a key asked only in another mode, such as
+    a server's token, is not needed out of the box):
+
+    * ``"API key"``: a secret is asked in the default configuration;
+    * ``"no key (API key for mode server)"``: secrets are asked only for other modes;
+    * ``"no key"``: settings but no secret; ``"no setup needed"``: nothing is asked.
+    """
+    defaults = {name: info.default for name, info in settings_cls.model_fields.items()}
+    fields = [info for _, info in setup_fields(settings_cls)]
+    secrets = [info for info in fields if is_secret(info)]
+    if any(asked_when(info, defaults) for info in secrets):
+        return "API key"
+    modes = sorted({_condition_text(info) for info in secrets})
+    if modes:
+        return f"no key (API key for {', '.join(modes)})"
+    return "no key" if fields else "no setup needed"
+
+
+def _condition_text(info: FieldInfo) -> str:
+    """``{"mode": ["host", "platform"]}`` → ``"mode host/platform"``."""
+    condition = _extra(info).get("when")
+    if not isinstance(condition, Mapping):
+        return ""
+    parts = []
+    for name, allowed in condition.items():
+        options = allowed if isinstance(allowed, list | tuple | set) else [allowed]
+        parts.append(f"{name} {'/'.join(str(option) for option in options)}")
+    return ", ".join(parts)
 
 
 @dataclass

@@ -22,6 +22,7 @@ from rich.markup import escape
 
 from hermes_core.cli.output import Table, console, print_json, progress_bar
 from hermes_core.settings.base import resolve_home
+from hermes_core.text import plural
 
 _AGE = re.compile(r"^\s*(\d+)\s*([dhwmy])\s*$", re.IGNORECASE)
 _AGE_SECONDS = {"h": 3600, "d": 86400, "w": 7 * 86400, "m": 30 * 86400, "y": 365 * 86400}
@@ -231,7 +232,7 @@ def show_cmd(session: str, include_inactive: bool, as_json: bool, user_id: str |
     out.print(f"[bold]{escape(record.id)}[/bold]  {escape(record.title or '')}")
     out.print(
         f"source {record.source} · model {record.model or '-'} · started "
-        f"{_when(record.started_at)} · {record.message_count} messages"
+        f"{_when(record.started_at)} · {plural(record.message_count, 'message')}"
         + (f" · ended ({record.end_reason})" if record.ended_at else ""),
         markup=False,
     )
@@ -292,7 +293,7 @@ def search_cmd(
     if not result.get("success"):
         raise click.ClickException(str(result.get("error")))
     if not result["results"]:
-        console().print(result.get("hint", "No matching sessions found."))
+        console().print(result.get("hint", "No matching sessions found."), markup=False)
         return
     table = Table(title=escape(f"Sessions matching {query!r}"))
     for col in ("session", "when", "source", "title", "match"):
@@ -336,20 +337,22 @@ def export_cmd(
             ids = db.sessions_older_than(float("inf"), user=_scope(user_id, False), source=source)
             if not ids:
                 hint = "" if user_id else " (without a user id; try --user ID)"
-                console(stderr=True).print(f"no sessions to export in this scope{hint}")
+                console(stderr=True).print(
+                    f"no sessions to export in this scope{hint}", markup=False
+                )
             text, count = export_sessions(db, ids, fmt)
-            what = f"{len(ids)} session(s), {count} messages"
+            what = f"{plural(len(ids), 'session')}, {plural(count, 'message')}"
         else:
             assert session is not None
             text, count = export_session(db, _resolve(db, session, user_id), fmt)
-            what = f"{count} messages"
+            what = plural(count, "message")
     if output is None:
         click.echo(text, nl=False)
     else:
         from hermes_core.fsutil import atomic_write_text
 
         atomic_write_text(output, text)
-        console(stderr=True).print(f"wrote {what} to {output}")
+        console(stderr=True).print(f"wrote {what} to {output}", markup=False)
 
 
 @sessions.command(name="import")
@@ -419,7 +422,7 @@ def import_cmd(
     for row in report:
         if row["status"] != "imported":
             console().print(
-                f"{row['session_id']}: already imported ({row['messages']} messages) — "
+                f"{row['session_id']}: already imported ({plural(row['messages'], 'message')}) — "
                 "nothing written",
                 markup=False,
             )
@@ -428,7 +431,8 @@ def import_cmd(
             f" (id {row['renamed_from']} existed; stored as new id)" if row["renamed_from"] else ""
         )
         console().print(
-            f"imported {row['messages']} messages into {row['session_id']}{note}", markup=False
+            f"imported {plural(row['messages'], 'message')} into {row['session_id']}{note}",
+            markup=False,
         )
 
 
@@ -589,7 +593,7 @@ def reindex_cmd() -> None:
             count = db.reindex()
         except SessionStoreError as exc:
             raise click.ClickException(str(exc)) from exc
-    console().print(f"indexed {count} messages")
+    console().print(f"indexed {plural(count, 'message')}")
 
 
 @sessions.command(name="migrate")

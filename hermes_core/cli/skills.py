@@ -30,6 +30,7 @@ from hermes_core.layers.skills.manage import (
 )
 from hermes_core.layers.skills.tools import SkillsService
 from hermes_core.settings.base import load_settings, resolve_home
+from hermes_core.text import plural
 
 
 def _service() -> SkillsService:
@@ -188,10 +189,9 @@ def install_cmd(source: Path, category: str | None) -> None:
         installed = install_skill(source, service.home, service.roots, category=category)
     except InstallError as exc:
         raise click.ClickException(f"cannot install {source}: {exc}") from exc
-    console().print(
-        f"{mark(True)} "
-        + escape(f"installed '{installed.name}' ({installed.files} files) at {installed.directory}")
-    )
+    files = plural(installed.files, "file")
+    done = f"installed '{installed.name}' ({files}) at {installed.directory}"
+    console().print(f"{mark(True)} " + escape(done))
 
 
 @skills.command("remove")

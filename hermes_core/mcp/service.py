@@ -60,18 +60,23 @@ _BLOCK_HEAD = re.compile(rf"^{_RULE}\n(?P<header>[^\n]*)\n{_RULE}\n", re.MULTILI
 RECALL_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
-        "query": {
+        "user_text": {
             "type": "string",
             "description": "The user's new message (recall is matched against it).",
+        },
+        "query": {
+            "type": "string",
+            "description": "Older name of user_text, still accepted.",
         },
         "conversation_id": {
             "type": "string",
             "description": "Your id for the current chat; a new id starts a new session.",
         },
     },
-    "required": ["query"],
+    "required": ["user_text"],
     "additionalProperties": False,
 }
+"""``user_text`` as in memory_sync_turn; ``query`` (its name before issue 27) is an alias."""
 
 SYNC_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -380,7 +385,8 @@ class McpService:
         return value
 
     def _recall(self, conversation: Conversation, args: Mapping[str, Any]) -> ToolOutcome:
-        query = self._text(args, "query") or ""
+        key = "query" if "user_text" not in args and "query" in args else "user_text"
+        query = self._text(args, key) or ""  # "query": the older name, still accepted
         conversation_id = self._conversation_id(args)
         with conversation.lock:
             self._switch(conversation, conversation_id)

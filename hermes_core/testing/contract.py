@@ -38,6 +38,15 @@ _SECRETISH = frozenset(
 ``context_tokens`` or ``max_tokens`` (token counts)."""
 
 
+def _literal(annotation: object) -> tuple[object, ...]:
+    """The values of a ``Literal[...]`` (also inside ``X | None``), else ()."""
+    import typing
+
+    if typing.get_origin(annotation) is typing.Literal:
+        return typing.get_args(annotation)
+    return ()
+
+
 class _NetworkAttempt(AssertionError):
     pass
 
@@ -183,6 +192,25 @@ class ProviderContract:
 
         asked = [name for name, _ in setup_fields(self.provider_class.Settings)]
         assert len(asked) <= 5, f"setup asks {len(asked)} questions: {asked}"
+
+    def test_a_setup_question_names_only_the_choices_it_offers(self) -> None:
+        """A choice question whose description lists values the picker hides (test-only
+        ones) promises what it cannot give: name the offered values only."""
+        import re
+        import typing
+
+        from hermes_core.cli.prompts import choices_of, setup_fields
+
+        for name, info in setup_fields(self.provider_class.Settings, advanced=True):
+            offered = choices_of(info)
+            if offered is None:
+                continue
+            args = (info.annotation, *typing.get_args(info.annotation))
+            values = {str(value) for arg in args for value in _literal(arg)}
+            hidden = values - set(offered)
+            text = info.description or ""
+            named = [v for v in hidden if re.search(rf"(?<![\w-]){re.escape(v)}(?![\w-])", text)]
+            assert not named, f"{name}: the question names {named}, which it does not offer"
 
     # -- behaviour
 

@@ -76,10 +76,10 @@ async def exercise(client: Client, user: str) -> None:
         me = tool_json(await client.call_tool("hanging_whoami", {}))
     assert me["user"] == user
     with anyio.fail_after(BOUND):
-        quick = tool_json(await client.call_tool("memory_recall", {"query": "what did I say"}))
+        quick = tool_json(await client.call_tool("memory_recall", {"user_text": "what did I say"}))
     assert f"recalled for {user}" in quick["context"] and "<memory-context>" in quick["context"]
     with anyio.fail_after(BOUND):  # the provider hangs in prefetch: recall goes on without it
-        slow = tool_json(await client.call_tool("memory_recall", {"query": "please hang"}))
+        slow = tool_json(await client.call_tool("memory_recall", {"user_text": "please hang"}))
     assert slow["success"] is True and "recalled for" not in slow["context"]
     with anyio.fail_after(BOUND):  # the provider hangs in a tool call: an error, not a hang
         hung = await client.call_tool("hanging_lookup", {})

@@ -40,6 +40,29 @@ def test_conversations_are_per_connection_and_user(service: McpService) -> None:
     assert service.open_conversations() == 1
 
 
+def test_recall_and_sync_name_the_users_text_alike_and_query_still_works(
+    service: McpService,
+) -> None:
+    """memory_recall and memory_sync_turn both take ``user_text`` (issue 27); recall still
+    accepts its older name ``query``."""
+    from hermes_core.mcp.service import RECALL_SCHEMA, SYNC_SCHEMA
+
+    assert RECALL_SCHEMA["required"] == ["user_text"] and "user_text" in SYNC_SCHEMA["required"]
+    conv = service.conversation("stdio", "u1")
+    payload(
+        service.call_tool(
+            conv,
+            "memory_sync_turn",
+            {"user_text": "My kestrel is called Pip.", "assistant_reply": "Noted."},
+        ).text
+    )
+    for args in ({"user_text": "what is my kestrel called?"}, {"query": "kestrel?"}):
+        out = payload(service.call_tool(conv, "memory_recall", args).text)
+        assert out["success"] is True, out
+    bad = service.call_tool(conv, "memory_recall", {"user_text": 3})
+    assert bad.is_error and "'user_text' must be a string" in bad.text
+
+
 def test_skill_manage_is_off_unless_enabled(memory_host: MemoryHost) -> None:
     off = McpService(memory_host)
     on = McpService(memory_host, skill_manage=True)

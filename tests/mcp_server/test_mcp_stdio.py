@@ -40,7 +40,7 @@ def test_stdio_tools_memory_sync_search_and_resources(mcp_home: Path, mode: str)
                     )
                 )
                 assert added["success"] is True, added
-            recall = tool_json(await client.call_tool("memory_recall", {"query": "what tea?"}))
+            recall = tool_json(await client.call_tool("memory_recall", {"user_text": "what tea?"}))
             assert recall["success"] is True and isinstance(recall["context"], str)
             synced = tool_json(
                 await client.call_tool(

