@@ -129,3 +129,44 @@ def test_doctor_says_1_entry_not_1_entries(hermes_home: Path) -> None:
     }
     assert checks["memory: MEMORY.md"]["detail"].startswith("1 entry,")
     assert checks["memory: USER.md"]["detail"].startswith("2 entries,")
+
+
+def test_doctor_says_config_yaml_is_absent_rather_than_valid(hermes_home: Path) -> None:
+    (hermes_home / "config.yaml").unlink(missing_ok=True)
+    checks = {
+        c["name"]: c for c in json.loads(CliRunner().invoke(cli, ["doctor", "--json"]).output)
+    }
+    assert checks["config"]["ok"] and "is valid" not in checks["config"]["detail"]
+    assert "defaults are used" in checks["config"]["detail"]
+    (hermes_home / "config.yaml").write_text("memory:\n  memory_char_limit: 3000\n")
+    checks = {
+        c["name"]: c for c in json.loads(CliRunner().invoke(cli, ["doctor", "--json"]).output)
+    }
+    assert checks["config"]["detail"] == f"{hermes_home / 'config.yaml'} is valid"
+
+
+def test_doctor_in_a_hermes_agent_home_names_the_file_it_checks(hermes_home: Path) -> None:
+    """Beside Hermes Agent's state.db our tables live in hermes_core.db: the permission line
+    names that file, not state.db."""
+    import sqlite3
+
+    with sqlite3.connect(hermes_home / "state.db") as conn:  # shaped like Hermes Agent's
+        conn.executescript(
+            """
+            CREATE TABLE schema_version (version INTEGER NOT NULL);
+            INSERT INTO schema_version VALUES (22);
+            CREATE TABLE sessions (id TEXT PRIMARY KEY, source TEXT NOT NULL, user_id TEXT,
+                session_key TEXT, billing_provider TEXT, title TEXT, parent_session_id TEXT,
+                started_at REAL NOT NULL, ended_at REAL);
+            CREATE TABLE messages (id INTEGER PRIMARY KEY AUTOINCREMENT, session_id TEXT,
+                role TEXT, content TEXT, timestamp REAL);
+            CREATE TABLE gateway_routing (scope TEXT, session_key TEXT, entry_json TEXT);
+            """
+        )
+    conn.close()
+    checks = {
+        c["name"]: c for c in json.loads(CliRunner().invoke(cli, ["doctor", "--json"]).output)
+    }
+    assert checks["sessions: Hermes Agent home"]["ok"]
+    assert "sessions: hermes_core.db permissions" in checks
+    assert "sessions: state.db permissions" not in checks

@@ -81,7 +81,13 @@ def run_checks(home: Path) -> list[HealthCheck]:
     except HermesError as exc:
         checks.append(HealthCheck("config", False, str(exc), f"fix {home / 'config.yaml'}"))
         return checks
-    checks.append(HealthCheck("config", True, f"{home / 'config.yaml'} is valid"))
+    config_file = home / "config.yaml"
+    if config_file.exists():
+        checks.append(HealthCheck("config", True, f"{config_file} is valid"))
+    else:
+        checks.append(
+            HealthCheck("config", True, f"no {config_file}: the defaults are used (it is optional)")
+        )
     host = MemoryHost.open(home, settings=settings)
     try:
         status = host.provider_status

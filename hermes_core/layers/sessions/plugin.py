@@ -253,9 +253,10 @@ def health_checks(home: Path) -> list[HealthCheck]:
         p = Path(str(path) + suffix)
         if p.exists() and p.stat().st_mode & 0o077:
             loose.append(p.name)
+    label = f"sessions: {path.name}"  # the file checked (hermes_core.db in an HA home)
     checks.append(
         HealthCheck(
-            "sessions: state.db permissions",
+            f"{label} permissions",
             not loose,
             "0600" if not loose else f"readable by others: {', '.join(loose)}",
             ""
@@ -267,12 +268,12 @@ def health_checks(home: Path) -> list[HealthCheck]:
         db = SessionDB(path)
     except SessionStoreError as exc:
         detail, _, fix = str(exc).partition(" — ")
-        checks.append(HealthCheck("sessions: state.db", False, detail, fix or detail))
+        checks.append(HealthCheck(label, False, detail, fix or detail))
         return checks
     except (sqlite3.Error, OSError) as exc:
         checks.append(
             HealthCheck(
-                "sessions: state.db",
+                label,
                 False,
                 f"cannot open {path}: {exc}",
                 f"move the damaged file aside (mv {path} {path}.bad) and restart hermes",
@@ -281,7 +282,7 @@ def health_checks(home: Path) -> list[HealthCheck]:
         return checks
     if db.read_only_reason is not None:
         detail, _, fix = db.read_only_reason.partition("; ")
-        checks.append(HealthCheck("sessions: state.db", False, detail, fix or detail))
+        checks.append(HealthCheck(label, False, detail, fix or detail))
     try:
         tighten_permissions(path)
         version = db.schema_version()
