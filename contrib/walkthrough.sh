@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Follows docs/writing-a-provider.md end to end, as a reader would, in a fresh venv:
-# copy the template, rename it to "notes", install it beside an editable core, run its tests,
+# copy the template, rename it to "notes" with `python3 rename.py notes` (the page's only
+# renaming step: no other edit), install it beside an editable core, run its tests,
 # then list, configure and check it with the hermes CLI. Run by `tox -e walkthrough`.
 # Exits non-zero at the first step that does not work as the doc says.
 set -euo pipefail
@@ -14,16 +15,18 @@ step "1. Copy the template"
 cp -r "$CORE/contrib/provider-template" "$WORK/hermes-memory-notes"
 cd "$WORK/hermes-memory-notes"
 
-step "Rename hermes_memory_example to hermes_memory_notes, ExampleProvider to NotesProvider"
-mv hermes_memory_example hermes_memory_notes
-grep -rl --include='*.py' --include='*.toml' -e example -e Example . \
-    | xargs sed -i -e 's/hermes_memory_example/hermes_memory_notes/g' \
-        -e 's/hermes-memory-example/hermes-memory-notes/g' \
-        -e 's/ExampleProvider/NotesProvider/g' -e 's/ExampleSettings/NotesSettings/g' \
-        -e 's/^example = /notes = /' -e 's/name = "example"/name = "notes"/' \
-        -e 's/memory.providers.example/memory.providers.notes/g' -e 's/"example_search"/"notes_search"/g'
+step "python3 rename.py notes (the page's one renaming step; nothing else is edited)"
+python3 rename.py notes
+# check the page's claims about the result (reads only)
+grep -q '^name = "hermes-memory-notes"' pyproject.toml
 grep -q 'dependencies = \["hermes-memory-core>=0.1,<0.2"\]' pyproject.toml
 grep -q '^notes = "hermes_memory_notes.provider:NotesProvider"' pyproject.toml
+grep -q '^include = \["hermes_memory_notes\*"\]' pyproject.toml
+test -d hermes_memory_notes && test ! -e hermes_memory_example
+if grep -rIl --exclude=rename.py --exclude-dir='*.egg-info' --exclude-dir=build \
+    --exclude-dir=.ruff_cache -e hermes_memory_example -e hermes-memory-example -e ExampleProvider .; then
+    echo "rename.py left the template's names in the files above" >&2; exit 1
+fi
 
 step "A venv of its own; the tests pass as renamed"
 python3 -m venv .venv && . .venv/bin/activate

@@ -71,7 +71,8 @@ class ExampleProvider(MemoryProvider):
         return self.path.parent.is_dir()
 
     def unavailable_reason(self) -> str:
-        return f"{self.path.parent} does not exist; create it or set memory.providers.example.path"
+        where = f"memory.providers.{self.name}.path"
+        return f"{self.path.parent} does not exist; create it or set {where}"
 
     # storage ----------------------------------------------------------------------------
 
@@ -107,7 +108,8 @@ class ExampleProvider(MemoryProvider):
         found = self.recall(self._user(session), query)
         if not found:
             return None
-        return MemoryContext("\n".join(f"- {m}" for m in found), count=len(found), label="example")
+        text = "\n".join(f"- {m}" for m in found)
+        return MemoryContext(text, count=len(found), label=self.name)  # labelled by name
 
     @hookimpl
     def sync(self, session: SessionInfo, turn: Turn) -> None:
@@ -126,8 +128,8 @@ class ExampleProvider(MemoryProvider):
 
         return [
             ToolSpec(
-                name="example_search",
-                description="Search what the example provider remembers about the user.",
+                name=f"{self.name.replace('-', '_')}_search",
+                description=f"Search what the {self.name} provider remembers about the user.",
                 parameters={
                     "type": "object",
                     "properties": {"query": {"type": "string", "description": "What to look for."}},

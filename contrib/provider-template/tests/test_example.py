@@ -27,3 +27,17 @@ def test_search_tool_rejects_missing_query(hermes_home: Path) -> None:
         assert reply["success"] is False and "query" in reply["error"]
     finally:
         harness.close()
+
+
+def test_recall_and_the_tool_are_named_after_the_provider(hermes_home: Path) -> None:
+    """The recall label and the search tool follow ``ExampleProvider.name`` (one rename)."""
+    harness = ProviderHarness(ExampleProvider, hermes_home)
+    try:
+        harness.sync("I deploy on Fridays")
+        found = harness.prefetch("when do I deploy?")
+        assert found is not None and found.label == ExampleProvider.name
+        tool = f"{ExampleProvider.name.replace('-', '_')}_search"
+        reply = json.loads(harness.session.call_tool(tool, {"query": "deploy"}))
+        assert reply == {"success": True, "results": ["I deploy on Fridays"]}
+    finally:
+        harness.close()
