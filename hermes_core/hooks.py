@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING, Any
 
 import pluggy
 
+from hermes_core import activity
 from hermes_core.context import (
     coerce_context,
     redact,
@@ -120,6 +121,9 @@ class ShutdownReport:
 
     completed: bool
     abandoned: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    """One line per provider that did not finish in time: who, what it was doing, and the
+    setting that bounds the wait (a UI prints them; they are also logged)."""
 
 
 class OrderedWorker:
@@ -342,6 +346,9 @@ class HookFacade:
                 return self._bounded_provider_call(
                     hook_name, impl.plugin_name, functools.partial(self._invoke, impl, kwargs)
                 )
+            if self.is_provider(impl):  # on the background worker: shown while waited on
+                with activity.track(impl.plugin_name, hook_name):
+                    return self._invoke(impl, kwargs)
             return self._invoke(impl, kwargs)
         except Exception as exc:
             log.error(
@@ -361,7 +368,7 @@ class HookFacade:
         if self._bounded.is_stuck(key):
             log.warning("provider %s is still busy with an earlier %s; skipped", plugin_name, what)
             return False, None
-        finished, result = self._bounded.run(key, call, limit)
+        finished, result = self._bounded.run(key, activity.tracked(plugin_name, what, call), limit)
         if not finished:
             log.warning(
                 "provider %s did not finish %s within %.1fs (memory.provider_timeout); skipped",
@@ -547,7 +554,9 @@ class HookFacade:
                     self._skip_recall(key, "busy", "still busy with an earlier prefetch")
                     continue
                 args = self._for_provider({"session": session, "query": query}, "query")
-                call = functools.partial(self._recall, impl, args, cap)
+                call = activity.tracked(
+                    key, "prefetch", functools.partial(self._recall, impl, args, cap)
+                )
                 try:
                     finished, context = self._bounded.run(key, call, timeout)
                 except Exception as exc:
@@ -774,15 +783,48 @@ class HookFacade:
         return self.worker.flush(timeout)
 
     def shutdown(self, timeout: float = SHUTDOWN_WAIT_SECONDS) -> ShutdownReport:
-        """Drain the worker (≤ ``timeout``), then shut providers down, each isolated."""
+        """Drain the worker (≤ ``timeout``), then shut providers down, each isolated and
+        bounded by ``memory.provider_timeout``. What did not finish is in the report's
+        ``notes``, one plain line per provider (``timeout`` comes from
+        ``memory.shutdown_timeout`` when the host closes)."""
+        busy = activity.running()  # what the provider is doing while the drain waits
         report = self.worker.shutdown(timeout)
+        if not report.completed:
+            doing = {row["provider"]: row["what"] for row in activity.running() or busy}
+            for plugin_name, labels in _by_provider(report.abandoned).items():
+                name = plugin_name.rpartition(":")[2]
+                what = doing.get(name)
+                report.notes.append(
+                    f"{name}: stopped waiting after {timeout:g} s"
+                    + (f" while it was {what}" if what else "")
+                    + f"; not done: {', '.join(labels)} (memory.shutdown_timeout)"
+                )
+        limit = self.settings.memory.provider_timeout
         for plugin in list(self.pm.get_plugins()):
             if _is_provider(plugin):
                 try:
-                    self._bounded_provider_call("shutdown", plugin.name, plugin.shutdown)
+                    finished, _ = self._provider_call("shutdown", plugin.name, plugin.shutdown)
                 except Exception as exc:
-                    log.error("provider %s failed to shut down: %s", plugin.name, error_text(exc))
+                    log.warning("provider %s failed to shut down: %s", plugin.name, error_text(exc))
+                    report.notes.append(f"{plugin.name}: shutdown failed: {error_text(exc)}")
+                    continue
+                if not finished:
+                    report.notes.append(
+                        f"{plugin.name}: its shutdown did not finish within {limit:g} s; "
+                        "left running as the process exits (memory.provider_timeout)"
+                    )
         return report
+
+
+def _by_provider(labels: Sequence[str]) -> dict[str, list[str]]:
+    """Worker task labels (``"sync turn 3 (mem0)"``) grouped by the provider in brackets,
+    the bracket dropped."""
+    grouped: dict[str, list[str]] = {}
+    for label in labels:
+        head, _, tail = label.rpartition(" (")
+        name = tail[:-1] if head and tail.endswith(")") else "provider"
+        grouped.setdefault(name, []).append(head or label)
+    return grouped
 
 
 def _clip_error(text: str) -> str:

@@ -404,6 +404,9 @@ class MemoryHost:
     """Settings, plugin manager, facade and the active provider for one Hermes home."""
 
     flush_timeout: float = 5.0
+    """Seconds a closing session waits for queued provider work (``memory.shutdown_timeout``)."""
+    shutdown_notes: list[str] = []  # noqa: RUF012 (replaced, never mutated)
+    """What the provider did not finish when the host closed (see :meth:`close`)."""
 
     def __init__(
         self,
@@ -415,6 +418,7 @@ class MemoryHost:
     ) -> None:
         self.home = home
         self.settings = settings
+        self.flush_timeout = settings.memory.shutdown_timeout
         self.pm = pm
         self.facade = HookFacade(pm, settings, home)
         self.facade.configure()
@@ -516,14 +520,18 @@ class MemoryHost:
         """Wait for queued provider work (tests use this)."""
         return self.facade.flush(timeout)
 
-    def close(self, timeout: float = 5.0) -> ShutdownReport:
-        """Close open sessions, drain provider work (≤ ``timeout``), shut providers down."""
+    def close(self, timeout: float | None = None) -> ShutdownReport:
+        """Close open sessions, drain provider work (≤ ``timeout``, default
+        ``memory.shutdown_timeout``), shut providers down. The report's ``notes`` (also kept
+        in :attr:`shutdown_notes`) say in one line per provider what did not finish."""
         if self._closed:
             return ShutdownReport(completed=True)
         for session in list(self._sessions):
             session.close()
         self._closed = True
-        return self.facade.shutdown(timeout)
+        report = self.facade.shutdown(self.flush_timeout if timeout is None else timeout)
+        self.shutdown_notes = list(report.notes)
+        return report
 
     def __enter__(self) -> MemoryHost:
         return self

@@ -157,3 +157,37 @@ class WarmingProvider(MemoryProvider):
     def prefetch(self, query: str) -> MemoryContext | None:
         with self._lock:
             return MemoryContext(f"warm recall for {query}", count=1, label="warming")
+
+
+class SlowSavingProvider(MemoryProvider):
+    """Like mem0 with a local model: saving a turn takes long (until ``release`` is set or
+    ``delay`` seconds pass) and its shutdown waits for the save to finish; recall says what
+    it does with :func:`hermes_core.activity.note`."""
+
+    name = "slowsave"
+    delay = 30.0
+
+    def __init__(self, settings: ProviderSettings, home: Path) -> None:
+        super().__init__(settings, home)
+        self.release = threading.Event()
+        self.saving = threading.Event()
+        self.seen_activity = ""
+        self._lock = threading.Lock()
+
+    @hookimpl
+    def prefetch(self, query: str) -> MemoryContext | None:
+        from hermes_core.activity import describe, note
+
+        note("searching its local model's memories")
+        self.seen_activity = describe()  # what a waiting UI reads right now
+        return None
+
+    @hookimpl
+    def sync(self, turn: Turn) -> None:
+        with self._lock:
+            self.saving.set()
+            self.release.wait(self.delay)
+
+    def shutdown(self) -> None:
+        with self._lock:  # waits for the save, as a real client flushing its queue does
+            pass

@@ -227,6 +227,8 @@ class Agent:
                 "or HERMES_LLM__BASE_URL / HERMES_LLM__MODEL), or pass --base-url and --model"
             )
         session = self.session
+        if self.host.provider is not None:  # a slow recall is shown, not a silent pause
+            self._emit("waiting", "recalling memories")
         block = session.before_turn(text)
         recall = session.recall_line()
         if recall:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import logging
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -24,7 +24,9 @@ from pydantic import SecretStr
 from rich.console import Console
 from rich.markup import escape
 from rich.status import Status
+from rich.text import Text
 
+from hermes_core import activity
 from hermes_core.errors import HermesError
 from hermes_core.settings.base import load_settings, resolve_home
 from hermes_core.settings.models import HermesSettings
@@ -178,11 +180,12 @@ class EventPrinter:
     def _wait(self, text: str) -> None:
         if not self.spinner:
             return
+        waiting = _Waiting(text)
         if self._status is None:
-            self._status = self.console.status(escape(text), spinner="dots")
+            self._status = self.console.status(waiting, spinner="dots")
             self._status.start()
         else:
-            self._status.update(escape(text))
+            self._status.update(waiting)
 
     def start_waiting(self, text: str) -> None:
         """Show the spinner with ``text`` (a slow step outside a model call: closing the
@@ -244,6 +247,25 @@ class EventPrinter:
         if self.mid_line:
             self.console.print()
             self.mid_line = False
+
+
+class _Waiting:
+    """The spinner's text: what we wait for, then what the memory provider is doing right
+    now (``waiting for qwen2.5 … — mem0: saving the last turn (3 s)``), re-read on every
+    refresh so a slow provider is never a silent pause."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __rich__(self) -> Text:
+        doing = activity.describe()
+        return Text(f"{self.text} — {doing}" if doing else self.text)
+
+
+def print_shutdown_notes(console: Console, notes: Sequence[str]) -> None:
+    """One yellow line per provider that did not finish at exit (who, what, the setting)."""
+    for note in notes:
+        console.print(f"[yellow]⚠ {escape(note)}[/yellow]")
 
 
 _SLOW_COMMANDS = {
@@ -475,8 +497,11 @@ def memory_label(agent: Agent) -> str:
     return f"built-in + {provider.name}" if provider is not None else "built-in"
 
 
-def one_shot(agent: Agent, query: str, console: Console) -> None:
-    """Run one turn; the reply goes to stdout, everything else to stderr."""
+def one_shot(
+    agent: Agent, query: str, console: Console, printer: EventPrinter | None = None
+) -> None:
+    """Run one turn; the reply goes to stdout, everything else to stderr (``printer``'s
+    spinner says what closing the session waits for)."""
     from hermes_core.llm.errors import LLMError
 
     try:
@@ -484,7 +509,14 @@ def one_shot(agent: Agent, query: str, console: Console) -> None:
     except (LLMError, HermesError) as exc:
         raise click.ClickException(str(exc)) from exc
     finally:
-        agent.close()
+        if printer is not None:
+            printer.end_turn()
+            printer.start_waiting("closing the session, saving what to keep")
+        try:
+            agent.close()
+        finally:
+            if printer is not None:
+                printer.stop_waiting()
         for line in agent.drain_notifications():
             Console(file=sys.stderr).print(f"[magenta]{escape(line)}[/magenta]")
     if not result.completed and not result.reply:
@@ -563,10 +595,14 @@ def register(cli: click.Group) -> None:
 
             agent = open_agent(settings, home, route, user_id)
             try:
-                one_shot(agent, query, out)
+                one_shot(agent, query, out, side)
             finally:
-                side.stop_waiting()
-                agent.host.close()
+                side.start_waiting("stopping the memory provider")
+                try:
+                    agent.host.close()
+                finally:
+                    side.stop_waiting()
+                print_shutdown_notes(err, agent.host.shutdown_notes)
             return
         console = Console(highlight=False, soft_wrap=True)
         printer = EventPrinter(console, show_usage=not no_usage)
@@ -582,7 +618,12 @@ def register(cli: click.Group) -> None:
         try:
             ChatUI(agent, console, printer, banner=banner).run()
         finally:
-            agent.host.close()
+            printer.start_waiting("stopping the memory provider")
+            try:
+                agent.host.close()
+            finally:
+                printer.stop_waiting()
+            print_shutdown_notes(console, agent.host.shutdown_notes)
 
 
 __all__ = [
@@ -591,6 +632,7 @@ __all__ = [
     "Probe",
     "SlashCompleter",
     "apply_overrides",
+    "print_shutdown_notes",
     "probe_endpoint",
     "register",
     "resolve_endpoint",

@@ -86,6 +86,13 @@ class MemorySettings(_Section):
         description="Seconds to wait for any other inline provider call (tools, system prompt "
         "block, turn start/end, shutdown) before it is skipped with a warning.",
     )
+    shutdown_timeout: float = Field(
+        5.0,
+        gt=0,
+        description="Seconds a closing session (and the process, on exit) waits for the "
+        "external provider's queued work (saving the last turns, session end) before it "
+        "stops waiting and says what was not done.",
+    )
     recall_max_chars: int = Field(
         12_000,
         ge=0,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -129,3 +130,37 @@ def test_one_shot_says_why_a_turn_was_not_stored(
     assert result.exit_code == 1
     assert "another program" in result.output and "HERMES_HOME" in result.output
     assert "Traceback" not in result.output
+
+
+def test_one_shot_with_a_provider_that_cannot_finish_says_so_on_screen(
+    hermes_home: Path,
+    fake_llm: FakeLLMServer,
+    model: ScriptedModel,
+    fake_distribution: Any,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Issue 27: a slow provider's unfinished save at exit was only a log line; now stderr
+    has one plain line naming it, what it was doing and the setting (no ERROR, no trace)."""
+    from providers_for_tests import SlowSavingProvider
+
+    monkeypatch.setattr(SlowSavingProvider, "delay", 3.0)
+    fake_distribution(
+        "hermes-memory-slowsave", providers={"slowsave": "providers_for_tests:SlowSavingProvider"}
+    )
+    model.when("hello", "Hi!")
+    result = CliRunner().invoke(
+        cli,
+        ["chat", "-q", "hello", "--base-url", fake_llm.base_url, "--model", fake_llm.model],
+        env={
+            "HERMES_MEMORY__PROVIDER": "slowsave",
+            "HERMES_MEMORY__SHUTDOWN_TIMEOUT": "0.3",
+            "HERMES_MEMORY__PROVIDER_TIMEOUT": "0.3",
+        },
+    )
+    assert result.exit_code == 0, result.output
+    assert result.stdout.strip() == "Hi!"
+    assert "⚠ slowsave: stopped waiting after 0.3 s while it was saving the last turn" in (
+        result.stderr
+    )
+    assert "memory.shutdown_timeout" in result.stderr
+    assert "ERROR" not in result.stderr and "Traceback" not in result.stderr

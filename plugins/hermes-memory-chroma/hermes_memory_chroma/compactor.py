@@ -34,6 +34,17 @@ Use empty values when there is nothing. Keep each item short and self-contained 
 "it" without a referent). Write the items in the language the user used."""
 
 
+def _say_model_call(count: int) -> None:
+    """Tell a waiting UI that this step is a model call (``hermes chat``'s spinner shows it:
+    ``chroma: summarising 2 messages into memories (one model call, compression route)``)."""
+    try:
+        from hermes_core.activity import note
+    except ImportError:  # an older hermes-core: nothing to tell
+        return
+    plural = "message" if count == 1 else "messages"
+    note(f"summarising {count} {plural} into memories (one model call, compression route)")
+
+
 class ChatClient(Protocol):
     """What the compactor needs from ``hermes_core.llm.client.LLMClient``."""
 
@@ -239,6 +250,7 @@ class Compactor:
             return Compaction(tuple(raw_items(dialogue)), True, f"LLM unavailable: {exc}")
         if client is None:
             return Compaction(tuple(raw_items(dialogue)), True, "no LLM configured")
+        _say_model_call(len(messages))
         try:
             return self._ask(client, dialogue)
         finally:
