@@ -148,22 +148,9 @@ def test_doctor_says_config_yaml_is_absent_rather_than_valid(hermes_home: Path) 
 def test_doctor_in_a_hermes_agent_home_names_the_file_it_checks(hermes_home: Path) -> None:
     """Beside Hermes Agent's state.db our tables live in hermes_core.db: the permission line
     names that file, not state.db."""
-    import sqlite3
+    from test_homefiles import _agent_like  # a state.db shaped like Hermes Agent's
 
-    with sqlite3.connect(hermes_home / "state.db") as conn:  # shaped like Hermes Agent's
-        conn.executescript(
-            """
-            CREATE TABLE schema_version (version INTEGER NOT NULL);
-            INSERT INTO schema_version VALUES (22);
-            CREATE TABLE sessions (id TEXT PRIMARY KEY, source TEXT NOT NULL, user_id TEXT,
-                session_key TEXT, billing_provider TEXT, title TEXT, parent_session_id TEXT,
-                started_at REAL NOT NULL, ended_at REAL);
-            CREATE TABLE messages (id INTEGER PRIMARY KEY AUTOINCREMENT, session_id TEXT,
-                role TEXT, content TEXT, timestamp REAL);
-            CREATE TABLE gateway_routing (scope TEXT, session_key TEXT, entry_json TEXT);
-            """
-        )
-    conn.close()
+    _agent_like(hermes_home)
     checks = {
         c["name"]: c for c in json.loads(CliRunner().invoke(cli, ["doctor", "--json"]).output)
     }

@@ -268,6 +268,17 @@ def print_shutdown_notes(console: Console, notes: Sequence[str]) -> None:
         console.print(f"[yellow]⚠ {escape(note)}[/yellow]")
 
 
+def close_host(agent: Agent, printer: EventPrinter, console: Console) -> None:
+    """Stop the memory provider on the way out, the spinner saying what it waits for, then
+    print what did not finish (:func:`print_shutdown_notes`)."""
+    printer.start_waiting("stopping the memory provider")
+    try:
+        agent.host.close()
+    finally:
+        printer.stop_waiting()
+    print_shutdown_notes(console, agent.host.shutdown_notes)
+
+
 _SLOW_COMMANDS = {
     "/new": "closing the session, saving what to keep",
     "/reset": "closing the session, saving what to keep",
@@ -597,12 +608,7 @@ def register(cli: click.Group) -> None:
             try:
                 one_shot(agent, query, out, side)
             finally:
-                side.start_waiting("stopping the memory provider")
-                try:
-                    agent.host.close()
-                finally:
-                    side.stop_waiting()
-                print_shutdown_notes(err, agent.host.shutdown_notes)
+                close_host(agent, side, err)
             return
         console = Console(highlight=False, soft_wrap=True)
         printer = EventPrinter(console, show_usage=not no_usage)
@@ -618,12 +624,7 @@ def register(cli: click.Group) -> None:
         try:
             ChatUI(agent, console, printer, banner=banner).run()
         finally:
-            printer.start_waiting("stopping the memory provider")
-            try:
-                agent.host.close()
-            finally:
-                printer.stop_waiting()
-            print_shutdown_notes(console, agent.host.shutdown_notes)
+            close_host(agent, printer, console)
 
 
 __all__ = [
@@ -632,6 +633,7 @@ __all__ = [
     "Probe",
     "SlashCompleter",
     "apply_overrides",
+    "close_host",
     "print_shutdown_notes",
     "probe_endpoint",
     "register",
