@@ -116,7 +116,7 @@ def _scenarios(
             detail = f"lost {', '.join(cell.lost)}" if cell.lost else ""
             if cell.error:
                 detail = f"{detail}; error: {cell.error}".lstrip("; ")
-            out.print(f"{cell.scenario} {cell.path} {cell.ratio}×: {detail}")
+            out.print(f"{cell.scenario} {cell.path} {cell.ratio}×: {detail}", markup=False)
     write_json(json_out, {"ratios": list(ratios), "paths": list(paths), **result.to_json()})
 
 
@@ -212,5 +212,5 @@ def _locomo(path: Path, seed: int, rounds: int, limit: int | None, json_out: Pat
     out.print(f"by language: {langs}")
     lost = [needle for c in result.conversations for needle in c.lost]
     if lost:
-        out.print(f"lost: {', '.join(lost)}")
+        out.print(f"lost: {', '.join(lost)}", markup=False)
     write_json(json_out, {"seed": seed, "rounds": rounds, **result.to_json()})

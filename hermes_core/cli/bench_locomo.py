@@ -10,7 +10,7 @@ from typing import Any
 import click
 
 from hermes_core.cli.bench_output import json_out_option, write_json
-from hermes_core.cli.output import Table, console, progress_bar
+from hermes_core.cli.output import Table, console, progress_bar, shown
 
 
 def _parse_ks(text: str) -> tuple[int, ...]:
@@ -28,8 +28,8 @@ def render_report(report: Any, level: str) -> Table:
     recall_all@k, recall_any@k and NDCG@k (binary relevance)."""
     ks = report.ks
     table = Table(
-        title=f"{level.capitalize()}-level retrieval on {report.dataset} "
-        f"({report.retriever}); all = every evidence {level} in the top k"
+        title=f"{level.capitalize()}-level retrieval on {shown(report.dataset)} "
+        f"({shown(report.retriever)}); all = every evidence {level} in the top k"
     )
     table.add_column("group", no_wrap=True)
     table.add_column("n", justify="right")
@@ -48,7 +48,7 @@ def render_report(report: Any, level: str) -> Table:
 def render_comparison(reports: list[Any], group: str = "1-4") -> Table:
     """One row per retriever: recall_all@k at both levels, search latency and index time."""
     ks = reports[0].ks
-    table = Table(title=f"Side by side on {reports[0].dataset}, categories {group}")
+    table = Table(title=f"Side by side on {shown(reports[0].dataset)}, categories {group}")
     table.add_column("retriever", no_wrap=True)
     for level in ("session", "turn"):
         for k in ks:

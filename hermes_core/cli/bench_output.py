@@ -52,7 +52,7 @@ def write_json(path: Path | None, payload: Any) -> None:
     if path is None:
         return
     path.write_text(json.dumps(payload, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
-    console().print(f"wrote {path}")
+    console().print(f"wrote {path}", markup=False)
 
 
 __all__ = ["check_json_out", "json_out_option", "write_json"]
