@@ -55,9 +55,10 @@ EventKind = Literal[
     "compressed",
     "notice",
 ]
-"""``waiting``: a model call started and nothing has arrived yet (a UI shows a spinner until
-the next event); ``retry``: that call failed and is retried (``data``: attempt, max_retries,
-wait, status)."""
+"""``waiting``: a model call started and nothing has arrived yet, or the memory provider's
+recall is running (a UI shows a spinner until the next event, with what the provider is
+doing: :func:`hermes_core.activity.describe`); ``retry``: that call failed and is retried
+(``data``: attempt, max_retries, wait, status)."""
 
 
 class LLMNotConfiguredError(HermesError):
