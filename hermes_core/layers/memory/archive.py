@@ -18,6 +18,7 @@ reprioritises another's entries. Tables from before scopes get the column (``""`
 
 from __future__ import annotations
 
+import builtins
 import contextlib
 import os
 import sqlite3
@@ -307,6 +308,60 @@ class MemoryArchive:
                 params,
             ).fetchall()
         return [_entry(row) for row in rows]
+
+    def mentioning(
+        self, needle: str
+    ) -> tuple[builtins.list[ArchivedEntry], builtins.list[tuple[str, str]]]:
+        """Every row this scope sees whose content contains ``needle`` (case-folded, CJK
+        too): archived entries (restored ones included) and low-priority marks
+        ``(target, content)``. For "forget a subject"."""
+        if not db_path(self.home).exists():
+            return [], []
+        visible, params = self._visible()
+        with self.connect() as conn:
+            rows = conn.execute(f"SELECT * FROM memory_archive WHERE {visible}", params).fetchall()
+            marks = conn.execute(
+                "SELECT target, content FROM memory_priority WHERE "
+                "(target = 'memory' AND user_id = ?) OR (target = 'user' AND user_id = ?)",
+                params,
+            ).fetchall()
+        entries = [_entry(row) for row in rows if needle in str(row["content"]).casefold()]
+        found = [(str(m[0]), str(m[1])) for m in marks if needle in str(m[1]).casefold()]
+        return entries, found
+
+    def purge(self, ids: Sequence[int], marks: Sequence[tuple[str, str]]) -> None:
+        """Delete archived rows ``ids`` and priority marks ``marks`` of this scope."""
+        self.delete(ids)
+        with self.connect() as conn:
+            conn.executemany(
+                "DELETE FROM memory_priority WHERE user_id = ? AND target = ? AND content = ?",
+                [(self._owner(target), target, content) for target, content in marks],
+            )
+
+    def purge_scope(self) -> int:
+        """Delete every archived row and priority mark this scope sees; returns the rows."""
+        if not db_path(self.home).exists():
+            return 0
+        visible, params = self._visible()
+        with self.connect() as conn:
+            count = conn.execute(f"DELETE FROM memory_archive WHERE {visible}", params).rowcount
+            conn.execute(
+                "DELETE FROM memory_priority WHERE "
+                "(target = 'memory' AND user_id = ?) OR (target = 'user' AND user_id = ?)",
+                params,
+            )
+        return int(count)
+
+    def users(self) -> builtins.list[tuple[str, int, float]]:
+        """``(user_id, rows, newest archived_at)`` of every owner in the archive (all
+        scopes: for the inspector's people list, never for a user's own view)."""
+        if not db_path(self.home).exists():
+            return []
+        with self.connect() as conn:
+            rows = conn.execute(
+                "SELECT user_id, COUNT(*), MAX(archived_at) FROM memory_archive GROUP BY user_id"
+            ).fetchall()
+        return [(str(r[0]), int(r[1]), float(r[2] or 0.0)) for r in rows]
 
 
 def _entry(row: sqlite3.Row) -> ArchivedEntry:
