@@ -228,8 +228,17 @@ def forget_subject(host: MemoryHost, user_id: str | None, phrase: str) -> Forget
 
 
 def prove(host: MemoryHost, user_id: str | None, phrase: str) -> Proof:
-    """Compact the home's SQLite files, then search every store and every file again."""
-    compacted, problems = compact_home(host.home)
+    """Let the provider compact its files (its optional ``inspect_compact()``), compact
+    the home's SQLite files, then search every store and every file again."""
+    provider_compact = getattr(host.provider, "inspect_compact", None)
+    problems: list[str] = []
+    if callable(provider_compact):
+        try:
+            provider_compact()
+        except Exception as exc:  # reported in the proof, never hidden
+            problems.append(f"the provider could not compact its files: {exc}")
+    compacted, failed = compact_home(host.home)
+    problems += failed
     searched = find_subject(host, user_id, phrase)
     return Proof(searched, scan_home(host.home, phrase), compacted, problems)
 
@@ -272,6 +281,9 @@ def forget_user(host: MemoryHost, user_id: str) -> UserForgetReport:
     if lister is not None:
         removed["provider"] = lister.inspect_forget_user(uid)
     removed["trace"] = int(recall_trace.forget_user(host.home, uid))
+    provider_compact = getattr(host.provider, "inspect_compact", None)
+    if callable(provider_compact):
+        provider_compact()
     compacted, problems = compact_home(host.home)
     return UserForgetReport(uid, removed, compacted, problems)
 

@@ -5,6 +5,10 @@ the users it holds memories for, one user's memories (superseded ones included, 
 replaced them and when) and deletion by id or of a whole user. Providers that cannot list
 what they store (remote services without a listing API) simply do not implement it; the
 inspector then says so instead of pretending to have searched them.
+
+A provider may also offer ``inspect_compact()`` (no arguments): called before a forget
+proof's raw byte search, to rewrite its own files so deleted memories leave no bytes behind
+(chroma zeroes the unused capacity of its vector index files there).
 """
 
 from __future__ import annotations
