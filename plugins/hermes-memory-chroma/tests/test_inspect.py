@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hermes_core import MemoryHost
@@ -102,3 +103,34 @@ def test_scrub_zeroes_only_the_unused_capacity(tmp_path: Path) -> None:
         assert (odd / "data_level0.bin").read_bytes() == b"x" * 10
     finally:
         store.close()
+
+
+def test_the_inspector_page_shows_chroma_memories_and_replacements(chroma_home: Path) -> None:
+    pytest.importorskip("starlette")
+    import re
+
+    from hermes_core.ui.app import create_app
+    from hermes_core.ui.guard import Guard
+    from starlette.testclient import TestClient
+
+    with MemoryHost.open(chroma_home) as host:
+        provider: Any = host.provider
+        old = next(m for m in provider.inspect_memories("alice") if "tea" in m.text)
+        new = next(m for m in provider.inspect_memories("alice") if "Falcon" in m.text)
+        provider.store.supersede("alice", [old.id], new.id)
+        guard = Guard(home=chroma_home)
+        with TestClient(
+            create_app(host, guard), base_url="http://127.0.0.1:9", follow_redirects=False
+        ) as client:
+            page = client.get("/provider", params={"u": "alice"}).text
+            assert "chroma" in page and "Alice drinks tea." in page
+            assert f"replaced by {new.id}" in page
+            assert "Bob plays go." not in page
+            assert "Bob plays go." in client.get("/provider", params={"u": "bob"}).text
+            people = client.get("/").text
+            assert re.search(r"alice</a></td>(<td>\d+</td>){5}<td>2</td>", people), people
+            r = client.post(
+                "/provider/forget", data={"u": "alice", "id": new.id, "csrf": guard.csrf}
+            )
+            assert r.status_code == 303 and "ok=1" in r.headers["location"]
+            assert "Falcon" not in client.get("/provider", params={"u": "alice"}).text
