@@ -46,6 +46,7 @@ ACTIONS: dict[str, Callable[[pages.Ctx], pages.Done]] = {
     "/memory/add": pages.memory_add,
     "/memory/replace": pages.memory_replace,
     "/memory/remove": pages.memory_remove,
+    "/memory/expire": pages.memory_expire,
     "/memory/approve": pages.memory_approve,
     "/memory/reject": pages.memory_reject,
     "/session/delete": pages.session_delete,

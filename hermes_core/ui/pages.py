@@ -145,6 +145,7 @@ def memory_page(ctx: Ctx) -> str:
             parts.append(f'<p class="dirty">could not be read: {esc(state.error)}</p>')
             continue
         parts.append(f"<p>{usage_bar(char_count(state.entries), limit)}</p>")
+        expiries = engine.archive.expiries(target)
         rows = []
         for number, entry in enumerate(state.entries, start=1):
             edit = ctx.form(
@@ -162,7 +163,25 @@ def memory_page(ctx: Ctx) -> str:
                 "Remove",
                 confirm="Remove this entry?",
             )
-            rows.append((str(number), f'<div class="entry">{esc(entry)}</div>{edit}', remove))
+            at = expiries.get(entry)
+            tag = ""
+            if at is not None:
+                tag = (
+                    '<span class="tag expired">expired — not in the prompt</span>'
+                    if at <= time.time()
+                    else f'<span class="tag">expires {esc(when(at)[:10])}</span>'
+                )
+            expire = ctx.form(
+                "/memory/expire",
+                hidden("target", target)
+                + hidden("old", entry)
+                + f'<input type="date" name="date" aria-label="expiry of entry {number}" '
+                + f'value="{esc(when(at)[:10]) if at else ""}">',
+                "Set expiry",
+            )
+            rows.append(
+                (str(number), f'<div class="entry">{esc(entry)}</div>{tag}{edit}', remove + expire)
+            )
         parts.append(table(("#", "entry", ""), rows, cls=f"entries-{target}"))
         parts.append(
             ctx.form(
@@ -275,6 +294,27 @@ def memory_remove(ctx: Ctx) -> Done:
     return _memory_call(
         ctx, {"action": "remove", "target": _target(ctx), "old_text": ctx.get("old")}
     )
+
+
+def memory_expire(ctx: Ctx) -> Done:
+    """Give an entry an expiry date (``YYYY-MM-DD``, the start of that day, local time), or
+    clear it (empty date). An expired entry stays in its file and leaves the prompt."""
+    target = _target(ctx)
+    engine = _engine(ctx)
+    entry = ctx.get("old")
+    if entry not in engine.store(target).entries():
+        return Done("/memory", "refused: that entry is no longer in the file", False)
+    raw = ctx.get("date").strip()
+    if not raw:
+        engine.archive.set_expiry(target, entry, None)
+        return Done("/memory", "expiry cleared")
+    try:
+        moment = time.mktime(time.strptime(raw, "%Y-%m-%d"))
+    except ValueError:
+        return Done("/memory", "refused: give the date as YYYY-MM-DD", False)
+    engine.archive.set_expiry(target, entry, moment)
+    state = "expired: it leaves the prompt" if moment <= time.time() else f"expires {raw}"
+    return Done("/memory", state)
 
 
 def memory_approve(ctx: Ctx) -> Done:

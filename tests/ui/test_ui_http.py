@@ -241,3 +241,21 @@ def test_static_assets_and_unknown_routes(app: tuple[TestClient, Guard]) -> None
 def test_trace_page_shows_what_was_recalled(app: tuple[TestClient, Guard]) -> None:
     text = app[0].get("/trace", params={"u": "alice"}).text
     assert "status of Project Falcon?" in text and "ms" in text
+
+
+def test_expiry_is_set_shown_and_refused_when_bad(app: tuple[TestClient, Guard]) -> None:
+    client, guard = app
+    entry = "Bob likes 围棋 (go)."
+    data = {"u": "bob", "target": "user", "old": entry, "csrf": guard.csrf}
+    r = client.post("/memory/expire", data={**data, "date": "2001-01-01"})
+    assert "ok=1" in r.headers["location"]
+    page = client.get("/memory", params={"u": "bob"}).text
+    assert "expired — not in the prompt" in page
+    assert "expired" not in client.get("/memory", params={"u": "alice"}).text.split("<main>")[1]
+    assert (
+        "ok=0" in client.post("/memory/expire", data={**data, "date": "soon"}).headers["location"]
+    )
+    gone = {**data, "old": "not an entry", "date": "2001-01-01"}
+    assert "ok=0" in client.post("/memory/expire", data=gone).headers["location"]
+    r = client.post("/memory/expire", data={**data, "date": "2999-01-01"})
+    assert "expires 2999-01-01" in client.get("/memory", params={"u": "bob"}).text
