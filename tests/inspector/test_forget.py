@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import PHRASE_EN, PHRASE_ZH, raw_hits
+from inspector_kit import PHRASE_EN, PHRASE_ZH, raw_hits
 
 from hermes_core import MemoryHost
 from hermes_core.errors import HermesError

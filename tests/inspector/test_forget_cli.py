@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from conftest import PHRASE_EN, PHRASE_ZH, raw_hits, seed
+from inspector_kit import PHRASE_EN, PHRASE_ZH, raw_hits, seed
 
 from hermes_core.cli.main import cli
 

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import SCRIPT, SECRET, SECRET_ZH
+from ui_kit import SCRIPT, SECRET, SECRET_ZH
 
 from hermes_core import MemoryHost
 from hermes_core.layers.memory.engine import MemoryEngine

@@ -8,8 +8,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import SCRIPT, SECRET, SECRET_ZH
 from starlette.testclient import TestClient
+from ui_kit import SCRIPT, SECRET, SECRET_ZH
 
 from hermes_core import MemoryHost
 from hermes_core.mcp.tokens import TokenStore
