@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import logging
 import sqlite3
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from hermes_core import recall_trace
 from hermes_core.errors import HermesError
@@ -36,6 +37,7 @@ if TYPE_CHECKING:
     from hermes_core.layers.sessions.archive import SessionStore
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 MIN_PHRASE_CHARS = 2
 MAX_PHRASE_CHARS = 200
@@ -149,6 +151,24 @@ def open_archive(host: MemoryHost) -> SessionStore | None:
     return open_store(host.home, host.settings.sessions)
 
 
+def _with_archive(host: MemoryHost, work: Callable[[SessionStore], T], default: T) -> T:
+    """``work(archive)`` on ``host``'s session archive, closed afterwards; ``default`` when
+    the archive is off."""
+    archive = open_archive(host)
+    if archive is None:
+        return default
+    try:
+        return work(archive)
+    finally:
+        archive.close()
+
+
+def _purged(archive: SessionStore, result: T) -> T:
+    """``result``, after rebuilding ``archive``'s full-text index (:func:`purge_index`)."""
+    archive_forget.purge_index(archive)
+    return result
+
+
 def _provider_matches(
     host: MemoryHost, user_id: str | None, phrase: str
 ) -> tuple[list[ProviderMemory], str]:
@@ -180,12 +200,7 @@ def find_subject(host: MemoryHost, user_id: str | None, phrase: str) -> Matches:
         skills=skills_forget.find_phrase(host.home, phrase),
         trace=recall_trace.find_phrase(host.home, uid, phrase),
     )
-    archive = open_archive(host)
-    if archive is not None:
-        try:
-            found.archive = archive_forget.find_phrase(archive, uid, phrase)
-        finally:
-            archive.close()
+    found.archive = _with_archive(host, lambda a: archive_forget.find_phrase(a, uid, phrase), [])
     found.provider, found.provider_note = _provider_matches(host, uid, phrase)
     return found
 
@@ -211,13 +226,9 @@ def forget_subject(host: MemoryHost, user_id: str | None, phrase: str) -> Forget
         memory=memory_forget.forget_phrase(host.home, host.settings.memory, uid, phrase),
         skills=skills_forget.forget_phrase(host.home, phrase),
     )
-    archive = open_archive(host)
-    if archive is not None:
-        try:
-            removed.archive = archive_forget.forget_phrase(archive, uid, phrase)
-            archive_forget.purge_index(archive)
-        finally:
-            archive.close()
+    removed.archive = _with_archive(
+        host, lambda a: _purged(a, archive_forget.forget_phrase(a, uid, phrase)), []
+    )
     removed.provider, removed.provider_note = _provider_matches(host, uid, phrase)
     lister = inspectable(host.provider)
     if lister is not None and removed.provider:
@@ -270,13 +281,9 @@ def forget_user(host: MemoryHost, user_id: str) -> UserForgetReport:
     removed: dict[str, int] = {
         "memory": memory_forget.forget_scope(host.home, host.settings.memory, uid)
     }
-    archive = open_archive(host)
-    if archive is not None:
-        try:
-            removed["sessions"] = archive_forget.forget_user(archive, uid)
-            archive_forget.purge_index(archive)
-        finally:
-            archive.close()
+    removed["sessions"] = _with_archive(
+        host, lambda a: _purged(a, archive_forget.forget_user(a, uid)), 0
+    )
     lister = inspectable(host.provider)
     if lister is not None:
         removed["provider"] = lister.inspect_forget_user(uid)
