@@ -234,7 +234,7 @@ def drop_known_lines(context: MemoryContext, known: str) -> MemoryContext | None
     if not _line_key(text):
         return None
     count = max(0, context.count - dropped) if context.count >= dropped else context.count
-    return MemoryContext(text, count=count, label=context.label, glyph=context.glyph)
+    return replace(context, text=text, count=count)
 
 
 def build_memory_context_block(raw: str) -> str:
@@ -425,9 +425,19 @@ def coerce_context(value: Any, source: str) -> MemoryContext | None:
             count=count,
             label=coerce_text(value.label) if value.label is not None else source,
             glyph=coerce_text(value.glyph) or "🧠",
+            scores=_scores(value.scores),
         )
     except Exception:
         return None
+
+
+def _scores(value: Any) -> tuple[float, ...]:
+    """Finite float scores from whatever a plugin put in ``scores`` (anything else: none)."""
+    try:
+        scores = tuple(float(x) for x in value)
+    except (TypeError, ValueError):
+        return ()
+    return tuple(x for x in scores if x == x and abs(x) != float("inf"))
 
 
 def coerce_text(value: Any) -> str:

@@ -568,7 +568,7 @@ class HookFacade:
                     self._skip_recall(key, "timeout", f"no answer within {timeout:.1f}s{why}")
                     continue
             if isinstance(context, MemoryContext) and context.text.strip():
-                results.append(context)
+                results.append(replace(context, source=key))
         return results
 
     def _recall(self, impl: HookImpl, kwargs: Mapping[str, Any], cap: int) -> MemoryContext | None:

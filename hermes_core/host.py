@@ -37,10 +37,12 @@ from hermes_core.context import (
 from hermes_core.errors import HermesError
 from hermes_core.fsutil import ensure_private_dir
 from hermes_core.hooks import HookFacade, ShutdownReport, ToolRouter
-from hermes_core.llm.tokens import estimate_messages_tokens
+from hermes_core.llm.tokens import estimate_messages_tokens, estimate_tokens
 from hermes_core.plugins import create_plugin_manager
 from hermes_core.providers.base import MemoryProvider
 from hermes_core.providers.registry import ProviderRegistry, ProviderStatus
+from hermes_core.recall_trace import TraceSource, TraceTurn
+from hermes_core.recall_trace import record as record_trace
 from hermes_core.settings.base import load_settings, resolve_home
 from hermes_core.settings.models import CompressionSettings, HermesSettings
 from hermes_core.types import (
@@ -197,11 +199,32 @@ class Session:
         if is_trivial_prompt(text):
             self.last_recall = []
             return ""
+        started = time.perf_counter()
         contexts = self.host.facade.prefetch(self.info, text)  # coerced, capped, screened
         # What USER.md / MEMORY.md already put in the frozen prompt is not repeated.
         fresh = (drop_known_lines(c, self._system_prompt) for c in contexts)
         self.last_recall = [c for c in fresh if c is not None and c.text.strip()]
-        return build_memory_context_block("\n\n".join(c.text for c in self.last_recall))
+        block = build_memory_context_block("\n\n".join(c.text for c in self.last_recall))
+        self._trace(text, block, time.perf_counter() - started)
+        return block
+
+    def _trace(self, query: str, block: str, seconds: float) -> None:
+        """Record this turn's recall in the user's trace (``memory.recall_trace``)."""
+        memory = self.host.settings.memory
+        if not memory.recall_trace:
+            return
+        turn = TraceTurn(
+            session_id=self.info.id,
+            turn=self.turn_number,
+            query=query,
+            at=time.time(),
+            tokens=estimate_tokens(block) if block else 0,
+            latency_ms=round(seconds * 1000.0, 3),
+            sources=tuple(
+                TraceSource(c.source, c.label, c.count, c.text, c.scores) for c in self.last_recall
+            ),
+        )
+        record_trace(self.host.home, self.info.user_id, turn, keep=memory.recall_trace_turns)
 
     def recall_line(self) -> str:
         """ "🧠 chroma — recalled 3 memories" for the last turn, or ``""``."""

@@ -76,6 +76,7 @@ KNOWN_TABLES = frozenset(
         "state_meta",
         "memory_archive",
         "memory_priority",
+        "memory_expiry",
         "memory_fts",
         "compression_events",
         "skill_outcomes",

@@ -82,13 +82,17 @@ class MemoryContext:
 
     ``text`` is plain, *unfenced* text (the host adds the one ``<memory-context>`` fence).
     ``count`` is how many memories were recalled (drives "🧠 label — recalled N memories");
-    ``label`` names the source shown in that line.
+    ``label`` names the source shown in that line. ``scores`` are the recalled memories'
+    relevance scores when the implementation reports them (the recall trace shows them);
+    ``source`` is the plugin that recalled it (set by the host, not by implementations).
     """
 
     text: str
     count: int = 0
     label: str = ""
     glyph: str = "🧠"
+    scores: tuple[float, ...] = ()
+    source: str = ""
 
 
 @dataclass(frozen=True, slots=True)

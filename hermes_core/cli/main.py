@@ -29,6 +29,7 @@ BUILTIN_COMMANDS: dict[str, str] = {
     "skills": "hermes_core.cli.skills",
     "chat": "hermes_core.cli.chat",
     "mcp": "hermes_core.cli.mcp:mcp",
+    "ui": "hermes_core.cli.ui:ui",
 }
 
 
@@ -47,6 +48,8 @@ BUILTIN_HELP: dict[str, str] = {
     "chat": "Chat with the reference agent: memory, session search, skills, compression and "
     "background review, with slash commands (/help).",
     "mcp": "Serve hermes-core memory to MCP clients (Claude Desktop, Cursor, Codex CLI, ...).",
+    "ui": "The memory inspector in a local web page: what each user's memory holds, why it was "
+    "recalled; fix it, forget it.",
 }
 """The short help of every built-in command, shown by ``hermes --help`` without importing
 the command's module (it equals the command's own ``get_short_help_str``)."""

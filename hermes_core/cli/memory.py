@@ -12,6 +12,7 @@ from typing import Any
 
 import click
 
+from hermes_core.cli.forget import register_forget_command
 from hermes_core.cli.memory_store import register_memory_commands
 from hermes_core.cli.output import Table, console, mark, print_json, shown
 from hermes_core.errors import ConfigError, HermesError
@@ -483,6 +484,7 @@ def off() -> None:
 
 
 register_memory_commands(memory)  # show, edit, pending, approve, reject, restore, archive, users
+register_forget_command(memory)  # forget PHRASE / --everything
 
 from hermes_core.cli.memory_bridge import export_to_hermes_agent  # noqa: E402
 

@@ -10,7 +10,6 @@ Imports the ``mcp`` SDK, uvicorn and starlette: install ``hermes-memory-core[mcp
 
 from __future__ import annotations
 
-import ipaddress
 import logging
 import socket
 import sys
@@ -28,6 +27,7 @@ from pydantic import ValidationError
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from hermes_core.host import MemoryHost
+from hermes_core.net import is_loopback
 
 from .server import SESSION_HEADER, USER_CLAIM, Identity, build_server
 from .service import McpService
@@ -37,16 +37,6 @@ log = logging.getLogger(__name__)
 
 MCP_PATH = "/mcp"
 REAP_EVERY = 60.0
-
-
-def is_loopback(host: str) -> bool:
-    """True for 127.0.0.0/8, ::1 and ``localhost``."""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
 
 
 class StoreVerifier:

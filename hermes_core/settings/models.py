@@ -98,6 +98,14 @@ class MemorySettings(_Section):
         ge=0,
         description="Characters of one recall kept (before scanning); 0 = no cap.",
     )
+    recall_trace: bool = Field(
+        True,
+        description="Record what each turn's recall put in front of the model (per user, "
+        "shown by `hermes ui`); false records nothing.",
+    )
+    recall_trace_turns: int = Field(
+        20, ge=1, le=1000, description="Turns of recall trace kept per user (oldest go first)."
+    )
     providers: dict[str, dict[str, Any]] = Field(
         default_factory=dict,
         description="Per-provider settings blocks, validated by the provider at activation.",

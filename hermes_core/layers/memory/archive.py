@@ -18,6 +18,7 @@ reprioritises another's entries. Tables from before scopes get the column (``""`
 
 from __future__ import annotations
 
+import builtins
 import contextlib
 import os
 import sqlite3
@@ -59,6 +60,13 @@ CREATE TABLE IF NOT EXISTS memory_archive (
 );
 CREATE INDEX IF NOT EXISTS idx_memory_archive_target ON memory_archive(target, archived_at);
 CREATE TABLE IF NOT EXISTS memory_priority {PRIORITY_COLUMNS};
+CREATE TABLE IF NOT EXISTS memory_expiry (
+    user_id TEXT NOT NULL DEFAULT '',
+    target TEXT NOT NULL,
+    content TEXT NOT NULL,
+    expires_at REAL NOT NULL,
+    PRIMARY KEY (user_id, target, content)
+);
 """
 
 MIGRATE_PRIORITY = f"""
@@ -251,6 +259,37 @@ class MemoryArchive:
                     (self._owner(target), target, content, priority, time.time()),
                 )
 
+    def set_expiry(self, target: MemoryTarget, content: str, expires_at: float | None) -> None:
+        """Give the live entry ``content`` an expiry (epoch seconds), or none (``None``).
+        An expired entry stays in its file but leaves the prompt (:meth:`expired`)."""
+        with self.connect() as conn:
+            conn.execute(
+                "DELETE FROM memory_expiry WHERE user_id = ? AND target = ? AND content = ?",
+                (self._owner(target), target, content),
+            )
+            if expires_at is not None:
+                conn.execute(
+                    "INSERT INTO memory_expiry (user_id, target, content, expires_at) "
+                    "VALUES (?, ?, ?, ?)",
+                    (self._owner(target), target, content, float(expires_at)),
+                )
+
+    def expiries(self, target: MemoryTarget) -> dict[str, float]:
+        """``{entry: expires_at}`` of ``target``'s entries that carry an expiry."""
+        if not db_path(self.home).exists():
+            return {}
+        with self.connect() as conn:
+            rows = conn.execute(
+                "SELECT content, expires_at FROM memory_expiry WHERE user_id = ? AND target = ?",
+                (self._owner(target), target),
+            ).fetchall()
+        return {str(r[0]): float(r[1]) for r in rows}
+
+    def expired(self, target: MemoryTarget, now: float | None = None) -> set[str]:
+        """Entries of ``target`` whose expiry has passed."""
+        moment = time.time() if now is None else now
+        return {c for c, at in self.expiries(target).items() if at <= moment}
+
     # -- reading
 
     def low_priority(self, target: MemoryTarget) -> set[str]:
@@ -307,6 +346,69 @@ class MemoryArchive:
                 params,
             ).fetchall()
         return [_entry(row) for row in rows]
+
+    def mentioning(
+        self, needle: str
+    ) -> tuple[builtins.list[ArchivedEntry], builtins.list[tuple[str, str]]]:
+        """Every row this scope sees whose content contains ``needle`` (case-folded, CJK
+        too): archived entries (restored ones included) and the low-priority and expiry
+        marks ``(target, content)``. For "forget a subject"."""
+        if not db_path(self.home).exists():
+            return [], []
+        visible, params = self._visible()
+        with self.connect() as conn:
+            rows = conn.execute(f"SELECT * FROM memory_archive WHERE {visible}", params).fetchall()
+            marks = conn.execute(
+                "SELECT target, content FROM memory_priority WHERE "
+                "(target = 'memory' AND user_id = ?) OR (target = 'user' AND user_id = ?)",
+                params,
+            ).fetchall()
+            expiring = conn.execute(
+                "SELECT target, content FROM memory_expiry WHERE "
+                "(target = 'memory' AND user_id = ?) OR (target = 'user' AND user_id = ?)",
+                params,
+            ).fetchall()
+        entries = [_entry(row) for row in rows if needle in str(row["content"]).casefold()]
+        found = sorted(
+            {(str(m[0]), str(m[1])) for m in [*marks, *expiring] if needle in str(m[1]).casefold()}
+        )
+        return entries, found
+
+    def purge(self, ids: Sequence[int], marks: Sequence[tuple[str, str]]) -> None:
+        """Delete archived rows ``ids`` and priority marks ``marks`` of this scope."""
+        self.delete(ids)
+        with self.connect() as conn:
+            for table in ("memory_priority", "memory_expiry"):
+                conn.executemany(
+                    f"DELETE FROM {table} WHERE user_id = ? AND target = ? AND content = ?",
+                    [(self._owner(target), target, content) for target, content in marks],
+                )
+
+    def purge_scope(self) -> int:
+        """Delete every archived row and priority mark this scope sees; returns the rows."""
+        if not db_path(self.home).exists():
+            return 0
+        visible, params = self._visible()
+        with self.connect() as conn:
+            count = conn.execute(f"DELETE FROM memory_archive WHERE {visible}", params).rowcount
+            for table in ("memory_priority", "memory_expiry"):
+                conn.execute(
+                    f"DELETE FROM {table} WHERE "
+                    "(target = 'memory' AND user_id = ?) OR (target = 'user' AND user_id = ?)",
+                    params,
+                )
+        return int(count)
+
+    def users(self) -> builtins.list[tuple[str, int, float]]:
+        """``(user_id, rows, newest archived_at)`` of every owner in the archive (all
+        scopes: for the inspector's people list, never for a user's own view)."""
+        if not db_path(self.home).exists():
+            return []
+        with self.connect() as conn:
+            rows = conn.execute(
+                "SELECT user_id, COUNT(*), MAX(archived_at) FROM memory_archive GROUP BY user_id"
+            ).fetchall()
+        return [(str(r[0]), int(r[1]), float(r[2] or 0.0)) for r in rows]
 
 
 def _entry(row: sqlite3.Row) -> ArchivedEntry:

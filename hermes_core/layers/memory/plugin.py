@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import shlex
+import sqlite3
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -204,7 +205,8 @@ class MemoryLayer:
                     disk.error,
                 )
                 continue
-            block = render_block(target, disk.entries, limit_for(settings, target))
+            live = unexpired(engine, target, disk.entries)
+            block = render_block(target, live, limit_for(settings, target))
             if block:
                 blocks.append(block)
         pending = _pending_for(session.home, settings, engine.user_id)
@@ -214,6 +216,18 @@ class MemoryLayer:
             tool=tool,
             archive_tool=MemoryArchiveTool(engine.archive),
         )
+
+
+def unexpired(engine: MemoryEngine, target: MemoryTarget, entries: list[str]) -> list[str]:
+    """``entries`` without those whose expiry (``MemoryArchive.set_expiry``) has passed:
+    an expired entry stays in its file but leaves the prompt. When ``state.db`` cannot be
+    read, every entry is kept (logged)."""
+    try:
+        expired = engine.archive.expired(target)
+    except sqlite3.Error as exc:
+        log.warning("memory expiries unreadable (%s); no entry is treated as expired", exc)
+        return entries
+    return [e for e in entries if e not in expired] if expired else entries
 
 
 def _pending_for(home: Path, settings: MemorySettings, user_id: str | None) -> PendingStore:

@@ -43,6 +43,7 @@ from hermes_core import (
     Turn,
     hookimpl,
 )
+from hermes_core.providers.inspect import ProviderMemory
 
 from hermes_memory_chroma.compactor import ChatClient, Compaction, Compactor, message_text
 from hermes_memory_chroma.embedder_names import embedder_missing
@@ -253,6 +254,49 @@ class ChromaProvider(MemoryProvider):
                 buf.messages.clear()
                 buf.dialogue_ids.clear()
         return self.store.clear_user_memory(user_id)
+
+    # -------------------------------------------------- the inspector (InspectableProvider)
+
+    def inspect_users(self) -> list[str]:
+        """User ids with memories (``hermes ui``'s People page)."""
+        return self.store.users()
+
+    def inspect_memories(self, user_id: str) -> list[ProviderMemory]:
+        """Every memory of ``user_id``, superseded ones included (``replaced_at`` is when
+        they were replaced), newest first."""
+        return [
+            ProviderMemory(
+                id=m.id,
+                text=m.content,
+                created_at=m.created_at,
+                kind=m.type,
+                source=m.source,
+                session_id=m.session_id,
+                superseded_by=m.superseded_by,
+                replaced_at=m.updated_at if m.superseded_by else None,
+            )
+            for m in self.store.list_memories(user_id, include_superseded=True)
+        ]
+
+    def inspect_forget(self, user_id: str, memory_ids: Sequence[str]) -> int:
+        """Delete these memories of ``user_id`` (live, history, keyword index, and their
+        text in chromadb's write-ahead log)."""
+        count = self.store.delete_many(user_id, memory_ids)
+        self.store.scrub_write_log(memory_ids)
+        return count
+
+    def inspect_compact(self) -> None:
+        """Before a forget proof: no stray bytes of deleted memories in the persisted
+        vector index files (see :meth:`MemoryStore.scrub_index_files`)."""
+        self.store.scrub_index_files()
+
+    def inspect_forget_user(self, user_id: str) -> int:
+        """Delete everything of ``user_id`` (see :meth:`clear_user_memory`), their text in
+        chromadb's write-ahead log included."""
+        ids = [m.id for m in self.store.list_memories(user_id, include_superseded=True)]
+        count = self.clear_user_memory(user_id)
+        self.store.scrub_write_log(ids)
+        return count
 
     def expire(self, user_id: str) -> list[str]:
         """Delete ``user_id``'s never-recalled low-value memories older than ``ttl_days``."""

@@ -56,10 +56,14 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import os
+import sqlite3
+import struct
 import threading
 import time
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -79,6 +83,11 @@ from hermes_memory_chroma.reembed import (
 from hermes_memory_chroma.text import content_hash
 
 log = logging.getLogger(__name__)
+
+HNSW_HEADER = struct.Struct("<iQQQQQQiIQQQdQ")
+"""``header.bin`` of a persisted hnswlib index (chroma's fork): persistence version,
+offsetLevel0, max_elements, cur_element_count, size_data_per_element, label_offset,
+offsetData, maxlevel, enterpoint_node, maxM, maxM0, M, mult, ef_construction."""
 
 SCHEMA_VERSION = 2
 """1: superseded rows stayed in the live collection; 2: they live in the history collection."""
@@ -1243,6 +1252,69 @@ class MemoryStore:
             self.fts.forget_history(user_id)
             return max(removed, fts_removed)
 
+    def scrub_write_log(self, memory_ids: Sequence[str]) -> int:
+        """Blank what chromadb's own write-ahead log (``embeddings_queue`` of the embedded
+        ``chroma.sqlite3``) still keeps of deleted memories: their document and metadata,
+        kept until the vector index next persists. The vector stays (a replay of the log
+        needs it); the metadata segment applied the rows already. A no-op in server mode
+        (the server's files are its operator's). Returns the rows blanked."""
+        path = self.root / "chroma.sqlite3"
+        ids = [str(i) for i in memory_ids]
+        if not self._owns_client or not ids or not path.is_file() or path.is_symlink():
+            return 0
+        with self._lock, closing(sqlite3.connect(path, timeout=30.0)) as conn, conn:
+            tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
+            if "embeddings_queue" not in tables:
+                return 0
+            changed = 0
+            for start in range(0, len(ids), 500):
+                chunk = ids[start : start + 500]
+                marks = ",".join("?" * len(chunk))
+                changed += conn.execute(
+                    f"UPDATE embeddings_queue SET metadata = NULL WHERE id IN ({marks}) "
+                    "AND metadata IS NOT NULL",
+                    chunk,
+                ).rowcount
+            return changed
+
+    def scrub_index_files(self) -> int:
+        """Zero the unused capacity of every persisted vector index below the embedded
+        store (``<segment>/data_level0.bin`` past the ``cur_element_count`` elements its
+        ``header.bin`` records). hnswlib allocates that capacity without clearing it and
+        persists it as it is, so it can hold stray bytes of this process's memory — text
+        of memories deleted a moment ago included. Files whose header does not describe
+        them exactly are left alone. A no-op in server mode. Returns the files scrubbed."""
+        if not self._owns_client:
+            return 0
+        with self._lock:
+            return self._scrub_unlocked()
+
+    def _scrub_unlocked(self) -> int:
+        scrubbed = 0
+        if self._owns_client:
+            for header in sorted(self.root.glob("*/header.bin")):
+                data = header.with_name("data_level0.bin")
+                if header.is_symlink() or data.is_symlink() or not data.is_file():
+                    continue
+                raw = header.read_bytes()
+                if len(raw) != HNSW_HEADER.size:
+                    continue
+                fields = HNSW_HEADER.unpack(raw)
+                max_elements, current, per_element = fields[2], fields[3], fields[4]
+                size = data.stat().st_size
+                if per_element <= 0 or max_elements * per_element != size or current > max_elements:
+                    continue
+                used = current * per_element
+                if used >= size:
+                    continue
+                with data.open("r+b") as handle:
+                    handle.seek(used)
+                    handle.write(bytes(size - used))
+                    handle.flush()
+                    os.fsync(handle.fileno())
+                scrubbed += 1
+        return scrubbed
+
     # ------------------------------------------------------------------ reads
 
     def get(self, user_id: str, ids: Sequence[str]) -> list[Memory]:
@@ -1512,6 +1584,12 @@ class MemoryStore:
                     self._client.close()
                 except Exception as exc:  # closing must not fail a shutdown
                     log.debug("closing the chromadb client of %s: %s", self.root, exc)
+                try:  # its last persist may have written stray process memory: clear it
+                    self._scrub_unlocked()
+                except OSError as exc:
+                    log.warning(
+                        "could not clear the unused index capacity in %s: %s", self.root, exc
+                    )
 
 
 __all__ = [
