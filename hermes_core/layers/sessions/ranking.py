@@ -307,8 +307,7 @@ def _rare_rows(
     if not chosen:
         return []
     rare_match = " OR ".join(chosen)
-    found = db.fts_window_rows(rare_match, 0, where, params)
-    rows = [r for r in found if int(r[0]) <= window.floor]
+    rows = [r for r in db.fts_window_rows(rare_match, 0, where, params) if r[0] <= window.floor]
     cost.rows_ranked += len(rows)
     window.rare = [t for t in terms if t.to_match() in chosen]
     if not rows:
