@@ -273,6 +273,7 @@ def _idf(rows: int, hits: float) -> float:
 
 def _rare_rows(
     db: SessionStore,
+    match: str,
     terms: Sequence[Term],
     window: Window,
     postings: dict[str, list[int]],
@@ -281,7 +282,8 @@ def _rare_rows(
     params: list[Any],
     cost: Cost,
 ) -> list[tuple[Any, ...]]:
-    """Rows below the window matching a *rare* term of a broad query, with the filters.
+    """Rows below the window matching a *rare* term of a broad query (and ``match``, so an
+    explicit ``AND``/``NOT`` still holds), with the filters.
 
     A term is rare when it is in at most :data:`RARE_MAX` messages of the whole archive:
     the window's density screens out common terms for free, the others are counted with
@@ -307,7 +309,10 @@ def _rare_rows(
     if not chosen:
         return []
     rare_match = " OR ".join(chosen)
-    rows = [r for r in db.fts_window_rows(rare_match, 0, where, params) if r[0] <= window.floor]
+    wanted = rare_match
+    if match != " OR ".join(dict.fromkeys(t.to_match() for t in terms)):
+        wanted = f"({match}) AND ({rare_match})"  # the user's AND / NOT still apply
+    rows = [r for r in db.fts_window_rows(wanted, 0, where, params) if r[0] <= window.floor]
     cost.rows_ranked += len(rows)
     window.rare = [t for t in terms if t.to_match() in chosen]
     if not rows:
@@ -382,7 +387,9 @@ def _candidates(
                 if RARE_MAX:
                     rows = [
                         *rows,
-                        *_rare_rows(db, terms, window, postings, newest, where, params, cost),
+                        *_rare_rows(
+                            db, match, terms, window, postings, newest, where, params, cost
+                        ),
                     ]
                 scores = _window_scores(window, postings, rows)
                 rows = sorted(rows, key=lambda r: (-scores[int(r[0])], -int(r[0])))[:limit]

@@ -103,6 +103,14 @@ def test_session_search_from_a_later_session_finds_the_needle(archive: SessionSt
         assert [r["session_id"] for r in out["results"]][:1] == [f"needle{i}"], query
 
 
+def test_explicit_not_still_excludes_old_rows(archive: SessionStore) -> None:
+    found = {s.session_id for s in rank(archive, "token conical").sessions}
+    assert "needle0" in found  # found through the rare "conical"...
+    excluded = rank(archive, "token conical NOT sweeter")
+    assert excluded.cost.windows >= 1
+    assert "needle0" not in {s.session_id for s in excluded.sessions}  # ...unless excluded
+
+
 def test_discovery_stays_bounded(archive: SessionStore) -> None:
     """A word in more messages than ``RARE_MAX`` is not read below the window, and rare
     rows are capped at ``RARE_ROWS_MAX``: the rows ranked do not grow with the archive."""
