@@ -54,6 +54,17 @@ _EN_WORDS = _EN_TEXT.split()
 _ZH_WORDS = _ZH_TEXT.split()
 SELECTIVE_QUERIES = ("dark mode", "开会讨论", "kubernetes helm", "flaky integration")
 BROAD_QUERIES = ("coffee", "数据库", "plugin embedding", "deploy server error")
+NEEDLE_SESSION = 37
+"""The old session every needle is planted in (about message 1,500 of the archive)."""
+NEEDLES = (
+    ("en", "coffee grinder conical burr", "the new conical burr grinder makes the coffee sweeter"),
+    ("zh", "数据库熔断演练", "周五下午我们做了数据库熔断演练，切换只用了八秒"),
+    ("en", "xylophone tokenizer", "my xylophone tokenizer splits each melody into note tokens"),
+    ("zh", "缓存雪崩预案", "缓存雪崩预案已经写好了，明天评审"),
+)
+"""``(language, query, text)``: a query mixing one common word (``coffee``, ``数据库``,
+``token`` (the stem of "tokenizer"), ``缓存``) with words that occur only in the needle's
+message of session :data:`NEEDLE_SESSION`; the exhaustive ranking puts that session first."""
 SESSIONS_PER_COMMIT = 250
 """Sessions written per transaction while building an archive (the bulk path: a 1M-message
 archive is 25,000 sessions; one durable commit each would dominate the build)."""
@@ -188,6 +199,8 @@ def run_size(
                     }
                     for j in range(count)
                 ]
+                if sid_index == NEEDLE_SESSION:
+                    _plant_needles(batch)
                 db.append_messages(sid, batch)
                 written += count
                 sid_index += 1
@@ -232,6 +245,8 @@ def run_size(
 
     results["selective"] = measure(SELECTIVE_QUERIES)
     results["broad"] = measure(BROAD_QUERIES)
+    if sid_index > NEEDLE_SESSION:
+        results["needle"] = measure_needles(searcher, f"s{NEEDLE_SESSION:06d}", repeat)
     anchor_rows = db.read(
         "SELECT id, session_id FROM messages ORDER BY id LIMIT 1 OFFSET ?", (n_messages // 2,)
     )
@@ -266,6 +281,40 @@ def run_size(
         results[f"{kind}_rows_ranked"] = max(v["rows_ranked"] for v in results[kind].values())
     _discard(db)
     return results
+
+
+def _plant_needles(batch: list[dict[str, Any]]) -> None:
+    """Replace messages of the needle session by the :data:`NEEDLES` texts (the generator's
+    random stream is unchanged, so the rest of the archive is the same)."""
+    for i, (_, _, text) in enumerate(NEEDLES):
+        position = 4 + 6 * i
+        if position < len(batch):
+            batch[position]["content"] = text
+
+
+def needle_rank(result: dict[str, Any], session_id: str) -> int | None:
+    """1-based position of ``session_id`` in a discover result (``None``: not returned)."""
+    for position, item in enumerate(result.get("results", []), start=1):
+        if item.get("session_id") == session_id:
+            return position
+    return None
+
+
+def measure_needles(searcher: SessionSearch, session_id: str, repeat: int) -> dict[str, Any]:
+    """For each of :data:`NEEDLES`: where ``session_search`` (discover, top 10, called from a
+    later session) puts the needle's session, and how long the call takes."""
+    out: dict[str, Any] = {}
+    for lang, query, _ in NEEDLES:
+        args = {"query": query, "limit": 10}
+        found = searcher.run(args, "live-session")
+        position = needle_rank(found, session_id)
+        out[query] = {
+            "lang": lang,
+            "rank": position,
+            "top3": position is not None and position <= 3,
+            "discover": _time(partial(searcher.run, args, "live-session"), repeat).to_dict(),
+        }
+    return out
 
 
 def _concurrent_writer(backend: str, where: str, worker: int, turns: int) -> None:
@@ -364,8 +413,11 @@ def run_perf(
 
 __all__ = [
     "BROAD_QUERIES",
+    "NEEDLES",
     "SELECTIVE_QUERIES",
     "Timing",
+    "measure_needles",
+    "needle_rank",
     "run_concurrent",
     "run_perf",
     "run_size",

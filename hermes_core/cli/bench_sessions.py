@@ -45,6 +45,11 @@ def render(results: list[dict[str, Any]]) -> Table:
                 f"{kind} discover {q!r} ({results[-1][kind][q]['hit_rate']:.1%})",
                 lambda r, q=q, kind=kind: _pp(r[kind][q]["discover"]),
             )
+    for q in results[0].get("needle", {}):
+        row(
+            f"needle in session 37 {q!r}: rank, discover",
+            lambda r, q=q: _needle(r.get("needle", {}).get(q)),
+        )
     row("selective discover p50 (median)", lambda r: f"{r['selective_p50_ms']:.1f}")
     row("broad discover p50 (median)", lambda r: f"{r['broad_p50_ms']:.1f}")
     row("selective discover CPU p50 (median)", lambda r: f"{r['selective_cpu_p50_ms']:.1f}")
@@ -56,6 +61,14 @@ def render(results: list[dict[str, Any]]) -> Table:
     row("db size (MB)", lambda r: f"{r['db_mb']:.1f}")
     row("bytes per message", lambda r: f"{r['bytes_per_message']:,}")
     return table
+
+
+def _needle(found: dict[str, Any] | None) -> str:
+    """``#rank · p50 / p95`` of a needle query (``missed`` when not in the top 10)."""
+    if not found:
+        return "-"
+    where = f"#{found['rank']}" if found["rank"] else "missed"
+    return f"{where} · {_pp(found['discover'])}"
 
 
 def _pp(t: dict[str, Any]) -> str:

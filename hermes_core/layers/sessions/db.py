@@ -339,8 +339,17 @@ class SessionDB(ArchiveBase):
 
     # -- full-text index (FTS5) ---------------------------------------------------------
 
-    def fts_count(self, match: str, floor: int = 0) -> int:
-        """Index rows matching the FTS5 expression ``match`` with ids above ``floor``."""
+    def fts_count(self, match: str, floor: int = 0, cap: int | None = None) -> int:
+        """Index rows matching the FTS5 expression ``match`` with ids above ``floor``; with
+        ``cap``, counting stops there (the cost is bounded by ``cap``, not by the matches)."""
+        if cap is not None:
+            return int(
+                self.read(
+                    "SELECT COUNT(*) FROM (SELECT rowid FROM messages_fts "
+                    "WHERE messages_fts MATCH ? AND rowid > ? LIMIT ?)",
+                    (match, floor, int(cap)),
+                )[0][0]
+            )
         return int(
             self.read(
                 "SELECT COUNT(*) FROM messages_fts WHERE messages_fts MATCH ? AND rowid > ?",

@@ -201,7 +201,7 @@ class PostgresSessionDB(ArchiveBase):
         self._lexemes: dict[str, tuple[str, ...]] = {}
         self._totals: tuple[int, int, int, int, float] | None = None
         self._deletes = 0
-        self._counts: dict[tuple[str, int], tuple[float, int]] = {}
+        self._counts: dict[tuple[str, int, int | None], tuple[float, int]] = {}
         self._options = PoolOptions(
             timeout=max(10.0, statement_timeout_s),
             statement_timeout=max(0.001, statement_timeout_s),
@@ -560,8 +560,9 @@ class PostgresSessionDB(ArchiveBase):
 
     # -- full-text search (the same semantics as FTS5: see pg_fts) ---------------------
 
-    def fts_count(self, match: str, floor: int = 0) -> int:
-        """Messages matching the FTS5 expression ``match`` with ids above ``floor``.
+    def fts_count(self, match: str, floor: int = 0, cap: int | None = None) -> int:
+        """Messages matching the FTS5 expression ``match`` with ids above ``floor`` (at most
+        ``cap`` when given).
 
         One ranking asks for the same counts several times (window probe, IDF, coverage):
         they are remembered for :data:`COUNT_CACHE_S` seconds and forgotten at every write
@@ -570,18 +571,21 @@ class PostgresSessionDB(ArchiveBase):
         query = to_tsquery_text(match)
         if query is None:
             return 0
-        key = (query, int(floor))
+        key = (query, int(floor), cap)
         now = time.monotonic()
         cached = self._counts.get(key)
         if cached is not None and now - cached[0] < COUNT_CACHE_S:
             return cached[1]
-        count = int(
-            self.read(
-                f"SELECT COUNT(*) FROM messages WHERE fts @@ to_tsquery('{TS_CONFIG}', ?) "
-                "AND id > ?",
-                (query, floor),
-            )[0][0]
-        )
+        where = f"WHERE fts @@ to_tsquery('{TS_CONFIG}', ?) AND id > ?"
+        if cap is None:
+            count = int(self.read(f"SELECT COUNT(*) FROM messages {where}", (query, floor))[0][0])
+        else:
+            count = int(
+                self.read(
+                    f"SELECT COUNT(*) FROM (SELECT 1 FROM messages {where} LIMIT ?) AS m",
+                    (query, floor, int(cap)),
+                )[0][0]
+            )
         if len(self._counts) > 1024:
             self._counts.clear()
         self._counts[key] = (now, count)

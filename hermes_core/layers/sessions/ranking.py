@@ -54,6 +54,14 @@ WINDOW_MIN = 8192
 """The smallest window (message ids) a broad query is ranked in."""
 WINDOW_TARGET = 700
 """Matches a window should hold: enough for :data:`CANDIDATES` after filtering."""
+RARE_MAX = 1000
+"""A term of a broad query found in at most this many messages is *rare*: its matches are
+read over the whole archive, not only the recent window (:func:`_rare_rows`), so an old
+session that is the only real match of a query mixing common and rare words is still
+ranked."""
+RARE_ROWS_MAX = 3000
+"""At most this many messages are read through rare terms per ranking (rarest terms
+first), so discovery stays bounded however many rare words a query holds."""
 EXACT_POSTINGS_MAX = 5000
 """Terms in more messages than this get approximate (regex) coverage instead of postings."""
 COVERAGE_POWER = 1.0
@@ -205,6 +213,8 @@ class Window:
     matches: int
     idf: dict[str, float] = field(default_factory=dict)
     postings: dict[str, set[int]] = field(default_factory=dict)
+    rare: list[Term] = field(default_factory=list)
+    """Terms whose matches were also read below ``floor`` (:func:`_rare_rows`)."""
 
 
 @dataclass(slots=True)
@@ -240,33 +250,103 @@ def _window_span(db: SessionStore, match: str, newest: int) -> tuple[int, int] |
     return None
 
 
-def _window_scores(
-    db: SessionStore,
-    terms: Sequence[Term],
-    window: Window,
-    rows: Sequence[tuple[Any, ...]],
-    cost: Cost,
-) -> dict[int, float]:
-    """BM25 (k1 1.2, b 0.75, every occurrence counted once) of ``rows`` computed from the
-    terms' postings inside ``window``: bounded by the window, whatever the archive's size.
-    Fills ``window.idf``/``window.postings`` for the coverage stage."""
-    k1, b = 1.2, 0.75
-    ids = {int(r[0]) for r in rows}
+def _window_postings(
+    db: SessionStore, terms: Sequence[Term], window: Window, cost: Cost
+) -> dict[str, list[int]]:
+    """Every term's postings inside ``window`` (read once per term); fills ``window.idf``."""
+    out: dict[str, list[int]] = {}
     for term in terms:
         expr = term.to_match()
-        if expr in window.idf:
+        if expr in out:
             continue
         found = db.fts_rowids(expr, window.floor)
         cost.postings_read += len(found)
-        n = len(found)
-        window.idf[expr] = max(math.log((window.span - n + 0.5) / (n + 0.5)), 1e-6)
+        out[expr] = found
+        window.idf[expr] = _idf(window.span, len(found))
+    return out
+
+
+def _idf(rows: int, hits: float) -> float:
+    """BM25's IDF of a term in ``hits`` of ``rows`` messages (at least 1e-6)."""
+    return max(math.log((rows - hits + 0.5) / (hits + 0.5)), 1e-6)
+
+
+def _rare_rows(
+    db: SessionStore,
+    match: str,
+    terms: Sequence[Term],
+    window: Window,
+    postings: dict[str, list[int]],
+    newest: int,
+    where: str,
+    params: list[Any],
+    cost: Cost,
+) -> list[tuple[Any, ...]]:
+    """Rows below the window matching a *rare* term of a broad query (and ``match``, so an
+    explicit ``AND``/``NOT`` still holds), with the filters.
+
+    A term is rare when it is in at most :data:`RARE_MAX` messages of the whole archive:
+    the window's density screens out common terms for free, the others are counted with
+    the count stopping at the cap (bounded cost). Rare terms are taken rarest first until
+    :data:`RARE_ROWS_MAX` rows; their matches are read over the whole archive, so an old
+    session that is the only real match of ``coffee grinder conical burr`` is a candidate
+    however recent the window is. Rare terms get their archive-wide IDF (scaled to the
+    window, so scores stay comparable); ``postings`` gain the matches of every term among
+    the new rows (a common term is read only where it meets a rare one)."""
+    counts: dict[str, int] = {}
+    for term in terms:
+        expr = term.to_match()
+        if expr in counts or len(postings[expr]) * newest > RARE_MAX * 2 * window.span:
+            continue  # common by the window's density: no count needed
+        counts[expr] = db.fts_count(expr, 0, cap=RARE_MAX + 1)
+    rare = sorted((n, expr) for expr, n in counts.items() if 0 < n <= RARE_MAX)
+    chosen: list[str] = []
+    budget = RARE_ROWS_MAX
+    for n, expr in rare:
+        if n <= budget:
+            chosen.append(expr)
+            budget -= n
+    if not chosen:
+        return []
+    rare_match = " OR ".join(chosen)
+    wanted = rare_match
+    if match != " OR ".join(dict.fromkeys(t.to_match() for t in terms)):
+        wanted = f"({match}) AND ({rare_match})"  # the user's AND / NOT still apply
+    rows = [r for r in db.fts_window_rows(wanted, 0, where, params) if r[0] <= window.floor]
+    cost.rows_ranked += len(rows)
+    window.rare = [t for t in terms if t.to_match() in chosen]
+    if not rows:
+        return []
+    below = {int(r[0]) for r in rows}
+    for expr in dict.fromkeys(t.to_match() for t in terms):
+        if expr in chosen:
+            found = db.fts_rowids(expr)
+            window.idf[expr] = _idf(window.span, counts[expr] * window.span / max(newest, 1))
+        else:
+            found = db.fts_rowids(f"({expr}) AND ({rare_match})")
+        cost.postings_read += len(found)
+        postings[expr] = postings[expr] + [i for i in found if i in below]
+    return rows
+
+
+def _window_scores(
+    window: Window,
+    postings: dict[str, list[int]],
+    rows: Sequence[tuple[Any, ...]],
+) -> dict[int, float]:
+    """BM25 (k1 1.2, b 0.75, every occurrence counted once) of ``rows`` computed from the
+    terms' ``postings`` (inside ``window``, plus the rare terms' older rows): bounded by the
+    window, whatever the archive's size. Fills ``window.postings`` for the coverage stage."""
+    k1, b = 1.2, 0.75
+    ids = {int(r[0]) for r in rows}
+    for expr, found in postings.items():
         window.postings[expr] = set(found) & ids
+    terms = list(postings)
     lengths = {int(r[0]): max(int(r[4]) if isinstance(r[4], int) else 1, 1) for r in rows}
     avg = sum(lengths.values()) / max(len(lengths), 1)
     damp = {rowid: (k1 + 1) / (1.0 + k1 * (1 - b + b * n / avg)) for rowid, n in lengths.items()}
     scores = dict.fromkeys(lengths, 0.0)
-    for term in terms:
-        expr = term.to_match()
+    for expr in terms:
         idf = window.idf[expr]
         for rowid in window.postings[expr]:
             scores[rowid] += idf * damp[rowid]
@@ -303,7 +383,15 @@ def _candidates(
         rows = db.fts_window_rows(match, window.floor, where, params)
         if len(rows) >= limit or span * 4 >= newest:
             if len(rows) >= limit:
-                scores = _window_scores(db, terms, window, rows, cost)
+                postings = _window_postings(db, terms, window, cost)
+                if RARE_MAX:
+                    rows = [
+                        *rows,
+                        *_rare_rows(
+                            db, match, terms, window, postings, newest, where, params, cost
+                        ),
+                    ]
+                scores = _window_scores(window, postings, rows)
                 rows = sorted(rows, key=lambda r: (-scores[int(r[0])], -int(r[0])))[:limit]
                 return _hits(rows, {i: -v for i, v in scores.items()}), window
             break  # too few even in a quarter of the archive: rank it all

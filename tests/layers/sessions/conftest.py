@@ -100,6 +100,20 @@ def homes(
 
 
 @pytest.fixture
+def small_window(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The windowing of a 1M archive (issue 22) and its archive-wide rare-term discovery
+    (issue 28), scaled to a few thousand messages."""
+    from hermes_core.layers.sessions import ranking
+
+    monkeypatch.setattr(ranking, "WINDOW_MIN", 256)
+    monkeypatch.setattr(ranking, "WINDOW_TARGET", 120)
+    monkeypatch.setattr(ranking, "EXACT_MAX", 400)
+    monkeypatch.setattr(ranking, "CANDIDATES", 30)
+    monkeypatch.setattr(ranking, "RARE_MAX", 40)
+    monkeypatch.setattr(ranking, "RARE_ROWS_MAX", 120)
+
+
+@pytest.fixture
 def db(home: Path) -> Iterator[SessionStore]:
     store = open_configured(home)
     yield store

@@ -29,6 +29,7 @@ from hermes_core.bench.retrievers import (
     Retriever,
     session_ranking,
 )
+from hermes_core.bench.sessions import NEEDLES, needle_rank
 from hermes_core.cli.bench_locomo import command as locomo_command
 from hermes_core.cli.bench_sessions import command as sessions_command
 
@@ -275,14 +276,25 @@ def test_cli_sessions_perf_small(tmp_path: Path) -> None:
     root.add_command(sessions_command)
     result = CliRunner().invoke(
         root,
-        ["sessions", "--sizes", "400", "--repeat", "2", "--json", str(out_file)],
+        ["sessions", "--sizes", "1600", "--repeat", "2", "--json", str(out_file)],
         catch_exceptions=False,
     )
     assert result.exit_code == 0, result.output
     [data] = json.loads(out_file.read_text(encoding="utf-8"))
-    assert data["messages"] == 400 and data["db_mb"] > 0
+    assert data["messages"] == 1600 and data["db_mb"] > 0
     assert set(data["selective"]) and set(data["broad"])
     assert data["broad"]["coffee"]["hit_rate"] > 0.1
+    # the needle scenario: planted in session 37, searched from a later session
+    assert set(data["needle"]) == {query for _, query, _ in NEEDLES}
+    assert all(v["rank"] is not None and v["discover"]["n"] == 2 for v in data["needle"].values())
+    assert "needle in session 37" in result.output
+
+
+def test_needle_rank_reads_a_discover_result() -> None:
+    result = {"results": [{"session_id": "a"}, {"session_id": "s000037"}]}
+    assert needle_rank(result, "s000037") == 2
+    assert needle_rank(result, "b") is None
+    assert needle_rank({"success": False}, "a") is None
 
 
 @pytest.mark.slow
