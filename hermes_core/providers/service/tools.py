@@ -1,7 +1,7 @@
 """Small helpers shared by service providers' tool handlers and shutdown.
 
-* :func:`tool_json` / :func:`tool_error` — the JSON a tool handler returns
-  (``{"success": false, "error": ...}`` on failure; non-ASCII such as Chinese kept as is).
+* :func:`tool_ok` / :func:`tool_error` / :func:`tool_json` — re-exported from
+  :mod:`hermes_core.tool_results` (the one tool-result shape).
 * :func:`text_arg` — a required/optional string argument, stripped; ``None`` when missing,
   not a string, or blank.
 * :func:`guard_tool` — runs a handler body so that it never raises: a
@@ -13,29 +13,19 @@
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Callable, Mapping
 from concurrent.futures import Executor
 from typing import Any, Protocol
 
 from hermes_core.providers.service.errors import ServiceError, ServiceNotFound
+from hermes_core.tool_results import tool_error, tool_json, tool_ok
 
 
 class Closable(Protocol):
     """Anything with ``close()`` (a service API wrapper, a :class:`ServiceClient`)."""
 
     def close(self) -> None: ...
-
-
-def tool_json(payload: Mapping[str, Any]) -> str:
-    """``payload`` as the JSON string a tool returns (``ensure_ascii=False``)."""
-    return json.dumps(payload, ensure_ascii=False)
-
-
-def tool_error(message: str) -> str:
-    """The failure a tool returns: ``{"success": false, "error": message}``."""
-    return tool_json({"success": False, "error": message})
 
 
 def text_arg(args: Mapping[str, Any], name: str) -> str | None:
@@ -82,4 +72,12 @@ def stop_background(
             log.debug("%s client close failed", name, exc_info=True)
 
 
-__all__ = ["Closable", "guard_tool", "stop_background", "text_arg", "tool_error", "tool_json"]
+__all__ = [
+    "Closable",
+    "guard_tool",
+    "stop_background",
+    "text_arg",
+    "tool_error",
+    "tool_json",
+    "tool_ok",
+]

@@ -61,7 +61,8 @@ from hermes_core.providers.service import (
     screen_recalled,
     service_settings,
 )
-from hermes_core.providers.service.tools import tool_json as _json
+from hermes_core.providers.service.tools import text_arg
+from hermes_core.tool_results import tool_error, tool_ok
 from hermes_memory_honcho.api import HonchoAPI
 from hermes_memory_honcho.ids import honcho_id, session_key
 from hermes_memory_honcho.settings import KEY_URL, HonchoSettings, apply_honcho_json
@@ -73,10 +74,6 @@ LEVELS = ("minimal", "low", "medium", "high", "max")
 MAX_PENDING = 500
 """Queued messages kept per session while Honcho is unreachable (oldest dropped, logged)."""
 _SEEN_TURNS = 4096
-
-
-def _error(message: str, **extra: Any) -> str:
-    return _json({"error": message, **extra})
 
 
 def _chunks(text: str, size: int) -> list[str]:
@@ -604,12 +601,12 @@ class HonchoProvider(MemoryProvider):
             return fn()
         except ServiceError as exc:
             self._log_failure("tool call", exc)
-            return _error(str(exc))
+            return tool_error(str(exc))
 
     def _tool_profile(self, args: Mapping[str, Any], ctx: ToolContext) -> str:
         peer = self._peer_arg(args)
         if peer is None:
-            return _error("peer must be 'user' or 'ai'")
+            return tool_error("peer must be 'user' or 'ai'")
         observer, target = self._view(ctx.session, peer)
         card = args.get("card")
 
@@ -619,9 +616,9 @@ class HonchoProvider(MemoryProvider):
                 self.api.ensure_peer(target)
             if card is not None:
                 if not isinstance(card, list) or not all(isinstance(c, str) for c in card):
-                    return _error("card must be a list of strings")
+                    return tool_error("card must be a list of strings")
                 stored = self.api.set_card(observer, target, [c.strip() for c in card if c.strip()])
-                return _json({"success": True, "card": stored})
+                return tool_ok(card=stored)
             kept, dropped = screen_recalled(self.api.get_card(observer, target), "honcho card")
             result: dict[str, Any] = {"card": kept}
             if dropped:
@@ -630,17 +627,17 @@ class HonchoProvider(MemoryProvider):
                 result["hint"] = (
                     "The card is empty: Honcho fills it over time from observed conversation."
                 )
-            return _json(result)
+            return tool_ok(**result)
 
         return self._guard(run)
 
     def _tool_search(self, args: Mapping[str, Any], ctx: ToolContext) -> str:
         peer = self._peer_arg(args)
-        query = str(args.get("query") or "").strip()
+        query = text_arg(args, "query") or ""
         if peer is None:
-            return _error("peer must be 'user' or 'ai'")
+            return tool_error("peer must be 'user' or 'ai'")
         if not query:
-            return _error("query is required")
+            return tool_error("query is required")
         budget = args.get("max_tokens", 800)
         max_chars = max(200, min(8000, int(budget) * 4 if isinstance(budget, int) else 3200))
 
@@ -673,14 +670,14 @@ class HonchoProvider(MemoryProvider):
             payload: dict[str, Any] = {"results": results, "count": len(results)}
             if dropped:
                 payload["dropped"] = dropped
-            return _json(payload)
+            return tool_ok(**payload)
 
         return self._guard(run)
 
     def _tool_context(self, args: Mapping[str, Any], ctx: ToolContext) -> str:
         peer = self._peer_arg(args)
         if peer is None:
-            return _error("peer must be 'user' or 'ai'")
+            return tool_error("peer must be 'user' or 'ai'")
         observer, target = self._view(ctx.session, peer)
 
         def run() -> str:
@@ -693,7 +690,7 @@ class HonchoProvider(MemoryProvider):
                     target=target,
                 )
             except ServiceNotFound:
-                return _json({"summary": None, "representation": "", "card": [], "messages": []})
+                return tool_ok(summary=None, representation="", card=[], messages=[])
             summary = data.get("summary")
             summary_text = summary.get("content") if isinstance(summary, dict) else None
             representation = str(data.get("peer_representation") or "")
@@ -714,20 +711,20 @@ class HonchoProvider(MemoryProvider):
             }
             if dropped:
                 payload["dropped"] = dropped
-            return _json(payload)
+            return tool_ok(**payload)
 
         return self._guard(run)
 
     def _tool_reasoning(self, args: Mapping[str, Any], ctx: ToolContext) -> str:
         peer = self._peer_arg(args)
-        query = str(args.get("query") or "").strip()
+        query = text_arg(args, "query") or ""
         if peer is None:
-            return _error("peer must be 'user' or 'ai'")
+            return tool_error("peer must be 'user' or 'ai'")
         if not query:
-            return _error("query is required")
+            return tool_error("query is required")
         level = args.get("reasoning_level") or self._level(query)
         if level not in LEVELS:
-            return _error(f"reasoning_level must be one of {', '.join(LEVELS)}")
+            return tool_error(f"reasoning_level must be one of {', '.join(LEVELS)}")
         observer, target = self._view(ctx.session, peer)
 
         def run() -> str:
@@ -744,19 +741,19 @@ class HonchoProvider(MemoryProvider):
             payload: dict[str, Any] = {"answer": kept[0] if kept else "", "level": level}
             if dropped:
                 payload["dropped"] = dropped
-            return _json(payload)
+            return tool_ok(**payload)
 
         return self._guard(run)
 
     def _tool_conclude(self, args: Mapping[str, Any], ctx: ToolContext) -> str:
         peer = self._peer_arg(args)
         if peer is None:
-            return _error("peer must be 'user' or 'ai'")
-        conclusion = str(args.get("conclusion") or "").strip()
-        delete_id = str(args.get("delete_id") or "").strip()
+            return tool_error("peer must be 'user' or 'ai'")
+        conclusion = text_arg(args, "conclusion") or ""
+        delete_id = text_arg(args, "delete_id") or ""
         listing = bool(args.get("list"))
         if sum(map(bool, (conclusion, delete_id, listing))) != 1:
-            return _error("pass exactly one of `conclusion`, `delete_id` or `list`")
+            return tool_error("pass exactly one of `conclusion`, `delete_id` or `list`")
         observer, target = self._view(ctx.session, peer)
         observed = target or observer
 
@@ -767,9 +764,9 @@ class HonchoProvider(MemoryProvider):
                 made = self.api.create_conclusions(
                     [{"content": conclusion, "observer_id": observer, "observed_id": observed}]
                 )
-                return _json({"success": True, "id": made[0].get("id") if made else None})
+                return tool_ok(id=made[0].get("id") if made else None)
             if listing:
-                query = str(args.get("query") or "").strip()
+                query = text_arg(args, "query") or ""
                 filters = {"observer_id": observer, "observed_id": observed}
                 items = (
                     self.api.query_conclusions(query, filters, self.cfg.search_limit)
@@ -794,15 +791,15 @@ class HonchoProvider(MemoryProvider):
                 }
                 if dropped:
                     payload["dropped"] = dropped
-                return _json(payload)
+                return tool_ok(**payload)
             owned = {str(i.get("id")) for i in self._owned(observer, observed)}
             if delete_id not in owned:
-                return _error(
+                return tool_error(
                     f"no conclusion {delete_id!r} about this user; list them first "
                     "(honcho_conclude with list=true)"
                 )
             self.api.delete_conclusion(delete_id)
-            return _json({"success": True, "deleted": delete_id})
+            return tool_ok(deleted=delete_id)
 
         return self._guard(run)
 

@@ -410,10 +410,13 @@ class OpenVikingProvider(MemoryProvider):
                 parameters={
                     "type": "object",
                     "properties": {
-                        "action": {"type": "string", "enum": ["list", "tree", "stat"]},
+                        "action": {
+                            "type": "string",
+                            "enum": ["list", "tree", "stat"],
+                            "description": "list (default), tree or stat.",
+                        },
                         "path": {"type": "string", "description": "viking:// URI."},
                     },
-                    "required": ["action"],
                 },
                 handler=self._guarded("viking_browse", self._tool_browse),
                 toolset="memory",

@@ -53,7 +53,8 @@ from hermes_core.providers.service import (
     screen_recalled,
     service_settings,
 )
-from hermes_core.providers.service.tools import tool_json as _json
+from hermes_core.providers.service.tools import text_arg
+from hermes_core.tool_results import tool_error, tool_ok
 from hermes_memory_supermemory.api import SupermemoryAPI
 from hermes_memory_supermemory.settings import (
     KEY_URL,
@@ -69,10 +70,6 @@ MAX_QUEUED = 200
 _REMEMBERED = 4096
 """Written turn ids / session turn counters kept in memory (oldest forgotten first)."""
 _SAFE_ID = re.compile(r"[^A-Za-z0-9._-]+")
-
-
-def _error(message: str) -> str:
-    return _json({"error": message})
 
 
 def _clean(text: str) -> str:
@@ -437,20 +434,20 @@ class SupermemoryProvider(MemoryProvider):
             return fn()
         except ServiceError as exc:
             self._log_failure("tool call", exc)
-            return _error(str(exc))
+            return tool_error(str(exc))
 
     def _bad_container(self) -> str:
         allowed = (
             ", ".join(self.cfg.custom_containers) if self.cfg.enable_custom_container_tags else ""
         )
-        return _error(
+        return tool_error(
             "container_tag is not allowed" + (f"; use one of: {allowed}" if allowed else "")
         )
 
     def _tool_store(self, args: Mapping[str, Any], ctx: ToolContext) -> str:
-        content = str(args.get("content") or "").strip()
+        content = text_arg(args, "content") or ""
         if not content:
-            return _error("content is required")
+            return tool_error("content is required")
         tag = self._target(args, ctx.session)
         if tag is None:
             return self._bad_container()
@@ -468,7 +465,7 @@ class SupermemoryProvider(MemoryProvider):
                 metadata={"type": "explicit_memory", **metadata},
                 entity_context=self.cfg.entity_context,
             )
-            return _json({"saved": True, "id": doc_id})
+            return tool_ok(saved=True, id=doc_id)
 
         return self._guard(run)
 
@@ -487,9 +484,9 @@ class SupermemoryProvider(MemoryProvider):
         return out, dropped
 
     def _tool_search(self, args: Mapping[str, Any], ctx: ToolContext) -> str:
-        query = str(args.get("query") or "").strip()
+        query = text_arg(args, "query") or ""
         if not query:
-            return _error("query is required")
+            return tool_error("query is required")
         tag = self._target(args, ctx.session)
         if tag is None:
             return self._bad_container()
@@ -505,15 +502,15 @@ class SupermemoryProvider(MemoryProvider):
             payload: dict[str, Any] = {"results": found, "count": len(found)}
             if dropped:
                 payload["dropped"] = dropped
-            return _json(payload)
+            return tool_ok(**payload)
 
         return self._guard(run)
 
     def _tool_forget(self, args: Mapping[str, Any], ctx: ToolContext) -> str:
-        memory_id = str(args.get("id") or "").strip()
-        query = str(args.get("query") or "").strip()
+        memory_id = text_arg(args, "id") or ""
+        query = text_arg(args, "query") or ""
         if bool(memory_id) == bool(query):
-            return _error("pass exactly one of `id` or `query`")
+            return tool_error("pass exactly one of `id` or `query`")
         tag = self._target(args, ctx.session)
         if tag is None:
             return self._bad_container()
@@ -524,16 +521,18 @@ class SupermemoryProvider(MemoryProvider):
                 results = self.api.search(query, tag, limit=5, search_mode="memories")
                 best = next((r for r in results if r.get("id") and r.get("memory")), None)
                 if best is None:
-                    return _json({"success": False, "message": "No matching memory to forget."})
+                    return tool_error("No matching memory to forget.")
                 target_id, preview = str(best["id"]), str(best.get("memory", ""))[:100]
             try:
                 forgotten = self.api.forget(tag, memory_id=target_id)
             except ServiceNotFound:
-                return _error(f"no memory {target_id!r} in this user's memory")
-            payload: dict[str, Any] = {"success": forgotten, "id": target_id}
+                return tool_error(f"no memory {target_id!r} in this user's memory")
+            if not forgotten:
+                return tool_error(f"Supermemory did not forget {target_id!r}", id=target_id)
+            payload: dict[str, Any] = {"id": target_id}
             if preview:
                 payload["message"] = f"Forgot: {preview}"
-            return _json(payload)
+            return tool_ok(**payload)
 
         return self._guard(run)
 
@@ -541,7 +540,7 @@ class SupermemoryProvider(MemoryProvider):
         tag = self._target(args, ctx.session)
         if tag is None:
             return self._bad_container()
-        query = str(args.get("query") or "").strip() or None
+        query = text_arg(args, "query")
 
         def run() -> str:
             try:
@@ -564,7 +563,7 @@ class SupermemoryProvider(MemoryProvider):
             }
             if d1 + d2:
                 payload["dropped"] = d1 + d2
-            return _json(payload)
+            return tool_ok(**payload)
 
         return self._guard(run)
 
