@@ -37,6 +37,34 @@ def text_arg(args: Mapping[str, Any], name: str) -> str | None:
     return value.strip()
 
 
+def required_text(args: Mapping[str, Any], name: str, what: str, limit: int | None = None) -> str:
+    """:func:`text_arg` that must be there: raises
+    :class:`~hermes_core.providers.service.provider.ToolRefused` ("'name' is required:
+    <what>", or too long past ``limit`` characters)."""
+    from hermes_core.providers.service.provider import ToolRefused
+
+    value = text_arg(args, name)
+    if value is None:
+        raise ToolRefused(f"'{name}' is required: {what}")
+    if limit is not None and len(value) > limit:
+        raise ToolRefused(f"'{name}' is too long ({len(value)} chars; max {limit})")
+    return value
+
+
+def number_arg(
+    args: Mapping[str, Any], name: str, default: float, low: float, high: float
+) -> float:
+    """``args[name]`` (else ``default``) as a number in ``[low, high]``; raises ToolRefused
+    naming the range ("an integer" when ``default`` is an int)."""
+    from hermes_core.providers.service.provider import ToolRefused
+
+    value = args.get(name, default)
+    if isinstance(value, bool) or not isinstance(value, int | float) or not low <= value <= high:
+        kind = "an integer" if isinstance(default, int) else "a number"
+        raise ToolRefused(f"'{name}' must be {kind} between {low:g} and {high:g}")
+    return float(value)
+
+
 def guard_tool(
     fn: Callable[[], str],
     *,
@@ -75,6 +103,8 @@ def stop_background(
 __all__ = [
     "Closable",
     "guard_tool",
+    "number_arg",
+    "required_text",
     "stop_background",
     "text_arg",
     "tool_error",
