@@ -21,6 +21,13 @@ from pydantic_settings import SettingsConfigDict
 
 from hermes_core.errors import ConfigError
 from hermes_core.providers.base import ProviderSettings
+from hermes_core.providers.service.fields import (
+    breaker_cooldown_field,
+    failure_threshold_field,
+    prefetch_wait_field,
+    retries_field,
+    timeout_field,
+)
 
 CLOUD_URL = "https://api.hindsight.vectorize.io"
 LOCAL_URL = "http://localhost:8888"
@@ -219,42 +226,21 @@ class HindsightSettings(ProviderSettings):
         "tools = tools only.",
         json_schema_extra=_advanced(),
     )
-    timeout: float = Field(
+    timeout: float = timeout_field(
         60.0,
-        gt=0,
         le=600,
         description="Seconds one HTTP call may take (tools, retains).",
         validation_alias=_env("timeout", "HINDSIGHT_TIMEOUT"),
-        json_schema_extra=_advanced(env_var="HINDSIGHT_TIMEOUT"),
+        env_var="HINDSIGHT_TIMEOUT",
     )
-    prefetch_wait: float = Field(
-        3.0,
-        gt=0,
-        le=30,
-        description="Seconds automatic recall waits for the server.",
-        json_schema_extra=_advanced(),
+    prefetch_wait: float = prefetch_wait_field(
+        description="Seconds automatic recall waits for the server."
     )
-    retries: int = Field(
-        2,
-        ge=0,
-        le=10,
-        description="Retries (with backoff) of a failed idempotent call.",
-        json_schema_extra=_advanced(),
-    )
-    failure_threshold: int = Field(
-        5,
-        ge=1,
-        le=100,
-        description="Consecutive failures that pause the provider.",
-        json_schema_extra=_advanced(),
-    )
-    breaker_cooldown: float = Field(
-        60.0,
-        ge=0,
-        le=3600,
-        description="Seconds the provider stays paused after the "
-        "failures; then one call probes the server.",
-        json_schema_extra=_advanced(),
+    retries: int = retries_field()
+    failure_threshold: int = failure_threshold_field()
+    breaker_cooldown: float = breaker_cooldown_field(
+        description="Seconds the provider stays paused after the failures; then one call "
+        "probes the server."
     )
 
     @field_validator("recall_types", "recall_tags", "retain_tags", mode="before")
