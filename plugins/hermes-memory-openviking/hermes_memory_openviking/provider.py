@@ -23,15 +23,12 @@ Behaviour (spec §4, OpenViking):
 from __future__ import annotations
 
 import logging
-import threading
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from hermes_core import (
-    HealthCheck,
     MemoryContext,
-    MemoryProvider,
     MemoryWrite,
     PromptBlock,
     ProviderSettings,
@@ -42,11 +39,15 @@ from hermes_core import (
     hookimpl,
 )
 from hermes_core.providers.service import (
+    ServiceClient,
     ServiceError,
     ServiceNotFound,
+    ServiceProvider,
     ServiceRequestError,
+    ToolRefused,
     screen_text,
 )
+from hermes_core.providers.service.tools import text_arg
 from hermes_core.providers.service.tools import tool_error as _fail
 from hermes_core.providers.service.tools import tool_json as _json
 from hermes_memory_openviking.client import VikingClient
@@ -98,30 +99,25 @@ def _generated(uri: str) -> bool:
     return uri.rstrip("/").rsplit("/", 1)[-1].startswith(".")
 
 
-class OpenVikingProvider(MemoryProvider):
+class OpenVikingProvider(ServiceProvider[OpenVikingSettings, VikingClient]):
     """OpenViking as the external memory provider."""
 
     name = "openviking"
     Settings = OpenVikingSettings
+    service = LABEL
+    url_field = "url"
+    breaker_fix = (
+        "check that openviking-server runs at OPENVIKING_URL and the key; calls resume "
+        "automatically"
+    )
 
     def __init__(self, settings: ProviderSettings, home: Path, *, transport: Any = None) -> None:
-        super().__init__(settings, home)
-        if not isinstance(settings, OpenVikingSettings):
-            settings = OpenVikingSettings.model_validate(settings.model_dump())
-        self.settings: OpenVikingSettings = settings
-        self._transport = transport
-        self._client: VikingClient | None = None
-        self._lock = threading.Lock()
-        self._synced: set[tuple[str, int]] = set()
+        super().__init__(settings, home, transport=transport)
         self._uncommitted: dict[str, int] = {}
         self._identities: dict[str, Identity] = {}
         self._refused_users: set[str] = set()
-        self._closed = False
 
     # ------------------------------------------------------------ availability
-
-    def is_available(self) -> bool:
-        return not self.unavailable_reason()
 
     def unavailable_reason(self) -> str:
         s = self.settings
@@ -132,16 +128,20 @@ class OpenVikingProvider(MemoryProvider):
             )
         return ""
 
+    def health_detail(self) -> str:
+        return f"account {self.settings.account}, {self.settings.tenancy}"
+
     # ------------------------------------------------------------ plumbing
+
+    def client_options(self) -> dict[str, Any]:
+        return {**super().client_options(), "auth_header": "X-API-Key", "auth_scheme": ""}
+
+    def make_api(self, client: ServiceClient) -> VikingClient:
+        return VikingClient(client)
 
     @property
     def client(self) -> VikingClient:
-        with self._lock:
-            if self._closed:
-                raise ServiceError("the OpenViking provider is shut down", service=LABEL)
-            if self._client is None:
-                self._client = VikingClient(self.settings, transport=self._transport)
-            return self._client
+        return self.api()
 
     def identity(self, session: SessionInfo) -> Identity | None:
         """Who ``session`` speaks as; None when this configuration may not serve its user."""
@@ -253,11 +253,8 @@ class OpenVikingProvider(MemoryProvider):
     def sync(self, session: SessionInfo, turn: Turn) -> None:
         ident = self.identity(session)
         key = (session.id, turn.number)
-        if ident is None:
-            return
-        with self._lock:
-            if key in self._synced:
-                return  # the same turn again: already in the session
+        if ident is None or key in self._synced:
+            return  # (the same turn again: already in the session)
         messages: list[dict[str, Any]] = []
         turn_id = f"{session.id}:{turn.number}"
         if (turn.user_text or "").strip():
@@ -279,13 +276,15 @@ class OpenVikingProvider(MemoryProvider):
             )
         if not messages:
             return
-        self.client.add_messages(ident, session.id, messages)
+        self.first_sync(session, turn)
+        delivered = self.send_later(  # kept in order while OpenViking takes no writes
+            f"turn:{turn_id}", lambda: self.client.add_messages(ident, session.id, messages)
+        )
         with self._lock:
-            self._synced.add(key)
             count = self._uncommitted.get(session.id, 0) + 1
             self._uncommitted[session.id] = count
         every = self.settings.commit_every_turns
-        if every and count >= every:
+        if delivered and every and count >= every:
             self._commit(session, ident, why=f"every {every} turns")
 
     def _commit(self, session: SessionInfo, ident: Identity, *, why: str) -> bool:
@@ -316,10 +315,13 @@ class OpenVikingProvider(MemoryProvider):
         if ident is None:
             return
         try:
-            self._commit(session, ident, why=f"session end: {reason}")
+            if self.outbox.flush():
+                self._commit(session, ident, why=f"session end: {reason}")
+        except ServiceError as exc:
+            log.warning("OpenViking commit at session end failed: %s", exc)
         finally:
+            self.forget_session(session)
             with self._lock:
-                self._synced = {k for k in self._synced if k[0] != session.id}
                 self._uncommitted.pop(session.id, None)
 
     @hookimpl
@@ -476,67 +478,20 @@ class OpenVikingProvider(MemoryProvider):
             ),
         ]
 
-    @hookimpl
-    def health_check(self, home: Path) -> list[HealthCheck]:
-        reason = self.unavailable_reason()
-        checks = [
-            HealthCheck(
-                name=f"openviking ({self.settings.url})",
-                ok=not reason,
-                detail=reason or f"account {self.settings.account}, {self.settings.tenancy}",
-                fix=reason,
-            )
-        ]
-        client = self._client
-        if client is not None and client.breaker.state != "closed":
-            checks.append(
-                HealthCheck(
-                    name="openviking circuit breaker",
-                    ok=False,
-                    detail=f"paused for {client.breaker.remaining():.0f} s after repeated failures",
-                    fix="check that openviking-server runs at OPENVIKING_URL and the key; "
-                    "calls resume automatically",
-                )
-            )
-        return checks
-
-    def shutdown(self) -> None:
-        with self._lock:
-            client, self._client = self._client, None
-            self._closed = True
-        if client is not None:
-            client.close()
-
     # ------------------------------------------------------------ tool handlers
 
     def _guarded(
         self, name: str, fn: Callable[[Mapping[str, Any], Identity, SessionInfo], str]
     ) -> Callable[[Mapping[str, Any], ToolContext], str]:
-        def handler(args: Mapping[str, Any], ctx: ToolContext) -> str:
+        def run(args: Mapping[str, Any], ctx: ToolContext) -> str:
             ident = self.identity(ctx.session)
             if ident is None:
-                return _fail("OpenViking is not set up for this user (tenancy 'single_user')")
-            if not isinstance(args, Mapping):
-                return _fail("arguments must be a JSON object")
-            try:
-                return fn(args, ident, ctx.session)
-            except UriRefused as exc:
-                return _fail(str(exc))
-            except ServiceError as exc:
-                log.warning("OpenViking tool %s failed: %s", name, exc)
-                return _fail(str(exc))
-            except Exception as exc:  # a handler never raises
-                log.exception("OpenViking tool %s failed", name)
-                return _fail(f"{type(exc).__name__}: {exc}")
+                raise ToolRefused("OpenViking is not set up for this user (tenancy 'single_user')")
+            return fn(args, ident, ctx.session)
 
-        return handler
+        return self.guarded(name, run)
 
-    @staticmethod
-    def _text(args: Mapping[str, Any], name: str) -> str | None:
-        value = args.get(name)
-        if not isinstance(value, str) or not value.strip():
-            return None
-        return value.strip()
+    _text = staticmethod(text_arg)
 
     def _tool_search(self, args: Mapping[str, Any], ident: Identity, session: SessionInfo) -> str:
         query = self._text(args, "query")
