@@ -195,9 +195,14 @@ class ServiceProvider(MemoryProvider, Generic[S, A]):
             if self._closed:
                 raise ServiceError(f"the {self.name} provider is shut down", service=self.service)
             if self._api is None:
-                self._http = self.make_client()
-                self._api = self.make_api(self._http)
+                self._api = self.connect()
             return self._api
+
+    def connect(self) -> A:
+        """Build the API on first use: :meth:`make_client` wrapped by :meth:`make_api`
+        (a provider that talks to a CLI instead of HTTP overrides this)."""
+        self._http = self.make_client()
+        return self.make_api(self._http)
 
     @property
     def breaker(self) -> CircuitBreaker | None:
