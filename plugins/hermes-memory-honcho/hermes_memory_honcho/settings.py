@@ -20,6 +20,12 @@ from pydantic_settings import SettingsConfigDict
 
 from hermes_core.errors import ConfigError
 from hermes_core.providers.base import ProviderSettings, setup_field
+from hermes_core.providers.service.fields import (
+    breaker_cooldown_field,
+    failure_threshold_field,
+    retries_field,
+    timeout_field,
+)
 
 CONFIG_FILE = "honcho.json"
 CLOUD_URL = "https://api.honcho.dev"
@@ -127,20 +133,15 @@ class HonchoSettings(ProviderSettings):
         description="Honcho session per working directory, per git repo, per Hermes session, "
         "or one global session (always per user).",
     )
-    timeout: float = Field(
+    timeout: float = timeout_field(
         5.0,
-        gt=0,
         le=120,
         description="Seconds per Honcho request.",
         validation_alias=_env("timeout", "HONCHO_TIMEOUT"),
     )
-    retries: int = Field(2, ge=0, le=10, description="Retries of a failed idempotent request.")
-    failure_threshold: int = Field(
-        5, ge=1, le=100, description="Consecutive failures that pause the provider."
-    )
-    breaker_cooldown: float = Field(
-        60.0, ge=0, le=3600, description="Seconds the provider stays paused after that."
-    )
+    retries: int = retries_field()
+    failure_threshold: int = failure_threshold_field()
+    breaker_cooldown: float = breaker_cooldown_field()
     search_limit: int = Field(
         8, ge=1, le=100, description="Messages recalled by search (prefetch and honcho_search)."
     )

@@ -20,6 +20,12 @@ from pydantic_settings import SettingsConfigDict
 
 from hermes_core.errors import ConfigError
 from hermes_core.providers.base import ProviderSettings, setup_field
+from hermes_core.providers.service.fields import (
+    breaker_cooldown_field,
+    failure_threshold_field,
+    retries_field,
+    timeout_field,
+)
 
 CONFIG_FILE = "supermemory.json"
 CLOUD_URL = "https://api.supermemory.ai"
@@ -95,14 +101,10 @@ class SupermemorySettings(ProviderSettings):
         max_length=1500,
         description="Extraction guidance sent with every write (max 1500 characters).",
     )
-    api_timeout: float = Field(5.0, gt=0, le=120, description="Seconds per request.")
-    retries: int = Field(2, ge=0, le=10, description="Retries of a failed idempotent request.")
-    failure_threshold: int = Field(
-        5, ge=1, le=100, description="Consecutive failures that pause the provider."
-    )
-    breaker_cooldown: float = Field(
-        60.0, ge=0, le=3600, description="Seconds the provider stays paused after that."
-    )
+    api_timeout: float = timeout_field(5.0, le=120, description="Seconds per request.")
+    retries: int = retries_field()
+    failure_threshold: int = failure_threshold_field()
+    breaker_cooldown: float = breaker_cooldown_field()
     enable_custom_container_tags: bool = Field(
         False, description="Let the tools target the custom containers below."
     )
