@@ -80,7 +80,7 @@ class ServiceProvider(MemoryProvider, Generic[S, A]):
     ``url_field`` (the settings fields holding the key and the base URL, or None),
     ``workers`` (background threads), ``breaker_fix`` (what the health check says while
     the breaker is open), ``not_found_prefix`` (a :class:`ServiceNotFound` in a tool reads
-    ``"not found: ..."``).
+    ``"not found: ..."``), ``outbox_limit`` (writes kept while the service is down).
     """
 
     service: ClassVar[str] = ""
@@ -89,6 +89,7 @@ class ServiceProvider(MemoryProvider, Generic[S, A]):
     workers: ClassVar[int] = 2
     breaker_fix: ClassVar[str] = ""
     not_found_prefix: ClassVar[bool] = False
+    outbox_limit: ClassVar[int] = 500
 
     settings: S
 
@@ -110,7 +111,7 @@ class ServiceProvider(MemoryProvider, Generic[S, A]):
         self._lock = threading.RLock()
         self._executor: cf.ThreadPoolExecutor | None = None
         self._synced: set[tuple[str, int]] = set()
-        self.outbox = Outbox(self.service or self.name, logger=self.log)
+        self.outbox = Outbox(self.service or self.name, limit=self.outbox_limit, logger=self.log)
         self._closed = False
 
     # ------------------------------------------------------------ settings, availability
