@@ -287,39 +287,28 @@ class ByteRoverProvider(ServiceProvider[ByteRoverSettings, BrvRunner]):
     @hookimpl
     def register_tools(self, session: SessionInfo) -> list[ToolSpec]:
         return [
-            ToolSpec(
-                name="brv_query",
-                description="Search this user's ByteRover knowledge tree (past decisions, "
+            self.tool(
+                "brv_query",
+                "Search this user's ByteRover knowledge tree (past decisions, "
                 "preferences, patterns, fixes). Ask a specific question.",
-                parameters={
-                    "type": "object",
-                    "properties": {"query": {"type": "string", "description": "The question."}},
-                    "required": ["query"],
-                },
-                handler=self._guarded("brv_query", self._tool_query),
-                toolset="memory",
+                {"query": {"type": "string", "description": "The question."}},
+                self._guarded("brv_query", self._tool_query),
+                required=["query"],
                 read_only=True,
             ),
-            ToolSpec(
-                name="brv_curate",
-                description="Store something worth remembering across sessions in the "
+            self.tool(
+                "brv_curate",
+                "Store something worth remembering across sessions in the "
                 "ByteRover knowledge tree (decisions, preferences, fixes, with specifics).",
-                parameters={
-                    "type": "object",
-                    "properties": {
-                        "content": {"type": "string", "description": "What to remember."}
-                    },
-                    "required": ["content"],
-                },
-                handler=self._guarded("brv_curate", self._tool_curate),
-                toolset="memory",
+                {"content": {"type": "string", "description": "What to remember."}},
+                self._guarded("brv_curate", self._tool_curate),
+                required=["content"],
             ),
-            ToolSpec(
-                name="brv_status",
-                description="ByteRover status: CLI version, knowledge tree, cloud sync.",
-                parameters={"type": "object", "properties": {}},
-                handler=self._guarded("brv_status", self._tool_status),
-                toolset="memory",
+            self.tool(
+                "brv_status",
+                "ByteRover status: CLI version, knowledge tree, cloud sync.",
+                {},
+                self._guarded("brv_status", self._tool_status),
                 read_only=True,
             ),
         ]
@@ -329,7 +318,7 @@ class ByteRoverProvider(ServiceProvider[ByteRoverSettings, BrvRunner]):
     def _guarded(
         self, name: str, fn: Callable[[Mapping[str, Any], SessionInfo], str]
     ) -> Callable[[Mapping[str, Any], ToolContext], str]:
-        return self.guarded(name, lambda args, ctx: fn(args, ctx.session))
+        return lambda args, ctx: fn(args, ctx.session)
 
     def _tool_query(self, args: Mapping[str, Any], session: SessionInfo) -> str:
         query = args.get("query")

@@ -379,57 +379,41 @@ class HindsightProvider(BackgroundRecall[HindsightSettings, HindsightAPI, Fact])
         if self.settings.memory_mode == "context":
             return []
         return [
-            ToolSpec(
-                name="hindsight_retain",
-                description="Store information in long-term memory. Hindsight extracts "
+            self.tool(
+                "hindsight_retain",
+                "Store information in long-term memory. Hindsight extracts "
                 "structured facts, resolves entities and indexes them for retrieval.",
-                parameters={
-                    "type": "object",
-                    "properties": {
-                        "content": {"type": "string", "description": "The information to store."},
-                        "context": {
-                            "type": "string",
-                            "description": "Short label, e.g. 'user preference'.",
-                        },
-                        "tags": {
-                            "type": "array",
-                            "items": {"type": "string"},
-                            "description": "Optional tags to file it under.",
-                        },
+                {
+                    "content": {"type": "string", "description": "The information to store."},
+                    "context": {
+                        "type": "string",
+                        "description": "Short label, e.g. 'user preference'.",
                     },
-                    "required": ["content"],
+                    "tags": {
+                        "type": "array",
+                        "items": {"type": "string"},
+                        "description": "Optional tags to file it under.",
+                    },
                 },
-                handler=self.guarded("hindsight_retain", self._tool_retain),
-                toolset="memory",
+                self._tool_retain,
+                required=["content"],
             ),
-            ToolSpec(
-                name="hindsight_recall",
-                description="Search long-term memory: semantic search, keyword matching, "
+            self.tool(
+                "hindsight_recall",
+                "Search long-term memory: semantic search, keyword matching, "
                 "entity graph and reranking. Returns the best matching memories.",
-                parameters={
-                    "type": "object",
-                    "properties": {
-                        "query": {"type": "string", "description": "What to search for."}
-                    },
-                    "required": ["query"],
-                },
-                handler=self.guarded("hindsight_recall", self._tool_recall),
-                toolset="memory",
+                {"query": {"type": "string", "description": "What to search for."}},
+                self._tool_recall,
+                required=["query"],
                 read_only=True,
             ),
-            ToolSpec(
-                name="hindsight_reflect",
-                description="Answer a question by reasoning across all long-term memories "
+            self.tool(
+                "hindsight_reflect",
+                "Answer a question by reasoning across all long-term memories "
                 "(the server synthesises one answer).",
-                parameters={
-                    "type": "object",
-                    "properties": {
-                        "query": {"type": "string", "description": "The question to reflect on."}
-                    },
-                    "required": ["query"],
-                },
-                handler=self.guarded("hindsight_reflect", self._tool_reflect),
-                toolset="memory",
+                {"query": {"type": "string", "description": "The question to reflect on."}},
+                self._tool_reflect,
+                required=["query"],
                 read_only=True,
             ),
         ]

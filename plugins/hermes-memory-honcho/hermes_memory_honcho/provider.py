@@ -490,78 +490,66 @@ class HonchoProvider(ServiceProvider[HonchoSettings, HonchoAPI]):
             "sees it).",
         }
         return [
-            ToolSpec(
+            self.tool(
                 "honcho_profile",
                 "Read or write the user's peer CARD: a short list of standing facts (name, "
                 "role, preferences). Pass `card` to overwrite it; omit it to read. Cheapest "
                 "Honcho call, no LLM.",
                 {
-                    "type": "object",
-                    "properties": {
-                        "peer": peer,
-                        "card": {"type": "array", "items": {"type": "string"}, "maxItems": 50},
-                    },
+                    "peer": peer,
+                    "card": {"type": "array", "items": {"type": "string"}, "maxItems": 50},
                 },
-                self.guarded("honcho_profile", self._tool_profile),
+                self._tool_profile,
             ),
-            ToolSpec(
+            self.tool(
                 "honcho_search",
                 "Search what the user actually said across all their past sessions (hybrid "
                 "semantic + keyword, raw excerpts, no LLM). Use it to recall a specific fact.",
                 {
-                    "type": "object",
-                    "properties": {
-                        "query": {"type": "string", "minLength": 1},
-                        "max_tokens": {"type": "integer", "minimum": 50, "maximum": 2000},
-                        "peer": peer,
-                    },
-                    "required": ["query"],
+                    "query": {"type": "string", "minLength": 1},
+                    "max_tokens": {"type": "integer", "minimum": 50, "maximum": 2000},
+                    "peer": peer,
                 },
-                self.guarded("honcho_search", self._tool_search),
+                self._tool_search,
+                required=["query"],
                 read_only=True,
             ),
-            ToolSpec(
+            self.tool(
                 "honcho_context",
                 "Snapshot of what Honcho holds for this session: summary, the user's "
                 "representation, the peer card and recent messages. No query, no LLM.",
-                {"type": "object", "properties": {"peer": peer}},
-                self.guarded("honcho_context", self._tool_context),
+                {"peer": peer},
+                self._tool_context,
                 read_only=True,
             ),
-            ToolSpec(
+            self.tool(
                 "honcho_reasoning",
                 "Ask Honcho's dialectic a question about the user and get a synthesized "
                 "answer (runs an LLM on Honcho's side: slowest call). reasoning_level: "
                 "minimal, low (default), medium, high, max.",
                 {
-                    "type": "object",
-                    "properties": {
-                        "query": {"type": "string", "minLength": 1},
-                        "reasoning_level": {"type": "string", "enum": list(LEVELS)},
-                        "peer": peer,
-                    },
-                    "required": ["query"],
+                    "query": {"type": "string", "minLength": 1},
+                    "reasoning_level": {"type": "string", "enum": list(LEVELS)},
+                    "peer": peer,
                 },
-                self.guarded("honcho_reasoning", self._tool_reasoning),
+                self._tool_reasoning,
+                required=["query"],
                 read_only=True,
             ),
-            ToolSpec(
+            self.tool(
                 "honcho_conclude",
                 "Write, list or delete CONCLUSIONS: durable facts about the user that feed "
                 "their profile. Pass exactly one of `conclusion` (create), `list` (list, or "
                 "search with `query`) or `delete_id` (delete one from a prior list; for PII "
                 "removal).",
                 {
-                    "type": "object",
-                    "properties": {
-                        "conclusion": {"type": "string", "minLength": 1},
-                        "list": {"type": "boolean"},
-                        "query": {"type": "string"},
-                        "delete_id": {"type": "string", "minLength": 1},
-                        "peer": peer,
-                    },
+                    "conclusion": {"type": "string", "minLength": 1},
+                    "list": {"type": "boolean"},
+                    "query": {"type": "string"},
+                    "delete_id": {"type": "string", "minLength": 1},
+                    "peer": peer,
                 },
-                self.guarded("honcho_conclude", self._tool_conclude),
+                self._tool_conclude,
             ),
         ]
 

@@ -361,120 +361,96 @@ class OpenVikingProvider(ServiceProvider[OpenVikingSettings, VikingClient]):
         if self.identity(session) is None:
             return []
         return [
-            ToolSpec(
-                name="viking_search",
-                description="Search this user's OpenViking memories and documents by meaning. "
+            self.tool(
+                "viking_search",
+                "Search this user's OpenViking memories and documents by meaning. "
                 "Returns ranked results with viking:// URIs to read further. mode 'deep' "
                 "uses the conversation for intent analysis; 'fast' is a plain lookup.",
-                parameters={
-                    "type": "object",
-                    "properties": {
-                        "query": {"type": "string", "description": "What to look for."},
-                        "mode": {"type": "string", "enum": ["auto", "fast", "deep"]},
-                        "scope": {
-                            "type": "string",
-                            "description": "viking:// URI prefix to search under, e.g. "
-                            "viking://~/peers/hermes/memories/",
-                        },
-                        "limit": {"type": "integer", "minimum": 1, "maximum": 50},
+                {
+                    "query": {"type": "string", "description": "What to look for."},
+                    "mode": {"type": "string", "enum": ["auto", "fast", "deep"]},
+                    "scope": {
+                        "type": "string",
+                        "description": "viking:// URI prefix to search under, e.g. "
+                        "viking://~/peers/hermes/memories/",
                     },
-                    "required": ["query"],
+                    "limit": {"type": "integer", "minimum": 1, "maximum": 50},
                 },
-                handler=self._guarded("viking_search", self._tool_search),
-                toolset="memory",
+                self._guarded("viking_search", self._tool_search),
+                required=["query"],
                 read_only=True,
             ),
-            ToolSpec(
-                name="viking_read",
-                description="Read viking:// URIs from viking_search or viking_browse: "
+            self.tool(
+                "viking_read",
+                "Read viking:// URIs from viking_search or viking_browse: "
                 "abstract (~100 tokens, directories), overview (~2k tokens, directories) or "
                 "full (file content). Up to three URIs at once.",
-                parameters={
-                    "type": "object",
-                    "properties": {
-                        "uri": {"type": "string", "description": "One viking:// URI."},
-                        "uris": {
-                            "type": "array",
-                            "items": {"type": "string"},
-                            "description": "Up to three viking:// URIs.",
-                        },
-                        "level": {"type": "string", "enum": list(LEVELS)},
+                {
+                    "uri": {"type": "string", "description": "One viking:// URI."},
+                    "uris": {
+                        "type": "array",
+                        "items": {"type": "string"},
+                        "description": "Up to three viking:// URIs.",
                     },
+                    "level": {"type": "string", "enum": list(LEVELS)},
                 },
-                handler=self._guarded("viking_read", self._tool_read),
-                toolset="memory",
+                self._guarded("viking_read", self._tool_read),
                 read_only=True,
             ),
-            ToolSpec(
-                name="viking_browse",
-                description="Browse OpenViking like a filesystem: list a directory, show a "
+            self.tool(
+                "viking_browse",
+                "Browse OpenViking like a filesystem: list a directory, show a "
                 "tree, or stat one URI. Start at viking://~/ (this user's space).",
-                parameters={
-                    "type": "object",
-                    "properties": {
-                        "action": {
-                            "type": "string",
-                            "enum": ["list", "tree", "stat"],
-                            "description": "list (default), tree or stat.",
-                        },
-                        "path": {"type": "string", "description": "viking:// URI."},
+                {
+                    "action": {
+                        "type": "string",
+                        "enum": ["list", "tree", "stat"],
+                        "description": "list (default), tree or stat.",
                     },
+                    "path": {"type": "string", "description": "viking:// URI."},
                 },
-                handler=self._guarded("viking_browse", self._tool_browse),
-                toolset="memory",
+                self._guarded("viking_browse", self._tool_browse),
                 read_only=True,
             ),
-            ToolSpec(
-                name="viking_remember",
-                description="Store one important fact about the user or the work in "
+            self.tool(
+                "viking_remember",
+                "Store one important fact about the user or the work in "
                 "OpenViking long-term memory (indexed for search at once).",
-                parameters={
-                    "type": "object",
-                    "properties": {
-                        "content": {"type": "string", "description": "The fact to keep."},
-                        "category": {"type": "string", "enum": sorted(CATEGORIES)},
-                    },
-                    "required": ["content"],
+                {
+                    "content": {"type": "string", "description": "The fact to keep."},
+                    "category": {"type": "string", "enum": sorted(CATEGORIES)},
                 },
-                handler=self._guarded("viking_remember", self._tool_remember),
-                toolset="memory",
+                self._guarded("viking_remember", self._tool_remember),
+                required=["content"],
             ),
-            ToolSpec(
-                name="viking_add_resource",
-                description="Add a web page or repository (http(s), git or ssh URL) to the "
+            self.tool(
+                "viking_add_resource",
+                "Add a web page or repository (http(s), git or ssh URL) to the "
                 "user's OpenViking documents; it is fetched, parsed and indexed on the server.",
-                parameters={
-                    "type": "object",
-                    "properties": {
-                        "url": {"type": "string", "description": "Remote URL to add."},
-                        "reason": {"type": "string", "description": "Why it matters."},
-                        "instruction": {
-                            "type": "string",
-                            "description": "How to process it (optional).",
-                        },
-                        "name": {
-                            "type": "string",
-                            "description": "Folder name under the resources directory.",
-                        },
-                        "wait": {"type": "boolean", "description": "Wait until indexed."},
+                {
+                    "url": {"type": "string", "description": "Remote URL to add."},
+                    "reason": {"type": "string", "description": "Why it matters."},
+                    "instruction": {
+                        "type": "string",
+                        "description": "How to process it (optional).",
                     },
-                    "required": ["url"],
+                    "name": {
+                        "type": "string",
+                        "description": "Folder name under the resources directory.",
+                    },
+                    "wait": {"type": "boolean", "description": "Wait until indexed."},
                 },
-                handler=self._guarded("viking_add_resource", self._tool_add_resource),
-                toolset="memory",
+                self._guarded("viking_add_resource", self._tool_add_resource),
+                required=["url"],
             ),
-            ToolSpec(
-                name="viking_forget",
-                description="Delete ONE memory file by its exact viking:// URI (…/memories/"
+            self.tool(
+                "viking_forget",
+                "Delete ONE memory file by its exact viking:// URI (…/memories/"
                 "…/name.md) when the user asks to forget it. Directories, resources and "
                 "sessions are refused.",
-                parameters={
-                    "type": "object",
-                    "properties": {"uri": {"type": "string"}},
-                    "required": ["uri"],
-                },
-                handler=self._guarded("viking_forget", self._tool_forget),
-                toolset="memory",
+                {"uri": {"type": "string"}},
+                self._guarded("viking_forget", self._tool_forget),
+                required=["uri"],
             ),
         ]
 
@@ -483,13 +459,16 @@ class OpenVikingProvider(ServiceProvider[OpenVikingSettings, VikingClient]):
     def _guarded(
         self, name: str, fn: Callable[[Mapping[str, Any], Identity, SessionInfo], str]
     ) -> Callable[[Mapping[str, Any], ToolContext], str]:
+        """``fn`` run for the session's identity (refused when it has none); :meth:`tool`
+        guards it."""
+
         def run(args: Mapping[str, Any], ctx: ToolContext) -> str:
             ident = self.identity(ctx.session)
             if ident is None:
                 raise ToolRefused("OpenViking is not set up for this user (tenancy 'single_user')")
             return fn(args, ident, ctx.session)
 
-        return self.guarded(name, run)
+        return run
 
     _text = staticmethod(text_arg)
 

@@ -314,54 +314,45 @@ class SupermemoryProvider(ServiceProvider[SupermemorySettings, SupermemoryAPI]):
                 }
             }
         return [
-            ToolSpec(
+            self.tool(
                 "supermemory_store",
                 "Save a durable fact or note to long-term memory.",
                 {
-                    "type": "object",
-                    "properties": {
-                        "content": {"type": "string", "minLength": 1},
-                        "metadata": {"type": "object"},
-                        **container,
-                    },
-                    "required": ["content"],
+                    "content": {"type": "string", "minLength": 1},
+                    "metadata": {"type": "object"},
+                    **container,
                 },
-                self.guarded("supermemory_store", self._tool_store),
+                self._tool_store,
+                required=["content"],
             ),
-            ToolSpec(
+            self.tool(
                 "supermemory_search",
                 "Search long-term memory by meaning.",
                 {
-                    "type": "object",
-                    "properties": {
-                        "query": {"type": "string", "minLength": 1},
-                        "limit": {"type": "integer", "minimum": 1, "maximum": 50},
-                        **container,
-                    },
-                    "required": ["query"],
+                    "query": {"type": "string", "minLength": 1},
+                    "limit": {"type": "integer", "minimum": 1, "maximum": 50},
+                    **container,
                 },
-                self.guarded("supermemory_search", self._tool_search),
+                self._tool_search,
+                required=["query"],
                 read_only=True,
             ),
-            ToolSpec(
+            self.tool(
                 "supermemory_forget",
                 "Forget a memory: by `id` (from a search) or the best match for `query`.",
                 {
-                    "type": "object",
-                    "properties": {
-                        "id": {"type": "string"},
-                        "query": {"type": "string"},
-                        **container,
-                    },
+                    "id": {"type": "string"},
+                    "query": {"type": "string"},
+                    **container,
                 },
-                self.guarded("supermemory_forget", self._tool_forget),
+                self._tool_forget,
             ),
-            ToolSpec(
+            self.tool(
                 "supermemory_profile",
                 "The user's persistent profile facts and recent context (optionally focused "
                 "by `query`).",
-                {"type": "object", "properties": {"query": {"type": "string"}, **container}},
-                self.guarded("supermemory_profile", self._tool_profile),
+                {"query": {"type": "string"}, **container},
+                self._tool_profile,
                 read_only=True,
             ),
         ]
