@@ -29,13 +29,6 @@ class VikingClient:
     def __init__(self, http: ServiceClient) -> None:
         self.http = http
 
-    @property
-    def breaker(self) -> Any:
-        return self.http.breaker
-
-    def close(self) -> None:
-        self.http.close()
-
     def call(
         self,
         method: str,
