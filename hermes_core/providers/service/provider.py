@@ -376,15 +376,8 @@ class BackgroundRecall(ServiceProvider[S, A], Generic[S, A, Item]):
     The plugin writes :meth:`auto_recall` (its API call) and :meth:`format_context`.
     """
 
-    def __init__(
-        self,
-        settings: ProviderSettings,
-        home: Path,
-        *,
-        client: ServiceClient | None = None,
-        transport: Any = None,
-    ) -> None:
-        super().__init__(settings, home, client=client, transport=transport)
+    def __init__(self, settings: ProviderSettings, home: Path, **kwargs: Any) -> None:
+        super().__init__(settings, home, **kwargs)
         self._pending: dict[str, tuple[str, cf.Future[list[Item]]]] = {}
         self._cached: dict[str, list[Item]] = {}
 
