@@ -1,4 +1,4 @@
-"""The service variant (service/hermes_memory_example_service.py) against a loopback double
+"""The service variant (service/example_service.py) against a loopback double
 of its API: the fault tests and the service frame's checks every service provider passes,
 plus a round trip in English and Chinese."""
 
@@ -16,7 +16,7 @@ from hermes_core.testing.service_frame import ServiceFrameChecks
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "service"))
 
-from hermes_memory_example_service import ExampleServiceProvider
+from example_service import ExampleServiceProvider
 
 KEY = "test-key"
 
