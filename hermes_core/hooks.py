@@ -55,6 +55,7 @@ from hermes_core.context import (
 from hermes_core.errors import ECHO_LIMIT, clip
 from hermes_core.providers import recall_skips
 from hermes_core.providers.base import MemoryProvider
+from hermes_core.tool_results import tool_error
 from hermes_core.types import (
     ChatMessage,
     CompressionBudget,
@@ -105,11 +106,6 @@ def error_text(exc: BaseException, *, with_type: bool = True) -> str:
     if len(text) > ERROR_ECHO_CHARS:
         text = text[:ERROR_ECHO_CHARS] + f"… ({len(text) - ERROR_ECHO_CHARS:,} more chars)"
     return text
-
-
-def tool_error(message: str, **extra: Any) -> str:
-    """The JSON error shape every tool failure uses."""
-    return json.dumps({"success": False, "error": message, **extra}, ensure_ascii=False)
 
 
 # --- the background worker ----------------------------------------------------------------

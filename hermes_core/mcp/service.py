@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from hermes_core.errors import HermesError
+from hermes_core.tool_results import reports_failure, tool_error, tool_json
 
 if TYPE_CHECKING:
     from hermes_core.host import MemoryHost, Session
@@ -152,20 +153,8 @@ class Conversation:
         return self.key[1]
 
 
-def _json(payload: Mapping[str, Any]) -> str:
-    return json.dumps(payload, ensure_ascii=False)
-
-
 def _error(message: str) -> ToolOutcome:
-    return ToolOutcome(_json({"success": False, "error": message}), True)
-
-
-def _reports_failure(text: str) -> bool:
-    try:
-        payload = json.loads(text)
-    except (ValueError, RecursionError):
-        return False
-    return isinstance(payload, dict) and payload.get("success") is False
+    return ToolOutcome(tool_error(message), True)
 
 
 def memory_blocks(text: str) -> dict[str, str]:
@@ -324,7 +313,7 @@ class McpService:
         self, conversation: Conversation, name: str, args: Mapping[str, Any]
     ) -> ToolOutcome:
         text = conversation.session.call_tool(name, dict(args))
-        return ToolOutcome(text, _reports_failure(text))
+        return ToolOutcome(text, reports_failure(text))
 
     def _bounded(self, name: str, call: Callable[[], ToolOutcome]) -> ToolOutcome:
         with self._lock:
@@ -395,7 +384,7 @@ class McpService:
             recalled = conversation.session.recall_line()
             session_id = conversation.session.id
         return ToolOutcome(
-            _json(
+            tool_json(
                 {"success": True, "context": block, "recalled": recalled, "session_id": session_id}
             ),
             False,
@@ -424,7 +413,7 @@ class McpService:
             conversation.recalled = False
             turn = session.after_turn(user_text, reply, messages)
         return ToolOutcome(
-            _json(
+            tool_json(
                 {
                     "success": True,
                     "session_id": session.id,

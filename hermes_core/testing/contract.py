@@ -29,7 +29,8 @@ from hermes_core.llm.tokens import estimate_tokens
 from hermes_core.providers.base import MemoryProvider
 from hermes_core.providers.discovery import list_installed
 from hermes_core.testing.harness import ProviderHarness
-from hermes_core.types import MemoryContext, MemoryWrite
+from hermes_core.tool_results import check_result_shape, reports_failure
+from hermes_core.types import MemoryContext, MemoryWrite, ToolContext, ToolSpec
 
 _SECRETISH = frozenset(
     {"key", "apikey", "token", "secret", "password", "passwd", "credential", "credentials"}
@@ -250,6 +251,27 @@ class ProviderContract:
         assert result is not None and self.roundtrip_expect in result.text
         assert result.text.count(self.roundtrip_expect) <= 3, "repeated sync duplicated memories"
 
+    def tool_specs(self, harness: ProviderHarness) -> list[ToolSpec]:
+        return list(harness.call("register_tools") or [])
+
+    def test_tool_failures_say_success_false(self, harness: ProviderHarness) -> None:
+        """Missing or malformed required arguments fail in the one shape, so MCP clients
+        see an error (``hermes_core.tool_results``)."""
+        check_tool_failures(self.tool_specs(harness), ToolContext(session=harness.session.info))
+
+    def test_tool_results_have_the_one_shape(self, harness: ProviderHarness) -> None:
+        """Every tool's answer to plain arguments (each required one ``"x"``), before and
+        after shutdown, is a JSON object; an ``error`` in it always says
+        ``"success": false``."""
+        specs = self.tool_specs(harness)
+        ctx = ToolContext(session=harness.session.info)
+        for closed in (False, True):
+            if closed:
+                harness.provider.shutdown()
+            for spec in specs:
+                args = {str(name): "x" for name in spec.parameters.get("required") or []}
+                check_result_shape(spec.handler(args, ctx), tool=spec.name)
+
     def test_survives_double_shutdown(self, harness: ProviderHarness) -> None:
         harness.provider.shutdown()
         harness.provider.shutdown()
@@ -261,6 +283,31 @@ class ProviderContract:
         session.after_turn(self.roundtrip_user, "Got it.")
         assert harness.host.flush(10)
         session.close()
+
+
+def failing_arguments(spec: ToolSpec) -> list[dict[str, Any]]:
+    """Arguments every handler must refuse: none at all when the tool requires some, and each
+    required parameter given as a nested list (no schema type accepts it)."""
+    required = [str(name) for name in spec.parameters.get("required") or []]
+    if not required:
+        return []
+    out: list[dict[str, Any]] = [{}]
+    for name in required:
+        out.append({other: "x" for other in required} | {name: [[{"bad": None}]]})
+    return out
+
+
+def check_tool_failures(specs: list[ToolSpec], ctx: ToolContext) -> int:
+    """Call each tool with :func:`failing_arguments`; every answer must be a failure in the
+    one shape (``"success": false`` and an ``error``). Returns how many calls were checked."""
+    calls = 0
+    for spec in specs:
+        for args in failing_arguments(spec):
+            result = spec.handler(args, ctx)
+            check_result_shape(result, tool=spec.name)
+            assert reports_failure(result), f"{spec.name}{args} did not fail: {result[:200]}"
+            calls += 1
+    return calls
 
 
 class RetrieverContract:

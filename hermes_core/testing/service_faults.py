@@ -1,6 +1,7 @@
 """Fault tests every service (HTTP) provider inherits, run against a loopback double.
 
-Subclass :class:`ServiceProviderContract` (the :class:`ProviderContract` checks plus these)
+Subclass :class:`ServiceProviderContract` (the :class:`ProviderContract` checks, the
+:class:`~hermes_core.testing.service_frame.ServiceFrameChecks` of the provider frame, plus these)
 or just :class:`ServiceProviderFaults`, and provide::
 
     class TestHonchoService(ServiceProviderContract):
@@ -39,6 +40,7 @@ from hermes_core.providers.base import MemoryProvider
 from hermes_core.testing.contract import ProviderContract
 from hermes_core.testing.harness import ProviderHarness
 from hermes_core.testing.loopback import LoopbackServer
+from hermes_core.testing.service_frame import ServiceFrameChecks
 
 SLACK_SECONDS = 0.5
 """A turn with a stuck service completes within ``prefetch_timeout`` plus this."""
@@ -227,9 +229,9 @@ class ServiceProviderFaults:
             other.close()
 
 
-class ServiceProviderContract(ServiceProviderFaults, ProviderContract):
+class ServiceProviderContract(ServiceProviderFaults, ServiceFrameChecks, ProviderContract):
     """:class:`ProviderContract` with its ``harness`` pointed at the double, plus the fault
-    tests."""
+    tests and the :class:`~hermes_core.testing.service_frame.ServiceFrameChecks`."""
 
     @pytest.fixture
     def harness(

@@ -19,6 +19,7 @@ PROVIDER = f"""
 import json
 import threading
 from hermes_core import MemoryContext, MemoryProvider, ToolSpec, hookimpl
+from hermes_core.tool_results import tool_error
 
 RELEASE = threading.Event()
 
@@ -41,9 +42,13 @@ class Hanging(MemoryProvider):
         def whoami(args, ctx):
             return json.dumps({{"success": True, "user": ctx.session.user_id}}, ensure_ascii=False)
 
+        def refuse(args, ctx):
+            return tool_error("no memory 42 in this user's memory", id="42")
+
         schema = {{"type": "object", "properties": {{}}}}
         return [
             ToolSpec("hanging_lookup", "Never answers.", schema, slow),
+            ToolSpec("hanging_forget", "Always fails.", schema, refuse),
             ToolSpec("hanging_whoami", "The user this call runs for.", schema, whoami),
         ]
 """
@@ -75,6 +80,9 @@ async def exercise(client: Client, user: str) -> None:
     with anyio.fail_after(BOUND):
         me = tool_json(await client.call_tool("hanging_whoami", {}))
     assert me["user"] == user
+    with anyio.fail_after(BOUND):  # a provider tool's failure reaches the client as an error
+        refused = await client.call_tool("hanging_forget", {})
+    assert refused.is_error and tool_json(refused)["error"].startswith("no memory 42")
     with anyio.fail_after(BOUND):
         quick = tool_json(await client.call_tool("memory_recall", {"user_text": "what did I say"}))
     assert f"recalled for {user}" in quick["context"] and "<memory-context>" in quick["context"]

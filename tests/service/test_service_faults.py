@@ -9,7 +9,6 @@ OpenAPI document.
 from __future__ import annotations
 
 import itertools
-import json
 import logging
 import re
 from pathlib import Path
@@ -31,6 +30,7 @@ from hermes_core.providers.base import setup_field
 from hermes_core.providers.service import ServiceClient, ServiceError, service_settings
 from hermes_core.testing.loopback import LoopbackRequest, LoopbackServer, error_reply
 from hermes_core.testing.service_faults import ServiceProviderFaults
+from hermes_core.tool_results import tool_error, tool_ok
 
 log = logging.getLogger("notes-provider")
 
@@ -107,10 +107,10 @@ class NotesProvider(MemoryProvider):
             try:
                 hits = self._search(ctx.session.user_id or "default", str(args.get("query", "")))
             except ServiceError as exc:
-                return json.dumps({"error": str(exc)})
+                return tool_error(str(exc))
             except (KeyError, TypeError) as exc:
-                return json.dumps({"error": f"Notes answered an unexpected shape: {exc}"})
-            return json.dumps({"results": hits}, ensure_ascii=False)
+                return tool_error(f"Notes answered an unexpected shape: {exc}")
+            return tool_ok(results=hits)
 
         schema = {"type": "object", "properties": {"query": {"type": "string"}}}
         return [ToolSpec("notes_search", "Search notes.", schema, search, read_only=True)]

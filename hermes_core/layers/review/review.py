@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from hermes_core.llm.errors import LLMError
 from hermes_core.llm.tokens import estimate_messages_tokens
+from hermes_core.tool_results import tool_error
 from hermes_core.types import ChatMessage, WriteOrigin
 
 from .nudges import ReviewKind, tool_succeeded
@@ -465,13 +466,13 @@ class ReviewRunner:
             parsed = None
         args: Mapping[str, Any] = parsed if isinstance(parsed, Mapping) else {}
         if name not in allowed:
-            return _error(f"Tool '{name}' is not available during a review."), args
+            return tool_error(f"Tool '{name}' is not available during a review."), args
         if name == "skill_manage":
             action = str(args.get("action") or "")
             skill = str(args.get("name") or "")
             if action in SKILL_CHANGES_NEEDING_VIEW and skill not in job.viewed_skills:
                 return (
-                    _error(
+                    tool_error(
                         f"Read the skill first: call skill_view(name='{skill}') in this review "
                         "before changing it."
                     ),
@@ -481,10 +482,6 @@ class ReviewRunner:
         if name == "skill_view" and tool_succeeded(output):
             job.viewed_skills.add(str(args.get("name") or ""))
         return output, args
-
-
-def _error(message: str) -> str:
-    return json.dumps({"success": False, "error": message}, ensure_ascii=False)
 
 
 __all__ = [

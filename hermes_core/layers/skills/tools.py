@@ -42,6 +42,7 @@ from hermes_core.layers.skills.manage import ManageError, SkillManager
 from hermes_core.layers.skills.paths import PathRefused, confined_path
 from hermes_core.layers.skills.semantic import SkillVectors
 from hermes_core.settings.models import SkillsSettings
+from hermes_core.tool_results import tool_error, tool_ok
 from hermes_core.types import ToolContext, ToolSpec
 
 log = logging.getLogger(__name__)
@@ -59,16 +60,6 @@ DEFAULT_AVAILABLE_TOOLS: tuple[str, ...] = (
 )
 """Tools the plugin assumes exist when neither the host nor settings say (memory layers only)."""
 DEFAULT_AVAILABLE_TOOLSETS: tuple[str, ...] = ("memory", "session_search", "skills")
-
-
-def _ok(**fields: Any) -> str:
-    return json.dumps({"success": True, **fields}, ensure_ascii=False, default=str)
-
-
-def _err(message: str, **fields: Any) -> str:
-    return json.dumps(
-        {"success": False, "error": message, **fields}, ensure_ascii=False, default=str
-    )
 
 
 @dataclass
@@ -173,7 +164,7 @@ class SkillsService:
         names = [s.name for s in skills]
         close = difflib.get_close_matches(name, names, n=3)
         hint = f" Did you mean: {', '.join(close)}?" if close else ""
-        return _err(
+        return tool_error(
             f"Skill '{name}' not found.{hint} Use skills_list or skills_find to see "
             "available skills.",
             available=names[:50],
@@ -183,7 +174,7 @@ class SkillsService:
         """Tier 1: name, description and category of every visible skill."""
         category = args.get("category")
         if category is not None and not isinstance(category, str):
-            return _err("'category' must be a string.")
+            return tool_error("'category' must be a string.")
         library = self.library()
         skills = self.visible(library)
         if category:
@@ -191,7 +182,7 @@ class SkillsService:
                 s for s in skills if s.category == category or s.category.startswith(category + "/")
             ]
         categories = sorted({s.category for s in skills})
-        return _ok(
+        return tool_ok(
             count=len(skills),
             skills=[
                 {"name": s.name, "description": s.meta.description, "category": s.category}
@@ -204,7 +195,7 @@ class SkillsService:
         """Tier 2 (SKILL.md + linked_files) or tier 3 (one support file)."""
         name = args.get("name")
         if not isinstance(name, str) or not name.strip():
-            return _err("'name' is required: the skill name from the skills index.")
+            return tool_error("'name' is required: the skill name from the skills index.")
         skills = self.visible()
         skill = next((s for s in skills if s.name == name.strip()), None)
         if skill is None:
@@ -214,7 +205,7 @@ class SkillsService:
             try:
                 content = read_text_file(skill.skill_md, max_chars=SUPPORT_FILE_VIEW_MAX_CHARS)
             except (OSError, ValueError) as exc:
-                return _err(f"Could not read SKILL.md of '{skill.name}': {exc}")
+                return tool_error(f"Could not read SKILL.md of '{skill.name}': {exc}")
             try:
                 self.stats_store().record_view(skill.name)
             except Exception as exc:  # usage counts are best effort
@@ -230,7 +221,7 @@ class SkillsService:
                 if missing:
                     extra["missing_environment_variables"] = [describe(s) for s in missing]
                     extra["setup_hint"] = setup_hint(skill.name, missing)
-            return _ok(
+            return tool_ok(
                 name=skill.name,
                 category=skill.category,
                 path=str(skill.directory),
@@ -243,21 +234,21 @@ class SkillsService:
         try:
             target = confined_path(skill.directory, file_path, allowed_top=SUPPORT_DIRS)
         except PathRefused as exc:
-            return _err(str(exc))
+            return tool_error(str(exc))
         if not target.is_file():
             available = [f for files in linked_files(skill.directory).values() for f in files]
-            return _err(
+            return tool_error(
                 f"File '{file_path}' not found in skill '{skill.name}'.",
                 available_files=available,
             )
         try:
             content = read_text_file(target, max_chars=SUPPORT_FILE_VIEW_MAX_CHARS)
         except (OSError, ValueError) as exc:
-            return _err(f"Could not read {file_path}: {exc}")
+            return tool_error(f"Could not read {file_path}: {exc}")
         blocked = blocked_reason(target, content)
         if blocked is not None:
-            return _err(f"{file_path} of skill '{skill.name}' is {blocked}.")
-        return _ok(name=skill.name, file_path=file_path, content=content)
+            return tool_error(f"{file_path} of skill '{skill.name}' is {blocked}.")
+        return tool_ok(name=skill.name, file_path=file_path, content=content)
 
     def skill_manage(self, args: Mapping[str, Any], ctx: ToolContext | None = None) -> str:
         """Create / edit / patch / delete / write_file / remove_file (see manage.py)."""
@@ -266,19 +257,19 @@ class SkillsService:
         try:
             result = self.manager().run(args, origin=origin, session_id=session_id)
         except ManageError as exc:
-            return _err(exc.message, **exc.extra)
+            return tool_error(exc.message, **exc.extra)
         return json.dumps(result, ensure_ascii=False, default=str)
 
     def skills_find(self, args: Mapping[str, Any], ctx: ToolContext | None = None) -> str:
         """Skills ranked for a task: relevance blended with recorded success."""
         task = args.get("task")
         if not isinstance(task, str) or not task.strip():
-            return _err("'task' is required: describe the task in a sentence.")
+            return tool_error("'task' is required: describe the task in a sentence.")
         limit = args.get("limit", 5)
         if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 20:
-            return _err("'limit' must be an integer from 1 to 20.")
+            return tool_error("'limit' must be an integer from 1 to 20.")
         ranked, mode = self.find(task[:4000], limit)
-        return _ok(
+        return tool_ok(
             task=task[:200],
             matching=mode,
             results=[
@@ -307,13 +298,13 @@ class SkillsService:
         outcome = args.get("outcome")
         note = args.get("note")
         if not isinstance(name, str) or not name.strip():
-            return _err("'name' is required: the skill you followed.")
+            return tool_error("'name' is required: the skill you followed.")
         if outcome not in ("success", "failure"):
-            return _err("'outcome' must be 'success' or 'failure'.")
+            return tool_error("'outcome' must be 'success' or 'failure'.")
         if note is not None and not isinstance(note, str):
-            return _err("'note' must be a string.")
+            return tool_error("'note' must be a string.")
         if note is not None and len(note) > NOTE_MAX_CHARS:
-            return _err(f"'note' is {len(note)} characters; the limit is {NOTE_MAX_CHARS}.")
+            return tool_error(f"'note' is {len(note)} characters; the limit is {NOTE_MAX_CHARS}.")
         library = self.library()
         if library.get(name.strip()) is None:
             return self._not_found(name.strip(), list(library.skills.values()))
@@ -322,11 +313,11 @@ class SkillsService:
         try:
             stats = store.record_outcome(name.strip(), outcome, note, session_id)
         except (sqlite3.Error, OSError) as exc:
-            return _err(
+            return tool_error(
                 f"Could not record the outcome in {store.path}: {exc}. The skill itself is "
                 "fine; the user can move a damaged state.db aside (it is recreated)."
             )
-        return _ok(
+        return tool_ok(
             name=name.strip(),
             outcome=outcome,
             successes=stats.successes,
@@ -338,12 +329,12 @@ class SkillsService:
 def _guarded(name: str, fn: Callable[[Mapping[str, Any], ToolContext], str]) -> Any:
     def handler(args: Mapping[str, Any], ctx: ToolContext) -> str:
         if not isinstance(args, Mapping):
-            return _err("Arguments must be a JSON object.")
+            return tool_error("Arguments must be a JSON object.")
         try:
             return fn(args, ctx)
         except Exception as exc:  # a tool never raises; the host logs, the model sees JSON
             log.exception("%s failed", name)
-            return _err(f"{name} failed unexpectedly: {type(exc).__name__}: {exc}"[:500])
+            return tool_error(f"{name} failed unexpectedly: {type(exc).__name__}: {exc}"[:500])
 
     handler.__name__ = name
     return handler

@@ -1,4 +1,7 @@
-"""Shared parts of service (HTTP) memory providers: :class:`ServiceClient` (httpx with
+"""The frame of service (HTTP or CLI) memory providers: :class:`ServiceProvider` (lazy
+client, availability, background recall with :class:`BackgroundRecall`, outbox sync,
+health, shutdown, guarded tools), the shared settings fields
+(:mod:`~hermes_core.providers.service.fields`), :class:`ServiceClient` (httpx with
 timeouts, retries with backoff and jitter, a circuit breaker), the typed
 :class:`ServiceError` family, :func:`setting_label` for messages that name the fix, and
 :func:`screen_recalled` for recalled text a tool returns.
@@ -22,10 +25,27 @@ from hermes_core.providers.service.errors import (
     ServiceSettings,
     ServiceUnavailable,
 )
+from hermes_core.providers.service.fields import (
+    breaker_cooldown_field,
+    failure_threshold_field,
+    prefetch_wait_field,
+    retries_field,
+    timeout_field,
+)
+from hermes_core.providers.service.provider import (
+    BackgroundRecall,
+    ServiceProvider,
+    ToolRefused,
+    compress_query,
+    flagged,
+    remembered,
+    unflagged,
+)
 from hermes_core.providers.service.recall import screen_recalled, screen_text
 from hermes_core.providers.service.settings import service_settings, setting_label
 
 __all__ = [
+    "BackgroundRecall",
     "CircuitBreaker",
     "ServiceAuthError",
     "ServiceBadResponse",
@@ -33,13 +53,24 @@ __all__ = [
     "ServiceError",
     "ServiceNotFound",
     "ServicePaused",
+    "ServiceProvider",
     "ServiceRateLimited",
     "ServiceRequestError",
     "ServiceSettings",
     "ServiceUnavailable",
+    "ToolRefused",
+    "breaker_cooldown_field",
+    "compress_query",
+    "failure_threshold_field",
+    "flagged",
     "parse_retry_after",
+    "prefetch_wait_field",
+    "remembered",
+    "retries_field",
     "screen_recalled",
     "screen_text",
     "service_settings",
     "setting_label",
+    "timeout_field",
+    "unflagged",
 ]

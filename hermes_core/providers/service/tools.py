@@ -1,41 +1,20 @@
-"""Small helpers shared by service providers' tool handlers and shutdown.
+"""Small helpers shared by service providers' tool handlers.
 
-* :func:`tool_json` / :func:`tool_error` — the JSON a tool handler returns
-  (``{"success": false, "error": ...}`` on failure; non-ASCII such as Chinese kept as is).
+* :func:`tool_ok` / :func:`tool_error` / :func:`tool_json` — re-exported from
+  :mod:`hermes_core.tool_results` (the one tool-result shape).
 * :func:`text_arg` — a required/optional string argument, stripped; ``None`` when missing,
   not a string, or blank.
-* :func:`guard_tool` — runs a handler body so that it never raises: a
-  :class:`ServiceError` becomes its message, anything else ``"<Type>: <message>"`` (logged
-  with its traceback).
-* :func:`stop_background` — the end of a provider's ``shutdown``: cancels a background
-  executor's queued work and closes the service API client, never raising.
+* :func:`required_text` / :func:`number_arg` — argument checks that raise
+  :class:`~hermes_core.providers.service.provider.ToolRefused`; a tool built with
+  :meth:`ServiceProvider.tool` turns that (and any ServiceError) into a tool error.
 """
 
 from __future__ import annotations
 
-import json
-import logging
-from collections.abc import Callable, Mapping
-from concurrent.futures import Executor
-from typing import Any, Protocol
+from collections.abc import Mapping
+from typing import Any
 
-from hermes_core.providers.service.errors import ServiceError, ServiceNotFound
-
-
-class Closable(Protocol):
-    """Anything with ``close()`` (a service API wrapper, a :class:`ServiceClient`)."""
-
-    def close(self) -> None: ...
-
-
-def tool_json(payload: Mapping[str, Any]) -> str:
-    """``payload`` as the JSON string a tool returns (``ensure_ascii=False``)."""
-    return json.dumps(payload, ensure_ascii=False)
-
-
-def tool_error(message: str) -> str:
-    """The failure a tool returns: ``{"success": false, "error": message}``."""
-    return tool_json({"success": False, "error": message})
+from hermes_core.tool_results import tool_error, tool_json, tool_ok
 
 
 def text_arg(args: Mapping[str, Any], name: str) -> str | None:
@@ -47,39 +26,39 @@ def text_arg(args: Mapping[str, Any], name: str) -> str | None:
     return value.strip()
 
 
-def guard_tool(
-    fn: Callable[[], str],
-    *,
-    log: logging.Logger,
-    name: str,
-    not_found_prefix: bool = False,
-) -> str:
-    """``fn()``, or a :func:`tool_error` instead of any exception: a tool handler never
-    raises. With ``not_found_prefix`` a :class:`ServiceNotFound` reads ``"not found: ..."``.
-    Unexpected exceptions are logged as ``"<name> tool failed"`` with their traceback."""
-    try:
-        return fn()
-    except ServiceNotFound as exc:
-        return tool_error(f"not found: {exc}" if not_found_prefix else str(exc))
-    except ServiceError as exc:
-        return tool_error(str(exc))
-    except Exception as exc:  # a handler never raises
-        log.exception("%s tool failed", name)
-        return tool_error(f"{type(exc).__name__}: {exc}")
+def required_text(args: Mapping[str, Any], name: str, what: str, limit: int | None = None) -> str:
+    """:func:`text_arg` that must be there: raises
+    :class:`~hermes_core.providers.service.provider.ToolRefused` ("'name' is required:
+    <what>", or too long past ``limit`` characters)."""
+    from hermes_core.providers.service.provider import ToolRefused
+
+    value = text_arg(args, name)
+    if value is None:
+        raise ToolRefused(f"'{name}' is required: {what}")
+    if limit is not None and len(value) > limit:
+        raise ToolRefused(f"'{name}' is too long ({len(value)} chars; max {limit})")
+    return value
 
 
-def stop_background(
-    executor: Executor | None, api: Closable | None, *, log: logging.Logger, name: str
-) -> None:
-    """Cancel ``executor``'s queued work without waiting, then close ``api``; a failing
-    close is logged at debug level as ``"<name> client close failed"``, never raised."""
-    if executor is not None:
-        executor.shutdown(wait=False, cancel_futures=True)
-    if api is not None:
-        try:
-            api.close()
-        except Exception:
-            log.debug("%s client close failed", name, exc_info=True)
+def number_arg(
+    args: Mapping[str, Any], name: str, default: float, low: float, high: float
+) -> float:
+    """``args[name]`` (else ``default``) as a number in ``[low, high]``; raises ToolRefused
+    naming the range ("an integer" when ``default`` is an int)."""
+    from hermes_core.providers.service.provider import ToolRefused
+
+    value = args.get(name, default)
+    if isinstance(value, bool) or not isinstance(value, int | float) or not low <= value <= high:
+        kind = "an integer" if isinstance(default, int) else "a number"
+        raise ToolRefused(f"'{name}' must be {kind} between {low:g} and {high:g}")
+    return float(value)
 
 
-__all__ = ["Closable", "guard_tool", "stop_background", "text_arg", "tool_error", "tool_json"]
+__all__ = [
+    "number_arg",
+    "required_text",
+    "text_arg",
+    "tool_error",
+    "tool_json",
+    "tool_ok",
+]

@@ -17,32 +17,31 @@ Behaviour (spec §4, ByteRover):
 
 from __future__ import annotations
 
-import concurrent.futures as cf
-import contextvars
 import hashlib
 import logging
 import math
 import re
-import threading
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from hermes_core import (
     ChatMessage,
-    HealthCheck,
     MemoryContext,
-    MemoryProvider,
     MemoryWrite,
     PromptBlock,
-    ProviderSettings,
     SessionInfo,
     ToolContext,
     ToolSpec,
     Turn,
     hookimpl,
 )
-from hermes_core.providers.service import CircuitBreaker, ServiceError, screen_text
+from hermes_core.providers.service import (
+    CircuitBreaker,
+    ServiceError,
+    ServiceProvider,
+    screen_text,
+)
 from hermes_core.providers.service.tools import tool_error as _fail
 from hermes_core.providers.service.tools import tool_json as _json
 from hermes_memory_byterover.runner import INSTALL, SERVICE, BrvAnswer, BrvRunner, resolve
@@ -109,33 +108,18 @@ def search_text(answer: BrvAnswer) -> tuple[str, int]:
     return "\n".join(lines), len(lines)
 
 
-class ByteRoverProvider(MemoryProvider):
+class ByteRoverProvider(ServiceProvider[ByteRoverSettings, BrvRunner]):
     """ByteRover (``brv``) as the external memory provider."""
 
     name = "byterover"
     Settings = ByteRoverSettings
-
-    def __init__(self, settings: ProviderSettings, home: Path) -> None:
-        super().__init__(settings, home)
-        if not isinstance(settings, ByteRoverSettings):
-            settings = ByteRoverSettings.model_validate(settings.model_dump())
-        self.settings: ByteRoverSettings = settings
-        self.breaker = CircuitBreaker(
-            SERVICE, threshold=settings.failure_threshold, cooldown=settings.breaker_cooldown
-        )
-        env = {}
-        if settings.api_key is not None and settings.api_key.get_secret_value():
-            env["BRV_API_KEY"] = settings.api_key.get_secret_value()
-        self.runner = BrvRunner(settings.brv_path, breaker=self.breaker, env=env)
-        self._lock = threading.Lock()
-        self._synced: set[tuple[str, int]] = set()
-        self._executor: cf.ThreadPoolExecutor | None = None
-        self._closed = False
-
-    # ------------------------------------------------------------ availability
-
-    def is_available(self) -> bool:
-        return not self.unavailable_reason()
+    service = SERVICE
+    key_field = None
+    url_field = None
+    workers = 1
+    breaker_fix = (
+        "run `brv status` in $HERMES_HOME/byterover to see why; calls resume automatically"
+    )
 
     def unavailable_reason(self) -> str:
         if resolve(self.settings.brv_path) is None:
@@ -144,6 +128,25 @@ class ByteRoverProvider(MemoryProvider):
                 f"(Node.js 20+) or set {_SETTING}brv_path to its full path"
             )
         return ""
+
+    def health_name(self) -> str:
+        return f"byterover ({self.settings.brv_path})"
+
+    def health_detail(self) -> str:
+        return f"brv at {resolve(self.settings.brv_path)}"
+
+    def connect(self) -> BrvRunner:
+        s = self.settings
+        breaker = CircuitBreaker(
+            SERVICE, threshold=s.failure_threshold, cooldown=s.breaker_cooldown
+        )
+        key = s.api_key.get_secret_value() if s.api_key is not None else ""
+        return BrvRunner(s.brv_path, breaker=breaker, env={"BRV_API_KEY": key} if key else {})
+
+    @property
+    def breaker(self) -> CircuitBreaker | None:
+        runner = self._api
+        return runner.breaker if runner is not None else None
 
     # ------------------------------------------------------------ plumbing
 
@@ -156,9 +159,7 @@ class ByteRoverProvider(MemoryProvider):
     def _brv(
         self, session: SessionInfo, args: Sequence[str], *, timeout: float, setting: str
     ) -> BrvAnswer:
-        if self._closed:
-            raise ServiceError("the ByteRover provider is shut down", service=SERVICE)
-        return self.runner.run(
+        return self.api().run(
             args, cwd=self.workdir(session), timeout=timeout, setting=_SETTING + setting
         )
 
@@ -194,16 +195,6 @@ class ByteRoverProvider(MemoryProvider):
             timeout=self.settings.timeout_curate,
             setting="timeout_curate",
         )
-
-    def _submit(self, fn: Callable[[], Any]) -> None:
-        with self._lock:
-            if self._closed:
-                return
-            if self._executor is None:
-                self._executor = cf.ThreadPoolExecutor(max_workers=1, thread_name_prefix="brv")
-            executor = self._executor
-        ctx = contextvars.copy_context()
-        executor.submit(ctx.run, fn)
 
     # ------------------------------------------------------------ hooks
 
@@ -244,15 +235,14 @@ class ByteRoverProvider(MemoryProvider):
         user = (turn.user_text or "").strip()
         if weighted_length(user) < self.settings.min_query_chars:
             return
-        key = (session.id, turn.number)
-        with self._lock:
-            if key in self._synced:
-                return  # this turn was curated already
+        if not self.first_sync(session, turn):
+            return  # this turn was curated already
         reply = (turn.reply or "").strip()
         content = f"User: {user[:TURN_PART_CHARS]}\nAssistant: {reply[:TURN_PART_CHARS]}"
-        self.curate(session, content, detach=self.settings.curate_detach)
-        with self._lock:
-            self._synced.add(key)
+        self.send_later(
+            f"turn:{session.id}:{turn.number}",
+            lambda: self.curate(session, content, detach=self.settings.curate_detach),
+        )
 
     @hookimpl
     def on_memory_write(self, session: SessionInfo, write: MemoryWrite) -> None:
@@ -267,7 +257,7 @@ class ByteRoverProvider(MemoryProvider):
 
     @hookimpl
     def on_pre_compress(self, session: SessionInfo, messages: Sequence[ChatMessage]) -> str | None:
-        if not self.settings.auto_extract:
+        if not self.settings.auto_extract or self._closed:
             return None
         parts = []
         for message in list(messages)[-10:]:
@@ -285,103 +275,50 @@ class ByteRoverProvider(MemoryProvider):
             except ServiceError as exc:
                 log.warning("ByteRover curate before compression failed: %s", exc)
 
-        self._submit(flush)
+        self.submit(flush)
         return None
 
     @hookimpl
     def on_session_end(self, session: SessionInfo) -> None:
-        with self._lock:
-            self._synced = {k for k in self._synced if k[0] != session.id}
+        self.forget_session(session)
+        if not self._closed:
+            self.outbox.flush()
 
     @hookimpl
     def register_tools(self, session: SessionInfo) -> list[ToolSpec]:
         return [
-            ToolSpec(
-                name="brv_query",
-                description="Search this user's ByteRover knowledge tree (past decisions, "
+            self.tool(
+                "brv_query",
+                "Search this user's ByteRover knowledge tree (past decisions, "
                 "preferences, patterns, fixes). Ask a specific question.",
-                parameters={
-                    "type": "object",
-                    "properties": {"query": {"type": "string", "description": "The question."}},
-                    "required": ["query"],
-                },
-                handler=self._guarded("brv_query", self._tool_query),
-                toolset="memory",
+                {"query": {"type": "string", "description": "The question."}},
+                self._guarded("brv_query", self._tool_query),
+                required=["query"],
                 read_only=True,
             ),
-            ToolSpec(
-                name="brv_curate",
-                description="Store something worth remembering across sessions in the "
+            self.tool(
+                "brv_curate",
+                "Store something worth remembering across sessions in the "
                 "ByteRover knowledge tree (decisions, preferences, fixes, with specifics).",
-                parameters={
-                    "type": "object",
-                    "properties": {
-                        "content": {"type": "string", "description": "What to remember."}
-                    },
-                    "required": ["content"],
-                },
-                handler=self._guarded("brv_curate", self._tool_curate),
-                toolset="memory",
+                {"content": {"type": "string", "description": "What to remember."}},
+                self._guarded("brv_curate", self._tool_curate),
+                required=["content"],
             ),
-            ToolSpec(
-                name="brv_status",
-                description="ByteRover status: CLI version, knowledge tree, cloud sync.",
-                parameters={"type": "object", "properties": {}},
-                handler=self._guarded("brv_status", self._tool_status),
-                toolset="memory",
+            self.tool(
+                "brv_status",
+                "ByteRover status: CLI version, knowledge tree, cloud sync.",
+                {},
+                self._guarded("brv_status", self._tool_status),
                 read_only=True,
             ),
         ]
-
-    @hookimpl
-    def health_check(self, home: Path) -> list[HealthCheck]:
-        reason = self.unavailable_reason()
-        checks = [
-            HealthCheck(
-                name=f"byterover ({self.settings.brv_path})",
-                ok=not reason,
-                detail=reason or f"brv at {resolve(self.settings.brv_path)}",
-                fix=reason,
-            )
-        ]
-        if self.breaker.state != "closed":
-            checks.append(
-                HealthCheck(
-                    name="byterover circuit breaker",
-                    ok=False,
-                    detail=f"paused for {self.breaker.remaining():.0f} s after repeated brv "
-                    "failures",
-                    fix="run `brv status` in $HERMES_HOME/byterover to see why; calls resume "
-                    "automatically",
-                )
-            )
-        return checks
-
-    def shutdown(self) -> None:
-        with self._lock:
-            executor, self._executor = self._executor, None
-            self._closed = True
-        if executor is not None:
-            executor.shutdown(wait=False, cancel_futures=True)
 
     # ------------------------------------------------------------ tool handlers
 
     def _guarded(
         self, name: str, fn: Callable[[Mapping[str, Any], SessionInfo], str]
     ) -> Callable[[Mapping[str, Any], ToolContext], str]:
-        def handler(args: Mapping[str, Any], ctx: ToolContext) -> str:
-            if not isinstance(args, Mapping):
-                return _fail("arguments must be a JSON object")
-            try:
-                return fn(args, ctx.session)
-            except ServiceError as exc:
-                log.warning("ByteRover tool %s failed: %s", name, exc)
-                return _fail(str(exc))
-            except Exception as exc:  # a handler never raises
-                log.exception("ByteRover tool %s failed", name)
-                return _fail(f"{type(exc).__name__}: {exc}")
-
-        return handler
+        return lambda args, ctx: fn(args, ctx.session)
 
     def _tool_query(self, args: Mapping[str, Any], session: SessionInfo) -> str:
         query = args.get("query")

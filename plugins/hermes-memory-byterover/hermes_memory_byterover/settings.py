@@ -14,6 +14,7 @@ from pydantic import AliasChoices, SecretStr
 from pydantic_settings import SettingsConfigDict
 
 from hermes_core.providers.base import ProviderSettings, setup_field
+from hermes_core.providers.service.fields import breaker_cooldown_field, failure_threshold_field
 
 _PREFIX = "HERMES_MEMORY__PROVIDERS__BYTEROVER__"
 
@@ -87,20 +88,8 @@ class ByteRoverSettings(ProviderSettings):
         ge=200,
         le=50_000,
     )
-    failure_threshold: int = setup_field(
-        5,
-        description="Consecutive brv failures that pause the provider (circuit breaker)",
-        setup="advanced",
-        ge=1,
-        le=100,
-    )
-    breaker_cooldown: float = setup_field(
-        60.0,
-        description="Seconds the provider stays paused before trying brv again",
-        setup="advanced",
-        ge=0,
-        le=3600,
-    )
+    failure_threshold: int = failure_threshold_field()
+    breaker_cooldown: float = breaker_cooldown_field()
 
 
 __all__ = ["ByteRoverSettings"]

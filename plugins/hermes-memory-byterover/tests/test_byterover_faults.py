@@ -16,6 +16,7 @@ from fake_brv import FakeBrv
 from hermes_memory_byterover import ByteRoverProvider
 
 from hermes_core.testing.harness import ProviderHarness
+from hermes_core.testing.service_frame import ServiceFrameChecks
 
 PREFETCH_TIMEOUT = 1.0
 SLACK = 0.5
@@ -172,7 +173,8 @@ def test_a_refused_request_does_not_count_towards_the_breaker(
     for _ in range(THRESHOLD + 1):
         provider_error = error_of(harness.session.call_tool("brv_curate", {"content": " "}))
         assert "required" in provider_error
-    assert provider.breaker.state == "closed"
+    breaker = provider.breaker  # None: a refused request never even started brv
+    assert breaker is None or breaker.state == "closed"
 
 
 def test_missing_binary_names_the_setting_and_the_install(hermes_home: Path) -> None:
@@ -214,3 +216,19 @@ def test_two_users_never_share(
     dirs = {c["cwd"] for c in fake_brv.calls()}
     assert len(dirs) == 2, dirs
     assert all("byterover-users" in d for d in dirs)
+
+
+class TestByteRoverOnTheFrame(ServiceFrameChecks):
+    """The service frame's checks (hermes_core.testing.service_frame) against the fake brv:
+    ``fail`` mode makes every brv call crash."""
+
+    provider_class = ByteRoverProvider
+    probe_tool = ("brv_query", {"query": "Which editor do I like?"})
+    breaker_threshold = THRESHOLD
+
+    @pytest.fixture
+    def service_harness(self, harness: ProviderHarness) -> ProviderHarness:
+        return harness
+
+    def fail_service(self, harness: ProviderHarness, request: pytest.FixtureRequest) -> None:
+        request.getfixturevalue("fake_brv").set("fail")

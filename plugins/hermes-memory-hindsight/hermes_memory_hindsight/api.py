@@ -52,9 +52,6 @@ class HindsightAPI:
     def __init__(self, client: ServiceClient) -> None:
         self.client = client
 
-    def close(self) -> None:
-        self.client.close()
-
     def retain(
         self,
         bank: str,

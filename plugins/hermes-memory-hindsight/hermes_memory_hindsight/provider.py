@@ -25,20 +25,15 @@ Behaviour (spec §4, Hindsight):
 
 from __future__ import annotations
 
-import concurrent.futures as cf
-import contextvars
 import hashlib
 import logging
-import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from hermes_core import (
-    HealthCheck,
     MemoryContext,
-    MemoryProvider,
     MemoryWrite,
     ProviderSettings,
     SessionInfo,
@@ -48,16 +43,18 @@ from hermes_core import (
     hookimpl,
 )
 from hermes_core.providers.service import (
+    BackgroundRecall,
     ServiceClient,
     ServiceError,
     ServiceNotFound,
-    ServicePaused,
-    service_settings,
+    ToolRefused,
+    compress_query,
+    flagged,
+    remembered,
+    unflagged,
 )
-from hermes_core.providers.service.outbox import Outbox
-from hermes_core.providers.service.tools import guard_tool, stop_background, text_arg
-from hermes_core.providers.service.tools import tool_error as _fail
-from hermes_core.providers.service.tools import tool_json as _json
+from hermes_core.providers.service.tools import required_text, text_arg
+from hermes_core.tool_results import tool_ok
 from hermes_memory_hindsight.api import Fact, HindsightAPI
 from hermes_memory_hindsight.banks import render_bank_id, session_tag, user_tag
 from hermes_memory_hindsight.settings import HindsightSettings, apply_config_file
@@ -67,8 +64,6 @@ if TYPE_CHECKING:
     from hermes_core.types import ChatMessage
 
 log = logging.getLogger(__name__)
-
-T = TypeVar("T")
 
 LABEL = "Hindsight"
 GLYPH = "👁️"
@@ -86,42 +81,31 @@ def _digest(*parts: str) -> str:
     return h.hexdigest()[:20]
 
 
-def _flagged(text: str) -> bool:
-    from hermes_core.security.scan import scan
-
-    return scan(text, "context").blocked
+def _text(fact: Fact) -> str:
+    return fact.text
 
 
-class HindsightProvider(MemoryProvider):
+class HindsightProvider(BackgroundRecall[HindsightSettings, HindsightAPI, Fact]):
     """Hindsight (Vectorize) as the external memory provider: cloud or your own server."""
 
     name = "hindsight"
     Settings = HindsightSettings
+    service = LABEL
+    url_field = "api_url"
+    breaker_fix = "check the Hindsight server and HINDSIGHT_API_KEY; calls resume automatically"
 
     def __init__(
         self, settings: ProviderSettings, home: Path, *, client: ServiceClient | None = None
     ) -> None:
-        super().__init__(settings, home)
-        if not isinstance(settings, HindsightSettings):
-            settings = HindsightSettings.model_validate(settings.model_dump())
-        self.settings: HindsightSettings = apply_config_file(settings, self.home)
+        super().__init__(settings, home, client=client)
         self._hermes: HermesSettings | None = None
-        self._client = client
-        self._api: HindsightAPI | None = None
-        self._lock = threading.Lock()
-        self._executor: cf.ThreadPoolExecutor | None = None
-        self._pending: dict[str, tuple[str, cf.Future[list[Fact]]]] = {}
-        self._cached: dict[str, list[Fact]] = {}
-        self._synced: set[tuple[str, int]] = set()
         self._buffer: dict[str, list[Turn]] = {}
         self._banks_ready: set[str] = set()
-        self.outbox = Outbox("Hindsight", logger=log)
-        self._closed = False
+
+    def load_settings(self, settings: ProviderSettings) -> HindsightSettings:
+        return apply_config_file(super().load_settings(settings), self.home)
 
     # ------------------------------------------------------------ availability
-
-    def is_available(self) -> bool:
-        return not self.unavailable_reason()
 
     def unavailable_reason(self) -> str:
         s = self.settings
@@ -133,33 +117,22 @@ class HindsightProvider(MemoryProvider):
             )
         return ""
 
+    def health_name(self) -> str:
+        return f"hindsight ({self.settings.effective_mode()}, {self.base_url()})"
+
+    def health_detail(self) -> str:
+        return f"bank template {self.settings.bank_id_template!r}"
+
     # ------------------------------------------------------------ plumbing
 
-    def api(self) -> HindsightAPI:
-        """The API client, built on first use (no network until a call)."""
-        with self._lock:
-            if self._closed:
-                raise ServiceError("hindsight provider is shut down", service="Hindsight")
-            if self._api is None:
-                s = self.settings
-                client = self._client or ServiceClient(
-                    s.base_url(),
-                    settings=service_settings(
-                        HindsightSettings,
-                        self.name,
-                        "Hindsight",
-                        key_field="api_key",
-                        url_field="api_url",
-                    ),
-                    api_key=s.api_key,
-                    timeout=s.timeout,
-                    connect_timeout=min(s.timeout, 5.0),
-                    retries=s.retries,
-                    failure_threshold=s.failure_threshold,
-                    cooldown=s.breaker_cooldown,
-                )
-                self._api = HindsightAPI(client)
-            return self._api
+    def base_url(self) -> str:
+        return self.settings.base_url()
+
+    def client_options(self) -> dict[str, Any]:
+        return {**super().client_options(), "connect_timeout": min(self.settings.timeout, 5.0)}
+
+    def make_api(self, client: ServiceClient) -> HindsightAPI:
+        return HindsightAPI(client)
 
     def user(self, session: SessionInfo) -> str:
         """The user every call of ``session`` is scoped to."""
@@ -223,7 +196,7 @@ class HindsightProvider(MemoryProvider):
             self._ensure_bank(bank)
             self.api().retain(bank, [item], run_async=run_async)
 
-        self.outbox.send(f"retain:{bank}:{item['document_id']}", write)
+        self.send_later(f"retain:{bank}:{item['document_id']}", write)
 
     def _forget_later(self, bank: str, document_id: str) -> None:
         def write() -> None:
@@ -232,21 +205,7 @@ class HindsightProvider(MemoryProvider):
             except ServiceNotFound:
                 log.debug("hindsight: no document %s to forget", document_id)
 
-        self.outbox.send(f"delete:{bank}:{document_id}", write)
-
-    def _submit(self, fn: Callable[[], T]) -> cf.Future[T]:
-        with self._lock:
-            if self._executor is None:
-                self._executor = cf.ThreadPoolExecutor(
-                    max_workers=2, thread_name_prefix="hindsight"
-                )
-            executor = self._executor
-        ctx = contextvars.copy_context()
-        return executor.submit(ctx.run, fn)
-
-    def _breaker_open(self) -> bool:
-        api = self._api
-        return api is not None and api.client.breaker.state == "open"
+        self.send_later(f"delete:{bank}:{document_id}", write)
 
     def recall(
         self, session: SessionInfo, query: str, *, deadline: float | None = None
@@ -263,10 +222,10 @@ class HindsightProvider(MemoryProvider):
             deadline=deadline,
         )
 
-    def _auto_recall(self, session: SessionInfo, query: str) -> list[Fact]:
+    def auto_recall(self, session: SessionInfo, query: str) -> list[Fact]:
         """What automatic recall injects: ranked facts, or one reflect answer."""
         s = self.settings
-        budget = self._wait_budget(session)
+        budget = self.recall_wait(session)
         if s.recall_prefetch_method == "reflect":
             text = self.api().reflect(
                 self.bank(session),
@@ -278,7 +237,7 @@ class HindsightProvider(MemoryProvider):
             return [Fact(id="reflect", text=text, type="reflect")] if text.strip() else []
         return self.recall(session, query[: s.recall_max_input_chars], deadline=budget)
 
-    def _wait_budget(self, session: SessionInfo | None = None) -> float:
+    def recall_wait(self, session: SessionInfo | None = None) -> float:
         s = self.settings
         if not s.recall_sync:
             return s.prefetch_wait
@@ -286,7 +245,7 @@ class HindsightProvider(MemoryProvider):
         host_budget = hermes.memory.prefetch_timeout if hermes is not None else s.prefetch_wait
         return max(0.1, host_budget - 0.25)
 
-    def _auto_recall_on(self) -> bool:
+    def auto_recall_on(self) -> bool:
         return self.settings.auto_recall and self.settings.memory_mode != "tools"
 
     # ------------------------------------------------------------ hooks
@@ -316,45 +275,11 @@ class HindsightProvider(MemoryProvider):
             )
         return PromptBlock(text=f"{head}\n{body}", source=self.name)
 
-    @hookimpl
-    def on_turn_start(self, session: SessionInfo, message: str) -> None:
-        query = (message or "").strip()
-        if not query or self._closed or not self._auto_recall_on() or self._breaker_open():
-            return
-        future = self._submit(lambda: self._auto_recall(session, query))
-        with self._lock:
-            self._pending[session.id] = (query, future)
-
-    @hookimpl
-    def prefetch(self, session: SessionInfo, query: str) -> MemoryContext | None:
-        query = (query or "").strip()
-        if not query or self._closed or not self._auto_recall_on():
-            return None
-        with self._lock:
-            pending = self._pending.pop(session.id, None)
-        if pending is not None and pending[0] == query:
-            future = pending[1]
-        else:
-            future = self._submit(lambda: self._auto_recall(session, query))
-        try:
-            facts = future.result(timeout=self._wait_budget(session))
-        except cf.TimeoutError:
-            log.info("hindsight recall still running after %.1fs", self._wait_budget(session))
-            with self._lock:
-                facts = self._cached.get(session.id, [])
-        except ServicePaused as exc:  # the breaker already said so, once
-            log.debug("hindsight recall skipped: %s", exc)
-            return None
-        except ServiceError as exc:
-            log.warning("hindsight recall failed: %s", exc)
-            return None
-        return self.format_context(facts[: self.settings.recall_max_results])
-
-    @staticmethod
-    def format_context(facts: Sequence[Fact]) -> MemoryContext | None:
-        """``## Hindsight Memory`` and one ``- fact`` line per fact (None if none)."""
+    def format_context(self, items: Sequence[Fact]) -> MemoryContext | None:
+        """``## Hindsight Memory`` and one ``- fact`` line per fact, at most
+        ``recall_max_results`` (None if none)."""
         lines = []
-        for fact in facts:
+        for fact in items[: self.settings.recall_max_results]:
             text = " ".join(fact.text.split())
             if text:
                 lines.append(f"- {text}")
@@ -393,36 +318,16 @@ class HindsightProvider(MemoryProvider):
 
     @hookimpl
     def sync(self, session: SessionInfo, turn: Turn) -> None:
-        if not self.settings.auto_retain or self._closed:
-            return
-        key = (session.id, turn.number)
+        if not self.settings.auto_retain or self._closed or not self.first_sync(session, turn):
+            return  # (a re-sent turn: its document is already stored)
         with self._lock:
-            if key in self._synced:
-                return  # a re-sent turn: its document is already stored
             buffered = [t for t in self._buffer.get(session.id, []) if t.number != turn.number]
             buffered.append(turn)
             if len(buffered) < self.settings.retain_every_n_turns:
                 self._buffer[session.id] = buffered
-                self._synced.add(key)
                 return
             self._buffer.pop(session.id, None)
         self._retain_turns(session, buffered)
-        with self._lock:
-            self._synced.add(key)
-
-    @hookimpl
-    def on_turn_end(self, session: SessionInfo, turn: Turn) -> None:
-        query = (turn.user_text or "").strip()
-        if not query or self._closed or not self._auto_recall_on() or self._breaker_open():
-            return
-
-        def run() -> list[Fact]:
-            facts = self._auto_recall(session, query)
-            with self._lock:
-                self._cached[session.id] = facts
-            return facts
-
-        self._submit(run)
 
     def _entry_document(self, session: SessionInfo, target: str, content: str) -> str:
         return f"builtin-{target}-{_digest(self.user(session), target, content.strip())}"
@@ -447,32 +352,22 @@ class HindsightProvider(MemoryProvider):
 
     @hookimpl
     def on_pre_compress(self, session: SessionInfo, messages: Sequence[ChatMessage]) -> str | None:
-        users = [
-            str(m.get("content") or "")
-            for m in messages
-            if m.get("role") == "user" and isinstance(m.get("content"), str)
-        ]
-        query = " ".join(" ".join(users[-3:]).split())[: self.settings.recall_max_input_chars]
-        if not query or self._closed or self._breaker_open():
+        query = compress_query(messages, self.settings.recall_max_input_chars)
+        if not query or self._closed or self.breaker_open():
             return None
         try:
             facts = self.recall(session, query, deadline=self.settings.prefetch_wait)
         except ServiceError as exc:
             log.warning("hindsight pre-compress recall failed: %s", exc)
             return None
-        kept = [f for f in facts if f.text.strip() and not _flagged(f.text)]
-        if not kept:
-            return None
-        lines = [f"- {' '.join(f.text.split())}" for f in kept[: self.settings.recall_max_results]]
-        return "Hindsight already remembers (long-term memory):\n" + "\n".join(lines)
+        kept, _ = unflagged([f for f in facts if f.text.strip()], _text)
+        return remembered(LABEL, [f.text for f in kept[: self.settings.recall_max_results]])
 
     @hookimpl
     def on_session_end(self, session: SessionInfo) -> None:
         with self._lock:
             buffered = self._buffer.pop(session.id, [])
-            self._pending.pop(session.id, None)
-            self._cached.pop(session.id, None)
-            self._synced = {k for k in self._synced if k[0] != session.id}
+        self.forget_session(session)
         if self._closed:
             return
         if buffered:
@@ -484,186 +379,97 @@ class HindsightProvider(MemoryProvider):
         if self.settings.memory_mode == "context":
             return []
         return [
-            ToolSpec(
-                name="hindsight_retain",
-                description="Store information in long-term memory. Hindsight extracts "
+            self.tool(
+                "hindsight_retain",
+                "Store information in long-term memory. Hindsight extracts "
                 "structured facts, resolves entities and indexes them for retrieval.",
-                parameters={
-                    "type": "object",
-                    "properties": {
-                        "content": {"type": "string", "description": "The information to store."},
-                        "context": {
-                            "type": "string",
-                            "description": "Short label, e.g. 'user preference'.",
-                        },
-                        "tags": {
-                            "type": "array",
-                            "items": {"type": "string"},
-                            "description": "Optional tags to file it under.",
-                        },
+                {
+                    "content": {"type": "string", "description": "The information to store."},
+                    "context": {
+                        "type": "string",
+                        "description": "Short label, e.g. 'user preference'.",
                     },
-                    "required": ["content"],
+                    "tags": {
+                        "type": "array",
+                        "items": {"type": "string"},
+                        "description": "Optional tags to file it under.",
+                    },
                 },
-                handler=self._tool_retain,
-                toolset="memory",
+                self._tool_retain,
+                required=["content"],
             ),
-            ToolSpec(
-                name="hindsight_recall",
-                description="Search long-term memory: semantic search, keyword matching, "
+            self.tool(
+                "hindsight_recall",
+                "Search long-term memory: semantic search, keyword matching, "
                 "entity graph and reranking. Returns the best matching memories.",
-                parameters={
-                    "type": "object",
-                    "properties": {
-                        "query": {"type": "string", "description": "What to search for."}
-                    },
-                    "required": ["query"],
-                },
-                handler=self._tool_recall,
-                toolset="memory",
+                {"query": {"type": "string", "description": "What to search for."}},
+                self._tool_recall,
+                required=["query"],
                 read_only=True,
             ),
-            ToolSpec(
-                name="hindsight_reflect",
-                description="Answer a question by reasoning across all long-term memories "
+            self.tool(
+                "hindsight_reflect",
+                "Answer a question by reasoning across all long-term memories "
                 "(the server synthesises one answer).",
-                parameters={
-                    "type": "object",
-                    "properties": {
-                        "query": {"type": "string", "description": "The question to reflect on."}
-                    },
-                    "required": ["query"],
-                },
-                handler=self._tool_reflect,
-                toolset="memory",
+                {"query": {"type": "string", "description": "The question to reflect on."}},
+                self._tool_reflect,
+                required=["query"],
                 read_only=True,
             ),
         ]
-
-    @hookimpl
-    def health_check(self, home: Path) -> list[HealthCheck]:
-        reason = self.unavailable_reason()
-        s = self.settings
-        checks = [
-            HealthCheck(
-                name=f"hindsight ({s.effective_mode()}, {s.base_url()})",
-                ok=not reason,
-                detail=reason or f"bank template {s.bank_id_template!r}",
-                fix=reason,
-            )
-        ]
-        api = self._api
-        if api is not None and api.client.breaker.state != "closed":
-            checks.append(
-                HealthCheck(
-                    name="hindsight circuit breaker",
-                    ok=False,
-                    detail=f"paused for {api.client.breaker.remaining():.0f} s after repeated "
-                    "failures",
-                    fix="check the Hindsight server and HINDSIGHT_API_KEY; calls resume "
-                    "automatically",
-                )
-            )
-        return checks
-
-    def shutdown(self) -> None:
-        if self.outbox.pending and not self._closed:
-            log.warning(
-                "%d write(s) to Hindsight could not be delivered before shutdown (the server "
-                "was unavailable); they are lost",
-                self.outbox.pending,
-            )
-        with self._lock:
-            executor, self._executor = self._executor, None
-            api, self._api = self._api, None
-            self._pending.clear()
-            self._closed = True
-        stop_background(executor, api, log=log, name="hindsight")
 
     # ------------------------------------------------------------ tool handlers
 
-    _text_arg = staticmethod(text_arg)
-
-    @staticmethod
-    def _guard(fn: Callable[[], str]) -> str:
-        return guard_tool(fn, log=log, name="hindsight")
-
     def _tool_retain(self, args: Mapping[str, Any], ctx: ToolContext) -> str:
-        content = self._text_arg(args, "content")
-        if content is None:
-            return _fail("'content' is required: pass the information to store as a string")
-        if len(content) > MAX_CONTENT_CHARS:
-            return _fail(f"'content' is too long ({len(content)} chars; max {MAX_CONTENT_CHARS})")
-        context = self._text_arg(args, "context")
+        content = required_text(
+            args, "content", "pass the information to store as a string", MAX_CONTENT_CHARS
+        )
+        context = text_arg(args, "context")
         raw_tags = args.get("tags") or []
         if not isinstance(raw_tags, list) or not all(isinstance(t, str) for t in raw_tags):
-            return _fail("'tags' must be a list of strings")
+            raise ToolRefused("'tags' must be a list of strings")
         if len(raw_tags) > MAX_TOOL_TAGS:
-            return _fail(f"at most {MAX_TOOL_TAGS} tags")
+            raise ToolRefused(f"at most {MAX_TOOL_TAGS} tags")
         tags = [
             t.strip() for t in raw_tags if t.strip() and not t.startswith(("user:", "session:"))
         ]
         session = ctx.session
-
-        def run() -> str:
-            bank = self.bank(session)
-            doc = f"tool-{_digest(self.user(session), content)}"
-            item: dict[str, Any] = {
-                "content": content,
-                "document_id": doc,
-                "tags": self._write_tags(session, tags),
-                "metadata": self._metadata(session, source="hindsight_retain"),
-            }
-            if context:
-                item["context"] = context
-            self._ensure_bank(bank)
-            self.api().retain(bank, [item], run_async=self.settings.retain_async)
-            return _json({"success": True, "result": "Memory stored.", "document_id": doc})
-
-        return self._guard(run)
+        bank = self.bank(session)
+        doc = f"tool-{_digest(self.user(session), content)}"
+        item: dict[str, Any] = {
+            "content": content,
+            "document_id": doc,
+            "tags": self._write_tags(session, tags),
+            "metadata": self._metadata(session, source="hindsight_retain"),
+        }
+        if context:
+            item["context"] = context
+        self._ensure_bank(bank)
+        self.api().retain(bank, [item], run_async=self.settings.retain_async)
+        return tool_ok(result="Memory stored.", document_id=doc)
 
     def _tool_recall(self, args: Mapping[str, Any], ctx: ToolContext) -> str:
-        query = self._text_arg(args, "query")
-        if query is None:
-            return _fail("'query' is required: pass what to search for as a string")
-        if len(query) > MAX_QUERY_CHARS:
-            return _fail(f"'query' is too long ({len(query)} chars; max {MAX_QUERY_CHARS})")
-
-        def run() -> str:
-            facts = self.recall(ctx.session, query)
-            kept = [f for f in facts if not _flagged(f.text)]
-            payload: dict[str, Any] = {
-                "success": True,
-                "results": [f.as_json() for f in kept],
-                "count": len(kept),
-            }
-            if len(kept) < len(facts):
-                payload["withheld"] = len(facts) - len(kept)
-            if not kept:
-                payload["result"] = "No relevant memories found."
-            return _json(payload)
-
-        return self._guard(run)
+        query = required_text(args, "query", "pass what to search for as a string", MAX_QUERY_CHARS)
+        kept, withheld = unflagged(self.recall(ctx.session, query), _text)
+        payload: dict[str, Any] = {"results": [f.as_json() for f in kept], "count": len(kept)}
+        if withheld:
+            payload["withheld"] = withheld
+        if not kept:
+            payload["result"] = "No relevant memories found."
+        return tool_ok(**payload)
 
     def _tool_reflect(self, args: Mapping[str, Any], ctx: ToolContext) -> str:
-        query = self._text_arg(args, "query")
-        if query is None:
-            return _fail("'query' is required: pass the question as a string")
-        if len(query) > MAX_QUERY_CHARS:
-            return _fail(f"'query' is too long ({len(query)} chars; max {MAX_QUERY_CHARS})")
+        query = required_text(args, "query", "pass the question as a string", MAX_QUERY_CHARS)
         session = ctx.session
-
-        def run() -> str:
-            text = self.api().reflect(
-                self.bank(session),
-                query,
-                tags=self.scope_tags(session),
-                budget=self.settings.recall_budget,
-            )
-            if _flagged(text):
-                return _fail("the reflect answer was withheld: the threat scanner flagged it")
-            return _json({"success": True, "answer": text or "No relevant memories found."})
-
-        return self._guard(run)
+        text = self.api().reflect(
+            self.bank(session),
+            query,
+            tags=self.scope_tags(session),
+            budget=self.settings.recall_budget,
+        )
+        if flagged(text):
+            raise ToolRefused("the reflect answer was withheld: the threat scanner flagged it")
+        return tool_ok(answer=text or "No relevant memories found.")
 
 
 __all__ = ["GLYPH", "HEADING", "LABEL", "HindsightProvider"]

@@ -16,11 +16,20 @@ import json
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
-from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator
+from pydantic import AliasChoices, Field, SecretStr, field_validator
 from pydantic_settings import SettingsConfigDict
 
 from hermes_core.errors import ConfigError
 from hermes_core.providers.base import ProviderSettings
+from hermes_core.providers.service.fields import (
+    breaker_cooldown_field,
+    failure_threshold_field,
+    prefetch_wait_field,
+    read_json_object,
+    retries_field,
+    timeout_field,
+    with_file_values,
+)
 
 CLOUD_URL = "https://api.hindsight.vectorize.io"
 LOCAL_URL = "http://localhost:8888"
@@ -219,42 +228,21 @@ class HindsightSettings(ProviderSettings):
         "tools = tools only.",
         json_schema_extra=_advanced(),
     )
-    timeout: float = Field(
+    timeout: float = timeout_field(
         60.0,
-        gt=0,
         le=600,
         description="Seconds one HTTP call may take (tools, retains).",
         validation_alias=_env("timeout", "HINDSIGHT_TIMEOUT"),
-        json_schema_extra=_advanced(env_var="HINDSIGHT_TIMEOUT"),
+        env_var="HINDSIGHT_TIMEOUT",
     )
-    prefetch_wait: float = Field(
-        3.0,
-        gt=0,
-        le=30,
-        description="Seconds automatic recall waits for the server.",
-        json_schema_extra=_advanced(),
+    prefetch_wait: float = prefetch_wait_field(
+        description="Seconds automatic recall waits for the server."
     )
-    retries: int = Field(
-        2,
-        ge=0,
-        le=10,
-        description="Retries (with backoff) of a failed idempotent call.",
-        json_schema_extra=_advanced(),
-    )
-    failure_threshold: int = Field(
-        5,
-        ge=1,
-        le=100,
-        description="Consecutive failures that pause the provider.",
-        json_schema_extra=_advanced(),
-    )
-    breaker_cooldown: float = Field(
-        60.0,
-        ge=0,
-        le=3600,
-        description="Seconds the provider stays paused after the "
-        "failures; then one call probes the server.",
-        json_schema_extra=_advanced(),
+    retries: int = retries_field()
+    failure_threshold: int = failure_threshold_field()
+    breaker_cooldown: float = breaker_cooldown_field(
+        description="Seconds the provider stays paused after the failures; then one call "
+        "probes the server."
     )
 
     @field_validator("recall_types", "recall_tags", "retain_tags", mode="before")
@@ -322,15 +310,7 @@ _FILE_KEYS = {
 def read_config_file(home: Path) -> dict[str, Any]:
     """Hermes Agent's ``$HERMES_HOME/hindsight/config.json`` as our field names (``{}``
     when absent). Raises ConfigError naming the file on invalid JSON."""
-    path = Path(home) / CONFIG_FILE
-    if not path.exists():
-        return {}
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise ConfigError(f"{path} is not valid JSON ({exc}) — fix or delete the file.") from exc
-    if not isinstance(data, dict):
-        raise ConfigError(f"{path} must hold a JSON object — fix or delete the file.")
+    data = read_json_object(Path(home) / CONFIG_FILE)
     out: dict[str, Any] = {}
     banks = data.get("banks")
     if isinstance(banks, dict) and isinstance(banks.get("hermes"), dict):
@@ -364,15 +344,7 @@ def apply_config_file(settings: HindsightSettings, home: Path) -> HindsightSetti
             "hermes-core does not manage — run a Hindsight server (Docker or `hindsight-api`) "
             "and set mode 'local_external' with its api_url."
         )
-    explicit = {name: getattr(settings, name) for name in settings.model_fields_set}
-    merged = {k: v for k, v in file_values.items() if k not in explicit}
-    merged.update(explicit)
-    try:
-        return HindsightSettings.model_validate(merged)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        loc = ".".join(str(p) for p in first.get("loc", ()))
-        raise ConfigError(f"{path}: invalid '{loc}': {first.get('msg')} — fix the value.") from exc
+    return with_file_values(settings, file_values, path)
 
 
 __all__ = [

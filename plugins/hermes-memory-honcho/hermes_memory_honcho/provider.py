@@ -30,8 +30,6 @@ Hooks:
 
 from __future__ import annotations
 
-import concurrent.futures as cf
-import contextvars
 import logging
 import threading
 import time
@@ -41,9 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from hermes_core import (
-    HealthCheck,
     MemoryContext,
-    MemoryProvider,
     MemoryWrite,
     ProviderSettings,
     SessionInfo,
@@ -57,11 +53,11 @@ from hermes_core.providers.service import (
     ServiceClient,
     ServiceError,
     ServiceNotFound,
-    ServicePaused,
+    ServiceProvider,
     screen_recalled,
-    service_settings,
 )
-from hermes_core.providers.service.tools import tool_json as _json
+from hermes_core.providers.service.tools import text_arg
+from hermes_core.tool_results import tool_error, tool_ok
 from hermes_memory_honcho.api import HonchoAPI
 from hermes_memory_honcho.ids import honcho_id, session_key
 from hermes_memory_honcho.settings import KEY_URL, HonchoSettings, apply_honcho_json
@@ -73,10 +69,6 @@ LEVELS = ("minimal", "low", "medium", "high", "max")
 MAX_PENDING = 500
 """Queued messages kept per session while Honcho is unreachable (oldest dropped, logged)."""
 _SEEN_TURNS = 4096
-
-
-def _error(message: str, **extra: Any) -> str:
-    return _json({"error": message, **extra})
 
 
 def _chunks(text: str, size: int) -> list[str]:
@@ -103,74 +95,56 @@ class _UserState:
         """Turns synced for this user (all sessions): the cadences count these."""
 
 
-class HonchoProvider(MemoryProvider):
+class HonchoProvider(ServiceProvider[HonchoSettings, HonchoAPI]):
     """Honcho over its v3 REST API (see :mod:`hermes_memory_honcho.api`)."""
 
     name = "honcho"
     Settings = HonchoSettings
+    service = LABEL
+    workers = 1
 
     def __init__(self, settings: ProviderSettings, home: Path) -> None:
         super().__init__(settings, home)
-        assert isinstance(settings, HonchoSettings)
-        self.cfg: HonchoSettings = apply_honcho_json(settings, self.home)
-        self.settings = self.cfg
-        self._names = service_settings(
-            HonchoSettings, self.name, LABEL, key_field="api_key", url_field="base_url"
+        self.cfg: HonchoSettings = self.settings
+        self.breaker_fix = (
+            f"check that Honcho is reachable at {self.cfg.base_url} and HONCHO_API_KEY"
         )
-        self._client: ServiceClient | None = None
-        self._api: HonchoAPI | None = None
-        self._lock = threading.RLock()
         self._write_lock = threading.Lock()
         self._pending: dict[str, list[dict[str, Any]]] = {}
         self._pending_turns: dict[str, int] = {}
         self._written: OrderedDict[tuple[str, int, int], None] = OrderedDict()
         self._users: OrderedDict[str, _UserState] = OrderedDict()
-        self._executor: cf.ThreadPoolExecutor | None = None
-        self._closed = False
+
+    def load_settings(self, settings: ProviderSettings) -> HonchoSettings:
+        return apply_honcho_json(super().load_settings(settings), self.home)
 
     # -- identity
 
-    def is_available(self) -> bool:
-        return self.cfg.api_key is not None or self.cfg.is_self_hosted()
-
     def unavailable_reason(self) -> str:
-        if self.is_available():
+        if self.cfg.api_key is not None or self.cfg.is_self_hosted():
             return ""
         return (
             f"Honcho Cloud needs an API key: set HONCHO_API_KEY (get one at {KEY_URL}) or run "
             "`hermes memory setup honcho`; for a self-hosted Honcho set HONCHO_BASE_URL."
         )
 
+    def health_name(self) -> str:
+        where = "self-hosted " + self.cfg.base_url if self.cfg.is_self_hosted() else "Honcho Cloud"
+        return f"honcho ({where})"
+
+    def health_detail(self) -> str:
+        return f"workspace {self.cfg.workspace}"
+
     # -- plumbing
 
-    @property
-    def api(self) -> HonchoAPI:
-        with self._lock:
-            if self._api is None:
-                self._client = ServiceClient(
-                    self.cfg.base_url,
-                    settings=self._names,
-                    api_key=self.cfg.api_key,
-                    timeout=self.cfg.timeout,
-                    retries=self.cfg.retries,
-                    failure_threshold=self.cfg.failure_threshold,
-                    cooldown=self.cfg.breaker_cooldown,
-                )
-                self._api = HonchoAPI(self._client, self.cfg.workspace)
-            return self._api
+    def make_api(self, client: ServiceClient) -> HonchoAPI:
+        return HonchoAPI(client, self.cfg.workspace)
 
     def _background(self, fn: Callable[[], None]) -> bool:
         """Run ``fn`` on the provider's background thread; False if shut down."""
-        with self._lock:
-            if self._closed:
-                return False
-            if self._executor is None:
-                self._executor = cf.ThreadPoolExecutor(1, thread_name_prefix="honcho-bg")
-            executor = self._executor
-        context = contextvars.copy_context()
         try:
-            executor.submit(context.run, fn)
-        except RuntimeError:  # shut down meanwhile
+            self.submit(fn)
+        except RuntimeError:  # shut down (meanwhile)
             return False
         return True
 
@@ -213,18 +187,12 @@ class HonchoProvider(MemoryProvider):
             self._users.move_to_end(user)
             return state
 
-    def _log_failure(self, what: str, exc: ServiceError) -> None:
-        if isinstance(exc, ServicePaused):
-            log.debug("honcho %s skipped: %s", what, exc)
-        else:
-            log.warning("honcho %s failed: %s", what, exc)
-
     # -- prefetch
 
     def _base_context(self, session: SessionInfo, deadline: float | None) -> str:
         observer, target = self._view(session)
         try:
-            ctx = self.api.peer_context(observer, target, deadline=deadline)
+            ctx = self.api().peer_context(observer, target, deadline=deadline)
         except ServiceNotFound:
             return ""
         parts: list[str] = []
@@ -257,18 +225,18 @@ class HonchoProvider(MemoryProvider):
                 with self._lock:
                     state.base = base
             except ServiceError as exc:
-                self._log_failure("context", exc)
+                self.log_failure("context", exc)
         if base:
             base = dedupe_bullets(base)
             sections.append(base)
         hits: list[str] = []
         try:
-            found = self.api.peer_search(user, query[:2000], self.cfg.search_limit, left())
+            found = self.api().peer_search(user, query[:2000], self.cfg.search_limit, left())
             hits = [str(m.get("content", "")) for m in found if m.get("content")]
         except ServiceNotFound:
             pass
         except ServiceError as exc:
-            self._log_failure("search", exc)
+            self.log_failure("search", exc)
         known = " ".join(base.split())
         hits = [h for h in _dedupe(hits) if " ".join(h.split()) not in known]
         if hits:
@@ -315,7 +283,7 @@ class HonchoProvider(MemoryProvider):
                     with self._lock:
                         state.dialectic = answer
             except ServiceError as exc:
-                self._log_failure("background refresh", exc)
+                self.log_failure("background refresh", exc)
             finally:
                 with self._lock:
                     state.busy = False
@@ -332,9 +300,9 @@ class HonchoProvider(MemoryProvider):
 
     def _dialectic(self, session: SessionInfo, query: str) -> str:
         observer, target = self._view(session)
-        self.api.ensure_peer(observer)
+        self.api().ensure_peer(observer)
         if target:
-            self.api.ensure_peer(target)
+            self.api().ensure_peer(target)
         question = (
             "What should the assistant keep in mind about the user to answer this message "
             f"well? Message: {query}"
@@ -346,9 +314,11 @@ class HonchoProvider(MemoryProvider):
                     "Anything else relevant beyond this? Answer only with new facts. "
                     f"Already known: {answers[-1]}"
                 )[: self.cfg.dialectic_max_input_chars]
-            answer = self.api.chat(
-                observer, question, target=target, reasoning_level=self._level(query)
-            ).strip()
+            answer = (
+                self.api()
+                .chat(observer, question, target=target, reasoning_level=self._level(query))
+                .strip()
+            )
             if not answer or answer in answers:
                 break
             answers.append(answer)
@@ -386,10 +356,10 @@ class HonchoProvider(MemoryProvider):
             if not batch:
                 return
             try:
-                self.api.ensure_session(sid, self._peers_config(session), None)
-                self.api.add_messages(sid, batch, None)
+                self.api().ensure_session(sid, self._peers_config(session), None)
+                self.api().add_messages(sid, batch, None)
             except ServiceError as exc:
-                self._log_failure(f"write of {len(batch)} queued messages", exc)
+                self.log_failure(f"write of {len(batch)} queued messages", exc)
                 return
             with self._lock:
                 self._pending[sid] = self._pending.get(sid, [])[len(batch) :]
@@ -447,9 +417,9 @@ class HonchoProvider(MemoryProvider):
             if write.action in ("replace", "remove") and write.previous_content:
                 self._delete_matching(observer, observed, write.previous_content)
             if write.action in ("add", "replace") and write.content.strip():
-                self.api.ensure_peer(observer)
-                self.api.ensure_peer(observed)
-                self.api.create_conclusions(
+                self.api().ensure_peer(observer)
+                self.api().ensure_peer(observed)
+                self.api().create_conclusions(
                     [
                         {
                             "content": write.content.strip(),
@@ -459,13 +429,13 @@ class HonchoProvider(MemoryProvider):
                     ]
                 )
         except ServiceError as exc:
-            self._log_failure("memory mirror", exc)
+            self.log_failure("memory mirror", exc)
 
     def _owned(self, observer: str, observed: str, pages: int = 5) -> list[dict[str, Any]]:
         found: list[dict[str, Any]] = []
         filters = {"observer_id": observer, "observed_id": observed}
         for page in range(1, pages + 1):
-            items, total_pages = self.api.list_conclusions(filters, size=100, page=page)
+            items, total_pages = self.api().list_conclusions(filters, size=100, page=page)
             found.extend(
                 item
                 for item in items
@@ -478,7 +448,7 @@ class HonchoProvider(MemoryProvider):
     def _delete_matching(self, observer: str, observed: str, content: str) -> None:
         for item in self._owned(observer, observed):
             if str(item.get("content", "")).strip() == content.strip():
-                self.api.delete_conclusion(str(item["id"]))
+                self.api().delete_conclusion(str(item["id"]))
 
     @hookimpl
     def on_pre_compress(self, session: SessionInfo) -> str | None:
@@ -487,7 +457,7 @@ class HonchoProvider(MemoryProvider):
         self._flush(session)
         observer, target = self._view(session)
         try:
-            ctx = self.api.session_context(
+            ctx = self.api().session_context(
                 self.honcho_session(session),
                 tokens=self.cfg.context_tokens,
                 perspective=observer,
@@ -495,7 +465,7 @@ class HonchoProvider(MemoryProvider):
                 deadline=self.cfg.timeout,
             )
         except ServiceError as exc:
-            self._log_failure("pre-compress context", exc)
+            self.log_failure("pre-compress context", exc)
             return None
         parts: list[str] = []
         summary = ctx.get("summary")
@@ -520,76 +490,64 @@ class HonchoProvider(MemoryProvider):
             "sees it).",
         }
         return [
-            ToolSpec(
+            self.tool(
                 "honcho_profile",
                 "Read or write the user's peer CARD: a short list of standing facts (name, "
                 "role, preferences). Pass `card` to overwrite it; omit it to read. Cheapest "
                 "Honcho call, no LLM.",
                 {
-                    "type": "object",
-                    "properties": {
-                        "peer": peer,
-                        "card": {"type": "array", "items": {"type": "string"}, "maxItems": 50},
-                    },
+                    "peer": peer,
+                    "card": {"type": "array", "items": {"type": "string"}, "maxItems": 50},
                 },
                 self._tool_profile,
             ),
-            ToolSpec(
+            self.tool(
                 "honcho_search",
                 "Search what the user actually said across all their past sessions (hybrid "
                 "semantic + keyword, raw excerpts, no LLM). Use it to recall a specific fact.",
                 {
-                    "type": "object",
-                    "properties": {
-                        "query": {"type": "string", "minLength": 1},
-                        "max_tokens": {"type": "integer", "minimum": 50, "maximum": 2000},
-                        "peer": peer,
-                    },
-                    "required": ["query"],
+                    "query": {"type": "string", "minLength": 1},
+                    "max_tokens": {"type": "integer", "minimum": 50, "maximum": 2000},
+                    "peer": peer,
                 },
                 self._tool_search,
+                required=["query"],
                 read_only=True,
             ),
-            ToolSpec(
+            self.tool(
                 "honcho_context",
                 "Snapshot of what Honcho holds for this session: summary, the user's "
                 "representation, the peer card and recent messages. No query, no LLM.",
-                {"type": "object", "properties": {"peer": peer}},
+                {"peer": peer},
                 self._tool_context,
                 read_only=True,
             ),
-            ToolSpec(
+            self.tool(
                 "honcho_reasoning",
                 "Ask Honcho's dialectic a question about the user and get a synthesized "
                 "answer (runs an LLM on Honcho's side: slowest call). reasoning_level: "
                 "minimal, low (default), medium, high, max.",
                 {
-                    "type": "object",
-                    "properties": {
-                        "query": {"type": "string", "minLength": 1},
-                        "reasoning_level": {"type": "string", "enum": list(LEVELS)},
-                        "peer": peer,
-                    },
-                    "required": ["query"],
+                    "query": {"type": "string", "minLength": 1},
+                    "reasoning_level": {"type": "string", "enum": list(LEVELS)},
+                    "peer": peer,
                 },
                 self._tool_reasoning,
+                required=["query"],
                 read_only=True,
             ),
-            ToolSpec(
+            self.tool(
                 "honcho_conclude",
                 "Write, list or delete CONCLUSIONS: durable facts about the user that feed "
                 "their profile. Pass exactly one of `conclusion` (create), `list` (list, or "
                 "search with `query`) or `delete_id` (delete one from a prior list; for PII "
                 "removal).",
                 {
-                    "type": "object",
-                    "properties": {
-                        "conclusion": {"type": "string", "minLength": 1},
-                        "list": {"type": "boolean"},
-                        "query": {"type": "string"},
-                        "delete_id": {"type": "string", "minLength": 1},
-                        "peer": peer,
-                    },
+                    "conclusion": {"type": "string", "minLength": 1},
+                    "list": {"type": "boolean"},
+                    "query": {"type": "string"},
+                    "delete_id": {"type": "string", "minLength": 1},
+                    "peer": peer,
                 },
                 self._tool_conclude,
             ),
@@ -599,255 +557,201 @@ class HonchoProvider(MemoryProvider):
         peer = args.get("peer", "user")
         return peer if peer in ("user", "ai") else None
 
-    def _guard(self, fn: Callable[[], str]) -> str:
-        try:
-            return fn()
-        except ServiceError as exc:
-            self._log_failure("tool call", exc)
-            return _error(str(exc))
-
     def _tool_profile(self, args: Mapping[str, Any], ctx: ToolContext) -> str:
         peer = self._peer_arg(args)
         if peer is None:
-            return _error("peer must be 'user' or 'ai'")
+            return tool_error("peer must be 'user' or 'ai'")
         observer, target = self._view(ctx.session, peer)
         card = args.get("card")
 
-        def run() -> str:
-            self.api.ensure_peer(observer)
-            if target:
-                self.api.ensure_peer(target)
-            if card is not None:
-                if not isinstance(card, list) or not all(isinstance(c, str) for c in card):
-                    return _error("card must be a list of strings")
-                stored = self.api.set_card(observer, target, [c.strip() for c in card if c.strip()])
-                return _json({"success": True, "card": stored})
-            kept, dropped = screen_recalled(self.api.get_card(observer, target), "honcho card")
-            result: dict[str, Any] = {"card": kept}
-            if dropped:
-                result["dropped"] = dropped
-            if not kept:
-                result["hint"] = (
-                    "The card is empty: Honcho fills it over time from observed conversation."
-                )
-            return _json(result)
-
-        return self._guard(run)
+        self.api().ensure_peer(observer)
+        if target:
+            self.api().ensure_peer(target)
+        if card is not None:
+            if not isinstance(card, list) or not all(isinstance(c, str) for c in card):
+                return tool_error("card must be a list of strings")
+            stored = self.api().set_card(observer, target, [c.strip() for c in card if c.strip()])
+            return tool_ok(card=stored)
+        kept, dropped = screen_recalled(self.api().get_card(observer, target), "honcho card")
+        result: dict[str, Any] = {"card": kept}
+        if dropped:
+            result["dropped"] = dropped
+        if not kept:
+            result["hint"] = (
+                "The card is empty: Honcho fills it over time from observed conversation."
+            )
+        return tool_ok(**result)
 
     def _tool_search(self, args: Mapping[str, Any], ctx: ToolContext) -> str:
         peer = self._peer_arg(args)
-        query = str(args.get("query") or "").strip()
+        query = text_arg(args, "query") or ""
         if peer is None:
-            return _error("peer must be 'user' or 'ai'")
+            return tool_error("peer must be 'user' or 'ai'")
         if not query:
-            return _error("query is required")
+            return tool_error("query is required")
         budget = args.get("max_tokens", 800)
         max_chars = max(200, min(8000, int(budget) * 4 if isinstance(budget, int) else 3200))
 
-        def run() -> str:
-            session = ctx.session
-            try:
-                if peer == "ai":
-                    found = self.api.session_search(
-                        self.honcho_session(session),
-                        query,
-                        self.cfg.search_limit,
-                        peer_id=self.cfg.ai_peer,
-                    )
-                else:
-                    found = self.api.peer_search(
-                        self.user_peer(session), query, self.cfg.search_limit
-                    )
-            except ServiceNotFound:  # nothing written for this user (or session) yet
-                found = []
-            texts = [str(m.get("content", "")) for m in found if m.get("content")]
-            kept, dropped = screen_recalled(_dedupe(texts), "honcho search")
-            results, used = [], 0
-            for text in kept:
-                if used + len(text) > max_chars:
-                    text = text[: max(0, max_chars - used)]
-                if not text:
-                    break
-                results.append(text)
-                used += len(text)
-            payload: dict[str, Any] = {"results": results, "count": len(results)}
-            if dropped:
-                payload["dropped"] = dropped
-            return _json(payload)
-
-        return self._guard(run)
+        session = ctx.session
+        try:
+            if peer == "ai":
+                found = self.api().session_search(
+                    self.honcho_session(session),
+                    query,
+                    self.cfg.search_limit,
+                    peer_id=self.cfg.ai_peer,
+                )
+            else:
+                found = self.api().peer_search(
+                    self.user_peer(session), query, self.cfg.search_limit
+                )
+        except ServiceNotFound:  # nothing written for this user (or session) yet
+            found = []
+        texts = [str(m.get("content", "")) for m in found if m.get("content")]
+        kept, dropped = screen_recalled(_dedupe(texts), "honcho search")
+        results, used = [], 0
+        for text in kept:
+            if used + len(text) > max_chars:
+                text = text[: max(0, max_chars - used)]
+            if not text:
+                break
+            results.append(text)
+            used += len(text)
+        payload: dict[str, Any] = {"results": results, "count": len(results)}
+        if dropped:
+            payload["dropped"] = dropped
+        return tool_ok(**payload)
 
     def _tool_context(self, args: Mapping[str, Any], ctx: ToolContext) -> str:
         peer = self._peer_arg(args)
         if peer is None:
-            return _error("peer must be 'user' or 'ai'")
+            return tool_error("peer must be 'user' or 'ai'")
         observer, target = self._view(ctx.session, peer)
 
-        def run() -> str:
-            self._flush(ctx.session)
-            try:
-                data = self.api.session_context(
-                    self.honcho_session(ctx.session),
-                    tokens=self.cfg.context_tokens,
-                    perspective=observer,
-                    target=target,
-                )
-            except ServiceNotFound:
-                return _json({"summary": None, "representation": "", "card": [], "messages": []})
-            summary = data.get("summary")
-            summary_text = summary.get("content") if isinstance(summary, dict) else None
-            representation = str(data.get("peer_representation") or "")
-            card = data.get("peer_card") if isinstance(data.get("peer_card"), list) else []
-            messages = [
-                f"{m.get('peer_id')}: {m.get('content')}"
-                for m in data.get("messages") or []
-                if isinstance(m, dict)
-            ]
-            texts = [summary_text or "", representation, *map(str, card or []), *messages]
-            kept, dropped = screen_recalled([t for t in texts if t], "honcho context")
-            allowed = set(kept)
-            payload: dict[str, Any] = {
-                "summary": summary_text if summary_text in allowed else None,
-                "representation": representation if representation in allowed else "",
-                "card": [c for c in map(str, card or []) if c in allowed],
-                "messages": [m for m in messages[-20:] if m in allowed],
-            }
-            if dropped:
-                payload["dropped"] = dropped
-            return _json(payload)
-
-        return self._guard(run)
+        self._flush(ctx.session)
+        try:
+            data = self.api().session_context(
+                self.honcho_session(ctx.session),
+                tokens=self.cfg.context_tokens,
+                perspective=observer,
+                target=target,
+            )
+        except ServiceNotFound:
+            return tool_ok(summary=None, representation="", card=[], messages=[])
+        summary = data.get("summary")
+        summary_text = summary.get("content") if isinstance(summary, dict) else None
+        representation = str(data.get("peer_representation") or "")
+        card = data.get("peer_card") if isinstance(data.get("peer_card"), list) else []
+        messages = [
+            f"{m.get('peer_id')}: {m.get('content')}"
+            for m in data.get("messages") or []
+            if isinstance(m, dict)
+        ]
+        texts = [summary_text or "", representation, *map(str, card or []), *messages]
+        kept, dropped = screen_recalled([t for t in texts if t], "honcho context")
+        allowed = set(kept)
+        payload: dict[str, Any] = {
+            "summary": summary_text if summary_text in allowed else None,
+            "representation": representation if representation in allowed else "",
+            "card": [c for c in map(str, card or []) if c in allowed],
+            "messages": [m for m in messages[-20:] if m in allowed],
+        }
+        if dropped:
+            payload["dropped"] = dropped
+        return tool_ok(**payload)
 
     def _tool_reasoning(self, args: Mapping[str, Any], ctx: ToolContext) -> str:
         peer = self._peer_arg(args)
-        query = str(args.get("query") or "").strip()
+        query = text_arg(args, "query") or ""
         if peer is None:
-            return _error("peer must be 'user' or 'ai'")
+            return tool_error("peer must be 'user' or 'ai'")
         if not query:
-            return _error("query is required")
+            return tool_error("query is required")
         level = args.get("reasoning_level") or self._level(query)
         if level not in LEVELS:
-            return _error(f"reasoning_level must be one of {', '.join(LEVELS)}")
+            return tool_error(f"reasoning_level must be one of {', '.join(LEVELS)}")
         observer, target = self._view(ctx.session, peer)
 
-        def run() -> str:
-            self.api.ensure_peer(observer)
-            if target:
-                self.api.ensure_peer(target)
-            answer = self.api.chat(
-                observer,
-                query[: self.cfg.dialectic_max_input_chars],
-                target=target,
-                reasoning_level=str(level),
-            )
-            kept, dropped = screen_recalled([answer] if answer else [], "honcho reasoning")
-            payload: dict[str, Any] = {"answer": kept[0] if kept else "", "level": level}
-            if dropped:
-                payload["dropped"] = dropped
-            return _json(payload)
-
-        return self._guard(run)
+        self.api().ensure_peer(observer)
+        if target:
+            self.api().ensure_peer(target)
+        answer = self.api().chat(
+            observer,
+            query[: self.cfg.dialectic_max_input_chars],
+            target=target,
+            reasoning_level=str(level),
+        )
+        kept, dropped = screen_recalled([answer] if answer else [], "honcho reasoning")
+        payload: dict[str, Any] = {"answer": kept[0] if kept else "", "level": level}
+        if dropped:
+            payload["dropped"] = dropped
+        return tool_ok(**payload)
 
     def _tool_conclude(self, args: Mapping[str, Any], ctx: ToolContext) -> str:
         peer = self._peer_arg(args)
         if peer is None:
-            return _error("peer must be 'user' or 'ai'")
-        conclusion = str(args.get("conclusion") or "").strip()
-        delete_id = str(args.get("delete_id") or "").strip()
+            return tool_error("peer must be 'user' or 'ai'")
+        conclusion = text_arg(args, "conclusion") or ""
+        delete_id = text_arg(args, "delete_id") or ""
         listing = bool(args.get("list"))
         if sum(map(bool, (conclusion, delete_id, listing))) != 1:
-            return _error("pass exactly one of `conclusion`, `delete_id` or `list`")
+            return tool_error("pass exactly one of `conclusion`, `delete_id` or `list`")
         observer, target = self._view(ctx.session, peer)
         observed = target or observer
 
-        def run() -> str:
-            self.api.ensure_peer(observer)
-            self.api.ensure_peer(observed)
-            if conclusion:
-                made = self.api.create_conclusions(
-                    [{"content": conclusion, "observer_id": observer, "observed_id": observed}]
-                )
-                return _json({"success": True, "id": made[0].get("id") if made else None})
-            if listing:
-                query = str(args.get("query") or "").strip()
-                filters = {"observer_id": observer, "observed_id": observed}
-                items = (
-                    self.api.query_conclusions(query, filters, self.cfg.search_limit)
-                    if query
-                    else self._owned(observer, observed, pages=1)
-                )
-                items = [
-                    i
-                    for i in items
-                    if i.get("observer_id") == observer and i.get("observed_id") == observed
-                ]
-                kept, dropped = screen_recalled(
-                    [str(i.get("content", "")) for i in items], "honcho conclusions"
-                )
-                allowed = set(kept)
-                payload: dict[str, Any] = {
-                    "conclusions": [
-                        {"id": i.get("id"), "content": i.get("content")}
-                        for i in items
-                        if i.get("content") in allowed
-                    ]
-                }
-                if dropped:
-                    payload["dropped"] = dropped
-                return _json(payload)
-            owned = {str(i.get("id")) for i in self._owned(observer, observed)}
-            if delete_id not in owned:
-                return _error(
-                    f"no conclusion {delete_id!r} about this user; list them first "
-                    "(honcho_conclude with list=true)"
-                )
-            self.api.delete_conclusion(delete_id)
-            return _json({"success": True, "deleted": delete_id})
-
-        return self._guard(run)
-
-    # -- health and shutdown
-
-    @hookimpl
-    def health_check(self) -> list[HealthCheck]:
-        if not self.is_available():
-            return [
-                HealthCheck(
-                    "honcho", False, "no API key and no self-hosted URL", self.unavailable_reason()
-                )
-            ]
-        client = self._client
-        state = client.breaker.state if client is not None else "closed"
-        where = "self-hosted " + self.cfg.base_url if self.cfg.is_self_hosted() else "Honcho Cloud"
-        if state == "closed":
-            return [HealthCheck("honcho", True, f"{where}, workspace {self.cfg.workspace}")]
-        return [
-            HealthCheck(
-                "honcho",
-                False,
-                f"{where}: paused after repeated failures ({state})",
-                f"check that Honcho is reachable at {self.cfg.base_url} and HONCHO_API_KEY",
+        self.api().ensure_peer(observer)
+        self.api().ensure_peer(observed)
+        if conclusion:
+            made = self.api().create_conclusions(
+                [{"content": conclusion, "observer_id": observer, "observed_id": observed}]
             )
-        ]
+            return tool_ok(id=made[0].get("id") if made else None)
+        if listing:
+            query = text_arg(args, "query") or ""
+            filters = {"observer_id": observer, "observed_id": observed}
+            items = (
+                self.api().query_conclusions(query, filters, self.cfg.search_limit)
+                if query
+                else self._owned(observer, observed, pages=1)
+            )
+            items = [
+                i
+                for i in items
+                if i.get("observer_id") == observer and i.get("observed_id") == observed
+            ]
+            kept, dropped = screen_recalled(
+                [str(i.get("content", "")) for i in items], "honcho conclusions"
+            )
+            allowed = set(kept)
+            payload: dict[str, Any] = {
+                "conclusions": [
+                    {"id": i.get("id"), "content": i.get("content")}
+                    for i in items
+                    if i.get("content") in allowed
+                ]
+            }
+            if dropped:
+                payload["dropped"] = dropped
+            return tool_ok(**payload)
+        owned = {str(i.get("id")) for i in self._owned(observer, observed)}
+        if delete_id not in owned:
+            return tool_error(
+                f"no conclusion {delete_id!r} about this user; list them first "
+                "(honcho_conclude with list=true)"
+            )
+        self.api().delete_conclusion(delete_id)
+        return tool_ok(deleted=delete_id)
+
+    # -- shutdown
+
+    def unsent_writes(self) -> int:
+        with self._lock:
+            return sum(len(queue) for queue in self._pending.values())
 
     def shutdown(self) -> None:
+        super().shutdown()
         with self._lock:
-            unsent = sum(len(queue) for queue in self._pending.values())
             self._pending.clear()
-        if unsent:
-            log.warning(
-                "honcho: %d queued messages were not written (Honcho unreachable, or "
-                "write_frequency held them and the session did not end)",
-                unsent,
-            )
-        with self._lock:
-            self._closed = True
-            executor, self._executor = self._executor, None
-            client, self._client, self._api = self._client, None, None
-        if executor is not None:
-            executor.shutdown(wait=False, cancel_futures=True)
-        if client is not None:
-            client.close()
 
 
 def _dedupe(texts: Sequence[str]) -> list[str]:

@@ -10,16 +10,22 @@ defaults below. ``hermes memory setup honcho`` asks only the key, the URL and th
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator
+from pydantic import AliasChoices, Field, SecretStr, field_validator
 from pydantic_settings import SettingsConfigDict
 
-from hermes_core.errors import ConfigError
 from hermes_core.providers.base import ProviderSettings, setup_field
+from hermes_core.providers.service.fields import (
+    breaker_cooldown_field,
+    failure_threshold_field,
+    read_json_object,
+    retries_field,
+    timeout_field,
+    with_file_values,
+)
 
 CONFIG_FILE = "honcho.json"
 CLOUD_URL = "https://api.honcho.dev"
@@ -127,20 +133,15 @@ class HonchoSettings(ProviderSettings):
         description="Honcho session per working directory, per git repo, per Hermes session, "
         "or one global session (always per user).",
     )
-    timeout: float = Field(
+    timeout: float = timeout_field(
         5.0,
-        gt=0,
         le=120,
         description="Seconds per Honcho request.",
         validation_alias=_env("timeout", "HONCHO_TIMEOUT"),
     )
-    retries: int = Field(2, ge=0, le=10, description="Retries of a failed idempotent request.")
-    failure_threshold: int = Field(
-        5, ge=1, le=100, description="Consecutive failures that pause the provider."
-    )
-    breaker_cooldown: float = Field(
-        60.0, ge=0, le=3600, description="Seconds the provider stays paused after that."
-    )
+    retries: int = retries_field()
+    failure_threshold: int = failure_threshold_field()
+    breaker_cooldown: float = breaker_cooldown_field()
     search_limit: int = Field(
         8, ge=1, le=100, description="Messages recalled by search (prefetch and honcho_search)."
     )
@@ -204,42 +205,17 @@ _CAMEL = {
 def read_honcho_json(home: Path) -> dict[str, Any]:
     """Fields from ``$HERMES_HOME/honcho.json`` (``{}`` when absent): root keys, then the
     ``hosts.hermes`` block on top. Raises ConfigError naming the file on invalid JSON."""
-    path = Path(home) / CONFIG_FILE
-    if not path.exists():
-        return {}
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise ConfigError(f"{path} is not valid JSON ({exc}) — fix or delete the file.") from exc
-    if not isinstance(data, dict):
-        raise ConfigError(f"{path} must hold a JSON object — fix or delete the file.")
+    data = read_json_object(Path(home) / CONFIG_FILE)
     merged = {k: v for k, v in data.items() if k != "hosts"}
     hosts = data.get("hosts")
     if isinstance(hosts, dict) and isinstance(hosts.get("hermes"), dict):
         merged.update(hosts["hermes"])
-    out: dict[str, Any] = {}
-    for key, value in merged.items():
-        name = _CAMEL.get(key, key)
-        if name in HonchoSettings.model_fields and value is not None:
-            out[name] = value
-    return out
+    return {_CAMEL.get(k, k): v for k, v in merged.items() if v is not None}
 
 
 def apply_honcho_json(settings: HonchoSettings, home: Path) -> HonchoSettings:
     """``settings`` with ``honcho.json`` filling the fields no other source set."""
-    file_values = read_honcho_json(home)
-    if not file_values:
-        return settings
-    explicit = {name: getattr(settings, name) for name in settings.model_fields_set}
-    merged = {**file_values, **explicit}
-    try:
-        return HonchoSettings.model_validate(merged)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        loc = ".".join(str(p) for p in first.get("loc", ()))
-        raise ConfigError(
-            f"{Path(home) / CONFIG_FILE}: invalid '{loc}': {first.get('msg')} — fix the value."
-        ) from exc
+    return with_file_values(settings, read_honcho_json(home), Path(home) / CONFIG_FILE)
 
 
 __all__ = [

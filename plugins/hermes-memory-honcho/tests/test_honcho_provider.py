@@ -368,8 +368,8 @@ def test_health_check_reports_the_breaker(hermes_home: Path, double: Double) -> 
         assert harness.call("health_check", home=hermes_home)[0].ok
         server.fault(status=500)
         tool(harness.session, "honcho_search", query="anything")
-        check = harness.call("health_check", home=hermes_home)[0]
-        assert not check.ok and "HONCHO_API_KEY" in check.fix
+        checks = harness.call("health_check", home=hermes_home)
+        assert any(not c.ok and "HONCHO_API_KEY" in c.fix for c in checks), checks
     finally:
         harness.close()
 

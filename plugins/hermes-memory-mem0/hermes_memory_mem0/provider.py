@@ -20,7 +20,6 @@ from __future__ import annotations
 import concurrent.futures as cf
 import contextvars
 import importlib.util
-import json
 import logging
 import threading
 from collections.abc import Callable, Mapping, Sequence
@@ -39,6 +38,7 @@ from hermes_core import (
     Turn,
     hookimpl,
 )
+from hermes_core.tool_results import tool_error, tool_json
 from hermes_memory_mem0.backend import (
     Backend,
     Mem0Error,
@@ -60,14 +60,6 @@ T = TypeVar("T")
 LABEL = "Mem0"
 HEADING = "## Mem0 Memory"
 MAX_TOOL_CHARS = 4000
-
-
-def _json(payload: Mapping[str, Any]) -> str:
-    return json.dumps(payload, ensure_ascii=False)
-
-
-def _fail(message: str) -> str:
-    return _json({"success": False, "error": message})
 
 
 class Mem0Provider(MemoryProvider):
@@ -466,14 +458,14 @@ class Mem0Provider(MemoryProvider):
         try:
             return fn()
         except Mem0NotFound as exc:
-            return _fail(f"not found: {exc}")
+            return tool_error(f"not found: {exc}")
         except Mem0Invalid as exc:
-            return _fail(f"invalid request: {exc}")
+            return tool_error(f"invalid request: {exc}")
         except Mem0Error as exc:
-            return _fail(str(exc))
+            return tool_error(str(exc))
         except Exception as exc:  # a handler never raises
             log.exception("mem0 tool failed")
-            return _fail(f"{type(exc).__name__}: {exc}")
+            return tool_error(f"{type(exc).__name__}: {exc}")
 
     @staticmethod
     def _text_arg(args: Mapping[str, Any], name: str) -> str | None:
@@ -485,23 +477,23 @@ class Mem0Provider(MemoryProvider):
     def _tool_search(self, args: Mapping[str, Any], ctx: ToolContext) -> str:
         query = self._text_arg(args, "query")
         if query is None:
-            return _fail("'query' is required: pass a non-empty string")
+            return tool_error("'query' is required: pass a non-empty string")
         top_k = args.get("top_k", self.settings.top_k)
         if isinstance(top_k, bool) or not isinstance(top_k, int | float):
-            return _fail("'top_k' must be an integer between 1 and 50")
+            return tool_error("'top_k' must be an integer between 1 and 50")
 
         def run() -> str:
             items = self.search(ctx.session, query, int(top_k))
-            return _json({"success": True, "results": [i.as_json() for i in items]})
+            return tool_json({"success": True, "results": [i.as_json() for i in items]})
 
         return self._guard(run)
 
     def _tool_add(self, args: Mapping[str, Any], ctx: ToolContext) -> str:
         content = self._text_arg(args, "content")
         if content is None:
-            return _fail("'content' is required: pass the fact to remember as a string")
+            return tool_error("'content' is required: pass the fact to remember as a string")
         if len(content) > MAX_TOOL_CHARS:
-            return _fail(f"'content' is too long ({len(content)} chars; max {MAX_TOOL_CHARS})")
+            return tool_error(f"'content' is too long ({len(content)} chars; max {MAX_TOOL_CHARS})")
 
         def run() -> str:
             backend = self.backend(ctx.session)
@@ -516,7 +508,7 @@ class Mem0Provider(MemoryProvider):
                     infer=False,
                 )
             )
-            return _json({"success": True, "results": [i.as_json() for i in items]})
+            return tool_json({"success": True, "results": [i.as_json() for i in items]})
 
         return self._guard(run)
 
@@ -524,28 +516,28 @@ class Mem0Provider(MemoryProvider):
         memory_id = self._text_arg(args, "memory_id")
         content = self._text_arg(args, "content")
         if memory_id is None or content is None:
-            return _fail("'memory_id' and 'content' are required (ids come from mem0_search)")
+            return tool_error("'memory_id' and 'content' are required (ids come from mem0_search)")
         if len(content) > MAX_TOOL_CHARS:
-            return _fail(f"'content' is too long ({len(content)} chars; max {MAX_TOOL_CHARS})")
+            return tool_error(f"'content' is too long ({len(content)} chars; max {MAX_TOOL_CHARS})")
 
         def run() -> str:
             self._owned(ctx.session, memory_id)
             backend = self.backend(ctx.session)
             self._call(lambda: backend.update(memory_id, content))
-            return _json({"success": True, "id": memory_id, "memory": content})
+            return tool_json({"success": True, "id": memory_id, "memory": content})
 
         return self._guard(run)
 
     def _tool_delete(self, args: Mapping[str, Any], ctx: ToolContext) -> str:
         memory_id = self._text_arg(args, "memory_id")
         if memory_id is None:
-            return _fail("'memory_id' is required (ids come from mem0_search)")
+            return tool_error("'memory_id' is required (ids come from mem0_search)")
 
         def run() -> str:
             self._owned(ctx.session, memory_id)
             backend = self.backend(ctx.session)
             self._call(lambda: backend.delete(memory_id))
-            return _json({"success": True, "id": memory_id, "deleted": True})
+            return tool_json({"success": True, "id": memory_id, "deleted": True})
 
         return self._guard(run)
 

@@ -8,15 +8,14 @@ Sources, first wins: explicit init values, ``HERMES_MEMORY__PROVIDERS__MEM0__<FI
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import AliasChoices, Field, SecretStr, ValidationError
+from pydantic import AliasChoices, Field, SecretStr
 from pydantic_settings import SettingsConfigDict
 
-from hermes_core.errors import ConfigError
 from hermes_core.providers.base import ProviderSettings
+from hermes_core.providers.service.fields import read_json_object, with_file_values
 
 CONFIG_FILE = "mem0.json"
 DEFAULT_USER_ID = "hermes-user"
@@ -131,15 +130,7 @@ def read_config_file(home: Path) -> dict[str, Any]:
     ``base_url``/``model``/``api_key`` keys map to the flat ``llm_*``/``embedder_*`` fields.
     Raises ConfigError naming the file on invalid JSON.
     """
-    path = Path(home) / CONFIG_FILE
-    if not path.exists():
-        return {}
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise ConfigError(f"{path} is not valid JSON ({exc}) — fix or delete the file.") from exc
-    if not isinstance(data, dict):
-        raise ConfigError(f"{path} must hold a JSON object — fix or delete the file.")
+    data = read_json_object(Path(home) / CONFIG_FILE)
     flat = {k: v for k, v in data.items() if k != "oss"}
     oss = data.get("oss")
     if isinstance(oss, dict):
@@ -157,20 +148,7 @@ def apply_config_file(settings: Mem0Settings, home: Path) -> Mem0Settings:
 
     Raises ConfigError naming the file and the field when a value is invalid.
     """
-    file_values = read_config_file(home)
-    if not file_values:
-        return settings
-    explicit = {name: getattr(settings, name) for name in settings.model_fields_set}
-    merged = {k: v for k, v in file_values.items() if k in Mem0Settings.model_fields}
-    merged.update(explicit)
-    try:
-        return Mem0Settings.model_validate(merged)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        loc = ".".join(str(p) for p in first.get("loc", ()))
-        raise ConfigError(
-            f"{Path(home) / CONFIG_FILE}: invalid '{loc}': {first.get('msg')} — fix the value."
-        ) from exc
+    return with_file_values(settings, read_config_file(home), Path(home) / CONFIG_FILE)
 
 
 __all__ = [

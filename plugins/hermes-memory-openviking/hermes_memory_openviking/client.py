@@ -16,14 +16,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from hermes_core.providers.service import (
-    ServiceBadResponse,
-    ServiceClient,
-    ServiceRequestError,
-    service_settings,
-)
+from hermes_core.providers.service import ServiceBadResponse, ServiceClient, ServiceRequestError
 from hermes_memory_openviking.scope import Identity
-from hermes_memory_openviking.settings import OpenVikingSettings
 
 SERVICE = "OpenViking"
 API = "/api/v1"
@@ -32,29 +26,8 @@ API = "/api/v1"
 class VikingClient:
     """One client per provider instance; thread-safe (the underlying httpx client is)."""
 
-    def __init__(self, settings: OpenVikingSettings, *, transport: Any = None) -> None:
-        self.settings = settings
-        self.http = ServiceClient(
-            settings.url,
-            settings=service_settings(
-                OpenVikingSettings, "openviking", SERVICE, key_field="api_key", url_field="url"
-            ),
-            api_key=settings.api_key,
-            auth_header="X-API-Key",
-            auth_scheme="",
-            timeout=settings.timeout,
-            retries=settings.retries,
-            failure_threshold=settings.failure_threshold,
-            cooldown=settings.breaker_cooldown,
-            transport=transport,
-        )
-
-    @property
-    def breaker(self) -> Any:
-        return self.http.breaker
-
-    def close(self) -> None:
-        self.http.close()
+    def __init__(self, http: ServiceClient) -> None:
+        self.http = http
 
     def call(
         self,

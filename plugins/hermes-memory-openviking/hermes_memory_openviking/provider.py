@@ -23,15 +23,12 @@ Behaviour (spec §4, OpenViking):
 from __future__ import annotations
 
 import logging
-import threading
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from hermes_core import (
-    HealthCheck,
     MemoryContext,
-    MemoryProvider,
     MemoryWrite,
     PromptBlock,
     ProviderSettings,
@@ -42,11 +39,15 @@ from hermes_core import (
     hookimpl,
 )
 from hermes_core.providers.service import (
+    ServiceClient,
     ServiceError,
     ServiceNotFound,
+    ServiceProvider,
     ServiceRequestError,
+    ToolRefused,
     screen_text,
 )
+from hermes_core.providers.service.tools import text_arg
 from hermes_core.providers.service.tools import tool_error as _fail
 from hermes_core.providers.service.tools import tool_json as _json
 from hermes_memory_openviking.client import VikingClient
@@ -98,30 +99,25 @@ def _generated(uri: str) -> bool:
     return uri.rstrip("/").rsplit("/", 1)[-1].startswith(".")
 
 
-class OpenVikingProvider(MemoryProvider):
+class OpenVikingProvider(ServiceProvider[OpenVikingSettings, VikingClient]):
     """OpenViking as the external memory provider."""
 
     name = "openviking"
     Settings = OpenVikingSettings
+    service = LABEL
+    url_field = "url"
+    breaker_fix = (
+        "check that openviking-server runs at OPENVIKING_URL and the key; calls resume "
+        "automatically"
+    )
 
     def __init__(self, settings: ProviderSettings, home: Path, *, transport: Any = None) -> None:
-        super().__init__(settings, home)
-        if not isinstance(settings, OpenVikingSettings):
-            settings = OpenVikingSettings.model_validate(settings.model_dump())
-        self.settings: OpenVikingSettings = settings
-        self._transport = transport
-        self._client: VikingClient | None = None
-        self._lock = threading.Lock()
-        self._synced: set[tuple[str, int]] = set()
+        super().__init__(settings, home, transport=transport)
         self._uncommitted: dict[str, int] = {}
         self._identities: dict[str, Identity] = {}
         self._refused_users: set[str] = set()
-        self._closed = False
 
     # ------------------------------------------------------------ availability
-
-    def is_available(self) -> bool:
-        return not self.unavailable_reason()
 
     def unavailable_reason(self) -> str:
         s = self.settings
@@ -132,16 +128,20 @@ class OpenVikingProvider(MemoryProvider):
             )
         return ""
 
+    def health_detail(self) -> str:
+        return f"account {self.settings.account}, {self.settings.tenancy}"
+
     # ------------------------------------------------------------ plumbing
+
+    def client_options(self) -> dict[str, Any]:
+        return {**super().client_options(), "auth_header": "X-API-Key", "auth_scheme": ""}
+
+    def make_api(self, client: ServiceClient) -> VikingClient:
+        return VikingClient(client)
 
     @property
     def client(self) -> VikingClient:
-        with self._lock:
-            if self._closed:
-                raise ServiceError("the OpenViking provider is shut down", service=LABEL)
-            if self._client is None:
-                self._client = VikingClient(self.settings, transport=self._transport)
-            return self._client
+        return self.api()
 
     def identity(self, session: SessionInfo) -> Identity | None:
         """Who ``session`` speaks as; None when this configuration may not serve its user."""
@@ -253,11 +253,8 @@ class OpenVikingProvider(MemoryProvider):
     def sync(self, session: SessionInfo, turn: Turn) -> None:
         ident = self.identity(session)
         key = (session.id, turn.number)
-        if ident is None:
-            return
-        with self._lock:
-            if key in self._synced:
-                return  # the same turn again: already in the session
+        if ident is None or key in self._synced:
+            return  # (the same turn again: already in the session)
         messages: list[dict[str, Any]] = []
         turn_id = f"{session.id}:{turn.number}"
         if (turn.user_text or "").strip():
@@ -279,13 +276,15 @@ class OpenVikingProvider(MemoryProvider):
             )
         if not messages:
             return
-        self.client.add_messages(ident, session.id, messages)
+        self.first_sync(session, turn)
+        delivered = self.send_later(  # kept in order while OpenViking takes no writes
+            f"turn:{turn_id}", lambda: self.client.add_messages(ident, session.id, messages)
+        )
         with self._lock:
-            self._synced.add(key)
             count = self._uncommitted.get(session.id, 0) + 1
             self._uncommitted[session.id] = count
         every = self.settings.commit_every_turns
-        if every and count >= every:
+        if delivered and every and count >= every:
             self._commit(session, ident, why=f"every {every} turns")
 
     def _commit(self, session: SessionInfo, ident: Identity, *, why: str) -> bool:
@@ -316,10 +315,13 @@ class OpenVikingProvider(MemoryProvider):
         if ident is None:
             return
         try:
-            self._commit(session, ident, why=f"session end: {reason}")
+            if self.outbox.flush():
+                self._commit(session, ident, why=f"session end: {reason}")
+        except ServiceError as exc:
+            log.warning("OpenViking commit at session end failed: %s", exc)
         finally:
+            self.forget_session(session)
             with self._lock:
-                self._synced = {k for k in self._synced if k[0] != session.id}
                 self._uncommitted.pop(session.id, None)
 
     @hookimpl
@@ -359,181 +361,116 @@ class OpenVikingProvider(MemoryProvider):
         if self.identity(session) is None:
             return []
         return [
-            ToolSpec(
-                name="viking_search",
-                description="Search this user's OpenViking memories and documents by meaning. "
+            self.tool(
+                "viking_search",
+                "Search this user's OpenViking memories and documents by meaning. "
                 "Returns ranked results with viking:// URIs to read further. mode 'deep' "
                 "uses the conversation for intent analysis; 'fast' is a plain lookup.",
-                parameters={
-                    "type": "object",
-                    "properties": {
-                        "query": {"type": "string", "description": "What to look for."},
-                        "mode": {"type": "string", "enum": ["auto", "fast", "deep"]},
-                        "scope": {
-                            "type": "string",
-                            "description": "viking:// URI prefix to search under, e.g. "
-                            "viking://~/peers/hermes/memories/",
-                        },
-                        "limit": {"type": "integer", "minimum": 1, "maximum": 50},
+                {
+                    "query": {"type": "string", "description": "What to look for."},
+                    "mode": {"type": "string", "enum": ["auto", "fast", "deep"]},
+                    "scope": {
+                        "type": "string",
+                        "description": "viking:// URI prefix to search under, e.g. "
+                        "viking://~/peers/hermes/memories/",
                     },
-                    "required": ["query"],
+                    "limit": {"type": "integer", "minimum": 1, "maximum": 50},
                 },
-                handler=self._guarded("viking_search", self._tool_search),
-                toolset="memory",
+                self._guarded("viking_search", self._tool_search),
+                required=["query"],
                 read_only=True,
             ),
-            ToolSpec(
-                name="viking_read",
-                description="Read viking:// URIs from viking_search or viking_browse: "
+            self.tool(
+                "viking_read",
+                "Read viking:// URIs from viking_search or viking_browse: "
                 "abstract (~100 tokens, directories), overview (~2k tokens, directories) or "
                 "full (file content). Up to three URIs at once.",
-                parameters={
-                    "type": "object",
-                    "properties": {
-                        "uri": {"type": "string", "description": "One viking:// URI."},
-                        "uris": {
-                            "type": "array",
-                            "items": {"type": "string"},
-                            "description": "Up to three viking:// URIs.",
-                        },
-                        "level": {"type": "string", "enum": list(LEVELS)},
+                {
+                    "uri": {"type": "string", "description": "One viking:// URI."},
+                    "uris": {
+                        "type": "array",
+                        "items": {"type": "string"},
+                        "description": "Up to three viking:// URIs.",
                     },
+                    "level": {"type": "string", "enum": list(LEVELS)},
                 },
-                handler=self._guarded("viking_read", self._tool_read),
-                toolset="memory",
+                self._guarded("viking_read", self._tool_read),
                 read_only=True,
             ),
-            ToolSpec(
-                name="viking_browse",
-                description="Browse OpenViking like a filesystem: list a directory, show a "
+            self.tool(
+                "viking_browse",
+                "Browse OpenViking like a filesystem: list a directory, show a "
                 "tree, or stat one URI. Start at viking://~/ (this user's space).",
-                parameters={
-                    "type": "object",
-                    "properties": {
-                        "action": {"type": "string", "enum": ["list", "tree", "stat"]},
-                        "path": {"type": "string", "description": "viking:// URI."},
+                {
+                    "action": {
+                        "type": "string",
+                        "enum": ["list", "tree", "stat"],
+                        "description": "list (default), tree or stat.",
                     },
-                    "required": ["action"],
+                    "path": {"type": "string", "description": "viking:// URI."},
                 },
-                handler=self._guarded("viking_browse", self._tool_browse),
-                toolset="memory",
+                self._guarded("viking_browse", self._tool_browse),
                 read_only=True,
             ),
-            ToolSpec(
-                name="viking_remember",
-                description="Store one important fact about the user or the work in "
+            self.tool(
+                "viking_remember",
+                "Store one important fact about the user or the work in "
                 "OpenViking long-term memory (indexed for search at once).",
-                parameters={
-                    "type": "object",
-                    "properties": {
-                        "content": {"type": "string", "description": "The fact to keep."},
-                        "category": {"type": "string", "enum": sorted(CATEGORIES)},
-                    },
-                    "required": ["content"],
+                {
+                    "content": {"type": "string", "description": "The fact to keep."},
+                    "category": {"type": "string", "enum": sorted(CATEGORIES)},
                 },
-                handler=self._guarded("viking_remember", self._tool_remember),
-                toolset="memory",
+                self._guarded("viking_remember", self._tool_remember),
+                required=["content"],
             ),
-            ToolSpec(
-                name="viking_add_resource",
-                description="Add a web page or repository (http(s), git or ssh URL) to the "
+            self.tool(
+                "viking_add_resource",
+                "Add a web page or repository (http(s), git or ssh URL) to the "
                 "user's OpenViking documents; it is fetched, parsed and indexed on the server.",
-                parameters={
-                    "type": "object",
-                    "properties": {
-                        "url": {"type": "string", "description": "Remote URL to add."},
-                        "reason": {"type": "string", "description": "Why it matters."},
-                        "instruction": {
-                            "type": "string",
-                            "description": "How to process it (optional).",
-                        },
-                        "name": {
-                            "type": "string",
-                            "description": "Folder name under the resources directory.",
-                        },
-                        "wait": {"type": "boolean", "description": "Wait until indexed."},
+                {
+                    "url": {"type": "string", "description": "Remote URL to add."},
+                    "reason": {"type": "string", "description": "Why it matters."},
+                    "instruction": {
+                        "type": "string",
+                        "description": "How to process it (optional).",
                     },
-                    "required": ["url"],
+                    "name": {
+                        "type": "string",
+                        "description": "Folder name under the resources directory.",
+                    },
+                    "wait": {"type": "boolean", "description": "Wait until indexed."},
                 },
-                handler=self._guarded("viking_add_resource", self._tool_add_resource),
-                toolset="memory",
+                self._guarded("viking_add_resource", self._tool_add_resource),
+                required=["url"],
             ),
-            ToolSpec(
-                name="viking_forget",
-                description="Delete ONE memory file by its exact viking:// URI (…/memories/"
+            self.tool(
+                "viking_forget",
+                "Delete ONE memory file by its exact viking:// URI (…/memories/"
                 "…/name.md) when the user asks to forget it. Directories, resources and "
                 "sessions are refused.",
-                parameters={
-                    "type": "object",
-                    "properties": {"uri": {"type": "string"}},
-                    "required": ["uri"],
-                },
-                handler=self._guarded("viking_forget", self._tool_forget),
-                toolset="memory",
+                {"uri": {"type": "string"}},
+                self._guarded("viking_forget", self._tool_forget),
+                required=["uri"],
             ),
         ]
-
-    @hookimpl
-    def health_check(self, home: Path) -> list[HealthCheck]:
-        reason = self.unavailable_reason()
-        checks = [
-            HealthCheck(
-                name=f"openviking ({self.settings.url})",
-                ok=not reason,
-                detail=reason or f"account {self.settings.account}, {self.settings.tenancy}",
-                fix=reason,
-            )
-        ]
-        client = self._client
-        if client is not None and client.breaker.state != "closed":
-            checks.append(
-                HealthCheck(
-                    name="openviking circuit breaker",
-                    ok=False,
-                    detail=f"paused for {client.breaker.remaining():.0f} s after repeated failures",
-                    fix="check that openviking-server runs at OPENVIKING_URL and the key; "
-                    "calls resume automatically",
-                )
-            )
-        return checks
-
-    def shutdown(self) -> None:
-        with self._lock:
-            client, self._client = self._client, None
-            self._closed = True
-        if client is not None:
-            client.close()
 
     # ------------------------------------------------------------ tool handlers
 
     def _guarded(
         self, name: str, fn: Callable[[Mapping[str, Any], Identity, SessionInfo], str]
     ) -> Callable[[Mapping[str, Any], ToolContext], str]:
-        def handler(args: Mapping[str, Any], ctx: ToolContext) -> str:
+        """``fn`` run for the session's identity (refused when it has none); :meth:`tool`
+        guards it."""
+
+        def run(args: Mapping[str, Any], ctx: ToolContext) -> str:
             ident = self.identity(ctx.session)
             if ident is None:
-                return _fail("OpenViking is not set up for this user (tenancy 'single_user')")
-            if not isinstance(args, Mapping):
-                return _fail("arguments must be a JSON object")
-            try:
-                return fn(args, ident, ctx.session)
-            except UriRefused as exc:
-                return _fail(str(exc))
-            except ServiceError as exc:
-                log.warning("OpenViking tool %s failed: %s", name, exc)
-                return _fail(str(exc))
-            except Exception as exc:  # a handler never raises
-                log.exception("OpenViking tool %s failed", name)
-                return _fail(f"{type(exc).__name__}: {exc}")
+                raise ToolRefused("OpenViking is not set up for this user (tenancy 'single_user')")
+            return fn(args, ident, ctx.session)
 
-        return handler
+        return run
 
-    @staticmethod
-    def _text(args: Mapping[str, Any], name: str) -> str | None:
-        value = args.get(name)
-        if not isinstance(value, str) or not value.strip():
-            return None
-        return value.strip()
+    _text = staticmethod(text_arg)
 
     def _tool_search(self, args: Mapping[str, Any], ident: Identity, session: SessionInfo) -> str:
         query = self._text(args, "query")

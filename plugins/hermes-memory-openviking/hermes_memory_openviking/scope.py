@@ -15,6 +15,8 @@ import re
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
+from hermes_core.providers.service.provider import ToolRefused
+
 _ID = re.compile(r"^[A-Za-z0-9_.-]+(@[A-Za-z0-9_.-]+)?$")
 _HASHED = "hx-"
 MAX_ID = 128
@@ -55,7 +57,7 @@ class Identity:
         return out
 
 
-class UriRefused(ValueError):
+class UriRefused(ToolRefused):
     """A URI the model passed is outside what this user may name."""
 
 

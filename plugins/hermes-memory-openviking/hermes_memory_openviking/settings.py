@@ -18,6 +18,12 @@ from pydantic import AliasChoices, SecretStr, field_validator
 from pydantic_settings import SettingsConfigDict
 
 from hermes_core.providers.base import ProviderSettings, setup_field
+from hermes_core.providers.service.fields import (
+    breaker_cooldown_field,
+    failure_threshold_field,
+    retries_field,
+    timeout_field,
+)
 
 _PREFIX = "HERMES_MEMORY__PROVIDERS__OPENVIKING__"
 DEFAULT_URL = "http://127.0.0.1:1933"
@@ -126,30 +132,10 @@ class OpenVikingSettings(ProviderSettings):
         ge=0,
         le=10_000,
     )
-    timeout: float = setup_field(
-        10.0, description="Seconds per HTTP request", setup="advanced", gt=0, le=600
-    )
-    retries: int = setup_field(
-        2,
-        description="Retries of a failed idempotent request (with backoff)",
-        setup="advanced",
-        ge=0,
-        le=10,
-    )
-    failure_threshold: int = setup_field(
-        5,
-        description="Consecutive failures that pause the provider (circuit breaker)",
-        setup="advanced",
-        ge=1,
-        le=100,
-    )
-    breaker_cooldown: float = setup_field(
-        60.0,
-        description="Seconds the provider stays paused before trying again",
-        setup="advanced",
-        ge=0,
-        le=3600,
-    )
+    timeout: float = timeout_field(10.0, le=600)
+    retries: int = retries_field()
+    failure_threshold: int = failure_threshold_field()
+    breaker_cooldown: float = breaker_cooldown_field()
 
     @field_validator("url")
     @classmethod

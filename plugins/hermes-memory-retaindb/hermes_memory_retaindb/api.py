@@ -77,9 +77,6 @@ class RetainDBAPI:
         self.client = client
         self.project = project
 
-    def close(self) -> None:
-        self.client.close()
-
     def remember(
         self,
         user_id: str,

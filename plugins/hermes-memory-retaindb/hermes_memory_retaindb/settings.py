@@ -17,6 +17,13 @@ from pydantic import AliasChoices, Field, SecretStr, field_validator
 from pydantic_settings import SettingsConfigDict
 
 from hermes_core.providers.base import ProviderSettings
+from hermes_core.providers.service.fields import (
+    breaker_cooldown_field,
+    failure_threshold_field,
+    prefetch_wait_field,
+    retries_field,
+    timeout_field,
+)
 
 DEFAULT_URL = "https://api.retaindb.com"
 KEY_URL = "https://www.retaindb.com"
@@ -126,42 +133,13 @@ class RetainDBSettings(ProviderSettings):
     search_profile: Literal["fast", "balanced", "quality"] = Field(
         "fast", description="RetainDB search profile.", json_schema_extra=_advanced()
     )
-    timeout: float = Field(
-        10.0,
-        gt=0,
-        le=300,
-        description="Seconds one HTTP call may take.",
-        json_schema_extra=_advanced(),
+    timeout: float = timeout_field()
+    prefetch_wait: float = prefetch_wait_field(
+        description="Seconds automatic recall waits for RetainDB."
     )
-    prefetch_wait: float = Field(
-        3.0,
-        gt=0,
-        le=30,
-        description="Seconds automatic recall waits for RetainDB.",
-        json_schema_extra=_advanced(),
-    )
-    retries: int = Field(
-        2,
-        ge=0,
-        le=10,
-        description="Retries (with backoff) of a failed idempotent call.",
-        json_schema_extra=_advanced(),
-    )
-    failure_threshold: int = Field(
-        5,
-        ge=1,
-        le=100,
-        description="Consecutive failures that pause the provider.",
-        json_schema_extra=_advanced(),
-    )
-    breaker_cooldown: float = Field(
-        60.0,
-        ge=0,
-        le=3600,
-        description="Seconds the provider stays paused after the "
-        "failures; then one call probes the service.",
-        json_schema_extra=_advanced(),
-    )
+    retries: int = retries_field()
+    failure_threshold: int = failure_threshold_field()
+    breaker_cooldown: float = breaker_cooldown_field()
 
     @field_validator("base_url")
     @classmethod

@@ -26,16 +26,13 @@ from __future__ import annotations
 
 import logging
 import re
-import threading
 from collections import OrderedDict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from hermes_core import (
-    HealthCheck,
     MemoryContext,
-    MemoryProvider,
     MemoryWrite,
     PromptBlock,
     ProviderSettings,
@@ -49,14 +46,13 @@ from hermes_core.providers.service import (
     ServiceClient,
     ServiceError,
     ServiceNotFound,
-    ServicePaused,
+    ServiceProvider,
     screen_recalled,
-    service_settings,
 )
-from hermes_core.providers.service.tools import tool_json as _json
+from hermes_core.providers.service.tools import text_arg
+from hermes_core.tool_results import tool_error, tool_ok
 from hermes_memory_supermemory.api import SupermemoryAPI
 from hermes_memory_supermemory.settings import (
-    KEY_URL,
     SupermemorySettings,
     apply_supermemory_json,
 )
@@ -71,10 +67,6 @@ _REMEMBERED = 4096
 _SAFE_ID = re.compile(r"[^A-Za-z0-9._-]+")
 
 
-def _error(message: str) -> str:
-    return _json({"error": message})
-
-
 def _clean(text: str) -> str:
     from hermes_core.context import strip_memory_context
 
@@ -85,69 +77,41 @@ def _safe_id(raw: str) -> str:
     return _SAFE_ID.sub("-", raw)[:100].strip("-") or "x"
 
 
-class SupermemoryProvider(MemoryProvider):
+class SupermemoryProvider(ServiceProvider[SupermemorySettings, SupermemoryAPI]):
     """Supermemory over its v3/v4 REST API (see :mod:`hermes_memory_supermemory.api`)."""
 
     name = "supermemory"
     Settings = SupermemorySettings
+    service = LABEL
+    outbox_limit = MAX_QUEUED
 
     def __init__(self, settings: ProviderSettings, home: Path) -> None:
         super().__init__(settings, home)
-        assert isinstance(settings, SupermemorySettings)
-        self.cfg: SupermemorySettings = apply_supermemory_json(settings, self.home)
-        self.settings = self.cfg
+        self.cfg: SupermemorySettings = self.settings
         self.base_tag = base_tag(self.cfg.container_tag, self.home)
-        self._names = service_settings(
-            SupermemorySettings, self.name, LABEL, key_field="api_key", url_field="base_url"
+        self.breaker_fix = (
+            f"check that Supermemory is reachable at {self.cfg.base_url} and SUPERMEMORY_API_KEY"
         )
-        self._client: ServiceClient | None = None
-        self._api: SupermemoryAPI | None = None
-        self._lock = threading.RLock()
-        self._queue: list[tuple[str, dict[str, Any]]] = []
-        self._written: OrderedDict[str, None] = OrderedDict()
         self._turns: OrderedDict[str, int] = OrderedDict()
 
-    # -- identity
+    def load_settings(self, settings: ProviderSettings) -> SupermemorySettings:
+        return apply_supermemory_json(super().load_settings(settings), self.home)
 
-    def is_available(self) -> bool:
-        return self.cfg.api_key is not None
-
-    def unavailable_reason(self) -> str:
-        if self.is_available():
-            return ""
-        return (
-            f"Supermemory needs an API key: set SUPERMEMORY_API_KEY (get one at {KEY_URL}) or "
-            "run `hermes memory setup supermemory`."
-        )
+    def health_detail(self) -> str:
+        return f"container {self.base_tag}.*"
 
     # -- plumbing
 
-    @property
-    def api(self) -> SupermemoryAPI:
-        with self._lock:
-            if self._api is None:
-                self._client = ServiceClient(
-                    self.cfg.base_url,
-                    settings=self._names,
-                    api_key=self.cfg.api_key,
-                    timeout=self.cfg.api_timeout,
-                    retries=self.cfg.retries,
-                    failure_threshold=self.cfg.failure_threshold,
-                    cooldown=self.cfg.breaker_cooldown,
-                )
-                self._api = SupermemoryAPI(self._client)
-            return self._api
+    def client_options(self) -> dict[str, Any]:
+        return {**super().client_options(), "timeout": self.cfg.api_timeout}
+
+    def make_api(self, client: ServiceClient) -> SupermemoryAPI:
+        return SupermemoryAPI(client)
 
     def container(self, session: SessionInfo, custom: str | None = None) -> str:
         """This user's container (``custom``: one of ``custom_containers``)."""
         base = base_tag(custom, self.home) if custom else self.base_tag
         return user_tag(base, session.user_id)
-
-    def _log_failure(self, what: str, exc: ServiceError) -> None:
-        if isinstance(exc, ServicePaused):
-            log.debug("supermemory %s skipped: %s", what, exc)
-        else:
-            log.warning("supermemory %s failed: %s", what, exc)
 
     # -- prompt
 
@@ -186,13 +150,13 @@ class SupermemoryProvider(MemoryProvider):
         with self._lock:
             turn = self._turns.get(session.id, 1)
         try:
-            static, dynamic, results = self.api.profile(
+            static, dynamic, results = self.api().profile(
                 self.container(session), query=query[:200], deadline=self.cfg.api_timeout
             )
         except ServiceNotFound:
             return None
         except ServiceError as exc:
-            self._log_failure("recall", exc)
+            self.log_failure("recall", exc)
             return None
         with_profile = turn <= 1 or turn % self.cfg.profile_frequency == 0
         limit = self.cfg.max_recall_results
@@ -245,48 +209,27 @@ class SupermemoryProvider(MemoryProvider):
         text = _clean(turn.user_text)
         return bool(text) and not is_trivial_prompt(text) and len(text) >= 10
 
-    def _drain(self) -> None:
-        """Write queued turn documents in order; stop at the first failure (kept queued)."""
-        while True:
-            with self._lock:
-                if not self._queue:
-                    return
-                custom_id, doc = self._queue[0]
-            try:
-                self.api.add_document(
-                    doc["content"],
-                    doc["container_tag"],
-                    custom_id=custom_id,
-                    metadata=doc["metadata"],
-                    entity_context=self.cfg.entity_context,
-                )
-            except ServiceError as exc:
-                self._log_failure("turn capture", exc)
-                return
-            with self._lock:
-                if self._queue and self._queue[0][0] == custom_id:
-                    self._queue.pop(0)
-                self._written[custom_id] = None
-                while len(self._written) > _REMEMBERED:
-                    self._written.popitem(last=False)
-
     @hookimpl
     def sync(self, session: SessionInfo, turn: Turn) -> None:
         if not self.cfg.auto_capture or not self.is_available() or not self._capture(turn):
             return
+        if not self.first_sync(session, turn):
+            return
         custom_id, doc = self._turn_document(session, turn)
-        with self._lock:
-            if custom_id in self._written or any(q[0] == custom_id for q in self._queue):
-                return
-            self._queue.append((custom_id, doc))
-            if len(self._queue) > MAX_QUEUED:
-                dropped = self._queue.pop(0)
-                log.warning(
-                    "supermemory: dropped queued turn %s while Supermemory is unreachable "
-                    "(the session ingest at session end still carries it)",
-                    dropped[0],
-                )
-        self._drain()
+
+        def write() -> None:
+            self.api().add_document(
+                doc["content"],
+                doc["container_tag"],
+                custom_id=custom_id,
+                metadata=doc["metadata"],
+                entity_context=self.cfg.entity_context,
+            )
+
+        try:  # kept in order while Supermemory is unreachable
+            self.send_later(f"turn:{custom_id}", write)
+        except ServiceError as exc:
+            self.log_failure("turn capture", exc)
 
     def _ingest(self, session: SessionInfo, messages: Sequence[Any], partial: bool) -> None:
         cleaned = []
@@ -300,7 +243,7 @@ class SupermemoryProvider(MemoryProvider):
         if not cleaned or (len(cleaned) == 1 and len(cleaned[0]["content"]) < 20):
             return
         try:
-            self.api.add_conversation(
+            self.api().add_conversation(
                 _safe_id(session.id),
                 cleaned,
                 self.container(session),
@@ -313,13 +256,14 @@ class SupermemoryProvider(MemoryProvider):
                 entity_context=self.cfg.entity_context,
             )
         except ServiceError as exc:
-            self._log_failure("session ingest", exc)
+            self.log_failure("session ingest", exc)
 
     @hookimpl
     def on_session_end(self, session: SessionInfo, messages: Sequence[Any]) -> None:
-        if not self.cfg.auto_capture or not self.is_available():
+        self.forget_session(session)
+        if not self.cfg.auto_capture or not self.is_available() or self._closed:
             return
-        self._drain()
+        self.outbox.flush()
         self._ingest(session, messages, partial=False)
 
     @hookimpl
@@ -329,11 +273,11 @@ class SupermemoryProvider(MemoryProvider):
         if self.cfg.auto_capture:
             self._ingest(session, messages, partial=True)
         try:
-            static, dynamic, _ = self.api.profile(
+            static, dynamic, _ = self.api().profile(
                 self.container(session), deadline=self.cfg.api_timeout
             )
         except ServiceError as exc:
-            self._log_failure("pre-compress profile", exc)
+            self.log_failure("pre-compress profile", exc)
             return None
         kept, _ = screen_recalled([*static, *dynamic], "supermemory pre-compress")
         if not kept:
@@ -345,14 +289,14 @@ class SupermemoryProvider(MemoryProvider):
         if write.action != "add" or not write.content.strip() or not self.is_available():
             return
         try:
-            self.api.add_document(
+            self.api().add_document(
                 write.content.strip(),
                 self.container(session),
                 metadata={"type": "explicit_memory", "target": write.target},
                 entity_context=self.cfg.entity_context,
             )
         except ServiceError as exc:
-            self._log_failure("memory mirror", exc)
+            self.log_failure("memory mirror", exc)
 
     # -- tools
 
@@ -370,53 +314,44 @@ class SupermemoryProvider(MemoryProvider):
                 }
             }
         return [
-            ToolSpec(
+            self.tool(
                 "supermemory_store",
                 "Save a durable fact or note to long-term memory.",
                 {
-                    "type": "object",
-                    "properties": {
-                        "content": {"type": "string", "minLength": 1},
-                        "metadata": {"type": "object"},
-                        **container,
-                    },
-                    "required": ["content"],
+                    "content": {"type": "string", "minLength": 1},
+                    "metadata": {"type": "object"},
+                    **container,
                 },
                 self._tool_store,
+                required=["content"],
             ),
-            ToolSpec(
+            self.tool(
                 "supermemory_search",
                 "Search long-term memory by meaning.",
                 {
-                    "type": "object",
-                    "properties": {
-                        "query": {"type": "string", "minLength": 1},
-                        "limit": {"type": "integer", "minimum": 1, "maximum": 50},
-                        **container,
-                    },
-                    "required": ["query"],
+                    "query": {"type": "string", "minLength": 1},
+                    "limit": {"type": "integer", "minimum": 1, "maximum": 50},
+                    **container,
                 },
                 self._tool_search,
+                required=["query"],
                 read_only=True,
             ),
-            ToolSpec(
+            self.tool(
                 "supermemory_forget",
                 "Forget a memory: by `id` (from a search) or the best match for `query`.",
                 {
-                    "type": "object",
-                    "properties": {
-                        "id": {"type": "string"},
-                        "query": {"type": "string"},
-                        **container,
-                    },
+                    "id": {"type": "string"},
+                    "query": {"type": "string"},
+                    **container,
                 },
                 self._tool_forget,
             ),
-            ToolSpec(
+            self.tool(
                 "supermemory_profile",
                 "The user's persistent profile facts and recent context (optionally focused "
                 "by `query`).",
-                {"type": "object", "properties": {"query": {"type": "string"}, **container}},
+                {"query": {"type": "string"}, **container},
                 self._tool_profile,
                 read_only=True,
             ),
@@ -432,25 +367,18 @@ class SupermemoryProvider(MemoryProvider):
             return self.container(session, str(custom))
         return None
 
-    def _guard(self, fn: Callable[[], str]) -> str:
-        try:
-            return fn()
-        except ServiceError as exc:
-            self._log_failure("tool call", exc)
-            return _error(str(exc))
-
     def _bad_container(self) -> str:
         allowed = (
             ", ".join(self.cfg.custom_containers) if self.cfg.enable_custom_container_tags else ""
         )
-        return _error(
+        return tool_error(
             "container_tag is not allowed" + (f"; use one of: {allowed}" if allowed else "")
         )
 
     def _tool_store(self, args: Mapping[str, Any], ctx: ToolContext) -> str:
-        content = str(args.get("content") or "").strip()
+        content = text_arg(args, "content") or ""
         if not content:
-            return _error("content is required")
+            return tool_error("content is required")
         tag = self._target(args, ctx.session)
         if tag is None:
             return self._bad_container()
@@ -461,16 +389,13 @@ class SupermemoryProvider(MemoryProvider):
             if isinstance(v, str | int | float | bool)
         }
 
-        def run() -> str:
-            doc_id = self.api.add_document(
-                content,
-                tag,
-                metadata={"type": "explicit_memory", **metadata},
-                entity_context=self.cfg.entity_context,
-            )
-            return _json({"saved": True, "id": doc_id})
-
-        return self._guard(run)
+        doc_id = self.api().add_document(
+            content,
+            tag,
+            metadata={"type": "explicit_memory", **metadata},
+            entity_context=self.cfg.entity_context,
+        )
+        return tool_ok(saved=True, id=doc_id)
 
     def _found(self, results: Sequence[Mapping[str, Any]]) -> tuple[list[dict[str, Any]], int]:
         texts = [str(r.get("memory") or r.get("chunk") or "") for r in results]
@@ -487,122 +412,79 @@ class SupermemoryProvider(MemoryProvider):
         return out, dropped
 
     def _tool_search(self, args: Mapping[str, Any], ctx: ToolContext) -> str:
-        query = str(args.get("query") or "").strip()
+        query = text_arg(args, "query") or ""
         if not query:
-            return _error("query is required")
+            return tool_error("query is required")
         tag = self._target(args, ctx.session)
         if tag is None:
             return self._bad_container()
         limit = args.get("limit", self.cfg.max_recall_results)
         limit = max(1, min(50, limit if isinstance(limit, int) else self.cfg.max_recall_results))
 
-        def run() -> str:
-            try:
-                results = self.api.search(query, tag, limit=limit, search_mode=self.cfg.search_mode)
-            except ServiceNotFound:
-                results = []
-            found, dropped = self._found(results)
-            payload: dict[str, Any] = {"results": found, "count": len(found)}
-            if dropped:
-                payload["dropped"] = dropped
-            return _json(payload)
-
-        return self._guard(run)
+        try:
+            results = self.api().search(query, tag, limit=limit, search_mode=self.cfg.search_mode)
+        except ServiceNotFound:
+            results = []
+        found, dropped = self._found(results)
+        payload: dict[str, Any] = {"results": found, "count": len(found)}
+        if dropped:
+            payload["dropped"] = dropped
+        return tool_ok(**payload)
 
     def _tool_forget(self, args: Mapping[str, Any], ctx: ToolContext) -> str:
-        memory_id = str(args.get("id") or "").strip()
-        query = str(args.get("query") or "").strip()
+        memory_id = text_arg(args, "id") or ""
+        query = text_arg(args, "query") or ""
         if bool(memory_id) == bool(query):
-            return _error("pass exactly one of `id` or `query`")
+            return tool_error("pass exactly one of `id` or `query`")
         tag = self._target(args, ctx.session)
         if tag is None:
             return self._bad_container()
 
-        def run() -> str:
-            target_id, preview = memory_id, ""
-            if query:
-                results = self.api.search(query, tag, limit=5, search_mode="memories")
-                best = next((r for r in results if r.get("id") and r.get("memory")), None)
-                if best is None:
-                    return _json({"success": False, "message": "No matching memory to forget."})
-                target_id, preview = str(best["id"]), str(best.get("memory", ""))[:100]
-            try:
-                forgotten = self.api.forget(tag, memory_id=target_id)
-            except ServiceNotFound:
-                return _error(f"no memory {target_id!r} in this user's memory")
-            payload: dict[str, Any] = {"success": forgotten, "id": target_id}
-            if preview:
-                payload["message"] = f"Forgot: {preview}"
-            return _json(payload)
-
-        return self._guard(run)
+        target_id, preview = memory_id, ""
+        if query:
+            results = self.api().search(query, tag, limit=5, search_mode="memories")
+            best = next((r for r in results if r.get("id") and r.get("memory")), None)
+            if best is None:
+                return tool_error("No matching memory to forget.")
+            target_id, preview = str(best["id"]), str(best.get("memory", ""))[:100]
+        try:
+            forgotten = self.api().forget(tag, memory_id=target_id)
+        except ServiceNotFound:
+            return tool_error(f"no memory {target_id!r} in this user's memory")
+        if not forgotten:
+            return tool_error(f"Supermemory did not forget {target_id!r}", id=target_id)
+        payload: dict[str, Any] = {"id": target_id}
+        if preview:
+            payload["message"] = f"Forgot: {preview}"
+        return tool_ok(**payload)
 
     def _tool_profile(self, args: Mapping[str, Any], ctx: ToolContext) -> str:
         tag = self._target(args, ctx.session)
         if tag is None:
             return self._bad_container()
-        query = str(args.get("query") or "").strip() or None
+        query = text_arg(args, "query")
 
-        def run() -> str:
-            try:
-                static, dynamic, _ = self.api.profile(tag, query=query)
-            except ServiceNotFound:
-                static, dynamic = [], []
-            kept_static, d1 = screen_recalled(static, "supermemory profile")
-            kept_dynamic, d2 = screen_recalled(dynamic, "supermemory profile")
-            sections = []
-            if kept_static:
-                sections.append(
-                    "## User Profile (Persistent)\n" + "\n".join(f"- {s}" for s in kept_static)
-                )
-            if kept_dynamic:
-                sections.append("## Recent Context\n" + "\n".join(f"- {s}" for s in kept_dynamic))
-            payload: dict[str, Any] = {
-                "profile": "\n\n".join(sections),
-                "static_count": len(kept_static),
-                "dynamic_count": len(kept_dynamic),
-            }
-            if d1 + d2:
-                payload["dropped"] = d1 + d2
-            return _json(payload)
-
-        return self._guard(run)
-
-    # -- health and shutdown
-
-    @hookimpl
-    def health_check(self) -> list[HealthCheck]:
-        if not self.is_available():
-            return [HealthCheck("supermemory", False, "no API key", self.unavailable_reason())]
-        client = self._client
-        state = client.breaker.state if client is not None else "closed"
-        if state == "closed":
-            return [
-                HealthCheck(
-                    "supermemory", True, f"{self.cfg.base_url}, container {self.base_tag}.*"
-                )
-            ]
-        return [
-            HealthCheck(
-                "supermemory",
-                False,
-                f"{self.cfg.base_url}: paused after repeated failures ({state})",
-                f"check that Supermemory is reachable at {self.cfg.base_url} and "
-                "SUPERMEMORY_API_KEY",
+        try:
+            static, dynamic, _ = self.api().profile(tag, query=query)
+        except ServiceNotFound:
+            static, dynamic = [], []
+        kept_static, d1 = screen_recalled(static, "supermemory profile")
+        kept_dynamic, d2 = screen_recalled(dynamic, "supermemory profile")
+        sections = []
+        if kept_static:
+            sections.append(
+                "## User Profile (Persistent)\n" + "\n".join(f"- {s}" for s in kept_static)
             )
-        ]
-
-    def shutdown(self) -> None:
-        with self._lock:
-            client, self._client, self._api = self._client, None, None
-            pending = len(self._queue)
-        if pending:
-            log.warning(
-                "supermemory: %d captured turns were not written (Supermemory unreachable)",
-                pending,
-            )
-        if client is not None:
-            client.close()
+        if kept_dynamic:
+            sections.append("## Recent Context\n" + "\n".join(f"- {s}" for s in kept_dynamic))
+        payload: dict[str, Any] = {
+            "profile": "\n\n".join(sections),
+            "static_count": len(kept_static),
+            "dynamic_count": len(kept_dynamic),
+        }
+        if d1 + d2:
+            payload["dropped"] = d1 + d2
+        return tool_ok(**payload)
 
 
 __all__ = ["SupermemoryProvider"]

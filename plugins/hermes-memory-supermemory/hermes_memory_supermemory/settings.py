@@ -10,16 +10,22 @@ supermemory`` asks only the key, the URL and the container tag.
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator
+from pydantic import AliasChoices, Field, SecretStr, field_validator
 from pydantic_settings import SettingsConfigDict
 
-from hermes_core.errors import ConfigError
 from hermes_core.providers.base import ProviderSettings, setup_field
+from hermes_core.providers.service.fields import (
+    breaker_cooldown_field,
+    failure_threshold_field,
+    read_json_object,
+    retries_field,
+    timeout_field,
+    with_file_values,
+)
 
 CONFIG_FILE = "supermemory.json"
 CLOUD_URL = "https://api.supermemory.ai"
@@ -95,14 +101,10 @@ class SupermemorySettings(ProviderSettings):
         max_length=1500,
         description="Extraction guidance sent with every write (max 1500 characters).",
     )
-    api_timeout: float = Field(5.0, gt=0, le=120, description="Seconds per request.")
-    retries: int = Field(2, ge=0, le=10, description="Retries of a failed idempotent request.")
-    failure_threshold: int = Field(
-        5, ge=1, le=100, description="Consecutive failures that pause the provider."
-    )
-    breaker_cooldown: float = Field(
-        60.0, ge=0, le=3600, description="Seconds the provider stays paused after that."
-    )
+    api_timeout: float = timeout_field(5.0, le=120, description="Seconds per request.")
+    retries: int = retries_field()
+    failure_threshold: int = failure_threshold_field()
+    breaker_cooldown: float = breaker_cooldown_field()
     enable_custom_container_tags: bool = Field(
         False, description="Let the tools target the custom containers below."
     )
@@ -134,36 +136,13 @@ class SupermemorySettings(ProviderSettings):
 def read_supermemory_json(home: Path) -> dict[str, Any]:
     """Fields from ``$HERMES_HOME/supermemory.json`` (``{}`` when absent); ConfigError naming
     the file when it is not a JSON object."""
-    path = Path(home) / CONFIG_FILE
-    if not path.exists():
-        return {}
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise ConfigError(f"{path} is not valid JSON ({exc}) — fix or delete the file.") from exc
-    if not isinstance(data, dict):
-        raise ConfigError(f"{path} must hold a JSON object — fix or delete the file.")
-    return {
-        k: v
-        for k, v in data.items()
-        if k in SupermemorySettings.model_fields and v not in (None, "")
-    }
+    data = read_json_object(Path(home) / CONFIG_FILE)
+    return {k: v for k, v in data.items() if v not in (None, "")}
 
 
 def apply_supermemory_json(settings: SupermemorySettings, home: Path) -> SupermemorySettings:
     """``settings`` with ``supermemory.json`` filling the fields no other source set."""
-    file_values = read_supermemory_json(home)
-    if not file_values:
-        return settings
-    explicit = {name: getattr(settings, name) for name in settings.model_fields_set}
-    try:
-        return SupermemorySettings.model_validate({**file_values, **explicit})
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        loc = ".".join(str(p) for p in first.get("loc", ()))
-        raise ConfigError(
-            f"{Path(home) / CONFIG_FILE}: invalid '{loc}': {first.get('msg')} — fix the value."
-        ) from exc
+    return with_file_values(settings, read_supermemory_json(home), Path(home) / CONFIG_FILE)
 
 
 __all__ = [

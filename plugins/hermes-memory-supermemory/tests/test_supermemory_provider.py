@@ -315,8 +315,8 @@ def test_health_check_reports_the_breaker(hermes_home: Path, double: Double) -> 
         assert harness.call("health_check", home=hermes_home)[0].ok
         server.fault(status=502)
         tool(harness.session, "supermemory_search", query="anything")
-        check = harness.call("health_check", home=hermes_home)[0]
-        assert not check.ok and "SUPERMEMORY_API_KEY" in check.fix
+        checks = harness.call("health_check", home=hermes_home)
+        assert any(not c.ok and "SUPERMEMORY_API_KEY" in c.fix for c in checks), checks
     finally:
         harness.close()
 

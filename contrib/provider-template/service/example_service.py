@@ -1,0 +1,138 @@
+"""The service variant of the provider template: a memory provider for an HTTP API, built on
+:class:`hermes_core.providers.service.BackgroundRecall` (the service provider frame).
+
+The frame brings the lazy client (timeouts, retries, circuit breaker), availability, the
+background recall awaited by ``prefetch``, the outbox that keeps writes while the service is
+down, ``health_check``, ``shutdown`` and guarded tools; this file holds only the API calls.
+Copy it next to ``hermes_memory_example/provider.py`` (and point the entry point at
+``ExampleServiceProvider``) when your memory lives behind an API.
+
+The API it speaks (replace it with yours): ``POST /v1/notes {"user", "text"}`` stores a note,
+``POST /v1/search {"user", "query"}`` answers ``{"results": [{"text": ...}]}``; the key is
+sent as ``Authorization: Bearer <key>``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from hermes_core import (
+    MemoryContext,
+    ProviderSettings,
+    SessionInfo,
+    ToolContext,
+    ToolSpec,
+    Turn,
+    hookimpl,
+)
+from hermes_core.providers.base import setup_field
+from hermes_core.providers.service import (
+    BackgroundRecall,
+    ServiceClient,
+    breaker_cooldown_field,
+    failure_threshold_field,
+    prefetch_wait_field,
+    retries_field,
+    timeout_field,
+    unflagged,
+)
+from hermes_core.providers.service.tools import required_text
+from hermes_core.tool_results import tool_ok
+from pydantic import SecretStr
+
+
+class ExampleServiceSettings(ProviderSettings):
+    """``memory.providers.example-service``: the key and URL are asked by setup, the shared
+    service fields only with ``--advanced``."""
+
+    api_key: SecretStr | None = setup_field(
+        None,
+        description="Example API key",
+        env_var="EXAMPLE_SERVICE_API_KEY",
+        url="https://example.invalid/keys",
+    )
+    base_url: str = setup_field("https://api.example.invalid", description="Example API URL")
+    timeout: float = timeout_field(5.0, le=60)
+    prefetch_wait: float = prefetch_wait_field()
+    retries: int = retries_field()
+    failure_threshold: int = failure_threshold_field()
+    breaker_cooldown: float = breaker_cooldown_field()
+
+
+class ExampleAPI:
+    """The service's endpoints over the shared :class:`ServiceClient`."""
+
+    def __init__(self, client: ServiceClient) -> None:
+        self.client = client
+
+    def add(self, user: str, text: str) -> None:
+        self.client.post("/v1/notes", json_body={"user": user, "text": text})
+
+    def search(self, user: str, query: str, *, deadline: float | None = None) -> list[str]:
+        body = self.client.post(
+            "/v1/search",
+            json_body={"user": user, "query": query},
+            idempotent=True,
+            deadline=deadline,
+        )
+        return [str(hit["text"]) for hit in body["results"]]
+
+
+class ExampleServiceProvider(BackgroundRecall[ExampleServiceSettings, ExampleAPI, str]):
+    """Notes behind an HTTP API, one user's notes never shown to another."""
+
+    name = "example-service"
+    Settings = ExampleServiceSettings
+    service = "Example"
+
+    def make_api(self, client: ServiceClient) -> ExampleAPI:
+        return ExampleAPI(client)
+
+    @staticmethod
+    def user(session: SessionInfo) -> str:
+        return session.user_id or "local"
+
+    def auto_recall(self, session: SessionInfo, query: str) -> list[str]:
+        return self.api().search(self.user(session), query, deadline=self.recall_wait(session))
+
+    def format_context(self, items: Sequence[str]) -> MemoryContext | None:
+        if not items:
+            return None
+        text = "## Example Memory\n" + "\n".join(f"- {item}" for item in items)
+        return MemoryContext(text, count=len(items), label="Example")
+
+    @hookimpl
+    def sync(self, session: SessionInfo, turn: Turn) -> None:
+        text = turn.user_text.strip()
+        if not text or self._closed or not self.first_sync(session, turn):
+            return
+        user = self.user(session)
+        self.send_later(f"turn:{session.id}:{turn.number}", lambda: self.api().add(user, text))
+
+    @hookimpl
+    def on_session_end(self, session: SessionInfo) -> None:
+        self.forget_session(session)
+        if not self._closed:
+            self.outbox.flush()
+
+    @hookimpl
+    def register_tools(self, session: SessionInfo) -> list[ToolSpec]:
+        return [
+            self.tool(
+                "example_search",
+                "Search the user's notes.",
+                {"query": {"type": "string", "description": "What to look for."}},
+                self._search,
+                required=["query"],
+                read_only=True,
+            )
+        ]
+
+    def _search(self, args: Mapping[str, Any], ctx: ToolContext) -> str:
+        query = required_text(args, "query", "pass what to look for as a string")
+        kept, withheld = unflagged(self.api().search(self.user(ctx.session), query), str)
+        return tool_ok(results=kept, withheld=withheld)
+
+
+__all__ = ["ExampleAPI", "ExampleServiceProvider", "ExampleServiceSettings"]

@@ -1,0 +1,136 @@
+"""The settings fields every service provider shares, as field factories.
+
+A provider declares them where it wants them in its ``Settings`` (so setup prompts and its
+README keep the provider's own order) and reads them through
+:class:`~hermes_core.providers.service.provider.ServiceProvider`::
+
+    timeout: float = timeout_field(10.0, le=300)
+    prefetch_wait: float = prefetch_wait_field()
+    retries: int = retries_field()
+    failure_threshold: int = failure_threshold_field()
+    breaker_cooldown: float = breaker_cooldown_field()
+
+Every factory takes ``description=`` and any :func:`~hermes_core.providers.base.setup_field`
+keyword (``env_var``, ``validation_alias``…); all are asked only by
+``hermes memory setup --advanced``.
+
+:func:`read_json_object` and :func:`with_file_values` read a provider's own JSON config
+file (the one Hermes Agent writes, e.g. ``honcho.json``) under the explicit settings.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, TypeVar
+
+from pydantic import ValidationError
+
+from hermes_core.errors import ConfigError
+from hermes_core.providers.base import ProviderSettings, setup_field
+
+S = TypeVar("S", bound=ProviderSettings)
+
+
+def timeout_field(
+    default: float = 10.0,
+    *,
+    le: float = 300,
+    description: str = "Seconds one HTTP call may take.",
+    **kwargs: Any,
+) -> Any:
+    """``timeout``: seconds one call may take (``ServiceClient(timeout=)``)."""
+    return setup_field(default, description=description, setup="advanced", gt=0, le=le, **kwargs)
+
+
+def prefetch_wait_field(
+    default: float = 3.0,
+    *,
+    description: str = "Seconds automatic recall waits for the service.",
+    **kwargs: Any,
+) -> Any:
+    """``prefetch_wait``: seconds ``prefetch`` waits for the background recall."""
+    return setup_field(default, description=description, setup="advanced", gt=0, le=30, **kwargs)
+
+
+def retries_field(
+    *, description: str = "Retries (with backoff) of a failed idempotent call.", **kwargs: Any
+) -> Any:
+    """``retries``: retries of a failed idempotent call (``ServiceClient(retries=)``)."""
+    return setup_field(2, description=description, setup="advanced", ge=0, le=10, **kwargs)
+
+
+def failure_threshold_field(
+    *,
+    description: str = "Consecutive failures that pause the provider.",
+    **kwargs: Any,
+) -> Any:
+    """``failure_threshold``: consecutive failures that open the circuit breaker."""
+    return setup_field(5, description=description, setup="advanced", ge=1, le=100, **kwargs)
+
+
+def breaker_cooldown_field(
+    *,
+    description: str = "Seconds the provider stays paused after the failures; then one call "
+    "probes the service.",
+    **kwargs: Any,
+) -> Any:
+    """``breaker_cooldown``: seconds the breaker stays open before one probe."""
+    return setup_field(60.0, description=description, setup="advanced", ge=0, le=3600, **kwargs)
+
+
+MAX_CONFIG_FILE_BYTES = 1_000_000
+"""A provider's JSON config file larger than this is refused (it is a few hundred bytes)."""
+
+
+def read_json_object(path: Path) -> dict[str, Any]:
+    """The JSON object in ``path`` (``{}`` when absent), e.g. Hermes Agent's
+    ``$HERMES_HOME/honcho.json``. Raises :class:`~hermes_core.errors.ConfigError` naming the
+    file when it is not a regular file, larger than :data:`MAX_CONFIG_FILE_BYTES`, not JSON,
+    or not an object."""
+    if not path.exists():
+        return {}
+    if not path.is_file():
+        raise ConfigError(f"{path} is not a regular file — remove it or replace it with JSON.")
+    if path.stat().st_size > MAX_CONFIG_FILE_BYTES:
+        raise ConfigError(
+            f"{path} is larger than {MAX_CONFIG_FILE_BYTES:,} bytes — this is not a provider "
+            "config file; fix or delete it."
+        )
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"{path} is not valid JSON ({exc}) — fix or delete the file.") from exc
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path} must hold a JSON object — fix or delete the file.")
+    return data
+
+
+def with_file_values(settings: S, file_values: Mapping[str, Any], path: Path) -> S:
+    """``settings`` with ``file_values`` (read from ``path``) filling the fields no other
+    source set explicitly (keys that are not fields are ignored). Raises ConfigError naming
+    the file and the field when a value is invalid."""
+    cls = type(settings)
+    values = {k: v for k, v in file_values.items() if k in cls.model_fields}
+    if not values:
+        return settings
+    explicit = {name: getattr(settings, name) for name in settings.model_fields_set}
+    try:
+        return cls.model_validate({**values, **explicit})
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        loc = ".".join(str(p) for p in first.get("loc", ()))
+        raise ConfigError(f"{path}: invalid '{loc}': {first.get('msg')} — fix the value.") from exc
+
+
+__all__ = [
+    "MAX_CONFIG_FILE_BYTES",
+    "breaker_cooldown_field",
+    "failure_threshold_field",
+    "prefetch_wait_field",
+    "read_json_object",
+    "retries_field",
+    "timeout_field",
+    "with_file_values",
+]

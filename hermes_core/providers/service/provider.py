@@ -1,0 +1,502 @@
+"""``ServiceProvider``: the frame every service (HTTP or CLI) memory provider is built on.
+
+The frame owns what every service provider needs and none should write again:
+
+* settings: coerced to the provider's ``Settings`` (:meth:`ServiceProvider.load_settings`,
+  override to merge a config file);
+* availability: :meth:`~ServiceProvider.unavailable_reason` says which setting to fill when
+  the ``key_field`` is empty (env var and key URL taken from the field), no network;
+* the lazy client: :meth:`~ServiceProvider.api` builds a
+  :class:`~hermes_core.providers.service.ServiceClient` from the shared settings fields
+  (``timeout``, ``retries``, ``failure_threshold``, ``breaker_cooldown``; see
+  :mod:`hermes_core.providers.service.fields`) and wraps it with :meth:`make_api`; after
+  :meth:`shutdown` it raises :class:`ServiceError`;
+* background work: :meth:`~ServiceProvider.submit` (context-copying executor), and with
+  :class:`BackgroundRecall` the recall started at turn start, awaited by ``prefetch`` within
+  its budget and refreshed after the turn;
+* sync through the :class:`~hermes_core.providers.service.outbox.Outbox`
+  (:meth:`~ServiceProvider.send_later`) and turn de-duplication (:meth:`first_sync`);
+* ``health_check`` (configuration, then the circuit breaker) and ``shutdown`` (warns about
+  undelivered writes, cancels background work, closes the client, idempotent);
+* tools: :meth:`~ServiceProvider.tool` builds a :class:`ToolSpec` whose handler never
+  raises and answers in the one tool-result shape (:mod:`hermes_core.tool_results`).
+
+A plugin writes only its API calls: ``make_api`` (its endpoints), recall, writing a turn,
+its tools. See docs/writing-a-provider.md, "Service providers".
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import contextvars
+import logging
+import threading
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
+
+from hermes_core.markers import hookimpl
+from hermes_core.providers.base import MemoryProvider, ProviderSettings, env_var_for
+from hermes_core.providers.service.breaker import CircuitBreaker
+from hermes_core.providers.service.client import ServiceClient
+from hermes_core.providers.service.errors import (
+    ServiceError,
+    ServiceNotFound,
+    ServicePaused,
+    ServiceSettings,
+)
+from hermes_core.providers.service.outbox import Outbox
+from hermes_core.providers.service.settings import service_settings
+from hermes_core.tool_results import tool_error
+from hermes_core.types import HealthCheck, MemoryContext, SessionInfo, ToolContext, ToolSpec, Turn
+
+if TYPE_CHECKING:
+    from hermes_core.types import ChatMessage
+
+T = TypeVar("T")
+S = TypeVar("S", bound=ProviderSettings)
+A = TypeVar("A")
+Item = TypeVar("Item")
+
+ToolRun = Callable[[Mapping[str, Any], ToolContext], str]
+
+
+class ToolRefused(ValueError):
+    """Raised inside a tool body: the message is returned as the tool's error, not logged
+    as a failure (an argument the user may not pass, a scope the provider does not serve)."""
+
+
+def _secret(value: Any) -> str:
+    if value is None:
+        return ""
+    getter = getattr(value, "get_secret_value", None)
+    return str(getter() if callable(getter) else value)
+
+
+class ServiceProvider(MemoryProvider, Generic[S, A]):
+    """Base class of a service memory provider (see the module docstring).
+
+    Class attributes: ``service`` (display name in messages and logs), ``key_field`` /
+    ``url_field`` (the settings fields holding the key and the base URL, or None),
+    ``workers`` (background threads), ``breaker_fix`` (what the health check says while
+    the breaker is open), ``not_found_prefix`` (a :class:`ServiceNotFound` in a tool reads
+    ``"not found: ..."``), ``outbox_limit`` (writes kept while the service is down).
+    """
+
+    service: ClassVar[str] = ""
+    key_field: ClassVar[str | None] = "api_key"
+    url_field: ClassVar[str | None] = "base_url"
+    workers: ClassVar[int] = 2
+    breaker_fix: ClassVar[str] = ""
+    not_found_prefix: ClassVar[bool] = False
+    outbox_limit: ClassVar[int] = 500
+
+    settings: S
+
+    def __init__(
+        self,
+        settings: ProviderSettings,
+        home: Path,
+        *,
+        client: ServiceClient | None = None,
+        transport: Any = None,
+    ) -> None:
+        super().__init__(settings, home)
+        self.settings = self.load_settings(settings)
+        self.log = logging.getLogger(type(self).__module__)
+        self._given_client = client
+        self._transport = transport
+        self._http: ServiceClient | None = None
+        self._api: A | None = None
+        self._lock = threading.RLock()
+        self._executor: cf.ThreadPoolExecutor | None = None
+        self._synced: set[tuple[str, int]] = set()
+        self.outbox = Outbox(self.service or self.name, limit=self.outbox_limit, logger=self.log)
+        self._closed = False
+
+    # ------------------------------------------------------------ settings, availability
+
+    def load_settings(self, settings: ProviderSettings) -> S:
+        """``settings`` as this provider's ``Settings`` (override to merge a config file)."""
+        cls = self.Settings
+        if not isinstance(settings, cls):
+            settings = cls.model_validate(settings.model_dump())
+        return settings  # type: ignore[return-value]
+
+    def setting(self, field: str) -> Any:
+        return getattr(self.settings, field, None)
+
+    def key(self) -> str:
+        """The API key ("" when ``key_field`` is None or empty)."""
+        return _secret(self.setting(self.key_field)) if self.key_field else ""
+
+    def is_available(self) -> bool:
+        return not self.unavailable_reason()
+
+    def unavailable_reason(self) -> str:
+        """Why the provider cannot run ("" when it can); no network. The default asks for
+        the ``key_field`` when it is empty, naming its env var and where to get a key."""
+        if not self.key_field or self.key():
+            return ""
+        return self.missing_key_reason()
+
+    def missing_key_reason(self) -> str:
+        assert self.key_field is not None
+        cls = type(self.settings)
+        info = cls.model_fields[self.key_field]
+        extra = info.json_schema_extra if isinstance(info.json_schema_extra, Mapping) else {}
+        env = str(extra.get("env_var") or env_var_for(cls, self.name, self.key_field))
+        where = f" (get one at {extra['url']})" if extra.get("url") else ""
+        return (
+            f"{self.service} needs an API key: set {env}{where} or run "
+            f"`hermes memory setup {self.name}`"
+        )
+
+    # ------------------------------------------------------------ the lazy client
+
+    def service_settings(self) -> ServiceSettings:
+        """The names of the settings that fix a failing call (for error messages)."""
+        return service_settings(
+            type(self.settings),
+            self.name,
+            self.service,
+            key_field=self.key_field,
+            url_field=self.url_field,
+        )
+
+    def base_url(self) -> str:
+        return str(self.setting(self.url_field or "") or "")
+
+    def client_options(self) -> dict[str, Any]:
+        """Keyword arguments of the :class:`ServiceClient` (override to add headers or an
+        auth scheme); taken from the shared fields of :mod:`.fields`."""
+        s = self.settings
+        return {
+            "api_key": self.setting(self.key_field) if self.key_field else None,
+            "timeout": getattr(s, "timeout", 10.0),
+            "retries": getattr(s, "retries", 2),
+            "failure_threshold": getattr(s, "failure_threshold", 5),
+            "cooldown": getattr(s, "breaker_cooldown", 60.0),
+            "transport": self._transport,
+        }
+
+    def make_client(self) -> ServiceClient:
+        return self._given_client or ServiceClient(
+            self.base_url(), settings=self.service_settings(), **self.client_options()
+        )
+
+    def make_api(self, client: ServiceClient) -> A:
+        """The plugin's API wrapper around ``client`` (its endpoints)."""
+        return client  # type: ignore[return-value]
+
+    def api(self) -> A:
+        """The API wrapper, built on first use (no network until a call); raises
+        :class:`ServiceError` once the provider is shut down."""
+        with self._lock:
+            if self._closed:
+                raise ServiceError(f"the {self.name} provider is shut down", service=self.service)
+            if self._api is None:
+                self._api = self.connect()
+            return self._api
+
+    def connect(self) -> A:
+        """Build the API on first use: :meth:`make_client` wrapped by :meth:`make_api`
+        (a provider that talks to a CLI instead of HTTP overrides this)."""
+        self._http = self.make_client()
+        return self.make_api(self._http)
+
+    @property
+    def breaker(self) -> CircuitBreaker | None:
+        """The client's circuit breaker (None until the first call built the client)."""
+        http = self._http
+        return http.breaker if http is not None else None
+
+    def breaker_open(self) -> bool:
+        breaker = self.breaker
+        return breaker is not None and breaker.state == "open"
+
+    def log_failure(self, what: str, exc: ServiceError) -> None:
+        """One line per failure; DEBUG while the breaker pauses calls (it said so once)."""
+        if isinstance(exc, ServicePaused):
+            self.log.debug("%s %s skipped: %s", self.name, what, exc)
+        else:
+            self.log.warning("%s %s failed: %s", self.name, what, exc)
+
+    # ------------------------------------------------------------ background, sync
+
+    def submit(self, fn: Callable[[], T]) -> cf.Future[T]:
+        """Run ``fn`` on the provider's background threads (context variables copied).
+        Raises RuntimeError once shut down."""
+        with self._lock:
+            if self._closed:
+                raise RuntimeError(f"the {self.name} provider is shut down")
+            if self._executor is None:
+                self._executor = cf.ThreadPoolExecutor(
+                    max_workers=self.workers, thread_name_prefix=self.name
+                )
+            executor = self._executor
+        ctx = contextvars.copy_context()
+        return executor.submit(ctx.run, fn)
+
+    def first_sync(self, session: SessionInfo, turn: Turn) -> bool:
+        """True the first time ``turn`` of ``session`` is synced (a re-sent turn: False)."""
+        key = (session.id, turn.number)
+        with self._lock:
+            if key in self._synced:
+                return False
+            self._synced.add(key)
+            return True
+
+    def send_later(self, key: str, write: Callable[[], object]) -> bool:
+        """Deliver ``write`` through the outbox: in order, kept while the service is
+        unavailable (``key`` must make a re-send harmless)."""
+        return self.outbox.send(key, write)
+
+    def forget_session(self, session: SessionInfo) -> None:
+        """Drop what was kept for ``session`` (call from ``on_session_end``)."""
+        with self._lock:
+            self._synced = {k for k in self._synced if k[0] != session.id}
+
+    # ------------------------------------------------------------ health, shutdown
+
+    def health_name(self) -> str:
+        return f"{self.name} ({self.base_url()})"
+
+    def health_detail(self) -> str:
+        return "configured"
+
+    @hookimpl
+    def health_check(self, home: Path) -> list[HealthCheck]:
+        reason = self.unavailable_reason()
+        checks = [
+            HealthCheck(
+                name=self.health_name(),
+                ok=not reason,
+                detail=reason or self.health_detail(),
+                fix=reason,
+            )
+        ]
+        breaker = self.breaker
+        if breaker is not None and breaker.state != "closed":
+            checks.append(
+                HealthCheck(
+                    name=f"{self.name} circuit breaker",
+                    ok=False,
+                    detail=f"paused for {breaker.remaining():.0f} s after repeated failures",
+                    fix=self.breaker_fix
+                    or "check that the service is reachable and its key; "
+                    "calls resume automatically",
+                )
+            )
+        return checks
+
+    def unsent_writes(self) -> int:
+        """Writes that would be lost at shutdown (default: the outbox's)."""
+        return self.outbox.pending
+
+    def shutdown(self) -> None:
+        """Warn about undelivered writes, cancel background work, close the client.
+        Idempotent; later calls to :meth:`api` raise :class:`ServiceError`."""
+        unsent = self.unsent_writes() if not self._closed else 0
+        if unsent:
+            self.log.warning(
+                "%d write(s) to %s could not be delivered before shutdown (the service was "
+                "unavailable); they are lost",
+                unsent,
+                self.service,
+            )
+        with self._lock:
+            executor, self._executor = self._executor, None
+            http, self._http, self._api = self._http, None, None
+            self._closed = True
+        if executor is not None:
+            executor.shutdown(wait=False, cancel_futures=True)
+        if http is not None:
+            try:
+                http.close()
+            except Exception:
+                self.log.debug("%s client close failed", self.name, exc_info=True)
+
+    # ------------------------------------------------------------ tools
+
+    def guarded(self, name: str, run: ToolRun) -> Callable[[Mapping[str, Any], ToolContext], str]:
+        """``run`` as a handler that never raises: arguments that are not an object, a
+        :class:`ToolRefused`, a :class:`ServiceError` or any other exception become a
+        :func:`~hermes_core.tool_results.tool_error`."""
+
+        def handler(args: Mapping[str, Any], ctx: ToolContext) -> str:
+            if not isinstance(args, Mapping):
+                return tool_error("arguments must be a JSON object")
+            try:
+                return run(args, ctx)
+            except ToolRefused as exc:
+                return tool_error(str(exc))
+            except ServiceNotFound as exc:
+                return tool_error(f"not found: {exc}" if self.not_found_prefix else str(exc))
+            except ServiceError as exc:
+                self.log_failure(f"tool {name}", exc)
+                return tool_error(str(exc))
+            except Exception as exc:  # a handler never raises
+                self.log.exception("%s tool %s failed", self.name, name)
+                return tool_error(f"{type(exc).__name__}: {exc}")
+
+        return handler
+
+    def tool(
+        self,
+        name: str,
+        description: str,
+        properties: Mapping[str, Any],
+        run: ToolRun,
+        *,
+        required: Sequence[str] = (),
+        read_only: bool = False,
+    ) -> ToolSpec:
+        """A memory-toolset :class:`ToolSpec` whose handler is :meth:`guarded`."""
+        parameters: dict[str, Any] = {"type": "object", "properties": dict(properties)}
+        if required:
+            parameters["required"] = list(required)
+        return ToolSpec(
+            name=name,
+            description=description,
+            parameters=parameters,
+            handler=self.guarded(name, run),
+            toolset="memory",
+            read_only=read_only,
+        )
+
+
+class BackgroundRecall(ServiceProvider[S, A], Generic[S, A, Item]):
+    """A service provider whose automatic recall runs in the background.
+
+    ``on_turn_start`` starts :meth:`auto_recall` for the user's message; ``prefetch`` waits
+    at most :meth:`recall_wait` for it (a different query starts its own), and on timeout
+    answers with what was recalled after the previous turn; ``on_turn_end`` refreshes that
+    cache. Nothing starts while the breaker is open or :meth:`auto_recall_on` is False.
+    The plugin writes :meth:`auto_recall` (its API call) and :meth:`format_context`.
+    """
+
+    def __init__(self, settings: ProviderSettings, home: Path, **kwargs: Any) -> None:
+        super().__init__(settings, home, **kwargs)
+        self._pending: dict[str, tuple[str, cf.Future[list[Item]]]] = {}
+        self._cached: dict[str, list[Item]] = {}
+
+    def auto_recall(self, session: SessionInfo, query: str) -> list[Item]:
+        """What automatic recall finds for ``query`` (the plugin's API call)."""
+        raise NotImplementedError
+
+    def format_context(self, items: Sequence[Item]) -> MemoryContext | None:
+        """The recalled ``items`` as the turn's context (None when nothing to say)."""
+        raise NotImplementedError
+
+    def recall_wait(self, session: SessionInfo) -> float:
+        """Seconds ``prefetch`` waits for the recall (default: ``prefetch_wait``)."""
+        return float(getattr(self.settings, "prefetch_wait", 3.0))
+
+    def auto_recall_on(self) -> bool:
+        return True
+
+    def _recall_allowed(self, query: str) -> bool:
+        return bool(query) and not self._closed and self.auto_recall_on()
+
+    @hookimpl
+    def on_turn_start(self, session: SessionInfo, message: str) -> None:
+        query = (message or "").strip()
+        if not self._recall_allowed(query) or self.breaker_open():
+            return
+        future = self.submit(lambda: self.auto_recall(session, query))
+        with self._lock:
+            self._pending[session.id] = (query, future)
+
+    @hookimpl
+    def prefetch(self, session: SessionInfo, query: str) -> MemoryContext | None:
+        query = (query or "").strip()
+        if not self._recall_allowed(query):
+            return None
+        with self._lock:
+            pending = self._pending.pop(session.id, None)
+        if pending is not None and pending[0] == query:
+            future = pending[1]
+        else:
+            future = self.submit(lambda: self.auto_recall(session, query))
+        wait = self.recall_wait(session)
+        try:
+            items = future.result(timeout=wait)
+        except cf.TimeoutError:
+            self.log.info("%s recall still running after %.1fs", self.name, wait)
+            with self._lock:
+                items = self._cached.get(session.id, [])
+        except ServiceError as exc:
+            self.log_failure("recall", exc)
+            return None
+        return self.format_context(items)
+
+    @hookimpl
+    def on_turn_end(self, session: SessionInfo, turn: Turn) -> None:
+        query = (turn.user_text or "").strip()
+        if not self._recall_allowed(query) or self.breaker_open():
+            return
+
+        def run() -> list[Item]:
+            items = self.auto_recall(session, query)
+            with self._lock:
+                self._cached[session.id] = items
+            return items
+
+        self.submit(run)
+
+    def forget_session(self, session: SessionInfo) -> None:
+        super().forget_session(session)
+        with self._lock:
+            self._pending.pop(session.id, None)
+            self._cached.pop(session.id, None)
+
+    def shutdown(self) -> None:
+        with self._lock:
+            self._pending.clear()
+        super().shutdown()
+
+
+def compress_query(messages: Sequence[ChatMessage], limit: int, last: int = 3) -> str:
+    """The last ``last`` user messages of ``messages``, white space folded, at most
+    ``limit`` characters: what ``on_pre_compress`` asks the service about."""
+    users = [
+        str(m.get("content") or "")
+        for m in messages
+        if m.get("role") == "user" and isinstance(m.get("content"), str)
+    ]
+    return " ".join(" ".join(users[-last:]).split())[:limit]
+
+
+def flagged(text: str) -> bool:
+    """True when the threat scanner (context scope) blocks ``text``."""
+    from hermes_core.security.scan import scan
+
+    return scan(text, "context").blocked
+
+
+def unflagged(items: Iterable[T], text: Callable[[T], str]) -> tuple[list[T], int]:
+    """``(kept, withheld)``: ``items`` whose ``text`` the threat scanner does not flag."""
+    listed = list(items)
+    kept = [item for item in listed if not flagged(text(item))]
+    return kept, len(listed) - len(kept)
+
+
+def remembered(service: str, lines: Sequence[str]) -> str | None:
+    """``on_pre_compress`` source material: ``"<service> already remembers ...:"`` and one
+    ``- line`` each (None without lines)."""
+    if not lines:
+        return None
+    body = "\n".join(f"- {' '.join(line.split())}" for line in lines)
+    return f"{service} already remembers (long-term memory):\n{body}"
+
+
+__all__ = [
+    "BackgroundRecall",
+    "ServiceProvider",
+    "ToolRefused",
+    "compress_query",
+    "flagged",
+    "remembered",
+    "unflagged",
+]
