@@ -9,8 +9,19 @@ from typing import Any
 
 import click
 
+from hermes_core.bench.answer_context import DEFAULT_BUDGET
 from hermes_core.cli.bench_output import json_out_option, write_json
 from hermes_core.cli.output import Table, console, progress_bar
+
+budget_option = click.option(
+    "--budget",
+    "budgets",
+    type=click.IntRange(50, 100_000),
+    multiple=True,
+    help=f"Token budget of the recall block for answer in context (repeatable; default "
+    f"{DEFAULT_BUDGET}).",
+)
+"""``--budget N`` (repeatable), parameter name ``budgets``."""
 
 
 def _parse_ks(text: str) -> tuple[int, ...]:
@@ -25,22 +36,57 @@ def _parse_ks(text: str) -> tuple[int, ...]:
 
 def render_report(report: Any, level: str) -> Table:
     """A rich table for ``level`` (session or turn): one row per category group with
-    recall_all@k, recall_any@k and NDCG@k (binary relevance)."""
+    recall_all@k, recall_any@k, NDCG@k (binary relevance), Hit@1 and (turn level) the share
+    of evidence turns in the top k."""
     ks = report.ks
     table = Table(
         title=f"{level.capitalize()}-level retrieval on {report.dataset} "
-        f"({report.retriever}); all = every evidence {level} in the top k"
+        f"({report.retriever}); all = every evidence {level} in the top k, any = at least one"
     )
     table.add_column("group", no_wrap=True)
     table.add_column("n", justify="right")
-    for name in ("all", "any", "ndcg"):
+    names = ["recall_all", "recall_any", "ndcg"] + (["recall"] if level == "turn" else [])
+    labels = {"recall_all": "all", "recall_any": "any", "ndcg": "ndcg", "recall": "recall"}
+    for name in names:
         for k in ks:
-            table.add_column(f"{name}@{k}", justify="right")
+            table.add_column(f"{labels[name]}@{k}", justify="right")
+    table.add_column("hit@1", justify="right")
+    counts = report.turn_questions if level == "turn" else report.questions
     for group, levels in report.scores.items():
-        metrics = levels.get(level, {})
-        row = [group, str(report.questions[group])]
-        for name in ("recall_all", "recall_any", "ndcg"):
+        metrics = levels.get(level)
+        if not metrics:
+            continue
+        row = [group, str(counts.get(group, 0))]
+        for name in names:
             row += [f"{metrics.get(f'{name}@{k}', 0):.3f}" for k in ks]
+        row.append(f"{metrics.get('hit@1', 0):.3f}")
+        table.add_row(*row)
+    return table
+
+
+def render_answers(report: Any) -> Table:
+    """Answer in context per group: span questions and the share whose recall block (cut to
+    each token budget) holds the normalised gold answer."""
+    table = Table(
+        title=f"Answer in context on {report.dataset} ({report.retriever}): the gold answer "
+        "inside the recall block, span questions only"
+    )
+    table.add_column("group", no_wrap=True)
+    table.add_column("questions", justify="right")
+    table.add_column("span", justify="right")
+    for budget in report.budgets:
+        table.add_column(f"@{budget} tok", justify="right")
+    for group, levels in report.scores.items():
+        answers = levels.get("answer", {})
+        row = [
+            group,
+            str(report.questions.get(group, 0)),
+            str(int(answers.get("span_questions", 0))),
+        ]
+        row += [
+            f"{answers[f'in_context@{b}']:.3f}" if f"in_context@{b}" in answers else "-"
+            for b in report.budgets
+        ]
         table.add_row(*row)
     return table
 
@@ -137,6 +183,7 @@ def _settings_url() -> str:
     help="PostgreSQL URL for --backend postgresql (default: sessions.url).",
 )
 @click.option("--k", "ks", default="5,10", show_default=True, help="Cut-offs, e.g. 5,10,25.")
+@budget_option
 @click.option(
     "--format",
     "fmt",
@@ -152,6 +199,7 @@ def command(
     backend: str,
     url: str | None,
     ks: str,
+    budgets: tuple[int, ...],
     fmt: str,
     json_out: Path | None,
 ) -> None:
@@ -182,12 +230,14 @@ def command(
                         ks=cutoffs,
                         dataset=path.name,
                         progress=functools.partial(progress.advance, task),
+                        budgets=budgets or (DEFAULT_BUDGET,),
                     )
             finally:
                 impl.close()
         reports.append(report)
         console().print(render_report(report, "session"))
         console().print(render_report(report, "turn"))
+        console().print(render_answers(report))
         console().print(
             f"{report.retriever}: search p50 {report.latency(0.5):.1f} ms, "
             f"p95 {report.latency(0.95):.1f} ms, indexing {report.index_seconds:.1f} s; "
@@ -200,4 +250,4 @@ def command(
     write_json(json_out, payload)
 
 
-__all__ = ["command", "render_comparison", "render_report"]
+__all__ = ["budget_option", "command", "render_answers", "render_comparison", "render_report"]
