@@ -157,18 +157,48 @@ def _settings_url() -> str:
     return url.get_secret_value()
 
 
+def retriever_options(func: Any) -> Any:
+    """``--retriever`` (repeatable: ``retrievers``) and ``--provider`` (``provider_name``)."""
+    return click.option(
+        "--retriever",
+        "retrievers",
+        multiple=True,
+        default=("builtin",),
+        show_default=True,
+        help="builtin (state.db + session_search ranking), provider (the active provider) or "
+        "provider:NAME; repeat to compare several side by side in one run.",
+    )(
+        click.option(
+            "--provider", "provider_name", default=None, help="Provider for bare `provider`."
+        )(func)
+    )
+
+
+def run_each(
+    specs: tuple[str, ...],
+    total: int,
+    build: Any,
+    run: Any,
+) -> list[Any]:
+    """For each retriever spec: ``build(spec, workdir)`` it in a scratch directory, ``run(
+    retriever, progress)`` under a progress bar of ``total`` questions, close it; the
+    reports in order."""
+    reports = []
+    for spec in specs:
+        with tempfile.TemporaryDirectory(prefix="hermes-bench-") as tmp:
+            impl = build(spec, Path(tmp))
+            try:
+                with progress_bar() as progress:
+                    task = progress.add_task(f"{spec}: questions", total=total)
+                    reports.append(run(impl, functools.partial(progress.advance, task)))
+            finally:
+                impl.close()
+    return reports
+
+
 @click.command(name="locomo")
 @click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option(
-    "--retriever",
-    "retrievers",
-    multiple=True,
-    default=("builtin",),
-    show_default=True,
-    help="builtin (state.db + session_search ranking), provider (the active provider) or "
-    "provider:NAME; repeat to compare several side by side in one run.",
-)
-@click.option("--provider", "provider_name", default=None, help="Provider for bare `provider`.")
+@retriever_options
 @click.option(
     "--backend",
     type=click.Choice(["sqlite", "postgresql"]),
@@ -217,24 +247,20 @@ def command(
             f"{path} holds {len(conversations)} conversation(s) and no questions — pass a "
             "LoCoMo file (a list of samples with 'conversation' and 'qa') or a LongMemEval file"
         )
-    reports = []
-    for spec in retrievers:
-        with tempfile.TemporaryDirectory(prefix="hermes-bench-") as tmp:
-            impl = _build_retriever(spec, Path(tmp), provider_name, backend, url)
-            try:
-                with progress_bar() as progress:
-                    task = progress.add_task(f"{spec}: questions", total=total)
-                    report = run_benchmark(
-                        conversations,
-                        impl,
-                        ks=cutoffs,
-                        dataset=path.name,
-                        progress=functools.partial(progress.advance, task),
-                        budgets=budgets or (DEFAULT_BUDGET,),
-                    )
-            finally:
-                impl.close()
-        reports.append(report)
+    reports = run_each(
+        retrievers,
+        total,
+        lambda spec, workdir: _build_retriever(spec, workdir, provider_name, backend, url),
+        lambda impl, advance: run_benchmark(
+            conversations,
+            impl,
+            ks=cutoffs,
+            dataset=path.name,
+            progress=advance,
+            budgets=budgets or (DEFAULT_BUDGET,),
+        ),
+    )
+    for report in reports:
         console().print(render_report(report, "session"))
         console().print(render_report(report, "turn"))
         console().print(render_answers(report))
@@ -250,4 +276,12 @@ def command(
     write_json(json_out, payload)
 
 
-__all__ = ["budget_option", "command", "render_answers", "render_comparison", "render_report"]
+__all__ = [
+    "budget_option",
+    "command",
+    "render_answers",
+    "render_comparison",
+    "render_report",
+    "retriever_options",
+    "run_each",
+]

@@ -3,17 +3,22 @@ LongMemEval data, per question type (abstention apart)."""
 
 from __future__ import annotations
 
-import functools
-import tempfile
 from pathlib import Path
 from typing import Any
 
 import click
 
 from hermes_core.bench.answer_context import DEFAULT_BUDGET
-from hermes_core.cli.bench_locomo import _build_retriever, _parse_ks, budget_option, render_answers
+from hermes_core.cli.bench_locomo import (
+    _build_retriever,
+    _parse_ks,
+    budget_option,
+    render_answers,
+    retriever_options,
+    run_each,
+)
 from hermes_core.cli.bench_output import json_out_option, write_json
-from hermes_core.cli.output import Table, console, progress_bar
+from hermes_core.cli.output import Table, console
 
 DATA_ENV = "HERMES_LONGMEMEVAL_DATA"
 DEFAULT_DATA = Path("..") / "shared" / "data" / "longmemeval" / "longmemeval-s-dev.json.gz"
@@ -67,16 +72,7 @@ def render_headline(report: Any) -> Table:
     help="LongMemEval JSON (.json or .json.gz; read, never copied). Default: "
     f"{DEFAULT_DATA} beside the checkout (also ${DATA_ENV}).",
 )
-@click.option(
-    "--retriever",
-    "retrievers",
-    multiple=True,
-    default=("builtin",),
-    show_default=True,
-    help="builtin (state.db + session_search ranking), provider (the active provider) or "
-    "provider:NAME; repeat to compare.",
-)
-@click.option("--provider", "provider_name", default=None, help="Provider for bare `provider`.")
+@retriever_options
 @click.option("--limit", type=click.IntRange(1), default=None, help="Only the first N questions.")
 @click.option("--k", "ks", default="5,10", show_default=True, help="Cut-offs, e.g. 5,10.")
 @budget_option
@@ -110,24 +106,20 @@ def command(
             f"{path} holds no scorable question (each needs answer_session_ids) — pass a "
             "LongMemEval file"
         )
-    reports = []
-    for spec in retrievers:
-        with tempfile.TemporaryDirectory(prefix="hermes-bench-") as tmp:
-            impl = _build_retriever(spec, Path(tmp), provider_name)
-            try:
-                with progress_bar() as progress:
-                    task = progress.add_task(f"{spec}: questions", total=total)
-                    report = run_longmemeval(
-                        conversations,
-                        impl,
-                        ks=cutoffs,
-                        budgets=budgets or (DEFAULT_BUDGET,),
-                        dataset=path.name,
-                        progress=functools.partial(progress.advance, task),
-                    )
-            finally:
-                impl.close()
-        reports.append(report)
+    reports = run_each(
+        retrievers,
+        total,
+        lambda spec, workdir: _build_retriever(spec, workdir, provider_name),
+        lambda impl, advance: run_longmemeval(
+            conversations,
+            impl,
+            ks=cutoffs,
+            budgets=budgets or (DEFAULT_BUDGET,),
+            dataset=path.name,
+            progress=advance,
+        ),
+    )
+    for report in reports:
         console().print(render_headline(report))
         console().print(render_answers(report))
         console().print(
