@@ -5,7 +5,11 @@ Metrics (binary relevance, per question, averaged):
 * ``recall_all@k``: 1 when *every* gold item is in the top k;
 * ``recall_any@k``: 1 when *any* gold item is in the top k;
 * ``ndcg@k``: DCG of the gold items in the top k over the ideal DCG (LongMemEval's
-  ``ndcg_any``).
+  ``ndcg_any``);
+* ``recall@k``: the share of the gold items in the top k (turn recall@10 in the reports);
+* ``hit@1``: the best-ranked item is gold;
+* ``answer in context`` (:mod:`hermes_core.bench.answer_context`): the recall block cut to a
+  token budget holds the gold answer, scored on span questions only.
 
 Session level uses distinct sessions (gold = the ``D<n>`` prefixes of the evidence ids),
 turn level uses dialogue ids. LoCoMo categories: 1 multi-hop, 2 temporal, 3 open-domain,
@@ -16,7 +20,6 @@ question left with no valid evidence is not scored.
 
 from __future__ import annotations
 
-import json
 import math
 import re
 import time
@@ -27,6 +30,13 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from hermes_core.bench.answer_context import (
+    DEFAULT_BUDGET,
+    ContextLine,
+    contains_answer,
+    is_span,
+    recall_block,
+)
 from hermes_core.bench.retrievers import (
     BenchSession,
     BenchTurn,
@@ -59,6 +69,9 @@ class BenchQuestion:
     gold_turns: tuple[str, ...]
     gold_sessions: tuple[str, ...]
     qid: str = ""
+    answer: str = ""
+    groups: tuple[str, ...] = ()
+    """Report groups; empty: derived from ``category`` (:func:`group_of`)."""
 
 
 @dataclass(slots=True)
@@ -94,10 +107,9 @@ def _turn_text(turn: dict[str, Any]) -> str:
 def load_locomo(path: Path) -> list[BenchConversation]:
     """Parse a LoCoMo JSON file (a list of samples). Raises :class:`BenchDataError` with
     the offending sample when the shape is wrong."""
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise BenchDataError(f"cannot read LoCoMo file {path}: {exc}") from exc
+    from hermes_core.bench.longmemeval import read_json_file
+
+    data = read_json_file(Path(path))
     if not isinstance(data, list):
         raise BenchDataError(f"{path}: expected a JSON list of conversations")
     out: list[BenchConversation] = []
@@ -152,6 +164,7 @@ def load_locomo(path: Path) -> list[BenchConversation]:
                     gold_turns=tuple(gold),
                     gold_sessions=tuple(dict.fromkeys(g.split(":")[0] for g in gold)),
                     qid=f"{conv_id}#{qi}",
+                    answer=str(qa.get("answer") if qa.get("answer") is not None else ""),
                 )
             )
         out.append(conversation)
@@ -159,71 +172,13 @@ def load_locomo(path: Path) -> list[BenchConversation]:
 
 
 def load_longmemeval(path: Path) -> list[BenchConversation]:
-    """Parse LongMemEval-format JSON (a list of instances; each instance is its own
-    haystack). Turn ids are ``<session_id>:<turn index from 1>``; gold sessions are
-    ``answer_session_ids`` and gold turns are those with ``has_answer: true``. Abstention
-    questions (ids ending ``_abs``) are skipped, as in the official retrieval evaluation."""
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise BenchDataError(f"cannot read LongMemEval file {path}: {exc}") from exc
-    if not isinstance(data, list):
-        raise BenchDataError(f"{path}: expected a JSON list of instances")
-    out: list[BenchConversation] = []
-    for index, inst in enumerate(data):
-        if not isinstance(inst, dict):
-            raise BenchDataError(f"{path}: item {index} is not an object")
-        qid = str(inst.get("question_id") or f"q{index}")
-        if qid.endswith("_abs"):
-            continue
-        ids = inst.get("haystack_session_ids") or []
-        dates = inst.get("haystack_dates") or []
-        bodies = inst.get("haystack_sessions") or []
-        if not (len(ids) == len(bodies)):
-            raise BenchDataError(
-                f"{path}: {qid} has {len(ids)} session ids but {len(bodies)} sessions"
-            )
-        sessions: list[BenchSession] = []
-        gold_turns: list[str] = []
-        for si, (sid, body) in enumerate(zip(ids, bodies, strict=True)):
-            date_text = str(dates[si]) if si < len(dates) else ""
-            started = _parse_lme_date(date_text) or 1_600_000_000.0 + si * 86400
-            turns: list[BenchTurn] = []
-            for ti, turn in enumerate(body or [], start=1):
-                if not isinstance(turn, dict):
-                    continue
-                tid = f"{sid}:{ti}"
-                role = str(turn.get("role") or "user")
-                turns.append(BenchTurn(tid, role, str(turn.get("content") or ""), role=role))
-                if turn.get("has_answer"):
-                    gold_turns.append(tid)
-            sessions.append(BenchSession(str(sid), started, tuple(turns), date_text))
-        gold_sessions = tuple(str(s) for s in inst.get("answer_session_ids") or [])
-        qtype = str(inst.get("question_type") or "")
-        conv = BenchConversation(f"{qid} [{qtype}]" if qtype else qid, sessions, [])
-        if gold_sessions:
-            conv.questions.append(
-                BenchQuestion(
-                    question=str(inst.get("question") or ""),
-                    category=0,
-                    gold_turns=tuple(gold_turns),
-                    gold_sessions=gold_sessions,
-                    qid=qid,
-                )
-            )
-        else:
-            conv.unscored_questions += 1
-        out.append(conv)
-    return out
+    """Parse LongMemEval-format JSON (``.json`` or ``.json.gz``; each instance is its own
+    haystack) as :func:`hermes_core.bench.longmemeval.load_longmemeval_file` does, leaving
+    out abstention questions (ids ending ``_abs``) as the official retrieval evaluation does.
+    """
+    from hermes_core.bench.longmemeval import load_longmemeval_file
 
-
-def _parse_lme_date(text: str) -> float | None:
-    for fmt in ("%Y/%m/%d (%a) %H:%M", "%Y/%m/%d %H:%M", "%Y-%m-%d"):
-        try:
-            return datetime.strptime(text.strip(), fmt).timestamp()
-        except ValueError:
-            continue
-    return None
+    return load_longmemeval_file(path, abstention=False)
 
 
 # --------------------------------------------------------------------------- metrics
@@ -242,6 +197,14 @@ def recall_any(ranked: Sequence[str], gold: Iterable[str], k: int) -> float:
     return 1.0 if top & set(gold) else 0.0
 
 
+def recall_share(ranked: Sequence[str], gold: Iterable[str], k: int) -> float:
+    """The share of the gold items within the first ``k`` of ``ranked`` (0.0 without gold)."""
+    gold_set = set(gold)
+    if not gold_set:
+        return 0.0
+    return len(gold_set & set(ranked[:k])) / len(gold_set)
+
+
 def ndcg(ranked: Sequence[str], gold: Iterable[str], k: int) -> float:
     """Binary-relevance NDCG@k."""
     gold_set = set(gold)
@@ -255,14 +218,20 @@ def ndcg(ranked: Sequence[str], gold: Iterable[str], k: int) -> float:
 METRICS: dict[str, Callable[[Sequence[str], Iterable[str], int], float]] = {
     "recall_all": recall_all,
     "recall_any": recall_any,
+    "recall": recall_share,
     "ndcg": ndcg,
 }
+CONTEXT_TURNS = 60
+"""Turns asked for per question: enough to fill the answer-in-context budget."""
 
 
 @dataclass(slots=True)
 class BenchReport:
     """Aggregated scores: ``scores[group][level][metric@k]`` where group is ``"1-4"``,
-    ``"5"`` or a category name and level is ``session`` or ``turn``."""
+    ``"5"`` or a category name (LongMemEval: ``all``, ``abstention`` or a question type)
+    and level is ``session``, ``turn`` or ``answer`` (``in_context@<budget>`` and
+    ``span_questions``). ``questions[group]`` counts the questions scored at session level,
+    ``turn_questions[group]`` those with gold turns."""
 
     retriever: str
     dataset: str
@@ -274,6 +243,8 @@ class BenchReport:
     per_question: list[dict[str, Any]] = field(default_factory=list)
     search_ms: list[float] = field(default_factory=list)
     index_seconds: float = 0.0
+    budgets: tuple[int, ...] = ()
+    turn_questions: dict[str, int] = field(default_factory=dict)
 
     def latency(self, quantile: float) -> float:
         """Search latency in milliseconds at ``quantile`` (0.5 = p50), nearest rank."""
@@ -289,7 +260,9 @@ class BenchReport:
             "retriever": self.retriever,
             "dataset": self.dataset,
             "ks": list(self.ks),
+            "budgets": list(self.budgets),
             "questions": self.questions,
+            "turn_questions": self.turn_questions,
             "scores": self.scores,
             "skipped_evidence": self.skipped_evidence,
             "unscored_questions": self.unscored_questions,
@@ -310,6 +283,58 @@ def group_of(category: int) -> list[str]:
     return ["all", f"{category} {name}"] if category else ["all"]
 
 
+def _context_lines(conv: BenchConversation) -> dict[str, ContextLine]:
+    return {
+        turn.turn_id: ContextLine(session.date_text, turn.speaker, turn.text)
+        for session in conv.sessions
+        for turn in session.turns
+    }
+
+
+def _evidence_text(q: BenchQuestion, conv: BenchConversation) -> list[str]:
+    """The gold turns' text, or the gold sessions' when the question names no turns."""
+    if q.gold_turns:
+        wanted = set(q.gold_turns)
+        return [t.text for s in conv.sessions for t in s.turns if t.turn_id in wanted]
+    sessions = set(q.gold_sessions)
+    return [t.text for s in conv.sessions if s.session_id in sessions for t in s.turns]
+
+
+class _Tally:
+    """Running sums per group and level, with their own question counts."""
+
+    def __init__(self) -> None:
+        self.sums: dict[str, dict[str, dict[str, float]]] = defaultdict(
+            lambda: defaultdict(lambda: defaultdict(float))
+        )
+        self.counts: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+
+    def add(self, groups: Sequence[str], level: str, values: dict[str, float]) -> None:
+        for g in groups:
+            self.counts[g][level] += 1
+            for name, value in values.items():
+                self.sums[g][level][name] += value
+
+    def scores(self) -> dict[str, dict[str, dict[str, float]]]:
+        out: dict[str, dict[str, dict[str, float]]] = {}
+        for g, levels in self.sums.items():
+            out[g] = {}
+            for level, metrics in levels.items():
+                n = self.counts[g][level]
+                out[g][level] = {m: round(v / n, 4) for m, v in metrics.items()}
+                if level == "answer":
+                    out[g][level]["span_questions"] = n
+        return out
+
+
+def _level_scores(
+    ranked: Sequence[str], gold: Sequence[str], ks: Sequence[int]
+) -> dict[str, float]:
+    values = {f"{m}@{k}": fn(ranked, gold, k) for k in ks for m, fn in METRICS.items()}
+    values["hit@1"] = recall_any(ranked, gold, 1)
+    return values
+
+
 def run_benchmark(
     conversations: Sequence[BenchConversation],
     retriever: Retriever,
@@ -317,15 +342,16 @@ def run_benchmark(
     ks: Sequence[int] = (5, 10),
     dataset: str = "",
     progress: Callable[[int], None] | None = None,
+    budgets: Sequence[int] = (DEFAULT_BUDGET,),
 ) -> BenchReport:
-    """Index each conversation through ``retriever`` and score every question.
-    ``progress(n)`` is called after each question."""
+    """Index each conversation through ``retriever`` (reset first) and score every question.
+    ``progress(n)`` is called after each question. Turn-level scores count only questions
+    with gold turns; answer in context (one figure per token budget in ``budgets``) only span
+    questions (:func:`~hermes_core.bench.answer_context.is_span`)."""
     ks = tuple(sorted(set(int(k) for k in ks if int(k) > 0))) or (5, 10)
+    budgets = tuple(sorted(set(int(b) for b in budgets if int(b) > 0)))
     kmax = max(ks)
-    sums: dict[str, dict[str, dict[str, float]]] = defaultdict(
-        lambda: defaultdict(lambda: defaultdict(float))
-    )
-    counts: dict[str, int] = defaultdict(int)
+    tally = _Tally()
     per_question: list[dict[str, Any]] = []
     search_ms: list[float] = []
     index_seconds = 0.0
@@ -334,35 +360,34 @@ def run_benchmark(
         retriever.reset()
         retriever.index(conv.conversation_id, conv.sessions)
         index_seconds += time.perf_counter() - started
+        lines = _context_lines(conv) if budgets else {}
         for q in conv.questions:
             started = time.perf_counter()
-            result = retriever.search(q.question, kmax)
+            result = retriever.search(q.question, max(kmax, CONTEXT_TURNS if budgets else 0))
             search_ms.append((time.perf_counter() - started) * 1000)
             turn_ids = [t.turn_id for t in result.turns]
             sessions = session_ranking(result, kmax)
-            groups = group_of(q.category)
-            for g in groups:
-                counts[g] += 1
-            row: dict[str, Any] = {"qid": q.qid, "category": q.category}
-            for k in ks:
-                for mname, fn in METRICS.items():
-                    s_val = fn(sessions, q.gold_sessions, k)
-                    t_val = fn(turn_ids, q.gold_turns, k) if q.gold_turns else 0.0
-                    for g in groups:
-                        sums[g]["session"][f"{mname}@{k}"] += s_val
-                        sums[g]["turn"][f"{mname}@{k}"] += t_val
-                    row[f"session_{mname}@{k}"] = s_val
-                    row[f"turn_{mname}@{k}"] = t_val
+            groups = list(q.groups) or group_of(q.category)
+            row: dict[str, Any] = {"qid": q.qid, "category": q.category, "groups": groups}
+            session_values = _level_scores(sessions, q.gold_sessions, ks)
+            tally.add(groups, "session", session_values)
+            row.update({f"session_{m}": v for m, v in session_values.items()})
+            if q.gold_turns:
+                turn_values = _level_scores(turn_ids[:kmax], q.gold_turns, ks)
+                tally.add(groups, "turn", turn_values)
+                row.update({f"turn_{m}": v for m, v in turn_values.items()})
+            if budgets and is_span(q.answer, _evidence_text(q, conv)):
+                shown = [lines[t] for t in turn_ids if t in lines]
+                found = {
+                    f"in_context@{b}": float(contains_answer(recall_block(shown, b), q.answer))
+                    for b in budgets
+                }
+                tally.add(groups, "answer", found)
+                row.update(found)
             per_question.append(row)
             if progress:
                 progress(1)
-    scores = {
-        g: {
-            level: {m: round(v / counts[g], 4) for m, v in metrics.items()}
-            for level, metrics in levels.items()
-        }
-        for g, levels in sums.items()
-    }
+    scores = tally.scores()
     order = ["1-4", *[f"{c} {CATEGORY_NAMES[c]}" for c in (1, 2, 3, 4)], "5 adversarial", "all"]
     ordered = {g: scores[g] for g in order if g in scores}
     ordered.update({g: v for g, v in scores.items() if g not in ordered})
@@ -370,22 +395,23 @@ def run_benchmark(
         retriever=getattr(retriever, "name", type(retriever).__name__),
         dataset=dataset,
         ks=ks,
-        questions={g: counts[g] for g in ordered},
+        questions={g: tally.counts[g]["session"] for g in ordered},
         scores=ordered,
         skipped_evidence=sum(len(c.skipped_evidence) for c in conversations),
         unscored_questions=sum(c.unscored_questions for c in conversations),
         per_question=per_question,
         search_ms=search_ms,
         index_seconds=index_seconds,
+        budgets=budgets,
+        turn_questions={g: tally.counts[g]["turn"] for g in ordered},
     )
 
 
 def detect_format(path: Path) -> str:
-    """``"locomo"`` or ``"longmemeval"`` from the first item's keys."""
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise BenchDataError(f"cannot read {path}: {exc}") from exc
+    """``"locomo"`` or ``"longmemeval"`` from the first item's keys (``.json.gz`` read too)."""
+    from hermes_core.bench.longmemeval import read_json_file
+
+    data = read_json_file(Path(path))
     first = data[0] if isinstance(data, list) and data else {}
     if isinstance(first, dict) and "haystack_sessions" in first:
         return "longmemeval"
@@ -412,5 +438,6 @@ __all__ = [
     "parse_locomo_date",
     "recall_all",
     "recall_any",
+    "recall_share",
     "run_benchmark",
 ]

@@ -9,7 +9,7 @@ import importlib
 
 import click
 
-BENCHMARKS = ("memory", "sessions", "locomo", "compression", "skills", "turn")
+BENCHMARKS = ("memory", "sessions", "locomo", "longmemeval", "compression", "skills", "turn")
 
 
 class BenchGroup(click.Group):
