@@ -1,14 +1,27 @@
-"""Shared CLI output helpers: one rich console, JSON for scripts, marks."""
+"""Shared CLI output helpers: one rich console, JSON for scripts, marks.
+
+Everything a command prints goes through here, so two rules hold for every command at once:
+every string rendered by :func:`console` (messages, table cells, titles) and every value
+written by :func:`print_json` passes the one redaction
+(:func:`hermes_core.security.redaction.redact_text`: URL passwords, API keys, the home's
+secret-bearing settings), and so does every error message and log line (:func:`clean`).
+"""
 
 from __future__ import annotations
 
 import json
+import logging
 import os
 import sys
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from rich.console import Console
+from rich.console import Console, ConsoleOptions, RenderableType
+from rich.segment import Segment
 from rich.table import Table as _RichTable
+from rich.text import Text
+
+from hermes_core.security.redaction import redact_data, redact_text
 
 if TYPE_CHECKING:  # rich.progress is imported by the commands that show a bar
     from rich.progress import Progress
@@ -19,6 +32,37 @@ FAIL = "[red]✗[/red]"
 
 PIPED_WIDTH = 4096
 """Width of output that goes to a file or a pipe: wide enough that no table is squeezed."""
+
+
+def clean(text: str) -> str:
+    """A message as it may be shown: secrets masked (the one redaction)."""
+    return redact_text(text)
+
+
+class SafeConsole(Console):
+    """A rich console that applies :func:`clean` to every string and Text it renders."""
+
+    def render_str(self, text: str, **kwargs: Any) -> Text:
+        return super().render_str(clean(text), **kwargs)
+
+    def render(
+        self, renderable: RenderableType, options: ConsoleOptions | None = None
+    ) -> Iterable[Segment]:
+        if isinstance(renderable, Text):
+            renderable = _clean_text(renderable)
+        return super().render(renderable, options)
+
+
+def _clean_text(text: Text) -> Text:
+    plain = text.plain
+    shown = clean(plain)
+    if shown == plain:
+        return text
+    if len(shown) == len(plain):
+        copy = text.copy()
+        copy.plain = shown
+        return copy
+    return Text(shown, style=text.style, justify=text.justify, no_wrap=text.no_wrap)
 
 
 def console(stderr: bool = False) -> Console:
@@ -33,7 +77,7 @@ def console(stderr: bool = False) -> Console:
     width = None
     if not _is_terminal(stream) and not os.environ.get("COLUMNS"):
         width = PIPED_WIDTH
-    return Console(file=stream, soft_wrap=True, highlight=False, width=width)
+    return SafeConsole(file=stream, soft_wrap=True, highlight=False, width=width)
 
 
 def _is_terminal(stream: Any) -> bool:
@@ -63,8 +107,9 @@ class Table(_RichTable):
 
 
 def print_json(value: Any) -> None:
-    """Machine-readable output: UTF-8 kept readable, stable key order."""
-    sys.stdout.write(json.dumps(value, ensure_ascii=False, indent=2, default=str) + "\n")
+    """Machine-readable output: UTF-8 kept readable, stable key order, secrets masked."""
+    text = json.dumps(value, ensure_ascii=False, indent=2, default=str)
+    sys.stdout.write(json.dumps(redact_data(json.loads(text)), ensure_ascii=False, indent=2) + "\n")
 
 
 def mark(ok: bool) -> str:
@@ -92,4 +137,40 @@ def progress_bar() -> Progress:
     )
 
 
-__all__ = ["FAIL", "OK", "PIPED_WIDTH", "Table", "console", "mark", "print_json", "progress_bar"]
+class SecretFilter(logging.Filter):
+    """Masks secrets in every log record (message and arguments) before a handler formats
+    it; installed on the root handlers by ``hermes`` (see :func:`install_log_filter`)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        try:
+            message = record.getMessage()
+        except Exception:  # a bad format string: log it as given
+            message = str(record.msg)
+        record.msg = clean(message)
+        record.args = None
+        if record.exc_info and record.exc_info[1] is not None and not record.exc_text:
+            record.exc_text = clean(logging.Formatter().formatException(record.exc_info))
+        return True
+
+
+def install_log_filter() -> None:
+    """Add :class:`SecretFilter` to every root handler (once)."""
+    for handler in logging.getLogger().handlers:
+        if not any(isinstance(f, SecretFilter) for f in handler.filters):
+            handler.addFilter(SecretFilter())
+
+
+__all__ = [
+    "FAIL",
+    "OK",
+    "PIPED_WIDTH",
+    "SafeConsole",
+    "SecretFilter",
+    "Table",
+    "clean",
+    "console",
+    "install_log_filter",
+    "mark",
+    "print_json",
+    "progress_bar",
+]

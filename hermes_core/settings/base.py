@@ -191,7 +191,9 @@ def build_settings(cls: type[S], home: Path | str | None = None, **init: Any) ->
     resolved = resolve_home(home)
     token = _LOADING_HOME.set(resolved)
     try:
-        return cls(**init)
+        built = cls(**init)
+        remember_home_secrets(resolved, init)
+        return built
     except ValidationError as exc:
         detail = format_validation_error(exc)
         raise ConfigError(
@@ -200,6 +202,23 @@ def build_settings(cls: type[S], home: Path | str | None = None, **init: Any) ->
         ) from exc
     finally:
         _LOADING_HOME.reset(token)
+
+
+def remember_home_secrets(home: Path, extra: dict[str, Any] | None = None) -> None:
+    """Register the secret-bearing settings of ``home`` (config.yaml, ``.env``, the
+    environment, ``extra``) with the one output redaction
+    (:mod:`hermes_core.security.redaction`), so no command prints them."""
+    from hermes_core.security.redaction import remember_secrets, secret_values
+    from hermes_core.settings.files import read_env_file
+
+    found: list[str] = secret_values(dict(os.environ))
+    found += secret_values(extra or {})
+    try:
+        found += secret_values(read_config_file(home))
+        found += secret_values(read_env_file(home))
+    except (ConfigError, OSError, UnicodeDecodeError):
+        pass  # the settings load reports these itself
+    remember_secrets(found)
 
 
 def load_settings(home: Path | str | None = None, **init: Any) -> HermesSettings:
@@ -217,5 +236,6 @@ __all__ = [
     "format_validation_error",
     "load_settings",
     "read_config_file",
+    "remember_home_secrets",
     "resolve_home",
 ]
