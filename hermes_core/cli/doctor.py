@@ -13,7 +13,7 @@ from pathlib import Path
 
 import click
 
-from hermes_core.cli.output import Table, console, mark, print_json
+from hermes_core.cli.output import Table, console, mark, print_json, shown
 from hermes_core.types import HealthCheck
 
 
@@ -118,11 +118,16 @@ def doctor(as_json: bool) -> None:
             [check.__dict__ if hasattr(check, "__dict__") else _row(check) for check in checks]
         )
     else:
-        table = Table(title=f"hermes doctor — {home}")
+        table = Table(title=f"hermes doctor — {shown(home)}")
         for column in ("", "check", "detail", "fix"):
             table.add_column(column)
         for check in checks:
-            table.add_row(mark(check.ok), check.name, check.detail, "" if check.ok else check.fix)
+            table.add_row(
+                mark(check.ok),
+                shown(check.name),
+                shown(check.detail),
+                "" if check.ok else shown(check.fix),
+            )
         out = console()
         out.print(table)
         out.print(f"{len(checks) - len(failed)} ok, {len(failed)} failed")

@@ -15,7 +15,7 @@ import time
 import click
 from rich.markup import escape
 
-from hermes_core.cli.output import Table, console, print_json
+from hermes_core.cli.output import Table, console, print_json, shown
 from hermes_core.errors import HermesError
 from hermes_core.mcp.tokens import TokenStore
 from hermes_core.settings.base import resolve_home
@@ -162,7 +162,7 @@ def token_list(as_json: bool) -> None:
     table = Table("id", "user", "label", "created")
     for record in records:
         created = time.strftime("%Y-%m-%d %H:%M", time.localtime(record.created_at))
-        table.add_row(record.id, escape(record.user), escape(record.label), created)
+        table.add_row(shown(record.id), shown(record.user), shown(record.label), created)
     out.print(table)
 
 

@@ -13,7 +13,7 @@ from typing import Any
 import click
 
 from hermes_core.cli.memory_store import register_memory_commands
-from hermes_core.cli.output import Table, console, mark, print_json
+from hermes_core.cli.output import Table, console, mark, print_json, shown
 from hermes_core.errors import ConfigError, HermesError
 from hermes_core.providers.base import MemoryProvider, env_var_for, load_provider_settings
 from hermes_core.providers.discovery import InstalledProvider, list_installed
@@ -95,7 +95,9 @@ def list_providers(as_json: bool) -> None:
         table.add_column(column)
     for p in installed:
         mark_active = "← active" if p.name == active else ""
-        table.add_row(p.name, p.distribution, p.version, p.origin, mark_active)
+        table.add_row(
+            *(shown(v) for v in (p.name, p.distribution, p.version, p.origin)), mark_active
+        )
     out.print(table)
 
 
@@ -198,9 +200,9 @@ def status(as_json: bool) -> None:
     out = console()
     out.print("[bold]Memory status[/bold]")
     out.print("─" * 40)
-    out.print(f"Home: {home}")
+    out.print(f"Home: {shown(home)}")
     if "config_error" in data:
-        out.print(f"{mark(False)} {data['config_error']}")
+        out.print(f"{mark(False)} {shown(data['config_error'])}")
         raise SystemExit(1)
     builtin = data["builtin"]
 
@@ -208,34 +210,36 @@ def status(as_json: bool) -> None:
         return "enabled [green]✓[/green]" if value else "disabled [red]✗[/red]"
 
     out.print("Built-in (MEMORY.md / USER.md):")
-    out.print(f"  Store: {builtin['store_location']}")
+    out.print(f"  Store: {shown(builtin['store_location'])}")
     out.print(f"  Memory injection: {flag(builtin['memory_injection'])}")
     out.print(f"  User profile: {flag(builtin['user_profile'])}")
     out.print(f"  Memory tool: {flag(builtin['memory_tool'])}")
     name = data["provider"]
-    out.print(f"Provider: {name}" if name else "Provider: (none — built-in only)")
+    out.print(f"Provider: {shown(name)}" if name else "Provider: (none — built-in only)")
     info = data.get("provider_status")
     if info:
         if not info["installed"]:
-            out.print(f"  Plugin: NOT installed {mark(False)} — install with `{info['fix']}`")
+            out.print(
+                f"  Plugin: NOT installed {mark(False)} — install with `{shown(info['fix'])}`"
+            )
         else:
             out.print(f"  Plugin: installed {mark(True)}")
             if "error" in info:
-                out.print(f"  {mark(False)} {info['error']}")
+                out.print(f"  {mark(False)} {shown(info['error'])}")
             else:
                 ok = bool(info.get("available"))
                 word = "available" if ok else "not available"
                 out.print(f"  Status: {word} {mark(ok)}")
                 if info.get("reason"):
-                    out.print(f"  Reason: {info['reason']}")
+                    out.print(f"  Reason: {shown(info['reason'])}")
                 for label, value in (info.get("details") or {}).items():
-                    out.print(f"  {label.capitalize()}: {value}")
+                    out.print(f"  {shown(label.capitalize())}: {shown(value)}")
                 if info.get("secrets"):
                     out.print("  Secrets:")
                     for secret in info["secrets"]:
-                        line = f"    {mark(secret['set'])} {secret['env_var']}"
+                        line = f"    {mark(secret['set'])} {shown(secret['env_var'])}"
                         if not secret["set"] and secret["url"]:
-                            line += f" → {secret['url']}"
+                            line += f" → {shown(secret['url'])}"
                         out.print(line)
                     out.print(
                         "  Secrets live in "
@@ -246,7 +250,7 @@ def status(as_json: bool) -> None:
 
         out.print("Skipped recalls (the turn went on without the provider's memories):")
         for provider_name, entry in sorted(data["recall_skips"].items()):
-            out.print(f"  {mark(False)} {provider_name}: {describe(entry)}")
+            out.print(f"  {mark(False)} {shown(provider_name)}: {shown(describe(entry))}")
     out.print("Installed plugins:")
     if not data["installed"]:
         out.print(
@@ -256,7 +260,9 @@ def status(as_json: bool) -> None:
         )
     for p in data["installed"]:
         suffix = " ← active" if p["name"] == name else ""
-        out.print(f"  • {p['name']} ({p['distribution']} {p['version']}){suffix}")
+        out.print(
+            f"  • {shown(p['name'])} ({shown(p['distribution'])} {shown(p['version'])}){suffix}"
+        )
 
 
 def _pick_provider(installed: list[InstalledProvider], active: str) -> str | None:
@@ -390,7 +396,7 @@ def _validate_and_save(
         raise click.ClickException(str(exc)) from exc
     finally:
         provider.shutdown()
-    out.print(f"Memory provider: {name}")
+    out.print(f"Memory provider: {shown(name)}")
     out.print("Activation saved to config.yaml")
     if config:
         out.print("Provider config saved")

@@ -5,6 +5,10 @@ every string rendered by :func:`console` (messages, table cells, titles) and eve
 written by :func:`print_json` passes the one redaction
 (:func:`hermes_core.security.redaction.redact_text`: URL passwords, API keys, the home's
 secret-bearing settings), and so does every error message and log line (:func:`clean`).
+Every control character in them is made visible
+(:func:`hermes_core.security.terminal.visible`): no ANSI/OSC sequence from a plugin name,
+title, user id or memory text reaches the terminal. User values placed inside a markup
+string go through :func:`shown` (markup escaped, newlines visible too).
 """
 
 from __future__ import annotations
@@ -12,16 +16,19 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import sys
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console, ConsoleOptions, RenderableType
+from rich.markup import escape
 from rich.segment import Segment
 from rich.table import Table as _RichTable
 from rich.text import Text
 
 from hermes_core.security.redaction import redact_data, redact_text
+from hermes_core.security.terminal import visible
 
 if TYPE_CHECKING:  # rich.progress is imported by the commands that show a bar
     from rich.progress import Progress
@@ -35,8 +42,16 @@ PIPED_WIDTH = 4096
 
 
 def clean(text: str) -> str:
-    """A message as it may be shown: secrets masked (the one redaction)."""
-    return redact_text(text)
+    """A message as it may be shown: secrets masked (the one redaction), control characters
+    other than newline and tab made visible."""
+    return visible(redact_text(text))
+
+
+def shown(value: object) -> str:
+    """A user value (name, title, user id, memory text) for a markup string or a table
+    cell: secrets masked, every control character (newlines too) visible, rich markup
+    escaped so ``[bold]`` in a name is printed, not applied."""
+    return escape(visible(redact_text(str(value)), keep_newlines=False))
 
 
 class SafeConsole(Console):
@@ -109,7 +124,17 @@ class Table(_RichTable):
 def print_json(value: Any) -> None:
     """Machine-readable output: UTF-8 kept readable, stable key order, secrets masked."""
     text = json.dumps(value, ensure_ascii=False, indent=2, default=str)
-    sys.stdout.write(json.dumps(redact_data(json.loads(text)), ensure_ascii=False, indent=2) + "\n")
+    text = json.dumps(redact_data(json.loads(text)), ensure_ascii=False, indent=2)
+    sys.stdout.write(_JSON_RAW_CONTROLS.sub(_json_escape, text) + "\n")
+
+
+_JSON_RAW_CONTROLS = re.compile("[\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+"""Characters ``json.dumps(ensure_ascii=False)`` leaves raw that a terminal acts on (DEL, C1
+controls such as the one-byte CSI, bidi overrides); C0 controls it escapes itself."""
+
+
+def _json_escape(match: re.Match[str]) -> str:
+    return f"\\u{ord(match.group(0)):04x}"
 
 
 def mark(ok: bool) -> str:
@@ -173,4 +198,5 @@ __all__ = [
     "mark",
     "print_json",
     "progress_bar",
+    "shown",
 ]
