@@ -23,12 +23,14 @@ import re
 import shlex
 from pathlib import Path
 
-from hermes_core.fsutil import atomic_write_text, ensure_private_dir
+from hermes_core.fsutil import atomic_write_text, ensure_private_dir, read_regular_text
 
 log = logging.getLogger(__name__)
 
 USERS_DIR = "users"
 OWNER_FILE = "USER_ID"
+OWNER_FILE_MAX_BYTES = 4 * 1024 * 1024
+"""A ``USER_ID`` file larger than this is skipped unread (ids are at most a few MB)."""
 SLUG_MAX = 32
 _NOT_SLUG = re.compile(r"[^a-z0-9_]+")
 _SHELL_SAFE = re.compile(r"[\w@%+=:,./-]+")
@@ -99,7 +101,7 @@ def known_user_ids(root: Path) -> list[str]:
     found: list[str] = []
     for directory in users.iterdir():
         try:
-            uid = (directory / OWNER_FILE).read_text(encoding="utf-8")
+            uid = read_regular_text(directory / OWNER_FILE, max_bytes=OWNER_FILE_MAX_BYTES)
         except (OSError, UnicodeDecodeError):
             continue
         if directory.name == user_key(uid):

@@ -33,6 +33,7 @@ from hermes_core.bench.retrievers import (
     Retriever,
     session_ranking,
 )
+from hermes_core.fsutil import BENCH_FILE_MAX_BYTES, read_regular_text
 
 CATEGORY_NAMES = {
     1: "multi-hop",
@@ -95,7 +96,7 @@ def load_locomo(path: Path) -> list[BenchConversation]:
     """Parse a LoCoMo JSON file (a list of samples). Raises :class:`BenchDataError` with
     the offending sample when the shape is wrong."""
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        data = json.loads(read_regular_text(path, max_bytes=BENCH_FILE_MAX_BYTES, what="data file"))
     except (OSError, ValueError) as exc:
         raise BenchDataError(f"cannot read LoCoMo file {path}: {exc}") from exc
     if not isinstance(data, list):
@@ -164,7 +165,7 @@ def load_longmemeval(path: Path) -> list[BenchConversation]:
     ``answer_session_ids`` and gold turns are those with ``has_answer: true``. Abstention
     questions (ids ending ``_abs``) are skipped, as in the official retrieval evaluation."""
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        data = json.loads(read_regular_text(path, max_bytes=BENCH_FILE_MAX_BYTES, what="data file"))
     except (OSError, ValueError) as exc:
         raise BenchDataError(f"cannot read LongMemEval file {path}: {exc}") from exc
     if not isinstance(data, list):
@@ -383,7 +384,7 @@ def run_benchmark(
 def detect_format(path: Path) -> str:
     """``"locomo"`` or ``"longmemeval"`` from the first item's keys."""
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        data = json.loads(read_regular_text(path, max_bytes=BENCH_FILE_MAX_BYTES, what="data file"))
     except (OSError, ValueError) as exc:
         raise BenchDataError(f"cannot read {path}: {exc}") from exc
     first = data[0] if isinstance(data, list) and data else {}

@@ -95,7 +95,12 @@ def serve(
                 "machines. Every request still needs a bearer token, but the traffic is plain "
                 "HTTP: put TLS (a reverse proxy) in front and keep tokens secret."
             )
-        if not TokenStore(memory_host.home).list():
+        try:
+            tokens_on_file = bool(TokenStore(memory_host.home).list())
+        except HermesError as exc:  # served anyway: fixing the file is picked up live
+            err.print(f"[yellow]{shown(exc)}[/]")
+            tokens_on_file = True
+        if not tokens_on_file:
             err.print(
                 "[yellow]no tokens yet:[/] every request will be refused (401). Issue one with "
                 "`hermes mcp token add --user <id>`."

@@ -29,14 +29,14 @@ def _default_python() -> str:
 
 
 def _parse_sets(assignments: tuple[str, ...]) -> dict[str, Any]:
-    import yaml
+    from hermes_core.yamlsafe import safe_yaml_load
 
     out: dict[str, Any] = {}
     for item in assignments:
         key, sep, raw = item.partition("=")
         if not sep or not key.strip():
             raise click.BadParameter(f"expected KEY=VALUE, got {item!r}", param_hint="--set")
-        out[key.strip()] = yaml.safe_load(raw) if raw.strip() else ""
+        out[key.strip()] = safe_yaml_load(raw) if raw.strip() else ""
     return out
 
 

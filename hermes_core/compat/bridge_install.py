@@ -33,7 +33,7 @@ import yaml
 from hermes_core.compat.bridge_discovery import EXPORT_MARKER
 from hermes_core.compat.bridge_outbound import CORE_HOME_DIR
 from hermes_core.errors import HermesError
-from hermes_core.fsutil import atomic_write_text
+from hermes_core.fsutil import atomic_write_text, read_regular_bytes, read_regular_text
 from hermes_core.providers.sources import (
     CORE_DISTRIBUTION,
     PROVIDER_PREFIX,
@@ -104,7 +104,7 @@ def scripts_dir(python: str) -> Path:
 def fingerprint(path: Path) -> str | None:
     """sha256 of a file, ``None`` when absent."""
     try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
+        return hashlib.sha256(read_regular_bytes(path, max_bytes=256 << 20)).hexdigest()
     except OSError:
         return None
 
@@ -115,7 +115,7 @@ def vendored_requirements(vendor: Path) -> tuple[list[str], list[str]]:
     names: list[str] = []
     reqs: list[str] = []
     for meta in sorted(vendor.glob("*.dist-info/METADATA")):
-        msg = Parser().parsestr(meta.read_text(encoding="utf-8"))
+        msg = Parser().parsestr(read_regular_text(meta, max_bytes=4 << 20, what="METADATA"))
         names.append(str(msg["Name"]))
         for req in msg.get_all("Requires-Dist") or []:
             if "extra ==" in req.replace('"', "'").replace("extra=='", "extra == '"):
@@ -135,7 +135,7 @@ def vendored_requirements(vendor: Path) -> tuple[list[str], list[str]]:
 def _vendored_version(vendor: Path, distribution: str) -> str:
     """The version of ``distribution`` as installed in ``vendor`` (``"0"`` if absent)."""
     for meta in vendor.glob("*.dist-info/METADATA"):
-        msg = Parser().parsestr(meta.read_text(encoding="utf-8"))
+        msg = Parser().parsestr(read_regular_text(meta, max_bytes=4 << 20, what="METADATA"))
         if _canonical(str(msg["Name"])) == _canonical(distribution):
             return str(msg["Version"])
     return "0"

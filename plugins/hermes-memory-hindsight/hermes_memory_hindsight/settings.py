@@ -21,6 +21,7 @@ from pydantic_settings import SettingsConfigDict
 
 from hermes_core.errors import ConfigError
 from hermes_core.providers.base import ProviderSettings
+from hermes_core.settings.files import read_json_config
 
 CLOUD_URL = "https://api.hindsight.vectorize.io"
 LOCAL_URL = "http://localhost:8888"
@@ -325,12 +326,7 @@ def read_config_file(home: Path) -> dict[str, Any]:
     path = Path(home) / CONFIG_FILE
     if not path.exists():
         return {}
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise ConfigError(f"{path} is not valid JSON ({exc}) — fix or delete the file.") from exc
-    if not isinstance(data, dict):
-        raise ConfigError(f"{path} must hold a JSON object — fix or delete the file.")
+    data = read_json_config(path)
     out: dict[str, Any] = {}
     banks = data.get("banks")
     if isinstance(banks, dict) and isinstance(banks.get("hermes"), dict):

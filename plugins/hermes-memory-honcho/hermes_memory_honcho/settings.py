@@ -10,7 +10,6 @@ defaults below. ``hermes memory setup honcho`` asks only the key, the URL and th
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import Any, Literal
@@ -20,6 +19,7 @@ from pydantic_settings import SettingsConfigDict
 
 from hermes_core.errors import ConfigError
 from hermes_core.providers.base import ProviderSettings, setup_field
+from hermes_core.settings.files import read_json_config
 
 CONFIG_FILE = "honcho.json"
 CLOUD_URL = "https://api.honcho.dev"
@@ -207,12 +207,7 @@ def read_honcho_json(home: Path) -> dict[str, Any]:
     path = Path(home) / CONFIG_FILE
     if not path.exists():
         return {}
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise ConfigError(f"{path} is not valid JSON ({exc}) — fix or delete the file.") from exc
-    if not isinstance(data, dict):
-        raise ConfigError(f"{path} must hold a JSON object — fix or delete the file.")
+    data = read_json_config(path)
     merged = {k: v for k, v in data.items() if k != "hosts"}
     hosts = data.get("hosts")
     if isinstance(hosts, dict) and isinstance(hosts.get("hermes"), dict):

@@ -8,7 +8,6 @@ Sources, first wins: explicit init values, ``HERMES_MEMORY__PROVIDERS__MEM0__<FI
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any, Literal
 
@@ -17,6 +16,7 @@ from pydantic_settings import SettingsConfigDict
 
 from hermes_core.errors import ConfigError
 from hermes_core.providers.base import ProviderSettings
+from hermes_core.settings.files import read_json_config
 
 CONFIG_FILE = "mem0.json"
 DEFAULT_USER_ID = "hermes-user"
@@ -129,12 +129,7 @@ def read_config_file(home: Path) -> dict[str, Any]:
     path = Path(home) / CONFIG_FILE
     if not path.exists():
         return {}
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise ConfigError(f"{path} is not valid JSON ({exc}) — fix or delete the file.") from exc
-    if not isinstance(data, dict):
-        raise ConfigError(f"{path} must hold a JSON object — fix or delete the file.")
+    data = read_json_config(path)
     flat = {k: v for k, v in data.items() if k != "oss"}
     oss = data.get("oss")
     if isinstance(oss, dict):
