@@ -250,8 +250,6 @@ class Session:
         the turn (the message says why); the provider's failures never raise here.
         """
         self._check_open()
-        _check_messages(messages, "after_turn")
-        _check_count(tool_iterations, "tool_iterations", "after_turn")
         if not self._turn_open:
             self.turn_number += 1
         self._turn_open = False
@@ -303,7 +301,7 @@ class Session:
         was done or the compressor kept the transcript on purpose.
         """
         self._check_open()
-        _check_messages(messages, "maybe_compress")
+        messages = _turn_messages(messages)  # a non-list or a non-dict item names the fix
         _check_count(prompt_tokens, "prompt_tokens", "maybe_compress")
         _check_count(context_length, "context_length", "maybe_compress", minimum=1)
         settings = self.host.settings
@@ -540,24 +538,6 @@ class MemoryHost:
         tb: TracebackType | None,
     ) -> None:
         self.close()
-
-
-def _check_messages(messages: object, where: str) -> None:
-    """Refuse (HermesError naming the fix) ``messages`` that are not a list of chat messages
-    (dicts with a string ``role``), before any work is done."""
-    if messages is None:
-        return
-    if isinstance(messages, str | bytes) or not isinstance(messages, Sequence):
-        raise HermesError(
-            f"{where}: messages must be a list of chat messages "
-            f"({{'role': ..., 'content': ...}} dicts), not {type(messages).__name__}"
-        )
-    for index, message in enumerate(messages):
-        if not isinstance(message, Mapping) or not isinstance(message.get("role"), str):
-            raise HermesError(
-                f"{where}: messages[{index}] must be a dict with a string 'role' (e.g. "
-                f"{{'role': 'user', 'content': 'hi'}}), not {type(message).__name__}"
-            )
 
 
 def _check_count(value: object, name: str, where: str, *, minimum: int = 0) -> None:

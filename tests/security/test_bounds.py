@@ -52,16 +52,16 @@ def test_prune_with_an_absurd_age_names_the_fix(hermes_home: Path, age: str) -> 
 
 
 @pytest.mark.parametrize(
-    "messages", [["hello"], "hello", [None], [{"content": "no role"}], 42, [["user", "x"]]]
+    "messages", [["hello"], "hello", [None], {"role": "user", "content": "x"}, [["user", "x"]]]
 )
 def test_maybe_compress_and_after_turn_name_the_fix_for_bad_messages(
     hermes_home: Path, messages: Any
 ) -> None:
     with MemoryHost.open(hermes_home, load_entrypoints=False) as host:
         session = host.session()
-        with pytest.raises(HermesError, match="role"):
+        with pytest.raises(HermesError, match="message"):
             session.maybe_compress(messages, force=True)
-        with pytest.raises(HermesError, match="messages"):
+        with pytest.raises(HermesError, match="message"):
             session.after_turn("hi", "hello", messages)
 
 
