@@ -41,6 +41,7 @@ from hermes_core.llm.tokens import estimate_messages_tokens
 from hermes_core.plugins import create_plugin_manager
 from hermes_core.providers.base import MemoryProvider
 from hermes_core.providers.registry import ProviderRegistry, ProviderStatus
+from hermes_core.scope import check_user_id
 from hermes_core.settings.base import load_settings, resolve_home
 from hermes_core.settings.models import CompressionSettings, HermesSettings
 from hermes_core.types import (
@@ -472,6 +473,7 @@ class MemoryHost:
         if self._closed:
             raise HermesError("this MemoryHost is closed; open a new one with MemoryHost.open()")
         _check_session_ids(session_id=session_id, parent_id=parent_id)
+        check_user_id(user_id)
         info = SessionInfo(
             id=session_id or new_session_id(),
             home=self.home,
