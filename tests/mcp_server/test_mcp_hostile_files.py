@@ -16,28 +16,24 @@ from pathlib import Path
 import httpx
 import pytest
 from mcp_helpers import SERVE, HttpServer, hermes, server_env
+from test_mcp_http import ACCEPT, INIT
 
 from hermes_core.mcp.tokens import TOKENS_FILE, TokenStore
-
-ACCEPT = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
-INIT = json.dumps(
-    {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-06-18",
-            "capabilities": {},
-            "clientInfo": {"name": "raw", "version": "0"},
-        },
-    }
-)
 
 
 def _status(url: str, token: str) -> int:
     with httpx.Client(timeout=30) as raw:
-        answer = raw.post(url, content=INIT, headers={**ACCEPT, "authorization": f"Bearer {token}"})
+        answer = raw.post(
+            url, content=json.dumps(INIT), headers={**ACCEPT, "authorization": f"Bearer {token}"}
+        )
         return answer.status_code
+
+
+def _stops_on_sigterm_within_2s(server: HttpServer) -> None:
+    server.proc.send_signal(signal.SIGTERM)
+    stopped = time.monotonic()
+    server.proc.wait(timeout=10)
+    assert time.monotonic() - stopped < 2.0, server.log
 
 
 def _make_fifo(path: Path) -> None:
@@ -76,10 +72,7 @@ def test_http_server_survives_a_hostile_token_file_and_stops_on_sigterm(
         assert _status(server.url, bob) == 200  # the restored file is read again
         if hostile == "fifo":
             _make_fifo(path)
-        server.proc.send_signal(signal.SIGTERM)
-        stopped = time.monotonic()
-        server.proc.wait(timeout=10)
-        assert time.monotonic() - stopped < 2.0, server.log
+        _stops_on_sigterm_within_2s(server)
     finally:
         server.stop()
 
@@ -100,10 +93,7 @@ def test_http_server_keeps_serving_others_when_one_users_memory_file_is_a_fifo(
         os.mkfifo(alice_dir / "MEMORY.md")
         assert _status(server.url, alice) in (200, 500)
         assert _status(server.url, bob) == 200
-        server.proc.send_signal(signal.SIGTERM)
-        stopped = time.monotonic()
-        server.proc.wait(timeout=10)
-        assert time.monotonic() - stopped < 2.0, server.log
+        _stops_on_sigterm_within_2s(server)
     finally:
         server.stop()
 

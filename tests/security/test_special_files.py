@@ -9,13 +9,12 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import threading
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+from test_files import _in_thread
 
 from hermes_core.errors import ConfigError
 from hermes_core.fsutil import UnsafeFileError, read_regular_bytes, read_regular_text
@@ -38,25 +37,6 @@ def _huge(path: Path, size: int = 3 * 1024**3) -> Path:
     with open(path, "wb") as handle:
         handle.truncate(size)  # sparse: instant to create
     return path
-
-
-def _finishes(fn: Callable[[], Any], seconds: float = 20.0) -> Any:
-    """``fn()``'s result or exception; fails when it has not returned in ``seconds``."""
-    box: dict[str, Any] = {}
-
-    def run() -> None:
-        try:
-            box["value"] = fn()
-        except BaseException as exc:
-            box["error"] = exc
-
-    thread = threading.Thread(target=run, daemon=True)
-    thread.start()
-    thread.join(seconds)
-    assert not thread.is_alive(), "blocked on a special file"
-    if "error" in box:
-        raise box["error"]
-    return box.get("value")
 
 
 def _hermes(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -89,7 +69,7 @@ def test_the_helper_refuses_every_special_file_at_once(tmp_path: Path, kind: str
         _huge(path)
     started = time.monotonic()
     with pytest.raises(UnsafeFileError) as info:
-        _finishes(lambda: read_regular_bytes(path, max_bytes=1 << 20, what="test file"))
+        _in_thread(lambda: read_regular_bytes(path, max_bytes=1 << 20, what="test file"))
     assert str(path) in str(info.value) and "test file" in str(info.value)
     assert time.monotonic() - started < 5
 
@@ -108,7 +88,7 @@ def test_yaml_files_refuse_alias_bombs(tmp_path: Path) -> None:
     path = tmp_path / "plugin.yaml"
     path.write_text(BOMB, encoding="utf-8")
     with pytest.raises(ValueError, match="aliases"):
-        _finishes(lambda: read_yaml_file(path, max_bytes=1 << 20))
+        _in_thread(lambda: read_yaml_file(path, max_bytes=1 << 20))
 
 
 # ------------------------------------------------------------------ library
@@ -121,7 +101,7 @@ def test_settings_refuse_a_special_config_or_env(hermes_home: Path, name: str, k
 
     (_fifo if kind == "fifo" else _huge)(hermes_home / name)
     with pytest.raises(ConfigError) as info:
-        _finishes(lambda: load_settings(hermes_home))
+        _in_thread(lambda: load_settings(hermes_home))
     assert name in str(info.value)
 
 
@@ -130,7 +110,7 @@ def test_provider_json_settings_refuse_a_fifo(tmp_path: Path) -> None:
 
     path = _fifo(tmp_path / "honcho.json")
     with pytest.raises(ConfigError, match=r"honcho\.json"):
-        _finishes(lambda: read_json_config(path))
+        _in_thread(lambda: read_json_config(path))
 
 
 def test_memory_tool_refuses_a_fifo_memory_file(hermes_home: Path) -> None:
@@ -146,7 +126,7 @@ def test_memory_tool_refuses_a_fifo_memory_file(hermes_home: Path) -> None:
                 json.loads(host.session().call_tool("memory", {"action": "add", "content": "x"}))
             )
 
-    out = _finishes(call)
+    out = _in_thread(call)
     assert out["success"] is False and "FIFO" in out["error"]
 
 
@@ -155,7 +135,7 @@ def test_session_import_refuses_a_fifo(tmp_path: Path) -> None:
 
     path = _fifo(tmp_path / "sessions.jsonl")
     with pytest.raises((TransferError, OSError)) as info:
-        _finishes(lambda: read_import(path))
+        _in_thread(lambda: read_import(path))
     assert "FIFO" in str(info.value)
 
 
@@ -164,7 +144,7 @@ def test_skill_files_refuse_fifo_and_huge(tmp_path: Path) -> None:
 
     for path in (_fifo(tmp_path / "a" / "SKILL.md"), _huge(tmp_path / "b" / "SKILL.md")):
         with pytest.raises(ValueError):
-            _finishes(lambda path=path: read_text_file(path, max_chars=100_000))
+            _in_thread(lambda path=path: read_text_file(path, max_chars=100_000))
 
 
 # ------------------------------------------------------------------ Hermes Agent bridges
@@ -196,7 +176,7 @@ def test_bridge_discovery_survives_hostile_plugin_files(hermes_home: Path, hosti
     elif hostile == "huge_yaml":
         _huge(manifest)
     started = time.monotonic()
-    found = _finishes(lambda: _plugin_dirs(hermes_home / "plugins"))
+    found = _in_thread(lambda: _plugin_dirs(hermes_home / "plugins"))
     assert time.monotonic() - started < 10
     assert "good" in [p.name for p in found]
 
