@@ -48,6 +48,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from hermes_core.fsutil import read_regular_bytes, read_regular_text
+
 log = logging.getLogger(__name__)
 
 FORMAT = 1
@@ -260,7 +262,7 @@ def _load_entry(entry: Path, model: Any, threads: int, sources: dict[str, Any]) 
     import numpy as np
 
     try:
-        manifest = json.loads((entry / "manifest.json").read_text(encoding="utf-8"))
+        manifest = json.loads(read_regular_text(entry / "manifest.json", max_bytes=1 << 20))
     except FileNotFoundError as exc:
         raise _Absent("absent") from exc
     except (OSError, ValueError) as exc:
@@ -276,7 +278,7 @@ def _load_entry(entry: Path, model: Any, threads: int, sources: dict[str, Any]) 
             raise CacheUnusable(f"{name} has the wrong size")
         if path.stem not in _MMAPPED and _crc(path) != meta["crc32"]:
             raise CacheUnusable(f"{name} does not match its checksum")
-    state = marshal.loads((entry / "tokenizer.marshal").read_bytes())
+    state = marshal.loads(read_regular_bytes(entry / "tokenizer.marshal", max_bytes=256 << 20))
     if not isinstance(state, dict):
         raise CacheUnusable("tokenizer state is not a mapping")
     backend = manifest["backend"]

@@ -43,6 +43,7 @@ from hermes_core.providers.base import MemoryProvider
 from hermes_core.providers.registry import ProviderRegistry, ProviderStatus
 from hermes_core.recall_trace import TraceSource, TraceTurn
 from hermes_core.recall_trace import record as record_trace
+from hermes_core.scope import check_user_id
 from hermes_core.settings.base import load_settings, resolve_home
 from hermes_core.settings.models import CompressionSettings, HermesSettings
 from hermes_core.types import (
@@ -324,6 +325,9 @@ class Session:
         was done or the compressor kept the transcript on purpose.
         """
         self._check_open()
+        messages = _turn_messages(messages)  # a non-list or a non-dict item names the fix
+        _check_count(prompt_tokens, "prompt_tokens", "maybe_compress")
+        _check_count(context_length, "context_length", "maybe_compress", minimum=1)
         settings = self.host.settings
         window = context_length or settings.llm.context_length
         threshold = self.compression_threshold(window)
@@ -496,6 +500,7 @@ class MemoryHost:
         if self._closed:
             raise HermesError("this MemoryHost is closed; open a new one with MemoryHost.open()")
         _check_session_ids(session_id=session_id, parent_id=parent_id)
+        check_user_id(user_id)
         info = SessionInfo(
             id=session_id or new_session_id(),
             home=self.home,
@@ -566,6 +571,14 @@ class MemoryHost:
         tb: TracebackType | None,
     ) -> None:
         self.close()
+
+
+def _check_count(value: object, name: str, where: str, *, minimum: int = 0) -> None:
+    """Refuse a count that is not an int >= ``minimum`` (bools too), naming the fix."""
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise HermesError(f"{where}: {name} must be a whole number >= {minimum}, got {value!r}")
 
 
 def _check_session_ids(**ids: object) -> None:

@@ -23,12 +23,15 @@ import re
 import shlex
 from pathlib import Path
 
-from hermes_core.fsutil import atomic_write_text, ensure_private_dir
+from hermes_core.errors import HermesError
+from hermes_core.fsutil import atomic_write_text, ensure_private_dir, read_regular_text
 
 log = logging.getLogger(__name__)
 
 USERS_DIR = "users"
 OWNER_FILE = "USER_ID"
+OWNER_FILE_MAX_BYTES = 4 * 1024 * 1024
+"""A ``USER_ID`` file larger than this is skipped unread (ids are at most a few MB)."""
 SLUG_MAX = 32
 _NOT_SLUG = re.compile(r"[^a-z0-9_]+")
 _SHELL_SAFE = re.compile(r"[\w@%+=:,./-]+")
@@ -43,6 +46,37 @@ def normalize_user_id(user_id: object) -> str | None:
         return None
     text = user_id if isinstance(user_id, str) else str(user_id)
     return text or None
+
+
+MAX_USER_ID_CHARS = 1_000_000
+"""The longest user id accepted (``user_key`` hashes it, so its length never reaches a path)."""
+
+
+class InvalidUserId(HermesError, ValueError):
+    """A user id no store can keep exactly; the message names the fix."""
+
+
+def check_user_id(user_id: object) -> str | None:
+    """:func:`normalize_user_id`, refusing an id that a store could not keep byte for byte:
+    one holding NUL (PostgreSQL text cannot hold it; it used to become U+FFFD there and clash
+    with the id itself on the next turn), or longer than :data:`MAX_USER_ID_CHARS`. The same
+    rule on SQLite, PostgreSQL and the memory files, so an id is refused everywhere or kept
+    everywhere (a lone surrogate from a ``surrogateescape`` decode is kept as one consistent
+    scope by every backend: its U+FFFD form plus a digest of the exact id)."""
+    uid = normalize_user_id(user_id)
+    if uid is None:
+        return None
+    problem = ""
+    if "\x00" in uid:
+        problem = "contains a NUL character"
+    elif len(uid) > MAX_USER_ID_CHARS:
+        problem = f"is longer than {MAX_USER_ID_CHARS:,} characters"
+    if problem:
+        raise InvalidUserId(
+            f"user id {uid[:40].encode('unicode_escape').decode()!r}… {problem}: no store can "
+            "keep it exactly. Use printable text (e.g. the account's id or e-mail)."
+        )
+    return uid
 
 
 def user_key(user_id: str) -> str:
@@ -99,7 +133,7 @@ def known_user_ids(root: Path) -> list[str]:
     found: list[str] = []
     for directory in users.iterdir():
         try:
-            uid = (directory / OWNER_FILE).read_text(encoding="utf-8")
+            uid = read_regular_text(directory / OWNER_FILE, max_bytes=OWNER_FILE_MAX_BYTES)
         except (OSError, UnicodeDecodeError):
             continue
         if directory.name == user_key(uid):

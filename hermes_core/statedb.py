@@ -16,6 +16,8 @@ import sqlite3
 import stat
 from pathlib import Path
 
+from hermes_core.fsutil import special_kind
+
 SCHEMA_VERSION = 7
 """The newest ``state.db`` schema this code knows (see ``layers/sessions/schema.py``)."""
 OWNER = "hermes-core"
@@ -147,15 +149,8 @@ def incompatibility(conn: sqlite3.Connection) -> str | None:
     return f"it belongs to another program (tables/columns hermes-core never creates: {shown})"
 
 
-def file_kind(mode: int) -> str:
-    """What a non-regular file of ``st_mode`` ``mode`` is, for an error message."""
-    if stat.S_ISDIR(mode):
-        return "directory"
-    if stat.S_ISFIFO(mode):
-        return "FIFO"
-    if stat.S_ISSOCK(mode):
-        return "socket"
-    return "device or special file"
+file_kind = special_kind
+"""What a non-regular file of ``st_mode`` is (:func:`hermes_core.fsutil.special_kind`)."""
 
 
 def special_file_reason(path: Path) -> str | None:

@@ -24,6 +24,7 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 
+from hermes_core.fsutil import read_regular_text
 from hermes_core.security.scan import MAX_SCAN_CHARS, context_block_message, scan
 
 log = logging.getLogger(__name__)
@@ -38,6 +39,8 @@ WINDOW_OVERLAP = 2_000
 """Characters shared by neighbouring scan windows, so a phrase on a boundary is seen whole."""
 
 SOUL_FILE = "SOUL.md"
+CONTEXT_FILE_MAX_BYTES = 8 * 1024 * 1024
+"""A context file larger than this is not loaded (it would be cut to its cap anyway)."""
 CONTEXT_FILE_GROUPS: tuple[tuple[str, ...], ...] = ((".hermes.md", "HERMES.md"), ("AGENTS.md",))
 """Project context files, in prompt order; within a group the first file found wins."""
 
@@ -70,7 +73,7 @@ def cap_text(text: str, cap: int, name: str) -> tuple[str, bool]:
 def load_context_file(path: Path, cap: int) -> ContextFile | None:
     """Read, scan and cap one file; None when missing or unreadable (logged)."""
     try:
-        raw = path.read_text(encoding="utf-8-sig")
+        raw = read_regular_text(path, max_bytes=CONTEXT_FILE_MAX_BYTES, what="context file")
     except FileNotFoundError:
         return None
     except (OSError, UnicodeDecodeError) as exc:

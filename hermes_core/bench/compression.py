@@ -27,6 +27,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from hermes_core.fsutil import BENCH_FILE_MAX_BYTES, read_regular_text
 from hermes_core.layers.compression.compressor import (
     MERGED_MARKER_KEY,
     CompressionState,
@@ -143,7 +144,7 @@ def load_conversations(path: Path) -> list[tuple[str, list[ChatMessage]]]:
     Raises ``ValueError`` naming the file when it is not LoCoMo-shaped.
     """
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        data = json.loads(read_regular_text(path, max_bytes=BENCH_FILE_MAX_BYTES, what="data file"))
     except (OSError, json.JSONDecodeError) as exc:
         raise ValueError(f"cannot read LoCoMo data from {path}: {exc}") from exc
     if not isinstance(data, list):

@@ -16,14 +16,13 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from hermes_core.embedding import Embedder
 from hermes_core.layers.skills.find import rank_skills
 from hermes_core.layers.skills.index import IndexCache, invalidate_index_cache, visible_skills
 from hermes_core.layers.skills.library import SkillRoot, load_library
 from hermes_core.layers.skills.semantic import SkillVectors
 from hermes_core.llm.tokens import estimate_tokens
+from hermes_core.yamlsafe import read_yaml_file
 
 
 @dataclass
@@ -80,7 +79,7 @@ class SkillsBenchResult:
 def load_tasks(path: Path) -> list[dict[str, str]]:
     """Tasks from YAML: a list of ``{task, expected, kind?}`` mappings (``kind``: free label
     such as paraphrase / cross-language / direct). Raises ValueError if not."""
-    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    data = read_yaml_file(path, max_bytes=16 << 20, what="task file")
     if not isinstance(data, list) or not all(
         isinstance(t, dict)
         and isinstance(t.get("task"), str)

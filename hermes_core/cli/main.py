@@ -59,6 +59,23 @@ class HermesGroup(click.Group):
     """A group whose built-in commands load on demand and whose unknown names are asked of
     the active provider's ``register_commands``."""
 
+    def invoke(self, ctx: click.Context) -> Any:
+        """Run the command; every error message it raises passes the one redaction (and a
+        :class:`~hermes_core.errors.HermesError` nobody caught is shown as an error, not a
+        traceback)."""
+        from hermes_core.cli.output import clean
+        from hermes_core.errors import HermesError
+
+        try:
+            return super().invoke(ctx)
+        except click.ClickException as exc:
+            shown = clean(exc.message)
+            if shown != exc.message:
+                vars(exc)["message"] = shown  # ClickException.message is Final in its stubs
+            raise
+        except HermesError as exc:
+            raise click.ClickException(clean(str(exc))) from exc
+
     def list_commands(self, ctx: click.Context) -> list[str]:
         names = set(BUILTIN_COMMANDS) | set(self.commands)
         return sorted(names)
@@ -144,6 +161,9 @@ def cli(verbose: int) -> None:
     """
     level = logging.WARNING - 10 * min(verbose, 2)
     logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
+    from hermes_core.cli.output import install_log_filter
+
+    install_log_filter()
 
 
 def main(argv: list[str] | None = None) -> Any:

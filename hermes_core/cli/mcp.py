@@ -15,7 +15,7 @@ import time
 import click
 from rich.markup import escape
 
-from hermes_core.cli.output import Table, console, print_json
+from hermes_core.cli.output import Table, console, print_json, shown
 from hermes_core.errors import HermesError
 from hermes_core.mcp.tokens import TokenStore
 from hermes_core.settings.base import resolve_home
@@ -95,7 +95,12 @@ def serve(
                 "machines. Every request still needs a bearer token, but the traffic is plain "
                 "HTTP: put TLS (a reverse proxy) in front and keep tokens secret."
             )
-        if not TokenStore(memory_host.home).list():
+        try:
+            tokens_on_file = bool(TokenStore(memory_host.home).list())
+        except HermesError as exc:  # served anyway: fixing the file is picked up live
+            err.print(f"[yellow]{shown(exc)}[/]")
+            tokens_on_file = True
+        if not tokens_on_file:
             err.print(
                 "[yellow]no tokens yet:[/] every request will be refused (401). Issue one with "
                 "`hermes mcp token add --user <id>`."
@@ -162,7 +167,7 @@ def token_list(as_json: bool) -> None:
     table = Table("id", "user", "label", "created")
     for record in records:
         created = time.strftime("%Y-%m-%d %H:%M", time.localtime(record.created_at))
-        table.add_row(record.id, escape(record.user), escape(record.label), created)
+        table.add_row(shown(record.id), shown(record.user), shown(record.label), created)
     out.print(table)
 
 

@@ -21,6 +21,7 @@ from hermes_core.providers.discovery import InstalledProvider, list_installed
 from hermes_core.providers.sources import OUR_PROVIDERS, install_hint
 from hermes_core.settings.base import read_config_file, resolve_home
 from hermes_core.settings.files import read_env_file, set_config_value, write_env_values
+from hermes_core.yamlsafe import safe_yaml_load
 
 BUILTIN_ONLY = "Built-in only — MEMORY.md / USER.md (default)"
 
@@ -431,7 +432,6 @@ def _plain(config: dict[str, Any]) -> dict[str, Any]:
 )
 def use(name: str, assignments: tuple[str, ...]) -> None:
     """Activate provider NAME without prompts (for scripts and CI)."""
-    import yaml
 
     home = _home()
     if name in {"builtin", "none", ""}:
@@ -451,7 +451,7 @@ def use(name: str, assignments: tuple[str, ...]) -> None:
             )
         text_only = _is_text(cls.Settings.model_fields[key.strip()].annotation)
         # a text field keeps the text as typed ("off" stays "off", "0123" stays "0123")
-        config[key.strip()] = raw if text_only or not raw.strip() else yaml.safe_load(raw)
+        config[key.strip()] = raw if text_only or not raw.strip() else safe_yaml_load(raw)
     _validate_and_save(home, cls, name, config, {})
 
 

@@ -29,14 +29,32 @@ def _default_python() -> str:
 
 
 def _parse_sets(assignments: tuple[str, ...]) -> dict[str, Any]:
+    import unicodedata
+
     import yaml
+
+    from hermes_core.settings.files import LINE_SEPARATORS
+    from hermes_core.yamlsafe import safe_yaml_load
 
     out: dict[str, Any] = {}
     for item in assignments:
         key, sep, raw = item.partition("=")
         if not sep or not key.strip():
             raise click.BadParameter(f"expected KEY=VALUE, got {item!r}", param_hint="--set")
-        out[key.strip()] = yaml.safe_load(raw) if raw.strip() else ""
+        if any(ch in LINE_SEPARATORS or unicodedata.category(ch) == "Cc" for ch in item):
+            raise click.BadParameter(
+                f"{key.strip()[:40]!r}: a setting is given on one line, without control "
+                "characters; nothing was written",
+                param_hint="--set",
+            )
+        try:
+            out[key.strip()] = safe_yaml_load(raw) if raw.strip() else ""
+        except (ValueError, RecursionError, yaml.YAMLError) as exc:
+            raise click.BadParameter(
+                f"{key.strip()}: not a value ({str(exc)[:200]}); quote text, e.g. "
+                f"--set '{key.strip()}=\"some text\"'",
+                param_hint="--set",
+            ) from exc
     return out
 
 

@@ -25,6 +25,7 @@ from rich.markup import escape
 
 from hermes_core.cli.output import Table, console, print_json
 from hermes_core.errors import HermesError
+from hermes_core.fsutil import read_regular_bytes, read_regular_text
 from hermes_core.layers.memory.store import FILENAMES, char_count, memories_dir, percent
 from hermes_core.scope import scope_dir, user_option
 from hermes_core.settings.base import load_settings, resolve_home
@@ -180,7 +181,7 @@ def _run_editor(path: Path) -> None:
 def _seed(path: Path) -> str:
     """The text of a ``--from`` file (a recovery file of an earlier refused edit)."""
     try:
-        return path.read_bytes().decode("utf-8-sig")
+        return read_regular_text(path, max_bytes=16 << 20, what="recovery file")
     except OSError as exc:
         raise click.ClickException(
             f"could not read {path}: {exc.strerror or exc} — give the path of a recovery file"
@@ -236,7 +237,7 @@ def edit(target: str, seed: Path | None = None, user_id: str | None = None) -> N
         copy.write_text(start_text, encoding="utf-8")
         copy.chmod(0o600)
         _run_editor(copy)
-        edited = copy.read_bytes()
+        edited = read_regular_bytes(copy, max_bytes=16 << 20, what="edited copy")
     try:
         result = save_edit(base, edited)
     except EditRefused as exc:

@@ -311,9 +311,9 @@ def _ask_text(info: FieldInfo, question_text: str, current: Any, say: Say) -> An
         if raw == "" and _unwrap_optional(info.annotation)[1]:
             return None
         if isinstance(current, list | dict) or _is_container(info):
-            import yaml
+            from hermes_core.yamlsafe import safe_yaml_load
 
-            value = yaml.safe_load(raw) if raw.strip() else []
+            value = safe_yaml_load(raw) if raw.strip() else []
         try:
             return _adapter(info).validate_python(value)
         except ValidationError as exc:

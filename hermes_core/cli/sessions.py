@@ -132,6 +132,10 @@ def _resolve(db: Any, ref: str, user_id: str | None) -> str:
     return str(sid)
 
 
+MAX_AGE_S = 200 * 365 * 86400
+"""The largest ``--older-than`` age (200 years): anything older predates every archive."""
+
+
 def parse_age(text: str) -> float:
     """Seconds in ``90d`` / ``12h`` / ``2w`` / ``6m`` / ``1y``. Raises ClickException."""
     match = _AGE.match(text)
@@ -139,7 +143,13 @@ def parse_age(text: str) -> float:
         raise click.ClickException(
             f"cannot read age '{text}' — use a number and a unit, e.g. 90d, 12h, 2w, 6m, 1y"
         )
-    return int(match.group(1)) * _AGE_SECONDS[match.group(2).lower()]
+    digits = match.group(1)
+    seconds = int(digits) * _AGE_SECONDS[match.group(2).lower()] if len(digits) <= 12 else None
+    if seconds is None or seconds > MAX_AGE_S:
+        raise click.ClickException(
+            f"age '{text[:40]}' is more than 200 years — use a smaller number, e.g. 10y"
+        )
+    return seconds
 
 
 @click.group(name="sessions")

@@ -15,6 +15,7 @@ from rich.markup import escape
 
 from hermes_core.cli.output import Table, console, mark, print_json
 from hermes_core.errors import HermesError
+from hermes_core.fsutil import read_regular_text
 from hermes_core.layers.skills.browse import browse
 from hermes_core.layers.skills.envkeys import describe, present_env_names, store_env_values
 from hermes_core.layers.skills.find import SkillStatsStore
@@ -134,7 +135,10 @@ def show_cmd(name: str) -> None:
         + escape(f"({skill.category}, {skill.root.label}) — {skill.directory}")
     )
     out.print(f"status: {_status(service, skill)}", markup=False)
-    out.print(skill.skill_md.read_text(encoding="utf-8"), markup=False)
+    out.print(
+        read_regular_text(skill.skill_md, max_bytes=4 << 20, what="SKILL.md"),
+        markup=False,
+    )
     for sub, files in linked_files(skill.directory).items():
         out.print(f"{sub}/: " + ", ".join(files), markup=False)
 

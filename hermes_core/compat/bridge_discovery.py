@@ -25,7 +25,9 @@ from typing import Any
 
 import yaml
 
+from hermes_core.fsutil import read_regular_text
 from hermes_core.providers.discovery import InstalledProvider
+from hermes_core.yamlsafe import read_yaml_file
 
 log = logging.getLogger(__name__)
 
@@ -40,6 +42,8 @@ ORIGIN_MEMORY_EP = "hermes-agent entry point (hermes_agent.memory_providers)"
 ORIGIN_PLUGIN_EP = "hermes-agent entry point (hermes_agent.plugins)"
 
 _SCAN_CHARS = 8192
+MANIFEST_MAX_BYTES = 256 * 1024
+"""A ``plugin.yaml`` larger than this is skipped unread (real ones are a few lines)."""
 _MARKERS = ("register_memory_provider", "MemoryProvider")
 
 
@@ -61,8 +65,11 @@ def read_manifest(directory: Path) -> dict[str, Any]:
     """``plugin.yaml`` as a dict (``{}`` when missing or unreadable)."""
     path = directory / "plugin.yaml"
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8-sig"))
-    except (OSError, yaml.YAMLError):
+        data = read_yaml_file(path, max_bytes=MANIFEST_MAX_BYTES, what="plugin manifest")
+    except FileNotFoundError:
+        return {}
+    except (OSError, UnicodeDecodeError, yaml.YAMLError, ValueError, RecursionError) as exc:
+        log.warning("%s skipped: %s", path, exc)
         return {}
     return data if isinstance(data, dict) else {}
 
@@ -76,8 +83,13 @@ def _plugin_dirs(root: Path) -> list[InstalledProvider]:
             continue
         init = child / "__init__.py"
         try:
-            source = init.read_text(encoding="utf-8", errors="replace")
-        except OSError:
+            source = read_regular_text(
+                init, max_bytes=_SCAN_CHARS * 4, what="plugin module", errors="replace", head=True
+            )
+        except FileNotFoundError:
+            continue
+        except OSError as exc:
+            log.warning("%s skipped: %s", init, exc)
             continue
         if not looks_like_memory_provider(source):
             continue
@@ -109,7 +121,13 @@ def _module_source(dist: Distribution | None, module: str) -> str | None:
     for file in dist.files or ():
         if str(file).replace("\\", "/") in wanted:
             try:
-                return Path(str(file.locate())).read_text(encoding="utf-8", errors="replace")
+                return read_regular_text(
+                    Path(str(file.locate())),
+                    max_bytes=_SCAN_CHARS * 4,
+                    what="plugin module",
+                    errors="replace",
+                    head=True,
+                )
             except OSError:
                 return None
     return None

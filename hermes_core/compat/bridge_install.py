@@ -20,9 +20,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import re
 import shutil
 import subprocess
 import tempfile
+import unicodedata
 from dataclasses import dataclass, field
 from email.parser import Parser
 from pathlib import Path
@@ -33,14 +36,15 @@ import yaml
 from hermes_core.compat.bridge_discovery import EXPORT_MARKER
 from hermes_core.compat.bridge_outbound import CORE_HOME_DIR
 from hermes_core.errors import HermesError
-from hermes_core.fsutil import atomic_write_text
+from hermes_core.fsutil import atomic_write_text, read_regular_bytes, read_regular_text
 from hermes_core.providers.sources import (
     CORE_DISTRIBUTION,
     PROVIDER_PREFIX,
     checkout_root,
     provider_dir,
 )
-from hermes_core.settings.files import set_config_value
+from hermes_core.settings.base import read_config_file
+from hermes_core.settings.files import LINE_SEPARATORS, set_config_value
 
 PLUGIN_PREFIX = "hermes-core-"
 CORE_PACKAGE_NAMES = frozenset({CORE_DISTRIBUTION, "hermes-core"})
@@ -104,7 +108,7 @@ def scripts_dir(python: str) -> Path:
 def fingerprint(path: Path) -> str | None:
     """sha256 of a file, ``None`` when absent."""
     try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
+        return hashlib.sha256(read_regular_bytes(path, max_bytes=256 << 20)).hexdigest()
     except OSError:
         return None
 
@@ -115,7 +119,7 @@ def vendored_requirements(vendor: Path) -> tuple[list[str], list[str]]:
     names: list[str] = []
     reqs: list[str] = []
     for meta in sorted(vendor.glob("*.dist-info/METADATA")):
-        msg = Parser().parsestr(meta.read_text(encoding="utf-8"))
+        msg = Parser().parsestr(read_regular_text(meta, max_bytes=4 << 20, what="METADATA"))
         names.append(str(msg["Name"]))
         for req in msg.get_all("Requires-Dist") or []:
             if "extra ==" in req.replace('"', "'").replace("extra=='", "extra == '"):
@@ -135,7 +139,7 @@ def vendored_requirements(vendor: Path) -> tuple[list[str], list[str]]:
 def _vendored_version(vendor: Path, distribution: str) -> str:
     """The version of ``distribution`` as installed in ``vendor`` (``"0"`` if absent)."""
     for meta in vendor.glob("*.dist-info/METADATA"):
-        msg = Parser().parsestr(meta.read_text(encoding="utf-8"))
+        msg = Parser().parsestr(read_regular_text(meta, max_bytes=4 << 20, what="METADATA"))
         if _canonical(str(msg["Name"])) == _canonical(distribution):
             return str(msg["Version"])
     return "0"
@@ -169,6 +173,70 @@ def register(ctx):
 '''
 
 
+_PLUGIN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
+_SETTING_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
+
+
+def check_export_settings(settings: dict[str, Any]) -> None:
+    """Raise ExportError naming the fix for a ``--set`` key that is not an identifier or a
+    value holding a line break or another control character (a setting is one line), before
+    the export writes anything."""
+    for key, value in settings.items():
+        if not isinstance(key, str) or not _SETTING_KEY.fullmatch(key):
+            raise ExportError(
+                f"--set {str(key)[:40]!r}: a setting name is letters, digits and '_' "
+                "(e.g. --set top_k=8)"
+            )
+        stack: list[Any] = [value]
+        while stack:
+            item = stack.pop()
+            if isinstance(item, dict):
+                stack.extend(item.keys())
+                stack.extend(item.values())
+            elif isinstance(item, list):
+                stack.extend(item)
+            elif isinstance(item, str) and any(
+                ch in LINE_SEPARATORS or unicodedata.category(ch) == "Cc" for ch in item
+            ):
+                raise ExportError(
+                    f"--set {key}: the value holds a line break or control character; give "
+                    f"it on one line (e.g. --set {key}=value); nothing was written"
+                )
+            elif item is not None and not isinstance(item, str | int | float | bool | dict | list):
+                raise ExportError(f"--set {key}: unsupported value type {type(item).__name__}")
+
+
+def check_export_paths(hermes_home: Path, plugins: Path, target: Path) -> None:
+    """Raise ExportError naming the fix when the home, its ``plugins`` directory, the
+    target plugin directory or ``hermes-core/`` is a symlink or not a directory."""
+    for path in (hermes_home, plugins, target, hermes_home / CORE_HOME_DIR):
+        if path.is_symlink():
+            raise ExportError(
+                f"{path} is a symlink; the export never writes through one. Remove it "
+                f"(rm {path}) or pass --hermes-home with the real directory; nothing was written"
+            )
+        if path.exists() and not path.is_dir():
+            raise ExportError(
+                f"{path} exists and is not a directory; move it aside (mv {path} {path}.bad) "
+                "and retry; nothing was written"
+            )
+
+
+def _swap_in(staging: Path, target: Path) -> None:
+    """Replace ``target`` by ``staging`` so that a failure leaves the old directory."""
+    if not target.exists():
+        staging.rename(target)
+        return
+    old = target.with_name(f".{target.name}.old-{os.getpid()}")
+    target.rename(old)
+    try:
+        staging.rename(target)
+    except OSError:
+        old.rename(target)
+        raise
+    shutil.rmtree(old, ignore_errors=True)
+
+
 def export_provider(
     name: str,
     *,
@@ -189,10 +257,16 @@ def export_provider(
     be installed in that environment)."""
     no_net = ["--no-index", "--no-build-isolation"] if offline else []
     plugin = plugin_name or f"{PLUGIN_PREFIX}{name}"
-    if not plugin or "/" in plugin or plugin.startswith((".", "_")):
-        raise ExportError(f"invalid plugin name {plugin!r}: use letters, digits and '-'")
+    if not _PLUGIN_NAME.fullmatch(plugin):
+        raise ExportError(
+            f"invalid plugin name {plugin[:80]!r}: use 1-64 letters, digits, '-' or '_', "
+            "starting with a letter or digit (e.g. --plugin-name hermes-core-chroma)"
+        )
+    check_export_settings(settings or {})  # every check runs before anything is written
     plugins = hermes_home / "plugins"
     target = plugins / plugin
+    check_export_paths(hermes_home, plugins, target)
+    read_config_file(hermes_home / CORE_HOME_DIR)  # a broken config.yaml is named now
     report = ExportReport(name, plugin, target, python)
     bin_dir = scripts_dir(python)
     script = bin_dir / "hermes"
@@ -238,9 +312,12 @@ def export_provider(
         }
         atomic_write_text(staging / "plugin.yaml", yaml.safe_dump(manifest, sort_keys=False))
         atomic_write_text(staging / "__init__.py", plugin_init(name, plugin))
-        if target.exists():
-            shutil.rmtree(target)
-        staging.rename(target)
+        _swap_in(staging, target)
+    except OSError as exc:
+        raise ExportError(
+            f"could not write {target}: {exc.strerror or exc} — check that {plugins} is a "
+            "writable directory (not a symlink) and retry; nothing was changed"
+        ) from exc
     finally:
         if staging.exists():
             shutil.rmtree(staging, ignore_errors=True)
@@ -264,6 +341,8 @@ __all__ = [
     "PLUGIN_PREFIX",
     "ExportError",
     "ExportReport",
+    "check_export_paths",
+    "check_export_settings",
     "export_provider",
     "plugin_init",
     "vendored_requirements",

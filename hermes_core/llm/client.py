@@ -222,8 +222,15 @@ class LLMClient:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    @property
+    def display_url(self) -> str:
+        """``base_url`` as it may be shown or logged: any password in it masked."""
+        from hermes_core.security.redaction import redact_text
+
+        return redact_text(self.base_url)
+
     def __repr__(self) -> str:
-        return f"LLMClient(base_url={self.base_url!r}, model={self.model!r})"
+        return f"LLMClient(base_url={self.display_url!r}, model={self.model!r})"
 
     # ----------------------------------------------------------------- public calls
 

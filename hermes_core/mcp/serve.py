@@ -37,6 +37,11 @@ log = logging.getLogger(__name__)
 
 MCP_PATH = "/mcp"
 REAP_EVERY = 60.0
+VERIFY_TIMEOUT = 5.0
+"""Seconds a bearer-token check may take before the request is refused (the check reads
+the token file in a worker thread; the event loop never waits on a file)."""
+SHUTDOWN_GRACE = 1
+"""Seconds open streams get to finish after SIGINT/SIGTERM before the server stops."""
 
 
 class StoreVerifier:
@@ -47,9 +52,18 @@ class StoreVerifier:
         self.store = store
 
     async def verify_token(self, token: str) -> AccessToken | None:
-        record = await anyio.to_thread.run_sync(self.store.verify, token)
-        if record is None:
-            return None
+        # off the event loop, and never waited on for long: a request whose check does not
+        # finish in VERIFY_TIMEOUT seconds is refused, every other request is still served
+        with anyio.move_on_after(VERIFY_TIMEOUT):
+            record = await anyio.to_thread.run_sync(
+                self.store.verify, token, abandon_on_cancel=True
+            )
+            if record is not None:
+                return self._access(token, record)
+        return None
+
+    @staticmethod
+    def _access(token: str, record: Any) -> AccessToken:
         return AccessToken(
             token=token,
             client_id=f"hermes-token-{record.id}",
@@ -203,7 +217,13 @@ async def run_http(
     sock = bind_socket(bind, port)
     actual = sock.getsockname()[1]
     shown = f"[{bind}]" if ":" in bind else bind
-    config = uvicorn.Config(app, log_level="warning", lifespan="on", access_log=False)
+    config = uvicorn.Config(
+        app,
+        log_level="warning",
+        lifespan="on",
+        access_log=False,
+        timeout_graceful_shutdown=SHUTDOWN_GRACE,
+    )
     server = uvicorn.Server(config)
 
     async def reaper() -> None:

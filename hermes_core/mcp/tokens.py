@@ -16,6 +16,7 @@ import builtins
 import hashlib
 import hmac
 import json
+import logging
 import re
 import secrets
 import threading
@@ -26,12 +27,16 @@ from pathlib import Path
 from typing import Any
 
 from hermes_core.errors import ConfigError
-from hermes_core.fsutil import atomic_write_text, file_lock
+from hermes_core.fsutil import UnsafeFileError, atomic_write_text, file_lock, read_regular_text
 
 TOKENS_FILE = "mcp_tokens.json"
 PREFIX = "hmcp_"
 _TOKEN = re.compile(r"^hmcp_([0-9a-f]{12})_([A-Za-z0-9_-]{20,200})$")
 MAX_TOKEN_CHARS = 300
+MAX_TOKEN_FILE_BYTES = 4 * 1024 * 1024
+"""A token file larger than this is refused unread (thousands of tokens are ~1 MB)."""
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,7 +94,18 @@ class TokenStore:
         if stamp == self._stamp:
             return self._records
         try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
+            text = read_regular_text(
+                self.path, max_bytes=MAX_TOKEN_FILE_BYTES, what="MCP token file"
+            )
+        except UnsafeFileError as exc:
+            if self._stamp is not None:  # a FIFO/huge file swapped in: keep the last good set
+                log.warning("%s; still using the tokens read before", exc.strerror)
+                return self._records
+            raise ConfigError(
+                f"{exc.strerror}; then issue tokens with `hermes mcp token add --user <id>`"
+            ) from exc
+        try:
+            data = json.loads(text)
             rows = data["tokens"] if isinstance(data, dict) else None
             if not isinstance(rows, list):
                 raise ValueError("no 'tokens' list")

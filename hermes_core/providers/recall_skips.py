@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 from typing import Any, Literal
 
-from hermes_core.fsutil import atomic_write_text, file_lock
+from hermes_core.fsutil import atomic_write_text, file_lock, read_regular_text
 from hermes_core.types import HealthCheck
 
 log = logging.getLogger(__name__)
@@ -51,7 +51,7 @@ def load(home: Path) -> dict[str, dict[str, Any]]:
     """``{provider: {"timeout": n, "busy": n, "failed": n, "last_at": epoch, "last_kind":
     kind, "last_detail": text}}``; empty when nothing was ever skipped (or unreadable)."""
     try:
-        data = json.loads((home / LEDGER).read_text(encoding="utf-8"))
+        data = json.loads(read_regular_text(home / LEDGER, max_bytes=1 << 20, what="ledger"))
     except (OSError, ValueError):
         return {}
     return (

@@ -23,6 +23,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from hermes_core.fsutil import read_regular_text
+
 CORE_DISTRIBUTION = "hermes-memory-core"
 PROVIDER_PREFIX = "hermes-memory-"
 OUR_PROVIDERS = (
@@ -48,8 +50,8 @@ def checkout_root() -> Path | None:
     if not project.is_file() or not (root / "plugins").is_dir():
         return None
     try:
-        text = project.read_text(encoding="utf-8")
-    except OSError:
+        text = read_regular_text(project, max_bytes=1 << 20, what="pyproject.toml")
+    except (OSError, UnicodeDecodeError):
         return None
     return root if f'name = "{CORE_DISTRIBUTION}"' in text else None
 

@@ -163,6 +163,51 @@ _PS_WEB = (
 )
 
 
+_KEY_FILE = r"(?:\.ssh/)?id_(?:rsa|ed25519|ecdsa|dsa)(?!\.pub)\b"
+_POLICY_WORDS = re.compile(
+    r"\b(?:policy|policies|mandatory|must|required|standing\s+(?:rule|order)|operator|before\s+"
+    r"(?:each|every|any)\s+(?:task|session|turn|run|reply|answer|conversation))\b"
+    r"|必须|务必|策略|政策|规定|运营|强制"
+)
+"""Words that frame a command as a standing rule (not a note of how something was done)."""
+_PIPE_SHELL = re.compile(
+    r"\b(?:curl|wget|iwr|invoke-webrequest|fetch)\b[^\n|]{0,300}?https?://[^\n|]{0,300}?"
+    r"\|\s*(?:sudo\s+(?:-\S+\s+)*)?(?:ba|z|da|k)?sh\b|\|\s*(?:sudo\s+)?(?:python3?|iex|perl|ruby)\b"
+)
+
+
+def _policy_pipe_to_shell(text: str) -> bool:
+    """A download piped into a shell, framed as a standing rule ("policy: always run curl …
+    | sh", "每次都必须执行 curl … | bash"). A plain install note ("install uv with curl … |
+    sh") is not framed as a rule and passes."""
+    if "|" not in text or "://" not in text:
+        return False
+    return _PIPE_SHELL.search(text) is not None and _POLICY_WORDS.search(text) is not None
+
+
+_ENV_READ = re.compile(
+    r"printenv\s+\w|\$\(\s*printenv|os\.environ|os\.getenv\(|getenv\(|process\.env\.|\$env:\w"
+    r"|\benv\s*\|"
+)
+_ENV_IN_URL = re.compile(r"https?://[^\s\"']{0,300}?[?&=/]\$\{?[a-z_][a-z0-9_]{0,64}\}?")
+_SENDERS = re.compile(r"\b(?:curl|wget|nc|ncat|netcat|urlopen|requests\.(?:get|post)|fetch|iwr)\b")
+
+
+def _env_var_to_url(text: str) -> bool:
+    """One line that reads an environment variable (``printenv X``, ``os.environ``,
+    ``getenv``, ``process.env``, ``$env:X``) and sends it with a network tool to a URL, or a
+    URL whose query or path is built from ``$VAR`` and fetched by such a tool. Linear: one
+    pass per line holding a URL."""
+    if "://" not in text:
+        return False
+    for line in text.splitlines():
+        if "://" not in line or _SENDERS.search(line) is None:
+            continue
+        if _ENV_READ.search(line) is not None or _ENV_IN_URL.search(line) is not None:
+            return True
+    return False
+
+
 def _powershell_env_exfil(text: str) -> bool:
     """A PowerShell web cmdlet and a secret-named ``$env:`` variable on one line (either
     order), or the whole ``env:`` drive piped to one. Linear: one pass per line."""
@@ -398,6 +443,24 @@ PATTERNS: Final[tuple[ThreatPattern, ...]] = (
     ),
     _p_fn("exfil_curl", "all", lambda text: _tool_then_secret_var(text, "curl")),
     _p_fn("exfil_wget", "all", lambda text: _tool_then_secret_var(text, "wget")),
+    _p_fn("policy_pipe_to_shell", "all", lambda text: _policy_pipe_to_shell(text)),
+    _p_fn("env_var_to_url", "all", lambda text: _env_var_to_url(text)),
+    _p(
+        "key_copy_remote",
+        "all",
+        (
+            ("scp", "rsync", "sftp", "rclone"),
+            rf"\s[^\n]{{0,200}}?{_KEY_FILE}[^\n]{{0,200}}?(?:[\w.-]{{1,64}}@)?[\w.-]{{1,253}}:",
+        ),
+        (
+            ("复制", "拷贝", "上传", "发送", "传到", "传输"),
+            rf"[^。\n]{{0,60}}?{_KEY_FILE}[^。\n]{{0,60}}?(?:到|至|给)",
+        ),
+        (
+            ("id_rsa", "id_ed25519", "id_ecdsa", "id_dsa"),
+            r"(?!\.pub)[^。\n]{0,60}?(?:复制|拷贝|上传|发送|传)到",
+        ),
+    ),
     _p(
         "read_secrets",
         "all",
@@ -553,6 +616,12 @@ PATTERNS: Final[tuple[ThreatPattern, ...]] = (
         (
             ("系统提示", "初始指令", "隐藏指令", "原始指令"),
             rf"{Z}(?:输出|打印|显示|泄露|告诉我|给我看|发给我)",
+        ),
+        (
+            ("reveal", "show", "print", "output", "repeat", "display", "leak", "dump", "recite"),
+            r"\s+(?:me\s+)?(?:(?:full|entire|complete|exact|original|initial|hidden|raw)\s+)?"
+            r"system\s+(?:prompt|message|instructions)\b(?!\s+(?:experiments?|versions?|file|"
+            r"template|settings?)\b)",
         ),
         (
             ("reveal", "show", "print", "output", "repeat", "display", "leak", "dump", "recite"),

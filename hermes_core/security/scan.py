@@ -30,6 +30,8 @@ Contract:
 
 from __future__ import annotations
 
+import base64
+import binascii
 import functools
 import re
 import unicodedata
@@ -224,8 +226,42 @@ def find_threats(text: str, scope: Scope = "strict") -> list[str]:
         for pattern_id, pattern_scope, rx in _SQUASHED:
             if SCOPE_RANK[pattern_scope] <= rank and _squashed(rx).search(variant):
                 hits.add(pattern_id)
+    if not hits:  # instructions hidden in base64 or written backwards
+        for reading in hidden_readings(text):
+            hits.update(p.id for p in patterns if p.search(reading))
     ids.extend(p.id for p in patterns if p.id in hits)
     return ids
+
+
+_B64_RUN = re.compile(r"[A-Za-z0-9+/_-]{16,8192}={0,2}")
+MAX_DECODED_RUNS = 16
+"""Base64 candidates decoded per text (the longest-first order is not needed: the first ones)."""
+_B64_ALT = str.maketrans("-_", "+/")
+
+
+def hidden_readings(text: str) -> list[str]:
+    """Other readings of ``text`` an instruction may hide in, normalised for matching: each
+    plausible base64 run (16+ characters, at most :data:`MAX_DECODED_RUNS` of them) that
+    decodes to printable UTF-8 text with letters — images, hashes and binary decode to
+    bytes that are not text and are skipped — and the whole text reversed."""
+    readings: list[str] = []
+    found = 0
+    for match in _B64_RUN.finditer(text):
+        if found >= MAX_DECODED_RUNS:
+            break
+        run = match.group(0).translate(_B64_ALT).rstrip("=")
+        if len(run) % 4 == 1:
+            continue
+        found += 1
+        try:
+            decoded = base64.b64decode(run + "=" * (-len(run) % 4), validate=True).decode("utf-8")
+        except (binascii.Error, ValueError):
+            continue
+        printable = sum(ch.isprintable() or ch in "\n\t" for ch in decoded)
+        if printable >= 0.95 * len(decoded) and sum(ch.isalpha() for ch in decoded) >= 8:
+            readings.append(normalize(decoded))
+    readings.append(normalize(text[::-1]))
+    return readings
 
 
 def memory_block_message(pattern_id: str) -> str:
@@ -274,6 +310,7 @@ __all__ = [
     "ThreatPattern",
     "context_block_message",
     "find_threats",
+    "hidden_readings",
     "invisible_ids",
     "memory_block_message",
     "normalize",

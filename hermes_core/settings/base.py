@@ -22,12 +22,14 @@ from pydantic import ValidationError
 from pydantic_settings import (
     BaseSettings,
     DotEnvSettingsSource,
+    InitSettingsSource,
     PydanticBaseSettingsSource,
     SettingsConfigDict,
-    YamlConfigSettingsSource,
 )
 
 from hermes_core.errors import ConfigError, clip
+from hermes_core.fsutil import UnsafeFileError, read_regular_bytes, read_regular_text
+from hermes_core.yamlsafe import MAX_YAML_NODES, safe_yaml_load
 
 if TYPE_CHECKING:
     from hermes_core.settings.models import HermesSettings
@@ -50,63 +52,6 @@ def resolve_home(home: Path | str | None = None) -> Path:
 
 MAX_CONFIG_BYTES = 1_048_576
 """A config.yaml larger than this is refused (it is hand-written settings, not data)."""
-MAX_YAML_NODES = 100_000
-"""Nodes a YAML document may expand to, aliases counted at every use (alias bombs)."""
-
-
-def _expanded_size(root: yaml.Node, limit: int) -> int:
-    """How many nodes ``root`` stands for once every alias is expanded; stops (returning a
-    number over ``limit``) as soon as the count passes it. Shared nodes are sized once, so
-    the work is linear in the number of distinct nodes. A node that contains itself counts
-    as over the limit."""
-    sizes: dict[int, int] = {}
-    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
-    active: set[int] = set()
-    while stack:
-        node, children_done = stack.pop()
-        key = id(node)
-        if key in sizes and not children_done:
-            continue
-        children: list[yaml.Node] = []
-        if isinstance(node, yaml.SequenceNode):
-            children = list(node.value)
-        elif isinstance(node, yaml.MappingNode):
-            children = [part for pair in node.value for part in pair]
-        if children_done:
-            active.discard(key)
-            sizes[key] = 1 + sum(sizes[id(child)] for child in children)
-            if sizes[key] > limit:
-                return sizes[key]
-            continue
-        if key in active:
-            return limit + 1  # recursive alias
-        active.add(key)
-        stack.append((node, True))
-        for child in children:
-            if id(child) in active:
-                return limit + 1
-            if id(child) not in sizes:
-                stack.append((child, False))
-    return sizes.get(id(root), 0)
-
-
-def safe_yaml_load(text: str, *, max_nodes: int = MAX_YAML_NODES) -> Any:
-    """``yaml.safe_load`` that refuses alias bombs and recursive aliases (ValueError) before
-    constructing anything: the composed node graph is sized with every alias expanded."""
-    loader = yaml.SafeLoader(text)
-    try:
-        node = loader.get_single_node()
-        if node is None:
-            return None
-        size = _expanded_size(node, max_nodes)
-        if size > max_nodes:
-            raise ValueError(
-                f"the document expands to more than {max_nodes:,} values through YAML aliases "
-                "(&anchor / *alias); remove the aliases or write the values out"
-            )
-        return loader.construct_document(node)
-    finally:
-        loader.dispose()
 
 
 def read_config_file(home: Path) -> dict[str, Any]:
@@ -117,15 +62,11 @@ def read_config_file(home: Path) -> dict[str, Any]:
     if not path.exists():
         return {}
     try:
-        if not path.is_file():
-            raise ConfigError(f"{path} is not a regular file. Replace it with a YAML file.")
-        size = path.stat().st_size
-        if size > MAX_CONFIG_BYTES:
-            raise ConfigError(
-                f"{path} is {size:,} bytes, larger than {MAX_CONFIG_BYTES:,}: it is not a "
-                "settings file. Fix or remove it."
-            )
-        data = safe_yaml_load(path.read_text(encoding="utf-8-sig"))
+        text = read_regular_text(path, max_bytes=MAX_CONFIG_BYTES, what="config file")
+    except UnsafeFileError as exc:
+        raise ConfigError(f"{exc.strerror}. Fix or remove the file.") from exc
+    try:
+        data = safe_yaml_load(text)
     except (OSError, UnicodeDecodeError, yaml.YAMLError, ValueError, RecursionError) as exc:
         detail = clip(str(exc) or type(exc).__name__)
         raise ConfigError(f"{path} could not be parsed: {detail}. Fix or remove the file.") from exc
@@ -136,6 +77,22 @@ def read_config_file(home: Path) -> dict[str, Any]:
             f"{path} must contain a mapping at the top level, not {type(data).__name__}."
         )
     return data
+
+
+MAX_ENV_BYTES = 1_048_576
+"""A ``.env`` larger than this is refused (it holds a few keys, not data)."""
+
+
+def check_env_file(home: Path) -> None:
+    """Raise ConfigError naming ``<home>/.env`` when it exists but is not a regular file of
+    at most :data:`MAX_ENV_BYTES` (a FIFO there would hang every command)."""
+    path = home / ENV_FILE
+    if not path.exists():
+        return
+    try:
+        read_regular_bytes(path, max_bytes=MAX_ENV_BYTES, what="secrets file")
+    except UnsafeFileError as exc:
+        raise ConfigError(f"{exc.strerror}. Fix or remove the file.") from exc
 
 
 class HermesBaseSettings(BaseSettings):
@@ -158,12 +115,15 @@ class HermesBaseSettings(BaseSettings):
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
         home = _LOADING_HOME.get() or resolve_home()
-        read_config_file(home)  # fail with a clear ConfigError before pydantic sees it
+        # config.yaml is read once, checked (regular file, size cap, no alias bomb) and
+        # handed to pydantic as data; .env is checked the same way before dotenv opens it
+        config = read_config_file(home)
+        check_env_file(home)
         return (
             init_settings,
             env_settings,
             DotEnvSettingsSource(settings_cls, env_file=home / ENV_FILE),
-            YamlConfigSettingsSource(settings_cls, yaml_file=home / CONFIG_FILE),
+            InitSettingsSource(settings_cls, init_kwargs=config),
         )
 
 
@@ -191,7 +151,9 @@ def build_settings(cls: type[S], home: Path | str | None = None, **init: Any) ->
     resolved = resolve_home(home)
     token = _LOADING_HOME.set(resolved)
     try:
-        return cls(**init)
+        built = cls(**init)
+        remember_home_secrets(resolved, init)
+        return built
     except ValidationError as exc:
         detail = format_validation_error(exc)
         raise ConfigError(
@@ -200,6 +162,23 @@ def build_settings(cls: type[S], home: Path | str | None = None, **init: Any) ->
         ) from exc
     finally:
         _LOADING_HOME.reset(token)
+
+
+def remember_home_secrets(home: Path, extra: dict[str, Any] | None = None) -> None:
+    """Register the secret-bearing settings of ``home`` (config.yaml, ``.env``, the
+    environment, ``extra``) with the one output redaction
+    (:mod:`hermes_core.security.redaction`), so no command prints them."""
+    from hermes_core.security.redaction import remember_secrets, secret_values
+    from hermes_core.settings.files import read_env_file
+
+    found: list[str] = secret_values(dict(os.environ))
+    found += secret_values(extra or {})
+    try:
+        found += secret_values(read_config_file(home))
+        found += secret_values(read_env_file(home))
+    except (ConfigError, OSError, UnicodeDecodeError):
+        pass  # the settings load reports these itself
+    remember_secrets(found)
 
 
 def load_settings(home: Path | str | None = None, **init: Any) -> HermesSettings:
@@ -212,10 +191,14 @@ def load_settings(home: Path | str | None = None, **init: Any) -> HermesSettings
 __all__ = [
     "CONFIG_FILE",
     "ENV_FILE",
+    "MAX_YAML_NODES",
     "HermesBaseSettings",
     "build_settings",
+    "check_env_file",
     "format_validation_error",
     "load_settings",
     "read_config_file",
+    "remember_home_secrets",
     "resolve_home",
+    "safe_yaml_load",
 ]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping
 from pathlib import Path
@@ -10,8 +11,14 @@ from typing import Any
 import yaml
 
 from hermes_core.errors import ConfigError, clip
-from hermes_core.fsutil import atomic_write_text, file_lock
-from hermes_core.settings.base import CONFIG_FILE, ENV_FILE, read_config_file
+from hermes_core.fsutil import atomic_write_text, file_lock, read_regular_text
+from hermes_core.settings.base import (
+    CONFIG_FILE,
+    ENV_FILE,
+    MAX_ENV_BYTES,
+    check_env_file,
+    read_config_file,
+)
 
 _ENV_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 LINE_SEPARATORS = "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029\x00"
@@ -63,13 +70,35 @@ def _clean_env_value(value: str) -> str:
     return cleaned
 
 
+MAX_JSON_CONFIG_BYTES = 4 * 1024 * 1024
+"""A provider's JSON settings file larger than this is refused unread."""
+
+
+def read_json_config(path: Path) -> dict[str, Any]:
+    """A provider's JSON settings file (``honcho.json``, ``mem0.json``, …) as a dict, ``{}``
+    when absent. ConfigError naming the file (and the fix) when it is not a regular file,
+    is larger than :data:`MAX_JSON_CONFIG_BYTES`, is not JSON or not a JSON object."""
+    if not path.exists():
+        return {}
+    try:
+        data = json.loads(
+            read_regular_text(path, max_bytes=MAX_JSON_CONFIG_BYTES, what="settings file")
+        )
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"{path} is not valid JSON ({exc}) — fix or delete the file.") from exc
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path} must hold a JSON object — fix or delete the file.")
+    return data
+
+
 def read_env_file(home: Path) -> dict[str, str]:
     """Key/value pairs of ``$HERMES_HOME/.env`` (comments and blank lines skipped)."""
     path = home / ENV_FILE
     values: dict[str, str] = {}
     if not path.exists():
         return values
-    for raw in path.read_text(encoding="utf-8-sig").splitlines():
+    check_env_file(home)
+    for raw in read_regular_text(path, max_bytes=MAX_ENV_BYTES, what="secrets file").splitlines():
         line = raw.strip()
         if not line or line.startswith("#") or "=" not in line:
             continue
@@ -96,7 +125,12 @@ def write_env_values(home: Path, updates: Mapping[str, str]) -> list[str]:
             raise ConfigError(f"the value of {key} must be a string, not {type(value).__name__}.")
     path = home / ENV_FILE
     with file_lock(path):
-        lines = path.read_text(encoding="utf-8-sig").splitlines() if path.exists() else []
+        check_env_file(home)
+        lines = (
+            read_regular_text(path, max_bytes=MAX_ENV_BYTES, what="secrets file").splitlines()
+            if path.exists()
+            else []
+        )
         pending = dict(updates)
         out: list[str] = []
         for raw in lines:
@@ -132,6 +166,7 @@ def set_config_value(home: Path, dotted: str, value: Any) -> dict[str, Any]:
 __all__ = [
     "ENV_KEY_DENYLIST",
     "read_env_file",
+    "read_json_config",
     "set_config_value",
     "validate_env_key",
     "write_env_values",

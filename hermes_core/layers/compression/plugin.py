@@ -123,7 +123,7 @@ class CompressionLayer:
             else:
                 checks.append(
                     HealthCheck(
-                        "compression summariser", True, f"{client.model} at {client.base_url}"
+                        "compression summariser", True, f"{client.model} at {client.display_url}"
                     )
                 )
                 client.close()

@@ -285,7 +285,7 @@ def summarize(
         if body:
             return body
     raise LLMResponseError(
-        f"the summariser at {client.base_url} (model {client.model}) returned an empty summary",
+        f"the summariser at {client.display_url} (model {client.model}) returned an empty summary",
         base_url=client.base_url,
         model=client.model,
     )

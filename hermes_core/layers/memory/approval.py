@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from hermes_core.errors import HermesError
-from hermes_core.fsutil import atomic_write_text, file_lock
+from hermes_core.fsutil import atomic_write_text, file_lock, read_regular_text
 from hermes_core.scope import (
     ensure_scope_dir,
     known_user_ids,
@@ -187,7 +187,7 @@ class PendingStore:
             return None
         path = self.path(pending_id)
         try:
-            record = parse_record(path.read_text(encoding="utf-8"))
+            record = parse_record(read_regular_text(path, max_bytes=1 << 20, what="pending write"))
         except FileNotFoundError:
             return None
         except (OSError, ValueError, KeyError, TypeError) as exc:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from hermes_core.scope import normalize_user_id, scope_dir
+from hermes_core.scope import check_user_id, scope_dir
 from hermes_core.settings.models import MemorySettings
 from hermes_core.types import MemoryTarget
 
@@ -28,7 +28,7 @@ class MemoryScope:
     @classmethod
     def of(cls, settings: MemorySettings, user_id: object = None) -> MemoryScope:
         """The scope of ``user_id`` under ``settings`` (``None``/``""``: no user)."""
-        return cls(normalize_user_id(user_id), bool(settings.shared_agent_memory))
+        return cls(check_user_id(user_id), bool(settings.shared_agent_memory))
 
     def owner(self, target: MemoryTarget) -> str | None:
         """Whose file ``target`` is: ``None`` (the no-user file) for a shared MEMORY.md or

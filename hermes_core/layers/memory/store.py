@@ -26,11 +26,8 @@ of the file, so parsing, limits, duplicates and the drift guard are the same cod
 
 from __future__ import annotations
 
-import errno
 import hashlib
 import logging
-import os
-import stat
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable
@@ -44,6 +41,7 @@ from hermes_core.fsutil import (
     atomic_write_text,
     ensure_private_dir,
     file_lock,
+    read_regular_bytes,
 )
 from hermes_core.scope import ensure_scope_dir, normalize_user_id, scope_dir, user_option
 from hermes_core.types import MemoryTarget
@@ -150,6 +148,10 @@ def usage_long(current: int, limit: int) -> str:
     return f"{percent(current, limit)}% — {current:,}/{limit:,} chars"
 
 
+MEMORY_FILE_MAX_BYTES = 64 * 1024 * 1024
+"""A memory file larger than this is refused unread (budgets keep real ones to kilobytes)."""
+
+
 @dataclass(frozen=True)
 class DiskState:
     """One read of a memory file.
@@ -169,19 +171,10 @@ class DiskState:
 
 
 def read_regular_file(path: Path) -> bytes:
-    """The bytes of ``path``, which must be a regular file: a FIFO, device, socket or
-    directory raises OSError at once instead of blocking. The type is checked with ``fstat``
-    on a descriptor opened non-blocking (opening a FIFO that way never waits for a writer)."""
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
-    fd = os.open(path, flags)
-    try:
-        mode = os.fstat(fd).st_mode
-    finally:
-        os.close(fd)
-    if not stat.S_ISREG(mode):
-        kind = "a FIFO" if stat.S_ISFIFO(mode) else "not a regular file"
-        raise OSError(errno.EINVAL, f"{path} is {kind}; memory files must be regular files")
-    return path.read_bytes()
+    """The bytes of ``path``, which must be a regular file of at most
+    :data:`MEMORY_FILE_MAX_BYTES`: a FIFO, device, socket or directory raises OSError at once
+    instead of blocking (:func:`hermes_core.fsutil.read_regular_bytes`)."""
+    return read_regular_bytes(path, max_bytes=MEMORY_FILE_MAX_BYTES, what="memory file")
 
 
 def state_of_bytes(data: bytes | None) -> DiskState:

@@ -126,6 +126,12 @@ def schema(targets: tuple[MemoryTarget, ...]) -> dict[str, Any]:
     }
 
 
+MAX_BATCH_OPERATIONS = 200
+"""Most operations one ``memory`` call may carry (checked before anything is parsed)."""
+MAX_BATCH_CHARS = 200_000
+"""Most characters the operations of one call may carry in total."""
+
+
 @dataclass
 class FailureCounter:
     """Consolidation failures in the current turn of one session."""
@@ -279,6 +285,26 @@ class MemoryTool:
             }
         if not operations:
             return {"success": False, "error": "operations list is empty."}
+        if len(operations) > MAX_BATCH_OPERATIONS:  # refused by size before any work
+            return {
+                "success": False,
+                "error": f"operations has {len(operations):,} items; at most "
+                f"{MAX_BATCH_OPERATIONS} per call (memory holds a few dozen entries). Send the "
+                "changes that matter in smaller batches.",
+            }
+        sized = sum(
+            len(v)
+            for raw in operations
+            if isinstance(raw, dict)
+            for v in raw.values()
+            if isinstance(v, str)
+        )
+        if sized > MAX_BATCH_CHARS:
+            return {
+                "success": False,
+                "error": f"operations carry {sized:,} characters; at most {MAX_BATCH_CHARS:,} "
+                "per call. Memory is for short facts: send fewer or shorter entries.",
+            }
         ops: list[Operation] = []
         for index, raw in enumerate(operations, start=1):
             op_or_error = _parse_op(index, raw)

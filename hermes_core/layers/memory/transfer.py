@@ -29,9 +29,10 @@ from pathlib import Path
 from typing import Literal
 
 from hermes_core.errors import HermesError
-from hermes_core.fsutil import atomic_write_bytes, ensure_private_dir
+from hermes_core.fsutil import atomic_write_bytes, ensure_private_dir, read_regular_text
 from hermes_core.scope import (
     OWNER_FILE,
+    OWNER_FILE_MAX_BYTES,
     USERS_DIR,
     known_user_ids,
     normalize_user_id,
@@ -244,7 +245,9 @@ def skipped_user_dirs(root: Path) -> list[Moved]:
         if not directory.is_dir():
             continue
         try:
-            uid: str | None = (directory / OWNER_FILE).read_text(encoding="utf-8")
+            uid: str | None = read_regular_text(
+                directory / OWNER_FILE, max_bytes=OWNER_FILE_MAX_BYTES
+            )
         except (OSError, UnicodeDecodeError):
             uid = None
         if (

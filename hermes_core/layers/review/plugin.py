@@ -232,7 +232,7 @@ class ReviewLayer:
                 True,
                 f"every {settings.memory.nudge_interval} turns (memory), every "
                 f"{settings.skills.creation_nudge_interval} tool iterations (skills); model "
-                f"{client.model} at {client.base_url}",
+                f"{client.model} at {client.display_url}",
             )
         ]
 

@@ -51,6 +51,7 @@ from hermes_core.layers.sessions.sanitize import (
     json_text,
     optional_text,
 )
+from hermes_core.scope import check_user_id
 from hermes_core.text import like_escape
 
 T = TypeVar("T")
@@ -194,7 +195,9 @@ class SessionStore(Protocol):
 
 
 def _claim(conn: Any, session_id: str, user: str | None) -> None:
-    """Raise unless ``session_id`` is new or already belongs to ``user``."""
+    """Raise unless ``session_id`` is new or already belongs to ``user`` (and ``user`` is an
+    id every backend stores exactly: :func:`hermes_core.scope.check_user_id`)."""
+    check_user_id(user)
     row = conn.execute("SELECT user_id FROM sessions WHERE id=?", (session_id,)).fetchone()
     if row is not None and row[0] != user:
         raise SessionStoreError(
@@ -379,6 +382,7 @@ class ArchiveBase:
         redacted unless :attr:`redact_secrets` is off."""
         if not isinstance(session_id, str) or not session_id:
             raise SessionStoreError("session id must be a non-empty string")
+        check_user_id(user_id)  # refused, never stored altered (the same on both backends)
         user = stored_user_id(user_id)
         config_json = json_text(dict(model_config)) if model_config else None
         prompt = optional_text(system_prompt)
@@ -416,6 +420,7 @@ class ArchiveBase:
         """Create the session row if it does not exist (same arguments as create_session);
         an existing row of another user raises like :meth:`create_session`."""
         self._check_writable()
+        check_user_id(fields.get("user_id"))
         rows = self.read("SELECT user_id FROM sessions WHERE id=?", (session_id,))
         if not rows:
             self.create_session(session_id, **fields)

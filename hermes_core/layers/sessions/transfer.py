@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from hermes_core.context import redact
+from hermes_core.fsutil import read_regular_text
 from hermes_core.layers.sessions.archive import SessionStore
 from hermes_core.layers.sessions.errors import SessionStoreError
 from hermes_core.layers.sessions.records import (
@@ -47,6 +48,8 @@ EXPORT_FORMATS = ("jsonl", "md")
 ROLES = ("system", "developer", "user", "assistant", "tool", "function")
 """OpenAI chat roles accepted on import; anything else is refused before a row is written."""
 CHUNK = 200
+MAX_IMPORT_BYTES = 1024 * 1024 * 1024
+"""An import file larger than this is refused unread (split it)."""
 
 
 class TransferError(SessionStoreError):
@@ -178,7 +181,7 @@ def read_import(path: Path) -> list[ImportGroup]:
     read, or any invalid value, raises :class:`TransferError` naming the line and field (up
     to :data:`MAX_REPORTED` of them). Nothing is written."""
     try:
-        text = path.read_text(encoding="utf-8-sig")
+        text = read_regular_text(path, max_bytes=MAX_IMPORT_BYTES, what="import file")
     except (OSError, UnicodeDecodeError) as exc:
         raise TransferError(f"cannot read {path}: {exc} — save it as UTF-8 JSON/JSONL") from exc
     stripped = text.strip()

@@ -12,6 +12,7 @@ import json
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from hermes_core.fsutil import read_regular_text
 from hermes_core.layers.skills.envkeys import missing_env, present_env_names
 from hermes_core.layers.skills.find import SkillStatsStore
 from hermes_core.layers.skills.index import hidden_reason
@@ -58,7 +59,7 @@ def source_of(skill: Skill) -> tuple[str, str]:
     marker = skill.directory / INSTALLED_MARKER
     if marker.is_file() and not marker.is_symlink():
         try:
-            data = json.loads(marker.read_text(encoding="utf-8"))
+            data = json.loads(read_regular_text(marker, max_bytes=1 << 20))
         except (OSError, ValueError):
             data = {}
         origin = data.get("source") if isinstance(data, dict) else None

@@ -23,7 +23,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from hermes_core.fsutil import atomic_write_text, ensure_private_dir, file_lock
+from hermes_core.fsutil import atomic_write_text, ensure_private_dir, file_lock, read_regular_text
 from hermes_core.layers.skills.index import invalidate_index_cache
 from hermes_core.layers.skills.library import SKILL_FILE, SkillRoot, load_library, read_text_file
 from hermes_core.layers.skills.model import (
@@ -92,7 +92,7 @@ def list_versions(local: Path, name: str) -> list[Version]:
         if not entry.name.isdigit() or entry.is_symlink():
             continue
         try:
-            meta = json.loads((entry / META_FILE).read_text(encoding="utf-8"))
+            meta = json.loads(read_regular_text(entry / META_FILE, max_bytes=1 << 20))
         except (OSError, ValueError):
             continue
         if not isinstance(meta, dict) or not (entry / COPY_DIR / SKILL_FILE).is_file():

@@ -28,7 +28,7 @@ from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import Any
 
-from hermes_core.fsutil import atomic_write_text
+from hermes_core.fsutil import atomic_write_text, read_regular_text
 from hermes_core.layers.skills.envkeys import present_env_names
 from hermes_core.layers.skills.library import Library, Skill, SkillRoot, load_library, manifest
 
@@ -228,7 +228,7 @@ class IndexCache:
 
     def _read_snapshot(self) -> dict[str, Any]:
         try:
-            data = json.loads(self.snapshot_path.read_text(encoding="utf-8"))
+            data = json.loads(read_regular_text(self.snapshot_path, max_bytes=64 << 20))
         except (OSError, ValueError):
             return {}
         if not isinstance(data, dict) or data.get("version") != SNAPSHOT_VERSION:

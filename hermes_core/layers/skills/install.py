@@ -20,7 +20,7 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from hermes_core.fsutil import ensure_private_dir
+from hermes_core.fsutil import ensure_private_dir, read_regular_bytes, read_regular_text
 from hermes_core.layers.skills.index import invalidate_index_cache
 from hermes_core.layers.skills.library import SKILL_FILE, SkillRoot, load_library, local_root
 from hermes_core.layers.skills.manage import Scanner, context_scan
@@ -96,7 +96,7 @@ def _skill_dir_of(base: Path) -> Path:
 def _validate_and_scan(skill_dir: Path, scanner: Scanner) -> SkillDocument:
     files = _check_tree(skill_dir)
     try:
-        text = (skill_dir / SKILL_FILE).read_bytes().decode("utf-8").removeprefix("\ufeff")
+        text = read_regular_text(skill_dir / SKILL_FILE, max_bytes=4 << 20, what="skill file")
         doc = parse_skill_md(text)
     except UnicodeDecodeError:
         raise InstallError(f"{SKILL_FILE} is not valid UTF-8.") from None
@@ -116,7 +116,7 @@ def check_installable(skill_dir: Path, scanner: Scanner = context_scan) -> None:
 def _scan_files(skill_dir: Path, files: list[Path], scanner: Scanner) -> None:
     for path in files:
         try:
-            content = path.read_bytes().decode("utf-8")
+            content = read_regular_bytes(path, max_bytes=64 << 20).decode("utf-8")
         except UnicodeDecodeError:
             continue  # binary assets are not prompt text; they are never injected
         result = scanner(content[: SKILL_MD_MAX_CHARS * 10])

@@ -17,6 +17,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from hermes_core.fsutil import UnsafeFileError, read_regular_bytes
 from hermes_core.layers.skills.model import (
     SKILL_MD_MAX_CHARS,
     SkillDocument,
@@ -169,11 +170,12 @@ def read_text_file(path: Path, *, max_chars: int) -> str:
     """Read a UTF-8 text file that is not a symlink. Raises ValueError with a clear reason."""
     if path.is_symlink():
         raise ValueError(f"{path.name} is a symlink; symlinks are not followed.")
-    size = path.stat().st_size
-    if size > max_chars * 4:
-        raise ValueError(f"{path.name} is {size} bytes; too large to be a skill file.")
     try:
-        text = path.read_bytes().decode("utf-8")
+        data = read_regular_bytes(path, max_bytes=max_chars * 4, what="skill file")
+    except UnsafeFileError as exc:
+        raise ValueError(exc.strerror) from None
+    try:
+        text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ValueError(f"{path.name} is not valid UTF-8 ({exc.reason}).") from None
     return text.removeprefix("\ufeff")

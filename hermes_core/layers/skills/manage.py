@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from hermes_core.fsutil import atomic_write_text, ensure_private_dir, file_lock
+from hermes_core.fsutil import atomic_write_text, ensure_private_dir, file_lock, read_regular_text
 from hermes_core.layers.skills.history import HISTORY_ACTIONS, snapshot
 from hermes_core.layers.skills.index import invalidate_index_cache
 from hermes_core.layers.skills.library import (
@@ -303,7 +303,7 @@ class SkillManager:
         self._check_skill_dir(skill)
         self._validated_skill_md(content, name, "Invalid SKILL.md")
         self._scan(content, "SKILL.md")
-        old = skill.skill_md.read_text(encoding="utf-8")
+        old = read_regular_text(skill.skill_md, max_bytes=SKILL_MD_MAX_CHARS * 4, what="SKILL.md")
         backup = self._archive_path(name, SKILL_FILE)
         return Plan(
             "edit",
@@ -329,7 +329,7 @@ class SkillManager:
             if not target.is_file():
                 raise self._missing_file(skill, file_path)
         try:
-            text = target.read_text(encoding="utf-8")
+            text = read_regular_text(target, max_bytes=SUPPORT_FILE_MAX_BYTES, what=label)
         except (OSError, UnicodeDecodeError) as exc:
             raise ManageError(f"Could not read {label}: {exc}") from None
         patched, count = apply_patch(text, old, new, replace_all=replace_all, label=label)
@@ -614,7 +614,7 @@ def list_pending(home: Path) -> list[dict[str, Any]]:
     records: list[dict[str, Any]] = []
     for path in sorted(directory.glob("*.json")):
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            data = json.loads(read_regular_text(path, max_bytes=4 << 20))
         except (OSError, ValueError):
             continue
         if isinstance(data, dict) and isinstance(data.get("args"), dict):
@@ -639,7 +639,7 @@ def approve_pending(manager: SkillManager, pending_id: str) -> dict[str, Any]:
     record is removed when applied; kept when the replay is refused."""
     path = _pending_file(manager.home, pending_id)
     try:
-        record = json.loads(path.read_text(encoding="utf-8"))
+        record = json.loads(read_regular_text(path, max_bytes=4 << 20))
         args = record["args"]
     except (OSError, ValueError, KeyError, TypeError):
         raise ManageError(f"Pending record {path} is unreadable; reject it.") from None

@@ -17,6 +17,8 @@ from typing import Any
 
 import yaml
 
+from hermes_core.yamlsafe import safe_yaml_load
+
 NAME_RE = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
 """Skill and category names: lowercase letters, digits, ``.``, ``_`` and ``-``."""
 NAME_MAX = 64
@@ -223,7 +225,7 @@ def parse_frontmatter(yaml_text: str) -> dict[str, Any]:
             "and move long text into the body.",
         )
     try:
-        data = yaml.safe_load(yaml_text)
+        data = safe_yaml_load(yaml_text)
     except yaml.YAMLError as exc:
         detail = " ".join(str(exc).split())[:300]
         raise SkillValidationError("frontmatter", f"invalid YAML: {detail}") from None
@@ -317,7 +319,7 @@ def parse_description_md(text: str) -> str:
     body = text
     try:
         yaml_text, body = split_frontmatter(text)
-        data = yaml.safe_load(yaml_text)
+        data = safe_yaml_load(yaml_text)
         if isinstance(data, dict) and isinstance(data.get("description"), str):
             return " ".join(data["description"].split())[:DESCRIPTION_MAX]
     except Exception:  # a broken DESCRIPTION.md only loses its description

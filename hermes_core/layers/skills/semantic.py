@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from hermes_core.embedding import Embedder
-from hermes_core.fsutil import atomic_write_text
+from hermes_core.fsutil import atomic_write_text, read_regular_text
 from hermes_core.layers.skills.library import Skill
 
 VECTORS_FILE = ".skills_vectors.json"
@@ -100,7 +100,7 @@ class SkillVectors:
         if self.path is None:
             return {}
         try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
+            data = json.loads(read_regular_text(self.path, max_bytes=256 << 20))
         except (OSError, ValueError):
             return {}
         if not isinstance(data, dict) or data.get("model") != self.embedder.name:

@@ -43,6 +43,7 @@ from hermes_core.providers.service.errors import (
     ServiceSettings,
     ServiceUnavailable,
 )
+from hermes_core.security.redaction import redact_text
 
 if TYPE_CHECKING:
     import httpx
@@ -108,11 +109,12 @@ class ServiceClient:
     ) -> None:
         if not base_url or not base_url.startswith(("http://", "https://")):
             raise ServiceRequestError(
-                f"{settings.service}: base URL {base_url!r} must start with http:// or "
-                f"https://; {settings.fix_url()}",
+                f"{settings.service}: base URL {redact_text(base_url)!r} must start with "
+                f"http:// or https://; {settings.fix_url()}",
                 service=settings.service,
             )
         self.base_url = base_url.rstrip("/")
+        self.shown_url = redact_text(self.base_url)  # for messages: no password in it
         self.settings = settings
         self.service = settings.service
         self.timeout = timeout
@@ -136,7 +138,7 @@ class ServiceClient:
         self._closed = False
 
     def __repr__(self) -> str:  # never shows the key
-        return f"<ServiceClient {self.service} {self.base_url} breaker={self.breaker.state}>"
+        return f"<ServiceClient {self.service} {self.shown_url} breaker={self.breaker.state}>"
 
     # -- lifecycle
 
@@ -331,7 +333,7 @@ class ServiceClient:
 
     def _unavailable(self, method: str, path: str, what: str) -> ServiceUnavailable:
         return ServiceUnavailable(
-            f"{self.service} at {self.base_url} is unavailable: {method} {path}: {what}; "
+            f"{self.service} at {self.shown_url} is unavailable: {method} {path}: {what}; "
             f"{self.settings.fix_url()}",
             service=self.service,
             method=method,
@@ -371,7 +373,7 @@ class ServiceClient:
             )
         if status >= 500:
             return ServiceUnavailable(
-                f"{self.service} at {self.base_url} failed: HTTP {status} on {where}{detail}; "
+                f"{self.service} at {self.shown_url} failed: HTTP {status} on {where}{detail}; "
                 f"{self.settings.fix_url()}",
                 **common,
             )

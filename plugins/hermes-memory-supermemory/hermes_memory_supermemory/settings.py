@@ -137,7 +137,11 @@ def read_supermemory_json(home: Path) -> dict[str, Any]:
     """Fields from ``$HERMES_HOME/supermemory.json`` (``{}`` when absent); ConfigError naming
     the file when it is not a JSON object."""
     data = read_json_object(Path(home) / CONFIG_FILE)
-    return {k: v for k, v in data.items() if v not in (None, "")}
+    return {
+        k: v
+        for k, v in data.items()
+        if k in SupermemorySettings.model_fields and v not in (None, "")
+    }
 
 
 def apply_supermemory_json(settings: SupermemorySettings, home: Path) -> SupermemorySettings:

@@ -473,14 +473,16 @@ def test_transient_read_failure_refuses_add(
     kit: MemoryKit, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     path = kit.write_raw("existing fact")
-    real = Path.read_bytes
+    import hermes_core.layers.memory.store as store_module
 
-    def flaky(self: Path) -> bytes:
-        if self == path:
+    real = store_module.read_regular_bytes
+
+    def flaky(target: Path, **kwargs: int | str | bool) -> bytes:
+        if Path(target) == path:
             raise PermissionError(13, "Permission denied")
-        return real(self)
+        return real(target, **kwargs)
 
-    monkeypatch.setattr(Path, "read_bytes", flaky)
+    monkeypatch.setattr(store_module, "read_regular_bytes", flaky)
     result = kit.add("new fact")
     monkeypatch.undo()
     assert result["success"] is False

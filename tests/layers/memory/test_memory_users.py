@@ -401,8 +401,8 @@ def test_approve_refuses_a_record_of_another_user(hermes_home: Path) -> None:
 
 
 @given(
-    first=st.text(min_size=1, max_size=40),
-    second=st.text(min_size=1, max_size=40),
+    first=st.text(st.characters(blacklist_characters="\x00"), min_size=1, max_size=40),
+    second=st.text(st.characters(blacklist_characters="\x00"), min_size=1, max_size=40),
     fact=st.sampled_from(
         ["User likes 饺子.", "User's VPN token lives in 1Password.", "用户在深圳"]
     ),

@@ -328,7 +328,7 @@ def test_ids_differing_only_in_undecodable_bytes_are_different_users(hermes_home
 
 _USER_IDS = st.one_of(
     st.none(),
-    st.text(min_size=0, max_size=12),
+    st.text(st.characters(blacklist_characters="\x00"), min_size=0, max_size=12),  # NUL: refused
     st.sampled_from(["alice", "Alice", "用户甲", "u\udcff", "u\udcfe", " alice", "0", "None"]),
 )
 
