@@ -31,6 +31,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
+from hermes_core.scope import ALL_USERS
+
 
 @dataclass(frozen=True, slots=True)
 class BenchTurn:
@@ -176,7 +178,7 @@ class BuiltinRetriever:
                 }
                 for i, turn in enumerate(session.turns)
             ]
-            ids = self._db.append_messages(session.session_id, messages)
+            ids = self._db.append_messages(session.session_id, messages, user_id=ALL_USERS)
             for mid, turn in zip(ids, session.turns, strict=True):
                 self._turn_of[mid] = (session.session_id, turn.turn_id)
 

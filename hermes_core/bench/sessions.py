@@ -37,6 +37,7 @@ from typing import Any
 from hermes_core.layers.sessions.db import SessionDB
 from hermes_core.layers.sessions.ranking import rank
 from hermes_core.layers.sessions.search import SessionSearch
+from hermes_core.scope import ALL_USERS
 
 _EN_TEXT = (
     "the a to and of in is it you that for on with this we can be have will not are do "
@@ -188,7 +189,7 @@ def run_size(
                     }
                     for j in range(count)
                 ]
-                db.append_messages(sid, batch)
+                db.append_messages(sid, batch, user_id=ALL_USERS)
                 written += count
                 sid_index += 1
                 group += 1
@@ -203,7 +204,7 @@ def run_size(
             {"role": "assistant", "content": synthetic_message(rng, t * 3 + 1)},
         ]
         t0 = time.perf_counter()
-        db.append_messages("live-session", msgs)
+        db.append_messages("live-session", msgs, user_id=ALL_USERS)
         turn_timing.add(time.perf_counter() - t0)
 
     searcher = SessionSearch(db, hidden_sources=("kanban", "subagent", "tool"))
@@ -249,7 +250,7 @@ def run_size(
             if p.name.startswith("state.db") and p.is_file()
         )
     else:
-        size = int(db.stats()["size_bytes"])
+        size = int(db.stats(user_id=ALL_USERS)["size_bytes"])
     results["db_mb"] = round(size / 1e6, 1)
     stored = int(db.read("SELECT COUNT(*) FROM messages")[0][0]) or 1
     results["bytes_per_message"] = round(size / stored)
@@ -288,7 +289,7 @@ def _concurrent_writer(backend: str, where: str, worker: int, turns: int) -> Non
                 {"role": "user", "content": synthetic_message(rng, t * 2)},
                 {"role": "assistant", "content": synthetic_message(rng, t * 2 + 1)},
             ],
-            user=f"user-{worker}",
+            user_id=f"user-{worker}",
             turn_key=str(t),
         )
     db.close()

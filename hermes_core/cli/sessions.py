@@ -110,7 +110,7 @@ def _all_users_option(fn: Any) -> Any:
 
 
 def _scope(user_id: str | None, all_users: bool = False) -> Any:
-    from hermes_core.layers.sessions.records import ALL_USERS
+    from hermes_core.scope import ALL_USERS
 
     return ALL_USERS if all_users else (user_id or None)
 
@@ -122,7 +122,7 @@ def _when(ts: float | None) -> str:
 
 
 def _resolve(db: Any, ref: str, user_id: str | None) -> str:
-    sid = db.resolve_session(ref, user=user_id or None)
+    sid = db.resolve_session(ref, user_id=user_id or None)
     if sid is None:
         raise click.ClickException(
             f"no session matches '{ref}' — list ids with `hermes sessions list`"
@@ -158,7 +158,7 @@ def list_cmd(
 ) -> None:
     """Recent sessions, newest first."""
     with _open_db() as db:
-        records = db.list_sessions(limit=limit, source=source, user=_scope(user_id, all_users))
+        records = db.list_sessions(limit=limit, source=source, user_id=_scope(user_id, all_users))
     if as_json:
         print_json([r.to_dict() for r in records])
         return
@@ -213,9 +213,9 @@ def show_cmd(session: str, include_inactive: bool, as_json: bool, user_id: str |
     """One session (id, id prefix or title) with its messages."""
     with _open_db() as db:
         sid = _resolve(db, session, user_id)
-        record = db.get_session(sid)
+        record = db.get_session(sid, user_id=_scope(user_id))
         messages = db.get_messages(sid, include_inactive=include_inactive)
-        lineage = db.lineage(sid, user=user_id or None)
+        lineage = db.lineage(sid, user_id=user_id or None)
     assert record is not None
     if as_json:
         print_json(
@@ -333,15 +333,19 @@ def export_cmd(
         raise click.UsageError("name one SESSION, or pass --all (not both)")
     with _open_db() as db:
         if export_all:
-            ids = db.sessions_older_than(float("inf"), user=_scope(user_id, False), source=source)
+            ids = db.sessions_older_than(
+                float("inf"), user_id=_scope(user_id, False), source=source
+            )
             if not ids:
                 hint = "" if user_id else " (without a user id; try --user ID)"
                 console(stderr=True).print(f"no sessions to export in this scope{hint}")
-            text, count = export_sessions(db, ids, fmt)
+            text, count = export_sessions(db, ids, fmt, user_id=_scope(user_id))
             what = f"{len(ids)} session(s), {count} messages"
         else:
             assert session is not None
-            text, count = export_session(db, _resolve(db, session, user_id), fmt)
+            text, count = export_session(
+                db, _resolve(db, session, user_id), fmt, user_id=_scope(user_id)
+            )
             what = f"{count} messages"
     if output is None:
         click.echo(text, nl=False)
@@ -492,7 +496,7 @@ def prune_cmd(
     older than the age."""
     cutoff = time.time() - parse_age(older_than)
     with _open_db() as db:
-        ids = db.sessions_older_than(cutoff, user=_scope(user_id, all_users), source=source)
+        ids = db.sessions_older_than(cutoff, user_id=_scope(user_id, all_users), source=source)
         removed = 0
         if ids and not dry_run:
             if not yes and as_json:
@@ -536,7 +540,7 @@ def prune_cmd(
 def stats_cmd(as_json: bool, user_id: str | None, all_users: bool) -> None:
     """Counts (of the --user scope), sizes, token totals and compression figures."""
     with _open_db() as db:
-        stats = db.stats(user=_scope(user_id, all_users))
+        stats = db.stats(user_id=_scope(user_id, all_users))
     if as_json:
         print_json(stats)
         return
@@ -640,7 +644,7 @@ def migrate_cmd(target_url: str, source_url: str | None, batch: int, as_json: bo
                 raise click.ClickException(
                     f"--to names the archive being copied ({target.location}); pass another one"
                 )
-            total = source.count_sessions()
+            total = source.count_sessions(user_id=_scope(None, all_users=True))
             try:
                 with progress_bar() as progress:
                     task = progress.add_task("copying sessions", total=total)
