@@ -78,3 +78,31 @@ def test_the_checker_sees_every_import_form(tmp_path: Path) -> None:
         assert imported_layers(sample, "memory", root), form
     sample.write_text("from .store import MemoryStore\nfrom hermes_core import types\n")
     assert imported_layers(sample, "memory", root) == set()
+
+
+def absolute_imports(path: Path) -> set[str]:
+    """Modules ``path`` imports by absolute name (``from a.b import c`` gives ``a.b.c`` too)."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            found.add(node.module)
+            found.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return found
+
+
+def test_shipped_code_imports_no_test_kit() -> None:
+    """``hermes_core.testing`` is for tests: shipped code (the benchmarks too) imports what it
+    needs from its real home (e.g. :mod:`hermes_core.llm.scripted_server`)."""
+    package = LAYERS_ROOT.parent
+    offenders = sorted(
+        str(path.relative_to(package))
+        for path in package.rglob("*.py")
+        if "testing" not in path.relative_to(package).parts[:1]
+        and any(
+            name == "hermes_core.testing" or name.startswith("hermes_core.testing.")
+            for name in absolute_imports(path)
+        )
+    )
+    assert offenders == []
