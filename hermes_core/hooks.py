@@ -45,8 +45,6 @@ import pluggy
 
 from hermes_core.context import (
     coerce_context,
-    redact,
-    redact_payload,
     screen_recall,
     screen_text,
     screen_tool_result,
@@ -54,6 +52,7 @@ from hermes_core.context import (
 from hermes_core.errors import ECHO_LIMIT, clip
 from hermes_core.providers import recall_skips
 from hermes_core.providers.base import MemoryProvider
+from hermes_core.security.redact import redact, redact_payload
 from hermes_core.types import (
     ChatMessage,
     CompressionBudget,

@@ -32,7 +32,6 @@ from hermes_core.context import (
     build_memory_context_block,
     drop_known_lines,
     is_trivial_prompt,
-    redact,
 )
 from hermes_core.errors import HermesError
 from hermes_core.fsutil import ensure_private_dir
@@ -41,6 +40,7 @@ from hermes_core.llm.tokens import estimate_messages_tokens
 from hermes_core.plugins import create_plugin_manager
 from hermes_core.providers.base import MemoryProvider
 from hermes_core.providers.registry import ProviderRegistry, ProviderStatus
+from hermes_core.security.redact import redact
 from hermes_core.settings.base import load_settings, resolve_home
 from hermes_core.settings.models import CompressionSettings, HermesSettings
 from hermes_core.types import (

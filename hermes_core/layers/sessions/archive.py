@@ -26,7 +26,6 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, Protocol, TypeVar
 
-from hermes_core.context import redact
 from hermes_core.layers.sessions.errors import SessionStoreError, SessionStoreReadOnly
 from hermes_core.layers.sessions.ingest import MessageRow, indexed_text, prepare_messages
 from hermes_core.layers.sessions.records import (
@@ -51,6 +50,7 @@ from hermes_core.layers.sessions.sanitize import (
     json_text,
     optional_text,
 )
+from hermes_core.security.redact import redact
 from hermes_core.text import like_escape
 
 T = TypeVar("T")

@@ -32,7 +32,6 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from hermes_core.context import redact
 from hermes_core.layers.sessions.archive import SessionStore
 from hermes_core.layers.sessions.errors import SessionStoreError
 from hermes_core.layers.sessions.records import (
@@ -44,6 +43,7 @@ from hermes_core.layers.sessions.records import (
     scope_sql,
 )
 from hermes_core.layers.sessions.sanitize import INT_MAX, TIMESTAMP_MAX, clean_value
+from hermes_core.security.redact import redact
 
 EXPORT_FORMATS = ("jsonl", "md")
 ROLES = ("system", "developer", "user", "assistant", "tool", "function")
