@@ -33,9 +33,9 @@ from hermes_core.types import MemoryTarget, MemoryWrite
 if TYPE_CHECKING:
     # The engine, approvals and edits (and through them the security scanner) load when a
     # command runs, so `hermes memory status` and `hermes --help` never import them.
-    from hermes_core.layers.memory.approval import PendingStore
     from hermes_core.layers.memory.edit import EditRefused
     from hermes_core.layers.memory.engine import Outcome
+    from hermes_core.layers.memory.pending import PendingStore
     from hermes_core.layers.memory.store import EntryStore
     from hermes_core.settings.models import MemorySettings
 

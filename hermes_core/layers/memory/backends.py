@@ -22,7 +22,7 @@ from .pgstore import PostgresMemoryStore, PostgresTarget
 from .store import EntryStore, MemoryStore, memories_dir
 
 if TYPE_CHECKING:
-    from .approval import PendingStore
+    from .pending import PendingStore
 
 STORES = ("files", "postgresql")
 
@@ -78,7 +78,7 @@ def store_user_ids(home: Path, settings: MemorySettings) -> list[str]:
 def open_pending(home: Path, settings: MemorySettings, user_id: str | None = None) -> PendingStore:
     """``user_id``'s staged writes where ``memory.store`` keeps memory: files in this home,
     or the shared database (so every host can list and approve them)."""
-    from .approval import PendingStore
+    from .pending import PendingStore
 
     if settings.store == "postgresql":
         from .pgpending import PostgresPendingStore
@@ -93,7 +93,7 @@ def pending_users(home: Path, settings: MemorySettings) -> list[str]:
         from .pgpending import pending_owner_ids
 
         return pending_owner_ids(postgres_target(settings))
-    from .approval import pending_user_ids
+    from .pending import pending_user_ids
 
     return pending_user_ids(home)
 
