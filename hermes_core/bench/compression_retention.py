@@ -27,7 +27,7 @@ from typing import Any, Literal
 
 from hermes_core.bench.compression_scenarios import HELD_OUT
 from hermes_core.bench.scenario_kit import HEAD_MESSAGES, Scenario, normalise
-from hermes_core.layers.compression.compressor import (
+from hermes_core.layers.compression import (
     CompressionState,
     Cut,
     cut_transcript,

@@ -148,12 +148,12 @@ class BuiltinRetriever:
         if self.backend == "postgresql":
             import os
 
-            from hermes_core.layers.sessions.pg import PostgresSessionDB
+            from hermes_core.layers.sessions import PostgresSessionDB
 
             schema = f"hermes_bench_{os.getpid()}_{self._counter}"
             self._db = PostgresSessionDB(str(self.url), schema=schema)
             return
-        from hermes_core.layers.sessions.db import SessionDB
+        from hermes_core.layers.sessions import SessionDB
 
         home = self.workdir / f"conv-{self._counter}"
         home.mkdir(parents=True, exist_ok=True)
@@ -183,7 +183,7 @@ class BuiltinRetriever:
                 self._turn_of[mid] = (session.session_id, turn.turn_id)
 
     def search(self, query: str, k: int) -> RetrievalResult:
-        from hermes_core.layers.sessions.ranking import rank
+        from hermes_core.layers.sessions import rank
 
         ranking = rank(self._db, query)
         turns = tuple(

@@ -34,9 +34,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from hermes_core.layers.sessions.db import SessionDB
-from hermes_core.layers.sessions.ranking import rank
-from hermes_core.layers.sessions.search import SessionSearch
+from hermes_core.layers.sessions import SessionDB, SessionSearch, rank
 from hermes_core.scope import ALL_USERS
 
 _EN_TEXT = (
@@ -132,7 +130,7 @@ def _open(backend: str, workdir: Path, name: str, url: str | None) -> Any:
     if backend == "postgresql":
         import os
 
-        from hermes_core.layers.sessions.pg import PostgresSessionDB
+        from hermes_core.layers.sessions import PostgresSessionDB
 
         if not url:
             raise ValueError("the postgresql backend needs a database URL")
@@ -273,7 +271,7 @@ def _concurrent_writer(backend: str, where: str, worker: int, turns: int) -> Non
     """One agent process of :func:`run_concurrent`: ``turns`` turns (2 messages each, one
     durable commit per turn, like ``sync``) into its own session."""
     if backend == "postgresql":
-        from hermes_core.layers.sessions.pg import PostgresSessionDB
+        from hermes_core.layers.sessions import PostgresSessionDB
 
         url, _, schema = where.rpartition("#")
         db: Any = PostgresSessionDB(url, schema=schema, pool_size=1)
@@ -338,7 +336,7 @@ def run_concurrent(
 
 
 def _match_any(query: str) -> str:
-    from hermes_core.layers.sessions.fts import build_match
+    from hermes_core.layers.sessions import build_match
 
     return build_match(query) or '""'
 

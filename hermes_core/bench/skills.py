@@ -19,10 +19,15 @@ from typing import Any
 import yaml
 
 from hermes_core.embedding import Embedder
-from hermes_core.layers.skills.find import rank_skills
-from hermes_core.layers.skills.index import IndexCache, invalidate_index_cache, visible_skills
-from hermes_core.layers.skills.library import SkillRoot, load_library
-from hermes_core.layers.skills.semantic import SkillVectors
+from hermes_core.layers.skills import (
+    IndexCache,
+    SkillRoot,
+    SkillVectors,
+    invalidate_index_cache,
+    load_library,
+    rank_skills,
+    visible_skills,
+)
 from hermes_core.llm.tokens import estimate_tokens
 
 

@@ -32,7 +32,7 @@ def _index_hermes_agent(db: Any, home: Path) -> None:
     its file) so listings and search include them. Notes go to stderr (``--json`` stays
     clean)."""
     from hermes_core.homefiles import inspect_state_db
-    from hermes_core.layers.sessions.plugin import refresh_hermes_agent
+    from hermes_core.layers.sessions import refresh_hermes_agent
 
     found = inspect_state_db(home)
     if not found.is_hermes_agent:
@@ -48,12 +48,12 @@ def _index_hermes_agent(db: Any, home: Path) -> None:
 @contextmanager
 def _open_db(index: bool = True) -> Iterator[Any]:
     from hermes_core.homefiles import own_db_path
-    from hermes_core.layers.sessions.db import (
+    from hermes_core.layers.sessions import (
         SessionDB,
         SessionStoreError,
         SessionStoreUnusable,
+        open_store,
     )
-    from hermes_core.layers.sessions.store import open_store
     from hermes_core.settings.base import load_settings
 
     home = resolve_home()
@@ -271,7 +271,7 @@ def search_cmd(
     user_id: str | None,
 ) -> None:
     """Full-text search across every session (the session_search discover mode)."""
-    from hermes_core.layers.sessions.search import SessionSearch
+    from hermes_core.layers.sessions import SessionSearch
 
     args: dict[str, Any] = {"query": query, "limit": limit, "detail": "full"}
     for key, value in (
@@ -327,7 +327,7 @@ def export_cmd(
 ) -> None:
     """Export one session, or --all of them, (all rows, compacted included) as JSONL or
     Markdown. A JSONL export of many sessions imports back with `hermes sessions import`."""
-    from hermes_core.layers.sessions.transfer import export_session, export_sessions
+    from hermes_core.layers.sessions import export_session, export_sessions
 
     if export_all == bool(session):
         raise click.UsageError("name one SESSION, or pass --all (not both)")
@@ -391,7 +391,7 @@ def import_cmd(
     The file is checked first (every invalid value is listed with its line and field) and
     written in one transaction, into the --user scope; running it again imports nothing.
     A Hermes Agent state.db is only read (never written)."""
-    from hermes_core.layers.sessions.transfer import TransferError, import_groups, read_import
+    from hermes_core.layers.sessions import TransferError, import_groups, read_import
 
     if from_format == "hermes-agent":
         _import_hermes_agent(file, keep_users, as_json, user_id)
@@ -437,7 +437,7 @@ def import_cmd(
 
 
 def _import_hermes_agent(path: Path, keep_users: bool, as_json: bool, user_id: str | None) -> None:
-    from hermes_core.layers.sessions.hermes_agent import (
+    from hermes_core.layers.sessions import (
         HermesAgentHomeError,
         import_hermes_agent,
         locate_state_db,
@@ -586,7 +586,7 @@ def title_cmd(session: str, title: str, user_id: str | None) -> None:
 @sessions.command(name="reindex")
 def reindex_cmd() -> None:
     """Rebuild the full-text index from the stored messages."""
-    from hermes_core.layers.sessions.db import SessionStoreError
+    from hermes_core.layers.sessions import SessionStoreError
 
     with _open_db() as db:
         try:
@@ -623,9 +623,7 @@ def migrate_cmd(target_url: str, source_url: str | None, batch: int, as_json: bo
     the counts per user. Safe to re-run: an interrupted copy resumes, a finished one copies
     nothing more. Switch afterwards: sessions.backend: postgresql in config.yaml and
     HERMES_SESSIONS__URL in $HERMES_HOME/.env."""
-    from hermes_core.layers.sessions.errors import SessionStoreError
-    from hermes_core.layers.sessions.migrate import copy_archive
-    from hermes_core.layers.sessions.store import open_url
+    from hermes_core.layers.sessions import SessionStoreError, copy_archive, open_url
 
     try:
         target = open_url(target_url)

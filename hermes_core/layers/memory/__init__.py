@@ -4,4 +4,88 @@
 does), ``tool`` (the model's ``memory`` tool), ``snapshot`` (the frozen prompt block),
 ``approval`` (staged writes), ``edit`` (whole-file edits), ``archive`` (the overflow archive),
 ``plugin`` (the hooks; registered from ``hermes_core.plugins.BUILTIN_PLUGINS``).
+
+The layer's public face is ``__all__`` below: code outside the layers (cli/, mcp/, compat/,
+agent/, bench/, host.py, hooks.py) imports these names from ``hermes_core.layers.memory`` and
+nothing from its modules (tests/test_layer_boundaries.py). Names load on first use, so
+importing the package stays cheap.
 """
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .approval import approve_pending, reject_pending
+    from .backends import describe, open_pending, pending_users, postgres_target, store_user_ids
+    from .edit import EditRefused, begin_edit, save_edit, save_recovery
+    from .engine import MemoryEngine, Outcome
+    from .pending import PendingStore
+    from .pgstore import delete_owner
+    from .plugin import MemoryLayer
+    from .store import FILENAMES, EntryStore, char_count, memories_dir, percent
+    from .transfer import export_files, import_files
+
+_HOME: dict[str, str] = {
+    "approve_pending": "approval",
+    "begin_edit": "edit",
+    "char_count": "store",
+    "delete_owner": "pgstore",
+    "describe": "backends",
+    "EditRefused": "edit",
+    "EntryStore": "store",
+    "export_files": "transfer",
+    "FILENAMES": "store",
+    "import_files": "transfer",
+    "memories_dir": "store",
+    "MemoryEngine": "engine",
+    "MemoryLayer": "plugin",
+    "open_pending": "backends",
+    "Outcome": "engine",
+    "pending_users": "backends",
+    "PendingStore": "pending",
+    "percent": "store",
+    "postgres_target": "backends",
+    "reject_pending": "approval",
+    "save_edit": "edit",
+    "save_recovery": "edit",
+    "store_user_ids": "backends",
+}
+"""Public name -> the module of this layer that defines it."""
+
+
+def __getattr__(name: str) -> Any:
+    module = _HOME.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+__all__ = [
+    "FILENAMES",
+    "EditRefused",
+    "EntryStore",
+    "MemoryEngine",
+    "MemoryLayer",
+    "Outcome",
+    "PendingStore",
+    "approve_pending",
+    "begin_edit",
+    "char_count",
+    "delete_owner",
+    "describe",
+    "export_files",
+    "import_files",
+    "memories_dir",
+    "open_pending",
+    "pending_users",
+    "percent",
+    "postgres_target",
+    "reject_pending",
+    "save_edit",
+    "save_recovery",
+    "store_user_ids",
+]
