@@ -25,8 +25,8 @@ from rich.markup import escape
 
 from hermes_core.cli.output import Table, console, print_json
 from hermes_core.errors import HermesError
-from hermes_core.layers.memory import FILENAMES, char_count, memories_dir, percent
-from hermes_core.scope import scope_dir, user_option
+from hermes_core.layers.memory import FILENAMES, char_count, percent
+from hermes_core.scope import user_option
 from hermes_core.settings.base import load_settings, resolve_home
 from hermes_core.types import MemoryTarget, MemoryWrite
 
@@ -474,29 +474,14 @@ def restore_cmd(entry_id: int, user_id: str | None = None) -> None:
 
 def users_cmd(as_json: bool) -> None:
     """The user ids that have memory files or staged writes of their own."""
-    from hermes_core.layers.memory import MemoryEngine, pending_users, store_user_ids
+    from hermes_core.layers.memory import memory_users
 
     home = _home()
     settings = _settings(home)
     try:
-        stored = store_user_ids(home, settings)
-        staged = pending_users(home, settings)
+        rows = memory_users(home, settings)
     except HermesError as exc:
         raise click.ClickException(str(exc)) from exc
-    ids = sorted(set(stored) | set(staged))
-    rows: list[dict[str, Any]] = []
-    for uid in ids:
-        engine = MemoryEngine(home, settings, uid)
-        rows.append(
-            {
-                "user_id": uid,
-                "directory": str(scope_dir(memories_dir(home), uid))
-                if settings.store == "files"
-                else _open(engine, "user").location,
-                "entries": {t: len(_open(engine, t).entries()) for t in TARGETS},
-                "pending": len(_pending(home, settings, uid).list()),
-            }
-        )
     if as_json:
         print_json(rows)
         return

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from .plugin import MemoryLayer
     from .store import FILENAMES, EntryStore, char_count, memories_dir, percent
     from .transfer import export_files, import_files
+    from .users import memory_users
 
 _HOME: dict[str, str] = {
     "approve_pending": "approval",
@@ -39,6 +40,7 @@ _HOME: dict[str, str] = {
     "FILENAMES": "store",
     "import_files": "transfer",
     "memories_dir": "store",
+    "memory_users": "users",
     "MemoryEngine": "engine",
     "MemoryLayer": "plugin",
     "open_pending": "backends",
@@ -80,6 +82,7 @@ __all__ = [
     "export_files",
     "import_files",
     "memories_dir",
+    "memory_users",
     "open_pending",
     "pending_users",
     "percent",

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from hermes_core.errors import ConfigError
 from hermes_core.pg import is_postgres_url, redact_url
-from hermes_core.scope import known_user_ids, user_key
+from hermes_core.scope import known_user_ids, scope_dir, user_key
 from hermes_core.settings.models import MemorySettings
 from hermes_core.types import MemoryTarget
 
@@ -60,6 +60,10 @@ class StorageBackend(Protocol):
         """Where memory lives, for humans (never raises; a URL's password is masked)."""
         ...
 
+    def where(self, owner: str, store: EntryStore) -> str:
+        """Where ``owner``'s memory lives (``store`` is one of their stores), for humans."""
+        ...
+
     def user_ids(self) -> list[str]:
         """User ids that have memory of their own here."""
         ...
@@ -84,6 +88,9 @@ class FilesBackend:
 
     def describe(self) -> str:
         return f"files in {memories_dir(self.home)}"
+
+    def where(self, owner: str, store: EntryStore) -> str:
+        return str(scope_dir(memories_dir(self.home), owner))
 
     def user_ids(self) -> list[str]:
         return known_user_ids(memories_dir(self.home))
@@ -116,6 +123,9 @@ class PostgresBackend:
             return f"postgresql at {postgres_target(self.settings).shown}"
         except ConfigError:
             return "postgresql (no memory.url configured)"
+
+    def where(self, owner: str, store: EntryStore) -> str:
+        return store.location
 
     def user_ids(self) -> list[str]:
         from .pgstore import list_files
