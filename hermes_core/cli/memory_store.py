@@ -441,7 +441,7 @@ def archive_cmd(
 def restore_cmd(entry_id: int, user_id: str | None = None) -> None:
     """Put ``user_id``'s archived entry back into its file (must fit the budget and scan
     clean)."""
-    from hermes_core.layers.memory import MemoryEngine
+    from hermes_core.layers.memory import MemoryEngine, restore_hint
 
     home = _home()
     engine = MemoryEngine(home, _settings(home), user_id)
@@ -454,12 +454,7 @@ def restore_cmd(entry_id: int, user_id: str | None = None) -> None:
         ) from exc
     if not outcome.success:
         error = str(outcome.payload.get("error", "failed"))
-        if "No archived entry" in error:
-            hint = f"list them with `hermes memory archive{user_option(user_id)}`"
-        elif "already restored" in error or "blocked pattern" in error:
-            hint = "nothing to do"
-        else:
-            hint = f"free room with `hermes memory edit{user_option(user_id)}` and retry"
+        hint = restore_hint(outcome, user_id)
         raise click.ClickException(f"could not restore entry {entry_id}: {error} — {hint}")
     with _provider_mirror(home, engine.user_id) as notify:
         for write in outcome.writes:

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from .approval import approve_pending, reject_pending
     from .backends import describe, open_pending, pending_users, postgres_target, store_user_ids
     from .edit import EditRefused, begin_edit, save_edit, save_recovery
-    from .engine import MemoryEngine, Outcome
+    from .engine import MemoryEngine, Outcome, restore_hint
     from .pending import PendingStore
     from .pgstore import delete_owner
     from .plugin import MemoryLayer
@@ -50,6 +50,7 @@ _HOME: dict[str, str] = {
     "percent": "store",
     "postgres_target": "backends",
     "reject_pending": "approval",
+    "restore_hint": "engine",
     "save_edit": "edit",
     "save_recovery": "edit",
     "store_user_ids": "backends",
@@ -88,6 +89,7 @@ __all__ = [
     "percent",
     "postgres_target",
     "reject_pending",
+    "restore_hint",
     "save_edit",
     "save_recovery",
     "store_user_ids",

@@ -53,3 +53,19 @@ def test_postgres_backend(tmp_path: Path, postgres_url: str) -> None:
     assert shown.startswith("postgresql at postgresql://")
     password = postgres_url.split("://", 1)[1].split("@", 1)[0].partition(":")[2]
     assert not password or password not in shown
+
+
+def test_a_refused_restore_carries_its_reason_and_the_hint_follows_it(tmp_path: Path) -> None:
+    from hermes_core.layers.memory import MemoryEngine, Outcome, restore_hint
+
+    outcome = MemoryEngine(tmp_path, MemorySettings(), "用户 1").restore_archived(424242)
+    assert not outcome.success and outcome.refusal == "missing"
+    assert "refusal" not in outcome.payload  # the tool payload is unchanged
+    assert (
+        restore_hint(outcome, "用户 1") == "list them with `hermes memory archive --user '用户 1'`"
+    )
+    assert restore_hint(Outcome({"success": False}, refusal="blocked"), None) == "nothing to do"
+    assert restore_hint(Outcome({"success": False}, refusal="restored"), None) == "nothing to do"
+    assert restore_hint(Outcome({"success": False}), "u1").startswith(
+        "free room with `hermes memory edit --user u1`"
+    )
