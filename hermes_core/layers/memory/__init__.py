@@ -13,8 +13,9 @@ importing the package stays cheap.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from hermes_core.lazy import lazy_names
 
 if TYPE_CHECKING:
     from .approval import approve_pending, reject_pending
@@ -58,14 +59,7 @@ _HOME: dict[str, str] = {
 """Public name -> the module of this layer that defines it."""
 
 
-def __getattr__(name: str) -> Any:
-    module = _HOME.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f".{module}", __name__), name)
-    globals()[name] = value
-    return value
-
+__getattr__ = lazy_names(__name__, _HOME)
 
 __all__ = [
     "FILENAMES",

@@ -12,8 +12,9 @@ importing the package stays cheap.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from hermes_core.lazy import lazy_names
 
 if TYPE_CHECKING:
     from .browse import browse as browse_skills
@@ -66,14 +67,7 @@ _ALIASES = {"browse_skills": "browse"}
 """Public names that differ from the defining module's (``browse`` is also a module name)."""
 
 
-def __getattr__(name: str) -> Any:
-    module = _HOME.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f".{module}", __name__), _ALIASES.get(name, name))
-    globals()[name] = value
-    return value
-
+__getattr__ = lazy_names(__name__, _HOME, _ALIASES)
 
 __all__ = [
     "DEFAULT_AVAILABLE_TOOLS",
