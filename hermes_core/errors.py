@@ -48,17 +48,19 @@ class ProviderConflictError(PluginError):
 
 
 class UnknownProviderError(PluginError):
-    """No installed distribution offers the requested provider name."""
+    """No installed distribution offers the requested provider name. ``hint`` is the
+    sentence saying how to install it (the raiser computes it:
+    :func:`hermes_core.providers.sources.install_hint`)."""
 
-    def __init__(self, requested: str, installed: Sequence[str]) -> None:
+    def __init__(self, requested: str, installed: Sequence[str], *, hint: str = "") -> None:
         self.requested = requested
         self.installed = tuple(installed)
+        self.hint = hint
         listing = ", ".join(self.installed) if self.installed else "none"
-        from hermes_core.providers.sources import install_hint
-
         super().__init__(
             f"memory provider '{requested}' is not installed. Installed: {listing}. "
-            f"{install_hint(requested)} `hermes memory list` shows what is installed."
+            + (f"{hint} " if hint else "")
+            + "`hermes memory list` shows what is installed."
         )
 
 

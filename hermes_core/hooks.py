@@ -44,10 +44,9 @@ from typing import TYPE_CHECKING, Any
 import pluggy
 
 from hermes_core import activity
+from hermes_core.bounded import BoundedCalls
 from hermes_core.context import (
     coerce_context,
-    redact,
-    redact_payload,
     screen_recall,
     screen_text,
     screen_tool_result,
@@ -55,6 +54,7 @@ from hermes_core.context import (
 from hermes_core.errors import ECHO_LIMIT, clip
 from hermes_core.providers import recall_skips
 from hermes_core.providers.base import MemoryProvider
+from hermes_core.security.redact import redact, redact_payload
 from hermes_core.tool_results import tool_error
 from hermes_core.types import (
     ChatMessage,
@@ -201,47 +201,6 @@ class OrderedWorker:
         return ShutdownReport(completed=flushed, abandoned=abandoned)
 
 
-# --- bounded prefetch --------------------------------------------------------------------
-
-
-class _BoundedCall:
-    """Runs one provider prefetch on a daemon thread; remembers it while it is stuck."""
-
-    def __init__(self) -> None:
-        self._pending: dict[str, threading.Thread] = {}
-        self._lock = threading.Lock()
-
-    def is_stuck(self, key: str) -> bool:
-        with self._lock:
-            thread = self._pending.get(key)
-            if thread is not None and not thread.is_alive():
-                del self._pending[key]
-                return False
-            return thread is not None
-
-    def run(self, key: str, fn: Callable[[], Any], timeout: float) -> tuple[bool, Any]:
-        """``(finished, result)``; on timeout the call keeps running in the background and
-        ``key`` counts as stuck until it returns. Exceptions propagate."""
-        box: dict[str, Any] = {}
-
-        def target() -> None:
-            try:
-                box["result"] = fn()
-            except BaseException as exc:
-                box["error"] = exc
-
-        thread = threading.Thread(target=target, name=f"hermes-prefetch-{key}", daemon=True)
-        thread.start()
-        thread.join(timeout)
-        if thread.is_alive():
-            with self._lock:
-                self._pending[key] = thread
-            return False, None
-        if "error" in box:
-            raise box["error"]
-        return True, box.get("result")
-
-
 # --- tool routing ------------------------------------------------------------------------
 
 
@@ -309,7 +268,7 @@ class HookFacade:
         self.settings = settings
         self.home = home
         self.worker = OrderedWorker()
-        self._bounded = _BoundedCall()
+        self._bounded = BoundedCalls("hermes-prefetch")
         self._configured = False
         self._warming: dict[str, threading.Thread] = {}
         self.recall_skips: dict[str, int] = {}

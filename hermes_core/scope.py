@@ -37,6 +37,28 @@ _NOT_SLUG = re.compile(r"[^a-z0-9_]+")
 _SHELL_SAFE = re.compile(r"[\w@%+=:,./-]+")
 
 
+class AllUsers:
+    """The type of :data:`ALL_USERS`: every user's data at once (operator paths only:
+    maintenance, statistics, export). A user's own path never passes it."""
+
+    _instance: AllUsers | None = None
+
+    def __new__(cls) -> AllUsers:
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "ALL_USERS"
+
+
+ALL_USERS = AllUsers()
+UserScope = str | None | AllUsers
+"""Whose data a read or write sees: a ``user_id`` (that user's only), ``None`` (only data
+stored without a user) or :data:`ALL_USERS` (every user: operator paths). Store methods take
+it as a REQUIRED keyword ``user_id`` so no call widens to every user by omission."""
+
+
 def normalize_user_id(user_id: object) -> str | None:
     """``None`` for the no-user scope (``None`` or ``""``), else the id as a string.
 
@@ -142,8 +164,11 @@ def known_user_ids(root: Path) -> list[str]:
 
 
 __all__ = [
+    "ALL_USERS",
     "OWNER_FILE",
     "USERS_DIR",
+    "AllUsers",
+    "UserScope",
     "ensure_scope_dir",
     "known_user_ids",
     "normalize_user_id",

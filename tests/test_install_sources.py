@@ -65,7 +65,7 @@ def test_every_provider_names_the_core_by_its_registry_name_and_a_range() -> Non
 
 @pytest.mark.parametrize("name", ["ghost", "幽灵"])
 def test_hints_never_name_a_package_that_does_not_exist(name: str) -> None:
-    message = str(UnknownProviderError(name, ["chroma"]))
+    message = str(UnknownProviderError(name, ["chroma"], hint=sources.install_hint(name)))
     assert f"hermes-memory-{name}" not in message and "hermes install <package>" in message
     for ours in sources.OUR_PROVIDERS:
         hint = sources.install_hint(ours)

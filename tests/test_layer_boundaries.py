@@ -78,3 +78,101 @@ def test_the_checker_sees_every_import_form(tmp_path: Path) -> None:
         assert imported_layers(sample, "memory", root), form
     sample.write_text("from .store import MemoryStore\nfrom hermes_core import types\n")
     assert imported_layers(sample, "memory", root) == set()
+
+
+def absolute_imports(path: Path) -> set[str]:
+    """Modules ``path`` imports by absolute name (``from a.b import c`` gives ``a.b.c`` too)."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            found.add(node.module)
+            found.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return found
+
+
+def test_shipped_code_imports_no_test_kit() -> None:
+    """``hermes_core.testing`` is for tests: shipped code (the benchmarks too) imports what it
+    needs from its real home (e.g. :mod:`hermes_core.llm.scripted_server`)."""
+    package = LAYERS_ROOT.parent
+    offenders = sorted(
+        str(path.relative_to(package))
+        for path in package.rglob("*.py")
+        if "testing" not in path.relative_to(package).parts[:1]
+        and any(
+            name == "hermes_core.testing" or name.startswith("hermes_core.testing.")
+            for name in absolute_imports(path)
+        )
+    )
+    assert offenders == []
+
+
+OUTSIDE = ("cli", "mcp", "compat", "agent", "bench", "host.py", "hooks.py")
+"""Code outside the layers that uses them: it sees each layer only through its public face."""
+
+
+def past_the_face(path: Path) -> list[str]:
+    """Imports in ``path`` that reach past a layer's public face: a layer module
+    (``hermes_core.layers.x.y``), or a name missing from ``hermes_core.layers.x.__all__``."""
+    import importlib
+
+    found: list[str] = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found += [
+                alias.name
+                for alias in node.names
+                if alias.name.startswith("hermes_core.layers.") and alias.name.count(".") > 2
+            ]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            parts = node.module.split(".")
+            if parts[:2] != ["hermes_core", "layers"] or len(parts) < 3:
+                continue
+            if len(parts) > 3:
+                found.append(node.module)
+                continue
+            face = set(importlib.import_module(node.module).__all__)
+            found += [f"{node.module}.{a.name}" for a in node.names if a.name not in face]
+    return found
+
+
+def test_outside_code_imports_layers_only_through_their_face() -> None:
+    package = LAYERS_ROOT.parent
+    paths: list[Path] = []
+    for place in OUTSIDE:
+        target = package / place
+        paths += [target] if target.is_file() else sorted(target.rglob("*.py"))
+    assert len(paths) > 20
+    offenders = {
+        f"{path.relative_to(package)}: {', '.join(bad)}"
+        for path in paths
+        if (bad := past_the_face(path))
+    }
+    assert offenders == set()
+
+
+@pytest.mark.parametrize("layer", LAYERS)
+def test_every_face_name_resolves(layer: str) -> None:
+    import importlib
+
+    module = importlib.import_module(f"hermes_core.layers.{layer}")
+    for name in module.__all__:
+        value = getattr(module, name)
+        assert not isinstance(value, type(module)), f"{layer}.{name} is a module"
+
+
+def test_the_face_check_can_fail(tmp_path: Path) -> None:
+    sample = tmp_path / "probe.py"
+    sample.write_text(
+        "from hermes_core.layers.memory.engine import MemoryEngine\n"
+        "import hermes_core.layers.sessions.db\n"
+        "from hermes_core.layers.skills import not_public\n"
+        "from hermes_core.layers.memory import MemoryEngine\n",
+        encoding="utf-8",
+    )
+    assert past_the_face(sample) == [
+        "hermes_core.layers.memory.engine",
+        "hermes_core.layers.sessions.db",
+        "hermes_core.layers.skills.not_public",
+    ]

@@ -70,6 +70,8 @@ def test_unknown_provider_lists_installed(
     assert "'mem1' is not installed" in message
     assert "recording (hermes-memory-recording 2.1)" in message
     assert "recording (hermes-memory-recording 2.1)" in info.value.installed
+    assert info.value.hint and info.value.hint in message  # how to install it
+    assert "hermes install" in info.value.hint
 
 
 def test_activate_by_entry_point(fake_distribution: Any, registry: ProviderRegistry) -> None:

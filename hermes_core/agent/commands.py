@@ -31,14 +31,23 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from hermes_core.errors import HermesError
-from hermes_core.layers.memory.approval import approve_pending, reject_pending
-from hermes_core.layers.memory.backends import open_pending
-from hermes_core.layers.memory.engine import MemoryEngine
-from hermes_core.layers.memory.store import FILENAMES, char_count, percent
-from hermes_core.layers.skills.envkeys import missing_env, present_env_names, store_env_values
-from hermes_core.layers.skills.index import invalidate_index_cache
-from hermes_core.layers.skills.model import EnvVarSpec
-from hermes_core.layers.skills.tools import SkillsService
+from hermes_core.layers.memory import (
+    FILENAMES,
+    MemoryEngine,
+    approve_pending,
+    char_count,
+    open_pending,
+    percent,
+    reject_pending,
+)
+from hermes_core.layers.skills import (
+    EnvVarSpec,
+    SkillsService,
+    invalidate_index_cache,
+    missing_env,
+    present_env_names,
+    store_env_values,
+)
 from hermes_core.text import plural
 
 if TYPE_CHECKING:

@@ -30,8 +30,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from hermes_core.context import MemoryContextScrubber
 from hermes_core.errors import HermesError
-from hermes_core.layers.review import ReviewReport, ReviewRunner, attach_review
-from hermes_core.layers.review.review import format_notices
+from hermes_core.layers.review import ReviewReport, ReviewRunner, attach_review, format_notices
 from hermes_core.llm.client import LLMClient, RetryNotice
 from hermes_core.llm.errors import LLMError
 from hermes_core.types import ChatMessage, ToolSpec

@@ -28,12 +28,13 @@ from pathlib import Path
 from typing import Any, Literal
 
 from hermes_core.fsutil import BENCH_FILE_MAX_BYTES, read_regular_text
-from hermes_core.layers.compression.compressor import (
+from hermes_core.layers.compression import (
     MERGED_MARKER_KEY,
+    SUMMARY_MARKER_KEY,
     CompressionState,
     compress_messages,
+    content_text,
 )
-from hermes_core.layers.compression.messages import SUMMARY_MARKER_KEY, content_text
 from hermes_core.llm.tokens import estimate_messages_tokens
 from hermes_core.settings.models import CompressionSettings
 from hermes_core.types import ChatMessage, CompressionBudget

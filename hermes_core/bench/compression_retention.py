@@ -10,7 +10,7 @@ written by
 * **fallback** — the deterministic extractive sheet (no model), exactly as in production
   (including its 8,000-character cap, so the *achieved* ratio can be higher than asked);
 * **llm** — the model path through the real HTTP client against the loopback fake server
-  (:class:`~hermes_core.testing.fake_llm.FakeLLMServer`) answering with the scenario's
+  (:class:`~hermes_core.llm.scripted_server.FakeLLMServer`) answering with the scenario's
   scripted summary. This measures the plumbing (prompt, cleaning, redaction, the oversize
   cap at 2× the budget, framing), not a model's judgement.
 
@@ -27,7 +27,7 @@ from typing import Any, Literal
 
 from hermes_core.bench.compression_scenarios import HELD_OUT
 from hermes_core.bench.scenario_kit import HEAD_MESSAGES, Scenario, normalise
-from hermes_core.layers.compression.compressor import (
+from hermes_core.layers.compression import (
     CompressionState,
     Cut,
     cut_transcript,
@@ -35,9 +35,9 @@ from hermes_core.layers.compression.compressor import (
     model_summary,
 )
 from hermes_core.llm.client import LLMClient
+from hermes_core.llm.scripted_server import FakeLLMServer
 from hermes_core.llm.tokens import estimate_messages_tokens, estimate_tokens
 from hermes_core.settings.models import CompressionSettings
-from hermes_core.testing.fake_llm import FakeLLMServer
 from hermes_core.types import CompressionBudget
 
 Path_ = Literal["fallback", "llm"]

@@ -1,5 +1,5 @@
 """The first turn of a fresh process: ``hermes chat -q "<question>"`` wall time, built-in
-only against each provider, all against the loopback fake LLM (``testing/fake_llm.py``).
+only against each provider, all against the loopback fake LLM (``llm/scripted_server.py``).
 
 Run ``python -m hermes_core.bench.first_turn [--provider chroma] [--runs 3]
 [--model-latency 0.0]``: for each variant a throw-away home is configured (``llm.base_url``
@@ -32,7 +32,7 @@ def run_variant(
     """Wall times of ``runs`` ``hermes chat -q`` processes for one variant."""
     import yaml
 
-    from hermes_core.testing.fake_llm import FakeLLMServer
+    from hermes_core.llm.scripted_server import FakeLLMServer
 
     def slow(_body: Any) -> str:
         time.sleep(model_latency)

@@ -18,7 +18,7 @@ from typing import Any
 
 from pydantic import SecretStr
 
-from hermes_core.layers.memory.plugin import MemoryLayer
+from hermes_core.layers.memory import MemoryLayer
 from hermes_core.security.scan import scan
 from hermes_core.settings.base import load_settings
 from hermes_core.types import SessionInfo, ToolContext
@@ -135,8 +135,7 @@ def run_bench(
 
 
 def _drop_users(root: Path, store: dict[str, Any], users: tuple[str | None, str | None]) -> None:
-    from hermes_core.layers.memory.backends import postgres_target
-    from hermes_core.layers.memory.pgstore import delete_owner
+    from hermes_core.layers.memory import delete_owner, postgres_target
 
     settings = load_settings(root).memory.model_copy(update=store)
     for user in users:

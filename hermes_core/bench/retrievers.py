@@ -31,6 +31,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
+from hermes_core.scope import ALL_USERS
+
 
 @dataclass(frozen=True, slots=True)
 class BenchTurn:
@@ -146,12 +148,12 @@ class BuiltinRetriever:
         if self.backend == "postgresql":
             import os
 
-            from hermes_core.layers.sessions.pg import PostgresSessionDB
+            from hermes_core.layers.sessions import PostgresSessionDB
 
             schema = f"hermes_bench_{os.getpid()}_{self._counter}"
             self._db = PostgresSessionDB(str(self.url), schema=schema)
             return
-        from hermes_core.layers.sessions.db import SessionDB
+        from hermes_core.layers.sessions import SessionDB
 
         home = self.workdir / f"conv-{self._counter}"
         home.mkdir(parents=True, exist_ok=True)
@@ -176,12 +178,12 @@ class BuiltinRetriever:
                 }
                 for i, turn in enumerate(session.turns)
             ]
-            ids = self._db.append_messages(session.session_id, messages)
+            ids = self._db.append_messages(session.session_id, messages, user_id=ALL_USERS)
             for mid, turn in zip(ids, session.turns, strict=True):
                 self._turn_of[mid] = (session.session_id, turn.turn_id)
 
     def search(self, query: str, k: int) -> RetrievalResult:
-        from hermes_core.layers.sessions.ranking import rank
+        from hermes_core.layers.sessions import rank
 
         ranking = rank(self._db, query)
         turns = tuple(

@@ -172,31 +172,39 @@ class ScenarioBuilder:
         return self
 
     def build(self, llm_summary: str) -> Scenario:
-        """The scenario; raises ``ValueError`` when a fact or distractor is not in the middle
-        only, or when the roles do not alternate as the API requires."""
-        messages = tuple(self.messages)
-        head = normalise(" ".join(message_text(m) for m in messages[:HEAD_MESSAGES]))
-        tail = normalise(" ".join(message_text(m) for m in messages[-2:]))
-        for fact in self.facts:
-            for needle in fact.needles:
-                if normalise(needle) in head or normalise(needle) in tail:
-                    raise ValueError(f"{self.id}: fact {fact.id!r} also in the head or tail")
-        summary = normalise(llm_summary)
-        missing = [f.id for f in self.facts if any(normalise(n) not in summary for n in f.needles)]
-        if missing:
-            raise ValueError(f"{self.id}: the scripted LLM summary lacks facts {missing}")
-        if messages[-2]["role"] != "user" or messages[-1]["role"] != "assistant":
-            raise ValueError(f"{self.id}: end with a user message and its reply (the tail)")
-        return Scenario(
-            self.id,
-            self.language,
-            self.domain,
-            self.title,
-            messages,
-            tuple(self.facts),
-            tuple(self.distractors),
-            llm_summary,
+        """The scenario, checked by :func:`check_scenario`."""
+        return check_scenario(
+            Scenario(
+                self.id,
+                self.language,
+                self.domain,
+                self.title,
+                tuple(self.messages),
+                tuple(self.facts),
+                tuple(self.distractors),
+                llm_summary,
+            )
         )
+
+
+def check_scenario(scenario: Scenario) -> Scenario:
+    """``scenario`` unchanged; raises ``ValueError`` when a fact is also in the head or
+    tail, when the scripted LLM summary lacks a fact, or when the transcript does not end
+    with a user message and its reply (the tail)."""
+    messages = scenario.messages
+    head = normalise(" ".join(message_text(m) for m in messages[:HEAD_MESSAGES]))
+    tail = normalise(" ".join(message_text(m) for m in messages[-2:]))
+    for fact in scenario.facts:
+        for needle in fact.needles:
+            if normalise(needle) in head or normalise(needle) in tail:
+                raise ValueError(f"{scenario.id}: fact {fact.id!r} also in the head or tail")
+    summary = normalise(scenario.llm_summary)
+    missing = [f.id for f in scenario.facts if any(normalise(n) not in summary for n in f.needles)]
+    if missing:
+        raise ValueError(f"{scenario.id}: the scripted LLM summary lacks facts {missing}")
+    if messages[-2]["role"] != "user" or messages[-1]["role"] != "assistant":
+        raise ValueError(f"{scenario.id}: end with a user message and its reply (the tail)")
+    return scenario
 
 
 # --- bulk -----------------------------------------------------------------------------------
@@ -440,6 +448,7 @@ __all__ = [
     "Language",
     "Scenario",
     "ScenarioBuilder",
+    "check_scenario",
     "listing",
     "log_lines",
     "message_text",

@@ -34,9 +34,8 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from hermes_core.layers.sessions.db import SessionDB
-from hermes_core.layers.sessions.ranking import rank
-from hermes_core.layers.sessions.search import SessionSearch
+from hermes_core.layers.sessions import SessionDB, SessionSearch, rank
+from hermes_core.scope import ALL_USERS
 
 _EN_TEXT = (
     "the a to and of in is it you that for on with this we can be have will not are do "
@@ -142,7 +141,7 @@ def _open(backend: str, workdir: Path, name: str, url: str | None) -> Any:
     if backend == "postgresql":
         import os
 
-        from hermes_core.layers.sessions.pg import PostgresSessionDB
+        from hermes_core.layers.sessions import PostgresSessionDB
 
         if not url:
             raise ValueError("the postgresql backend needs a database URL")
@@ -201,7 +200,7 @@ def run_size(
                 ]
                 if sid_index == NEEDLE_SESSION:
                     _plant_needles(batch)
-                db.append_messages(sid, batch)
+                db.append_messages(sid, batch, user_id=ALL_USERS)
                 written += count
                 sid_index += 1
                 group += 1
@@ -216,7 +215,7 @@ def run_size(
             {"role": "assistant", "content": synthetic_message(rng, t * 3 + 1)},
         ]
         t0 = time.perf_counter()
-        db.append_messages("live-session", msgs)
+        db.append_messages("live-session", msgs, user_id=ALL_USERS)
         turn_timing.add(time.perf_counter() - t0)
 
     searcher = SessionSearch(db, hidden_sources=("kanban", "subagent", "tool"))
@@ -264,7 +263,7 @@ def run_size(
             if p.name.startswith("state.db") and p.is_file()
         )
     else:
-        size = int(db.stats()["size_bytes"])
+        size = int(db.stats(user_id=ALL_USERS)["size_bytes"])
     results["db_mb"] = round(size / 1e6, 1)
     stored = int(db.read("SELECT COUNT(*) FROM messages")[0][0]) or 1
     results["bytes_per_message"] = round(size / stored)
@@ -321,7 +320,7 @@ def _concurrent_writer(backend: str, where: str, worker: int, turns: int) -> Non
     """One agent process of :func:`run_concurrent`: ``turns`` turns (2 messages each, one
     durable commit per turn, like ``sync``) into its own session."""
     if backend == "postgresql":
-        from hermes_core.layers.sessions.pg import PostgresSessionDB
+        from hermes_core.layers.sessions import PostgresSessionDB
 
         url, _, schema = where.rpartition("#")
         db: Any = PostgresSessionDB(url, schema=schema, pool_size=1)
@@ -337,7 +336,7 @@ def _concurrent_writer(backend: str, where: str, worker: int, turns: int) -> Non
                 {"role": "user", "content": synthetic_message(rng, t * 2)},
                 {"role": "assistant", "content": synthetic_message(rng, t * 2 + 1)},
             ],
-            user=f"user-{worker}",
+            user_id=f"user-{worker}",
             turn_key=str(t),
         )
     db.close()
@@ -386,7 +385,7 @@ def run_concurrent(
 
 
 def _match_any(query: str) -> str:
-    from hermes_core.layers.sessions.fts import build_match
+    from hermes_core.layers.sessions import build_match
 
     return build_match(query) or '""'
 

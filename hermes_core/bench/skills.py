@@ -17,10 +17,15 @@ from pathlib import Path
 from typing import Any
 
 from hermes_core.embedding import Embedder
-from hermes_core.layers.skills.find import rank_skills
-from hermes_core.layers.skills.index import IndexCache, invalidate_index_cache, visible_skills
-from hermes_core.layers.skills.library import SkillRoot, load_library
-from hermes_core.layers.skills.semantic import SkillVectors
+from hermes_core.layers.skills import (
+    IndexCache,
+    SkillRoot,
+    SkillVectors,
+    invalidate_index_cache,
+    load_library,
+    rank_skills,
+    visible_skills,
+)
 from hermes_core.llm.tokens import estimate_tokens
 from hermes_core.yamlsafe import read_yaml_file
 

@@ -41,7 +41,8 @@ def render_report(report: Any, level: str) -> Table:
     ks = report.ks
     table = Table(
         title=f"{level.capitalize()}-level retrieval on {shown(report.dataset)} "
-        f"({shown(report.retriever)}); all = every evidence {level} in the top k, any = at least one"
+        f"({shown(report.retriever)}); all = every evidence {level} in the top k, "
+        "any = at least one"
     )
     table.add_column("group", no_wrap=True)
     table.add_column("n", justify="right")

@@ -168,7 +168,7 @@ def command(
                     for b in backends
                 ]
     except Exception as exc:
-        from hermes_core.layers.sessions.errors import SessionStoreError
+        from hermes_core.layers.sessions import SessionStoreError
 
         if isinstance(exc, SessionStoreError | ValueError):
             raise click.ClickException(str(exc)) from exc

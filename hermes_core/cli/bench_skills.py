@@ -12,8 +12,12 @@ from hermes_core.bench.skills import SkillsBenchResult, load_tasks, run_bench
 from hermes_core.cli.bench_output import json_out_option, write_json
 from hermes_core.cli.output import Table, console, progress_bar
 from hermes_core.embedding import INSTALL_HINT, Embedder, embedder_status, load_embedder
-from hermes_core.layers.skills.library import SkillRoot, skill_roots
-from hermes_core.layers.skills.tools import DEFAULT_AVAILABLE_TOOLS, DEFAULT_AVAILABLE_TOOLSETS
+from hermes_core.layers.skills import (
+    DEFAULT_AVAILABLE_TOOLS,
+    DEFAULT_AVAILABLE_TOOLSETS,
+    SkillRoot,
+    skill_roots,
+)
 from hermes_core.settings.base import load_settings, resolve_home
 
 

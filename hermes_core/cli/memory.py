@@ -111,7 +111,7 @@ def _status_data(home: Path) -> dict[str, Any]:
         data["config_error"] = str(exc)
         return data
     mem = settings.memory
-    from hermes_core.layers.memory.backends import describe
+    from hermes_core.layers.memory import describe
 
     data["builtin"] = {
         "store": mem.store,

@@ -26,8 +26,8 @@ from rich.markup import escape
 from hermes_core.cli.output import Table, console, print_json
 from hermes_core.errors import HermesError
 from hermes_core.fsutil import read_regular_bytes, read_regular_text
-from hermes_core.layers.memory.store import FILENAMES, char_count, memories_dir, percent
-from hermes_core.scope import scope_dir, user_option
+from hermes_core.layers.memory import FILENAMES, char_count, percent
+from hermes_core.scope import user_option
 from hermes_core.settings.base import load_settings, resolve_home
 from hermes_core.text import plural
 from hermes_core.types import MemoryTarget, MemoryWrite
@@ -35,10 +35,7 @@ from hermes_core.types import MemoryTarget, MemoryWrite
 if TYPE_CHECKING:
     # The engine, approvals and edits (and through them the security scanner) load when a
     # command runs, so `hermes memory status` and `hermes --help` never import them.
-    from hermes_core.layers.memory.approval import PendingStore
-    from hermes_core.layers.memory.edit import EditRefused
-    from hermes_core.layers.memory.engine import Outcome
-    from hermes_core.layers.memory.store import EntryStore
+    from hermes_core.layers.memory import EditRefused, EntryStore, Outcome, PendingStore
     from hermes_core.settings.models import MemorySettings
 
 TARGETS: tuple[MemoryTarget, ...] = ("memory", "user")
@@ -76,7 +73,7 @@ def usage_bar(current: int, limit: int) -> str:
 def _store_info(
     home: Path, settings: MemorySettings, target: MemoryTarget, user_id: str | None
 ) -> dict[str, Any]:
-    from hermes_core.layers.memory.engine import MemoryEngine
+    from hermes_core.layers.memory import MemoryEngine
 
     store = _open(MemoryEngine(home, settings, user_id), target)
     state = store.read()
@@ -109,7 +106,7 @@ def _open(engine: Any, target: MemoryTarget) -> EntryStore:
 def _pending(home: Path, settings: MemorySettings, user_id: str | None) -> PendingStore:
     """``user_id``'s staged writes where ``memory.store`` keeps them (ClickException naming
     the fix when the store is misconfigured)."""
-    from hermes_core.layers.memory.backends import open_pending
+    from hermes_core.layers.memory import open_pending
 
     try:
         return open_pending(home, settings, user_id)
@@ -210,8 +207,7 @@ def edit(target: str, seed: Path | None = None, user_id: str | None = None) -> N
     """Open a copy of the file (or of ``seed``, e.g. a recovery file) in $EDITOR; save it
     through :func:`~hermes_core.layers.memory.edit.save_edit` (validated, scanned, locked
     compare-and-write)."""
-    from hermes_core.layers.memory.edit import EditRefused, begin_edit, save_edit
-    from hermes_core.layers.memory.engine import MemoryEngine
+    from hermes_core.layers.memory import EditRefused, MemoryEngine, begin_edit, save_edit
 
     home = _home()
     settings = _settings(home)
@@ -243,7 +239,7 @@ def edit(target: str, seed: Path | None = None, user_id: str | None = None) -> N
     except EditRefused as exc:
         raise _refusal(exc, target, store.owner) from exc
     except HermesError as exc:  # the server went away while the editor was open
-        from hermes_core.layers.memory.edit import save_recovery
+        from hermes_core.layers.memory import save_recovery
 
         path = save_recovery(store, edited.decode("utf-8", "replace"))
         raise click.ClickException(f"{exc} Your text is kept in {path}") from exc
@@ -359,8 +355,7 @@ def _provider_mirror(
 def approve_cmd(ids: tuple[str, ...], user_id: str | None = None) -> None:
     """Apply ``user_id``'s staged writes to their files (stale ones are refused and kept);
     the provider is told about each committed write, under that user."""
-    from hermes_core.layers.memory.approval import approve_pending
-    from hermes_core.layers.memory.engine import MemoryEngine
+    from hermes_core.layers.memory import MemoryEngine, approve_pending
 
     home = _home()
     engine = MemoryEngine(home, _settings(home), user_id)
@@ -382,7 +377,7 @@ def approve_cmd(ids: tuple[str, ...], user_id: str | None = None) -> None:
 
 def reject_cmd(ids: tuple[str, ...], user_id: str | None = None) -> None:
     """Discard ``user_id``'s staged writes."""
-    from hermes_core.layers.memory.approval import reject_pending
+    from hermes_core.layers.memory import reject_pending
 
     home = _home()
     try:
@@ -414,7 +409,7 @@ def archive_cmd(
     user_id: str | None = None,
 ) -> None:
     """``user_id``'s entries moved out by `memory.overflow: archive` (restorable)."""
-    from hermes_core.layers.memory.engine import MemoryEngine
+    from hermes_core.layers.memory import MemoryEngine
 
     home = _home()
     rows = MemoryEngine(home, _settings(home), user_id).archive.list(
@@ -448,7 +443,7 @@ def archive_cmd(
 def restore_cmd(entry_id: int, user_id: str | None = None) -> None:
     """Put ``user_id``'s archived entry back into its file (must fit the budget and scan
     clean)."""
-    from hermes_core.layers.memory.engine import MemoryEngine
+    from hermes_core.layers.memory import MemoryEngine, restore_hint
 
     home = _home()
     engine = MemoryEngine(home, _settings(home), user_id)
@@ -461,12 +456,7 @@ def restore_cmd(entry_id: int, user_id: str | None = None) -> None:
         ) from exc
     if not outcome.success:
         error = str(outcome.payload.get("error", "failed"))
-        if "No archived entry" in error:
-            hint = f"list them with `hermes memory archive{user_option(user_id)}`"
-        elif "already restored" in error or "blocked pattern" in error:
-            hint = "nothing to do"
-        else:
-            hint = f"free room with `hermes memory edit{user_option(user_id)}` and retry"
+        hint = restore_hint(outcome, user_id)
         raise click.ClickException(f"could not restore entry {entry_id}: {error} — {hint}")
     with _provider_mirror(home, engine.user_id) as notify:
         for write in outcome.writes:
@@ -481,30 +471,14 @@ def restore_cmd(entry_id: int, user_id: str | None = None) -> None:
 
 def users_cmd(as_json: bool) -> None:
     """The user ids that have memory files or staged writes of their own."""
-    from hermes_core.layers.memory.backends import pending_users, store_user_ids
-    from hermes_core.layers.memory.engine import MemoryEngine
+    from hermes_core.layers.memory import memory_users
 
     home = _home()
     settings = _settings(home)
     try:
-        stored = store_user_ids(home, settings)
-        staged = pending_users(home, settings)
+        rows = memory_users(home, settings)
     except HermesError as exc:
         raise click.ClickException(str(exc)) from exc
-    ids = sorted(set(stored) | set(staged))
-    rows: list[dict[str, Any]] = []
-    for uid in ids:
-        engine = MemoryEngine(home, settings, uid)
-        rows.append(
-            {
-                "user_id": uid,
-                "directory": str(scope_dir(memories_dir(home), uid))
-                if settings.store == "files"
-                else _open(engine, "user").location,
-                "entries": {t: len(_open(engine, t).entries()) for t in TARGETS},
-                "pending": len(_pending(home, settings, uid).list()),
-            }
-        )
     if as_json:
         print_json(rows)
         return
@@ -564,7 +538,7 @@ def _print_moved(rows: list[Any], verb: str, as_json: bool) -> None:
 def export_cmd(dest: Path | None, user_id: str | None, as_json: bool) -> None:
     """Write the stored MEMORY.md / USER.md files (all users, or ``user_id``'s) out as files,
     byte for byte as the file store writes them."""
-    from hermes_core.layers.memory.transfer import export_files
+    from hermes_core.layers.memory import export_files
 
     home = _home()
     settings = _settings(home)
@@ -583,7 +557,7 @@ def export_cmd(dest: Path | None, user_id: str | None, as_json: bool) -> None:
 
 def import_cmd(source: Path | None, user_id: str | None, replace: bool, as_json: bool) -> None:
     """Load MEMORY.md / USER.md files into the PostgreSQL store (safe to re-run)."""
-    from hermes_core.layers.memory.transfer import import_files
+    from hermes_core.layers.memory import import_files
 
     home = _home()
     settings = _settings(home)

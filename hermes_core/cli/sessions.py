@@ -33,7 +33,7 @@ def _index_hermes_agent(db: Any, home: Path) -> None:
     its file) so listings and search include them. Notes go to stderr (``--json`` stays
     clean)."""
     from hermes_core.homefiles import inspect_state_db
-    from hermes_core.layers.sessions.plugin import refresh_hermes_agent
+    from hermes_core.layers.sessions import refresh_hermes_agent
 
     found = inspect_state_db(home)
     if not found.is_hermes_agent:
@@ -49,12 +49,12 @@ def _index_hermes_agent(db: Any, home: Path) -> None:
 @contextmanager
 def _open_db(index: bool = True) -> Iterator[Any]:
     from hermes_core.homefiles import own_db_path
-    from hermes_core.layers.sessions.db import (
+    from hermes_core.layers.sessions import (
         SessionDB,
         SessionStoreError,
         SessionStoreUnusable,
+        open_store,
     )
-    from hermes_core.layers.sessions.store import open_store
     from hermes_core.settings.base import load_settings
 
     home = resolve_home()
@@ -111,7 +111,7 @@ def _all_users_option(fn: Any) -> Any:
 
 
 def _scope(user_id: str | None, all_users: bool = False) -> Any:
-    from hermes_core.layers.sessions.records import ALL_USERS
+    from hermes_core.scope import ALL_USERS
 
     return ALL_USERS if all_users else (user_id or None)
 
@@ -123,7 +123,7 @@ def _when(ts: float | None) -> str:
 
 
 def _resolve(db: Any, ref: str, user_id: str | None) -> str:
-    sid = db.resolve_session(ref, user=user_id or None)
+    sid = db.resolve_session(ref, user_id=user_id or None)
     if sid is None:
         raise click.ClickException(
             f"no session matches '{ref}' — list ids with `hermes sessions list`"
@@ -169,7 +169,7 @@ def list_cmd(
 ) -> None:
     """Recent sessions, newest first."""
     with _open_db() as db:
-        records = db.list_sessions(limit=limit, source=source, user=_scope(user_id, all_users))
+        records = db.list_sessions(limit=limit, source=source, user_id=_scope(user_id, all_users))
     if as_json:
         print_json([r.to_dict() for r in records])
         return
@@ -224,9 +224,9 @@ def show_cmd(session: str, include_inactive: bool, as_json: bool, user_id: str |
     """One session (id, id prefix or title) with its messages."""
     with _open_db() as db:
         sid = _resolve(db, session, user_id)
-        record = db.get_session(sid)
+        record = db.get_session(sid, user_id=_scope(user_id))
         messages = db.get_messages(sid, include_inactive=include_inactive)
-        lineage = db.lineage(sid, user=user_id or None)
+        lineage = db.lineage(sid, user_id=user_id or None)
     assert record is not None
     if as_json:
         print_json(
@@ -282,7 +282,7 @@ def search_cmd(
     user_id: str | None,
 ) -> None:
     """Full-text search across every session (the session_search discover mode)."""
-    from hermes_core.layers.sessions.search import SessionSearch
+    from hermes_core.layers.sessions import SessionSearch
 
     args: dict[str, Any] = {"query": query, "limit": limit, "detail": "full"}
     for key, value in (
@@ -338,23 +338,27 @@ def export_cmd(
 ) -> None:
     """Export one session, or --all of them, (all rows, compacted included) as JSONL or
     Markdown. A JSONL export of many sessions imports back with `hermes sessions import`."""
-    from hermes_core.layers.sessions.transfer import export_session, export_sessions
+    from hermes_core.layers.sessions import export_session, export_sessions
 
     if export_all == bool(session):
         raise click.UsageError("name one SESSION, or pass --all (not both)")
     with _open_db() as db:
         if export_all:
-            ids = db.sessions_older_than(float("inf"), user=_scope(user_id, False), source=source)
+            ids = db.sessions_older_than(
+                float("inf"), user_id=_scope(user_id, False), source=source
+            )
             if not ids:
                 hint = "" if user_id else " (without a user id; try --user ID)"
                 console(stderr=True).print(
                     f"no sessions to export in this scope{hint}", markup=False
                 )
-            text, count = export_sessions(db, ids, fmt)
+            text, count = export_sessions(db, ids, fmt, user_id=_scope(user_id))
             what = f"{plural(len(ids), 'session')}, {plural(count, 'message')}"
         else:
             assert session is not None
-            text, count = export_session(db, _resolve(db, session, user_id), fmt)
+            text, count = export_session(
+                db, _resolve(db, session, user_id), fmt, user_id=_scope(user_id)
+            )
             what = plural(count, "message")
     if output is None:
         click.echo(text, nl=False)
@@ -400,7 +404,7 @@ def import_cmd(
     The file is checked first (every invalid value is listed with its line and field) and
     written in one transaction, into the --user scope; running it again imports nothing.
     A Hermes Agent state.db is only read (never written)."""
-    from hermes_core.layers.sessions.transfer import TransferError, import_groups, read_import
+    from hermes_core.layers.sessions import TransferError, import_groups, read_import
 
     if from_format == "hermes-agent":
         _import_hermes_agent(file, keep_users, as_json, user_id)
@@ -447,7 +451,7 @@ def import_cmd(
 
 
 def _import_hermes_agent(path: Path, keep_users: bool, as_json: bool, user_id: str | None) -> None:
-    from hermes_core.layers.sessions.hermes_agent import (
+    from hermes_core.layers.sessions import (
         HermesAgentHomeError,
         import_hermes_agent,
         locate_state_db,
@@ -506,7 +510,7 @@ def prune_cmd(
     older than the age."""
     cutoff = time.time() - parse_age(older_than)
     with _open_db() as db:
-        ids = db.sessions_older_than(cutoff, user=_scope(user_id, all_users), source=source)
+        ids = db.sessions_older_than(cutoff, user_id=_scope(user_id, all_users), source=source)
         removed = 0
         if ids and not dry_run:
             if not yes and as_json:
@@ -550,7 +554,7 @@ def prune_cmd(
 def stats_cmd(as_json: bool, user_id: str | None, all_users: bool) -> None:
     """Counts (of the --user scope), sizes, token totals and compression figures."""
     with _open_db() as db:
-        stats = db.stats(user=_scope(user_id, all_users))
+        stats = db.stats(user_id=_scope(user_id, all_users))
     if as_json:
         print_json(stats)
         return
@@ -596,7 +600,7 @@ def title_cmd(session: str, title: str, user_id: str | None) -> None:
 @sessions.command(name="reindex")
 def reindex_cmd() -> None:
     """Rebuild the full-text index from the stored messages."""
-    from hermes_core.layers.sessions.db import SessionStoreError
+    from hermes_core.layers.sessions import SessionStoreError
 
     with _open_db() as db:
         try:
@@ -633,9 +637,7 @@ def migrate_cmd(target_url: str, source_url: str | None, batch: int, as_json: bo
     the counts per user. Safe to re-run: an interrupted copy resumes, a finished one copies
     nothing more. Switch afterwards: sessions.backend: postgresql in config.yaml and
     HERMES_SESSIONS__URL in $HERMES_HOME/.env."""
-    from hermes_core.layers.sessions.errors import SessionStoreError
-    from hermes_core.layers.sessions.migrate import copy_archive
-    from hermes_core.layers.sessions.store import open_url
+    from hermes_core.layers.sessions import SessionStoreError, copy_archive, open_url
 
     try:
         target = open_url(target_url)
@@ -654,7 +656,7 @@ def migrate_cmd(target_url: str, source_url: str | None, batch: int, as_json: bo
                 raise click.ClickException(
                     f"--to names the archive being copied ({target.location}); pass another one"
                 )
-            total = source.count_sessions()
+            total = source.count_sessions(user_id=_scope(None, all_users=True))
             try:
                 with progress_bar() as progress:
                     task = progress.add_task("copying sessions", total=total)

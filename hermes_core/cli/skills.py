@@ -16,20 +16,30 @@ from rich.markup import escape
 from hermes_core.cli.output import Table, console, mark, print_json
 from hermes_core.errors import HermesError
 from hermes_core.fsutil import read_regular_text
-from hermes_core.layers.skills.browse import browse
-from hermes_core.layers.skills.envkeys import describe, present_env_names, store_env_values
-from hermes_core.layers.skills.find import SkillStatsStore
-from hermes_core.layers.skills.history import HistoryError, list_versions, revert
-from hermes_core.layers.skills.index import hidden_reason, invalidate_index_cache
-from hermes_core.layers.skills.install import InstallError, check_installable, install_skill
-from hermes_core.layers.skills.library import SkillRoot, linked_files, load_library, local_root
-from hermes_core.layers.skills.manage import (
+from hermes_core.layers.skills import (
+    HistoryError,
+    InstallError,
     ManageError,
+    SkillRoot,
+    SkillsService,
+    SkillStatsStore,
     approve_pending,
+    check_installable,
+    describe,
+    hidden_reason,
+    install_skill,
+    invalidate_index_cache,
+    linked_files,
     list_pending,
+    list_versions,
+    load_library,
+    local_root,
+    present_env_names,
     reject_pending,
+    revert,
+    store_env_values,
 )
-from hermes_core.layers.skills.tools import SkillsService
+from hermes_core.layers.skills import browse_skills as browse
 from hermes_core.settings.base import load_settings, resolve_home
 from hermes_core.text import plural
 

@@ -17,7 +17,6 @@ as ``_compressed_summary``) are stripped; the caller's dicts are never mutated.
 
 from __future__ import annotations
 
-import email.utils
 import json
 import random
 import time
@@ -38,6 +37,7 @@ from hermes_core.llm.errors import (
     LLMUnavailableError,
 )
 from hermes_core.llm.tokens import Usage
+from hermes_core.retry import backoff_wait, parse_retry_after
 
 if TYPE_CHECKING:
     from hermes_core.settings.models import HermesSettings
@@ -87,21 +87,6 @@ class ChatChunk:
 def strip_internal_keys(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """Copies of ``messages`` without ``_``-prefixed keys (never mutates the input)."""
     return [{k: v for k, v in m.items() if not str(k).startswith("_")} for m in messages]
-
-
-def _parse_retry_after(value: str | None) -> float | None:
-    if not value:
-        return None
-    value = value.strip()
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, when.timestamp() - time.time())
 
 
 def _error_fields(response: httpx.Response) -> tuple[str, str | None]:
@@ -332,10 +317,14 @@ class LLMClient:
         return payload
 
     def _backoff(self, attempt: int, retry_after: float | None) -> float:
-        if retry_after is not None:
-            return min(retry_after, self.max_retry_after)
-        ceiling = min(self.backoff_max, self.backoff_base * float(2**attempt))
-        return float(ceiling / 2 + self._rng.uniform(0, ceiling / 2))
+        return backoff_wait(
+            attempt,
+            retry_after,
+            backoff_base=self.backoff_base,
+            backoff_max=self.backoff_max,
+            max_retry_after=self.max_retry_after,
+            uniform=self._rng.uniform,
+        )
 
     def _send(self, path: str, payload: Mapping[str, Any], *, stream: bool) -> httpx.Response:
         """Send with retries; return a 2xx response (streamed responses left open)."""
@@ -361,7 +350,7 @@ class LLMClient:
                     isinstance(failure, LLMQuotaError) and failure.code == "insufficient_quota"
                 ):
                     raise failure
-                retry_after = _parse_retry_after(response.headers.get("retry-after"))
+                retry_after = parse_retry_after(response.headers.get("retry-after"))
                 if retry_after is not None and retry_after > self.max_retry_after:
                     # Sleeping the capped time would only earn the same refusal.
                     raise type(failure)(

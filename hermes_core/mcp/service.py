@@ -33,6 +33,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from hermes_core.bounded import BoundedCalls
 from hermes_core.errors import HermesError
 from hermes_core.tool_results import reports_failure, tool_error, tool_json
 
@@ -182,7 +183,7 @@ class McpService:
         self._conversations: dict[tuple[str, str | None], Conversation] = {}
         self._lock = threading.Lock()
         self._open_lock = threading.Lock()
-        self._busy: dict[str, threading.Thread] = {}
+        self._calls = BoundedCalls("hermes-mcp")
         self._closed = False
 
     # -- conversations
@@ -316,33 +317,26 @@ class McpService:
         return ToolOutcome(text, reports_failure(text))
 
     def _bounded(self, name: str, call: Callable[[], ToolOutcome]) -> ToolOutcome:
-        with self._lock:
-            stuck = self._busy.get(name)
-            if stuck is not None and not stuck.is_alive():
-                del self._busy[name]
-                stuck = None
-        if stuck is not None:
+        if self._calls.is_stuck(name):
             return _error(
                 f"Tool '{name}' is still busy with an earlier call that ran over "
                 f"{self.tool_timeout:g}s; try again later (mcp.tool_timeout)."
             )
-        box: dict[str, Any] = {}
 
-        def target() -> None:
+        def guarded() -> ToolOutcome | None:
             try:
-                box["result"] = call()
+                return call()
             except HermesError as exc:
-                box["result"] = _error(str(exc))
+                return _error(str(exc))
             except Exception as exc:
                 log.exception("MCP tool %s failed", name)
-                box["result"] = _error(f"Tool '{name}' failed: {type(exc).__name__}: {exc}")
+                return _error(f"Tool '{name}' failed: {type(exc).__name__}: {exc}")
+            except BaseException:
+                log.exception("MCP tool %s failed", name)
+                return None
 
-        thread = threading.Thread(target=target, name=f"hermes-mcp-{name}", daemon=True)
-        thread.start()
-        thread.join(self.tool_timeout)
-        if thread.is_alive():
-            with self._lock:
-                self._busy[name] = thread
+        finished, result = self._calls.run(name, guarded, self.tool_timeout)
+        if not finished:
             log.warning(
                 "MCP tool %s exceeded %.1fs; answered with an error", name, self.tool_timeout
             )
@@ -350,7 +344,6 @@ class McpService:
                 f"Tool '{name}' did not finish within {self.tool_timeout:g}s (mcp.tool_timeout); "
                 "it was abandoned."
             )
-        result = box.get("result")
         return result if isinstance(result, ToolOutcome) else _error(f"Tool '{name}' failed.")
 
     @staticmethod

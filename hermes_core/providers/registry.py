@@ -26,6 +26,7 @@ from hermes_core.errors import (
 from hermes_core.plugins import describe_hook_error
 from hermes_core.providers.base import MemoryProvider, load_provider_settings
 from hermes_core.providers.discovery import InstalledProvider, list_installed
+from hermes_core.providers.sources import install_hint
 from hermes_core.settings.models import HermesSettings
 
 log = logging.getLogger(__name__)
@@ -49,7 +50,7 @@ def find_entry_point(name: str) -> InstalledProvider:
     matches = [p for p in installed if p.name == name]
     if not matches:
         listing = [f"{p.name} ({p.distribution} {p.version})" for p in installed]
-        raise UnknownProviderError(name, listing)
+        raise UnknownProviderError(name, listing, hint=install_hint(name))
     best = min(p.precedence for p in matches)
     matches = [p for p in matches if p.precedence == best]  # native beats foreign origins
     if len(matches) > 1:
@@ -113,7 +114,7 @@ def _redact(text: str) -> str:
     loads) is imported only when there is a reason to redact."""
     if not text:
         return ""
-    from hermes_core.context import redact
+    from hermes_core.security.redact import redact
 
     return redact(text)
 

@@ -381,7 +381,7 @@ def sessions_page(ctx: Ctx) -> str:
                 for item in result.get("results", [])
             ]
             return search + table(("session", "when", "title", "match"), found, cls="results")
-        records = store.list_sessions(limit=200, user=ctx.user)
+        records = store.list_sessions(limit=200, user_id=ctx.user)
         per_day = Counter(time.strftime("%Y-%m-%d", time.localtime(r.started_at)) for r in records)
         rows = [
             (
@@ -406,7 +406,7 @@ def sessions_page(ctx: Ctx) -> str:
 
 
 def _record(ctx: Ctx, store: Any) -> Any:
-    record = store.get_session(ctx.get("id"), user=ctx.user)
+    record = store.get_session(ctx.get("id"), user_id=ctx.user)
     if record is None:  # another user's session answers like one that does not exist
         raise NotFound("no such session for this user")
     return record
@@ -457,7 +457,7 @@ def session_export(ctx: Ctx) -> tuple[str, str, str]:
     store = _archive(ctx)
     try:
         record = _record(ctx, store)
-        body, _count = export_session(store, record.id, fmt)
+        body, _count = export_session(store, record.id, fmt, user_id=ctx.user)
     finally:
         store.close()
     media = "text/markdown" if fmt == "md" else "application/x-ndjson"

@@ -11,6 +11,7 @@ from types import ModuleType
 from scripted import ScriptedModel, call
 
 from hermes_core.layers.sessions.db import DB_FILE, SessionDB
+from hermes_core.scope import ALL_USERS
 from hermes_core.testing.fake_llm import FakeLLMServer
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "custom_loop.py"
@@ -50,7 +51,7 @@ def test_custom_loop_writes_memory_archives_and_reviews(
     assert "MyBot runs on 周一 builds." in (memories / "MEMORY.md").read_text(encoding="utf-8")
     db = SessionDB(hermes_home / DB_FILE)
     try:
-        (record,) = db.list_sessions()
+        (record,) = db.list_sessions(user_id=ALL_USERS)
         assert record.source == "my-bot" and record.message_count == 6
     finally:
         db.close()

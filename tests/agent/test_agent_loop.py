@@ -14,6 +14,7 @@ from hermes_core.agent.loop import Agent, AgentEvent, LLMNotConfiguredError
 from hermes_core.host import MemoryHost
 from hermes_core.layers.sessions.db import DB_FILE, SessionDB
 from hermes_core.llm.errors import LLMError
+from hermes_core.scope import ALL_USERS
 from hermes_core.testing.fake_llm import FakeLLMServer
 
 
@@ -182,7 +183,7 @@ def test_new_session_keeps_lineage_and_reset_does_not(
     agent.close()
     db = SessionDB(hermes_home / DB_FILE)
     try:
-        one, two, three = (db.get_session(s) for s in (first, second, third))
+        one, two, three = (db.get_session(s, user_id=ALL_USERS) for s in (first, second, third))
     finally:
         db.close()
     assert one is not None and one.ended_at is not None
@@ -203,7 +204,7 @@ def test_session_end_reason_reaches_the_archive(
     agent.close()
     db = SessionDB(hermes_home / DB_FILE)
     try:
-        reasons = [db.get_session(s).end_reason for s in (first, second)]  # type: ignore[union-attr]
+        reasons = [db.get_session(s, user_id=ALL_USERS).end_reason for s in (first, second)]  # type: ignore[union-attr]
     finally:
         db.close()
     assert reasons == ["new_session", "reset"]

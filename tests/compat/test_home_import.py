@@ -9,6 +9,7 @@ from pathlib import Path
 from home_kit import make_agent_home, run_hermes, run_hermes_agent, snapshot
 
 from hermes_core.layers.sessions.db import SessionDB
+from hermes_core.scope import ALL_USERS
 
 
 def test_import_copies_every_session_with_titles_lineage_and_tool_calls(tmp_path: Path) -> None:
@@ -33,11 +34,14 @@ def test_import_copies_every_session_with_titles_lineage_and_tool_calls(tmp_path
 
     db = SessionDB.open(ours)
     try:
-        s1, s2 = db.get_session("ha-s1"), db.get_session("ha-s2")
+        s1, s2 = (
+            db.get_session("ha-s1", user_id=ALL_USERS),
+            db.get_session("ha-s2", user_id=ALL_USERS),
+        )
         assert s1 is not None and s2 is not None
         assert s1.title == "Deploy notes" and s2.title == "部署笔记 #2"
         assert s2.parent_session_id == "ha-s1"  # lineage
-        assert db.lineage("ha-s2")[0] == "ha-s1"
+        assert db.lineage("ha-s2", user_id=ALL_USERS)[0] == "ha-s1"
         rows = db.get_messages("ha-s1", include_inactive=True)
         call = next(r for r in rows if r.role == "assistant" and r.tool_calls)
         calls = (

@@ -268,3 +268,17 @@ def test_facade_error_text_is_redacted_and_short() -> None:
 )
 def test_redaction_leaves_prose_alone(text: str) -> None:
     assert redact(text) == text
+
+
+def test_redaction_lives_in_security_and_context_re_exports_it() -> None:
+    import hermes_core.context as context
+    from hermes_core.security import redact as module
+
+    assert context.redact is module.redact and context.redact_payload is module.redact_payload
+    assert context.REDACTED == module.REDACTED == "[redacted]"
+    key = "sk-" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4"
+    assert module.redact(f"密钥 {key} 用完请删") == "密钥 [redacted] 用完请删"
+    assert module.redact_payload({"k": key}, [f"again {key}"]) == (
+        {"k": "[redacted]"},
+        ["again [redacted]"],
+    )

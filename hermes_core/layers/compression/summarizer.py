@@ -16,7 +16,6 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from hermes_core.context import REDACTED as _EGRESS_REDACTED
-from hermes_core.context import redact_payload
 from hermes_core.layers.compression.messages import (
     SUMMARY_END_MARKER,
     content_text,
@@ -29,6 +28,7 @@ from hermes_core.layers.compression.messages import (
 from hermes_core.llm.client import LLMClient
 from hermes_core.llm.errors import LLMResponseError
 from hermes_core.llm.tokens import estimate_messages_tokens
+from hermes_core.security.redact import redact_payload
 from hermes_core.text import CJK_CHAR
 
 REDACTED = "[REDACTED]"

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, cast
 
+from hermes_core.scope import user_option
 from hermes_core.security.scan import find_threats
 from hermes_core.settings.models import MemorySettings
 from hermes_core.types import MemoryTarget, MemoryWrite, WriteOrigin
@@ -48,6 +49,7 @@ SOFT_WARNING = 0.9
 """Fraction of the budget from which successful writes carry a consolidation ``warning``."""
 
 FailureKind = Literal["budget", "no_match", "batch"]
+RestoreRefusal = Literal["missing", "restored", "blocked"]
 
 
 @dataclass
@@ -57,10 +59,23 @@ class Outcome:
     payload: dict[str, Any]
     writes: list[MemoryWrite] = field(default_factory=list)
     failure: FailureKind | None = None
+    refusal: RestoreRefusal | None = None
+    """Why :meth:`MemoryEngine.restore_archived` refused before trying (never in the
+    payload): the caller picks its hint from it (:func:`restore_hint`), not from the text."""
 
     @property
     def success(self) -> bool:
         return self.payload.get("success") is True
+
+
+def restore_hint(outcome: Outcome, user_id: str | None) -> str:
+    """What to do after a failed :meth:`MemoryEngine.restore_archived` (a CLI command or
+    "nothing to do"), chosen by :attr:`Outcome.refusal`."""
+    if outcome.refusal == "missing":
+        return f"list them with `hermes memory archive{user_option(user_id)}`"
+    if outcome.refusal in ("restored", "blocked"):
+        return "nothing to do"
+    return f"free room with `hermes memory edit{user_option(user_id)}` and retry"
 
 
 def limit_for(settings: MemorySettings, target: MemoryTarget) -> int:
@@ -419,10 +434,14 @@ class MemoryEngine:
         """
         row = self.archive.get(entry_id)
         if row is None:
-            return Outcome({"success": False, "error": f"No archived entry with id {entry_id}."})
+            return Outcome(
+                {"success": False, "error": f"No archived entry with id {entry_id}."},
+                refusal="missing",
+            )
         if row.restored_at is not None:
             return Outcome(
-                {"success": False, "error": f"Archived entry {entry_id} was already restored."}
+                {"success": False, "error": f"Archived entry {entry_id} was already restored."},
+                refusal="restored",
             )
         ids = find_threats(row.content, "strict")
         if ids:
@@ -431,7 +450,8 @@ class MemoryEngine:
                     "success": False,
                     "error": f"Archived entry {entry_id} matches blocked pattern(s) "
                     f"{', '.join(ids)}; it cannot go back into the system prompt.",
-                }
+                },
+                refusal="blocked",
             )
         strict = MemoryEngine(
             self.home, self.settings.model_copy(update={"overflow": "error"}), self.user_id
@@ -542,4 +562,5 @@ __all__ = [
     "Outcome",
     "StaleWrite",
     "limit_for",
+    "restore_hint",
 ]

@@ -20,7 +20,7 @@ from typing import Any
 
 from hermes_core.pg import advisory_key, require_driver
 
-from .approval import PendingStore, PendingWrite, parse_record
+from .pending import PendingStore, PendingWrite, parse_record
 from .pgstore import PENDING_TABLE, PostgresTarget, connect, failed, owner_key, owner_label
 
 log = logging.getLogger(__name__)

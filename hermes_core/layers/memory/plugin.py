@@ -31,11 +31,11 @@ from hermes_core.types import (
     ToolSpec,
 )
 
-from .approval import PendingStore
 from .archive import MemoryArchive, db_path
 from .archive_tool import MemoryArchiveTool
 from .backends import describe, open_pending, pending_users
 from .engine import MemoryEngine, limit_for
+from .pending import PendingStore
 from .snapshot import guidance, render_block
 from .store import FILENAMES, DiskState, EntryStore, char_count, has_drift
 from .tool import MemoryTool

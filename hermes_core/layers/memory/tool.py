@@ -31,9 +31,9 @@ from hermes_core.scope import user_option
 from hermes_core.security.scan import scan
 from hermes_core.types import MemoryTarget, ToolContext, ToolSpec
 
-from .approval import PendingStore
 from .engine import MemoryEngine, Outcome
 from .ops import ACTIONS, Operation, OpError, locate
+from .pending import PendingStore
 from .snapshot import sanitize_entry
 from .store import FILENAMES, char_count, has_separator_line, normalize_newlines, usage_short
 

@@ -5,6 +5,13 @@ session with :func:`attach_review` so due reviews can run (see docs/review.md).
 """
 
 from .plugin import ReviewLayer, attach_review
-from .review import ReviewReport, ReviewRunner, ReviewWrite
+from .review import ReviewReport, ReviewRunner, ReviewWrite, format_notices
 
-__all__ = ["ReviewLayer", "ReviewReport", "ReviewRunner", "ReviewWrite", "attach_review"]
+__all__ = [
+    "ReviewLayer",
+    "ReviewReport",
+    "ReviewRunner",
+    "ReviewWrite",
+    "attach_review",
+    "format_notices",
+]

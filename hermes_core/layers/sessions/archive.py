@@ -26,7 +26,6 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, Protocol, TypeVar
 
-from hermes_core.context import redact
 from hermes_core.layers.sessions.errors import SessionStoreError, SessionStoreReadOnly
 from hermes_core.layers.sessions.ingest import MessageRow, indexed_text, prepare_messages
 from hermes_core.layers.sessions.records import (
@@ -52,6 +51,7 @@ from hermes_core.layers.sessions.sanitize import (
     optional_text,
 )
 from hermes_core.scope import check_user_id
+from hermes_core.security.redact import redact
 from hermes_core.text import like_escape
 
 T = TypeVar("T")
@@ -121,11 +121,9 @@ class SessionStore(Protocol):
     def reopen_session(self, session_id: str) -> None: ...
     def set_title(self, session_id: str, title: str) -> str | None: ...
     def resolve_session(
-        self, ref: str, *, user: UserScope = ALL_USERS, hidden_sources: Sequence[str] = ()
+        self, ref: str, *, user_id: UserScope, hidden_sources: Sequence[str] = ()
     ) -> str | None: ...
-    def get_session(
-        self, session_id: str, *, user: UserScope = ALL_USERS
-    ) -> SessionRecord | None: ...
+    def get_session(self, session_id: str, *, user_id: UserScope) -> SessionRecord | None: ...
     def list_sessions(
         self,
         *,
@@ -139,16 +137,16 @@ class SessionStore(Protocol):
         after: float | None = None,
         before: float | None = None,
         tool: str | None = None,
-        user: UserScope = ALL_USERS,
+        user_id: UserScope,
     ) -> list[SessionRecord]: ...
-    def count_sessions(self, *, user: UserScope = ALL_USERS) -> int: ...
-    def lineage(self, session_id: str, *, user: UserScope = ALL_USERS) -> list[str]: ...
+    def count_sessions(self, *, user_id: UserScope) -> int: ...
+    def lineage(self, session_id: str, *, user_id: UserScope) -> list[str]: ...
     def lineage_root(self, session_id: str) -> str: ...
     def sessions_titled(
         self,
         words: Sequence[str],
         *,
-        user: UserScope = ALL_USERS,
+        user_id: UserScope,
         hidden_sources: Sequence[str] = (),
         exclude: Sequence[str] = (),
         limit: int = 5,
@@ -160,7 +158,7 @@ class SessionStore(Protocol):
         *,
         timestamp: float | None = None,
         source: str = "cli",
-        user: UserScope = ALL_USERS,
+        user_id: UserScope,
         turn_key: str | None = None,
     ) -> list[int]: ...
     def add_token_usage(self, session_id: str, input_tokens: int, output_tokens: int) -> None: ...
@@ -172,12 +170,12 @@ class SessionStore(Protocol):
     def mark_rewound(self, session_id: str, message_ids: Iterable[int]) -> int: ...
     def delete_sessions(self, session_ids: Sequence[str]) -> int: ...
     def sessions_older_than(
-        self, cutoff: float, *, user: UserScope = ALL_USERS, source: str | None = None
+        self, cutoff: float, *, user_id: UserScope, source: str | None = None
     ) -> list[str]: ...
     def reindex(self) -> int: ...
-    def stats(self, *, user: UserScope = ALL_USERS) -> dict[str, Any]: ...
+    def stats(self, *, user_id: UserScope) -> dict[str, Any]: ...
     def user_scopes(self) -> list[dict[str, Any]]: ...
-    def speaker_names(self, *, user: UserScope = ALL_USERS) -> frozenset[str]: ...
+    def speaker_names(self, *, user_id: UserScope) -> frozenset[str]: ...
     def iter_all_session_ids(self) -> Iterator[str]: ...
     def fts_count(self, match: str, floor: int = 0, cap: int | None = None) -> int: ...
     def fts_rowids(self, match: str, floor: int = 0) -> list[int]: ...
@@ -501,10 +499,10 @@ class ArchiveBase:
         return self.write(lambda c: self._set_title(c, session_id, title))
 
     def resolve_session(
-        self, ref: str, *, user: UserScope = ALL_USERS, hidden_sources: Sequence[str] = ()
+        self, ref: str, *, user_id: UserScope, hidden_sources: Sequence[str] = ()
     ) -> str | None:
         """A session id from an id, a unique id prefix (≥4 chars) or a title (the newest
-        ``title #N`` variant wins), looking only at sessions in ``user``'s scope and not
+        ``title #N`` variant wins), looking only at sessions in ``user_id``'s scope and not
         from ``hidden_sources``: anything else answers ``None`` exactly like a missing id."""
         if not isinstance(ref, str):
             return None
@@ -513,7 +511,7 @@ class ArchiveBase:
             ref = ref.split("/", 1)[-1]
         if not ref or len(ref) > MAX_REF_CHARS:
             return None  # ids are ≤ 256 characters; titles are shorter than this too
-        scope, params = scope_sql(user)
+        scope, params = scope_sql(user_id)
         if hidden_sources:
             scope += f" AND source NOT IN ({','.join('?' * len(hidden_sources))})"
             params = [*params, *hidden_sources]
@@ -540,9 +538,9 @@ class ArchiveBase:
                 return str(rows[0][0])
         return None
 
-    def get_session(self, session_id: str, *, user: UserScope = ALL_USERS) -> SessionRecord | None:
-        """The session row, or ``None`` (also when it is outside ``user``'s scope)."""
-        scope, params = scope_sql(user)
+    def get_session(self, session_id: str, *, user_id: UserScope) -> SessionRecord | None:
+        """The session row, or ``None`` (also when it is outside ``user_id``'s scope)."""
+        scope, params = scope_sql(user_id)
         rows = self.read(
             f"SELECT {SESSION_COLUMNS}, "
             "(SELECT MAX(timestamp) FROM messages m WHERE m.session_id = s.id), system_prompt "
@@ -567,15 +565,15 @@ class ArchiveBase:
         after: float | None = None,
         before: float | None = None,
         tool: str | None = None,
-        user: UserScope = ALL_USERS,
+        user_id: UserScope,
     ) -> list[SessionRecord]:
-        """Sessions newest first (or oldest first), each with ``last_active``, of ``user``'s
+        """Sessions newest first (or oldest first), each with ``last_active``, of ``user_id``'s
         scope only.
 
         ``tool`` keeps sessions with a message that called or came from that tool, counting
         the messages of the session's descendants too (a root is listed when a compressed or
         /new continuation of it used the tool)."""
-        scope, scope_params = scope_sql(user, "s.user_id")
+        scope, scope_params = scope_sql(user_id, "s.user_id")
         where: list[str] = [scope]
         params: list[Any] = [*scope_params]
         if tool:
@@ -621,19 +619,19 @@ class ArchiveBase:
         )
         return [session_from_row(row) for row in rows]
 
-    def count_sessions(self, *, user: UserScope = ALL_USERS) -> int:
-        """Number of sessions stored (in ``user``'s scope)."""
-        scope, params = scope_sql(user)
+    def count_sessions(self, *, user_id: UserScope) -> int:
+        """Number of sessions stored (in ``user_id``'s scope)."""
+        scope, params = scope_sql(user_id)
         return int(self.read(f"SELECT COUNT(*) FROM sessions WHERE {scope}", params)[0][0])
 
-    def lineage(self, session_id: str, *, user: UserScope = ALL_USERS) -> list[str]:
+    def lineage(self, session_id: str, *, user_id: UserScope) -> list[str]:
         """Every session connected to ``session_id`` by ``parent_session_id``: its ancestors
         (root first), itself, and all descendants. A lineage never crosses users: a parent or
         child link to a session of another user scope counts as dangling (so nobody can
-        probe for other users' session ids by naming them as a parent). With ``user``, a
+        probe for other users' session ids by naming them as a parent). With ``user_id``, a
         start session outside that scope has no lineage but itself. Cycles are tolerated."""
         owner = self._owner(session_id)
-        if owner is None or (not isinstance(user, AllUsers) and owner[0] != user):
+        if owner is None or (not isinstance(user_id, AllUsers) and owner[0] != user_id):
             return [session_id]
         same = "COALESCE(user_id, '') = COALESCE(?, '')"
         ancestors: list[str] = []
@@ -669,27 +667,27 @@ class ArchiveBase:
         self,
         words: Sequence[str],
         *,
-        user: UserScope = ALL_USERS,
+        user_id: UserScope,
         hidden_sources: Sequence[str] = (),
         exclude: Sequence[str] = (),
         limit: int = 5,
     ) -> list[tuple[str, int]]:
-        """``(session id, first message id)`` of sessions in ``user``'s scope whose title
+        """``(session id, first message id)`` of sessions in ``user_id``'s scope whose title
         contains every one of ``words`` (case-insensitive), newest first; sessions from
         ``hidden_sources``, those in ``exclude`` and those without messages are left out."""
         if not words:
             return []
-        if isinstance(user, AllUsers):
-            scope, params = scope_sql(user, "s.user_id")
+        if isinstance(user_id, AllUsers):
+            scope, params = scope_sql(user_id, "s.user_id")
             clauses = [scope]
         else:
             # One user's titled sessions through the partial idx_sessions_user_title
             # (on SQLite ``+`` keeps the planner off idx_sessions_user, which walks every
             # session of the user, titled or not: 13 ms at 25k untitled sessions, 0.04 ms
             # this way).
-            scope, params = scope_sql(user, f"{self.UNINDEXED}s.user_id")
+            scope, params = scope_sql(user_id, f"{self.UNINDEXED}s.user_id")
             clauses = ["COALESCE(s.user_id, '') = ?", scope]
-            params = [stored_user_id(user) or "", *params]
+            params = [stored_user_id(user_id) or "", *params]
         for word in words:
             clauses.append("LOWER(s.title) LIKE ? ESCAPE '\\'")
             params = [*params, f"%{like_escape(word.casefold())}%"]
@@ -710,7 +708,7 @@ class ArchiveBase:
     def lineage_root(self, session_id: str) -> str:
         """The oldest ancestor of ``session_id`` in its own user scope (itself when it has
         no parent there)."""
-        return self.lineage(session_id)[0]
+        return self.lineage(session_id, user_id=ALL_USERS)[0]
 
     def _owner(self, session_id: str) -> tuple[str | None] | None:
         """``(user_id,)`` of a stored session, ``None`` when there is no such session."""
@@ -726,7 +724,7 @@ class ArchiveBase:
         *,
         timestamp: float | None = None,
         source: str = "cli",
-        user: UserScope = ALL_USERS,
+        user_id: UserScope,
         turn_key: str | None = None,
     ) -> list[int]:
         """Append OpenAI-style messages in one transaction (creating the session row when
@@ -736,7 +734,7 @@ class ArchiveBase:
         item that is not a message at all raises :class:`SessionStoreError` and nothing is
         written. Text is redacted unless :attr:`redact_secrets` is off. A message may carry
         ``timestamp``, ``token_count``, ``finish_reason``, ``reasoning`` and
-        ``_active``/``_compacted`` overrides. With ``user`` (not :data:`ALL_USERS`) the
+        ``_active``/``_compacted`` overrides. With ``user_id`` (not :data:`ALL_USERS`) the
         session must belong to that user (a new row is created for them). A ``turn_key``
         already stored for this session makes the call a no-op returning ``[]`` (an
         idempotent resend)."""
@@ -751,12 +749,12 @@ class ArchiveBase:
         )
         if not batch.rows:
             return []
-        owner = None if isinstance(user, AllUsers) else stored_user_id(user)
+        owner = None if isinstance(user_id, AllUsers) else stored_user_id(user_id)
         src = as_text(source) or "cli"
         key = optional_text(turn_key)
 
         def do(conn: Any) -> list[int]:
-            if not isinstance(user, AllUsers):
+            if not isinstance(user_id, AllUsers):
                 _claim(conn, session_id, owner)
             if (
                 key is not None
@@ -859,11 +857,11 @@ class ArchiveBase:
         )
 
     def sessions_older_than(
-        self, cutoff: float, *, user: UserScope = ALL_USERS, source: str | None = None
+        self, cutoff: float, *, user_id: UserScope, source: str | None = None
     ) -> list[str]:
-        """Ids of sessions (in ``user``'s scope, of ``source`` when given) whose last activity
+        """Ids of sessions (in ``user_id``'s scope, of ``source`` when given) whose last activity
         (or start) is before ``cutoff``."""
-        scope, params = scope_sql(user, "s.user_id")
+        scope, params = scope_sql(user_id, "s.user_id")
         if source is not None:
             scope += " AND s.source = ?"
             params = [*params, source]
@@ -884,18 +882,18 @@ class ArchiveBase:
         )
         return [{"user_id": r[0], "sessions": int(r[1]), "last_active": r[2]} for r in rows]
 
-    def speaker_names(self, *, user: UserScope = ALL_USERS) -> frozenset[str]:
-        """Lower-cased words of every participant name (``messages.name``) in ``user``'s
+    def speaker_names(self, *, user_id: UserScope) -> frozenset[str]:
+        """Lower-cased words of every participant name (``messages.name``) in ``user_id``'s
         sessions. Cached per object and scope and brought up to date by reading only the
         messages added since (ids only grow), so a search after each turn does not rescan
         the archive; :meth:`delete_sessions` drops the cache."""
         newest = int(self.read("SELECT MAX(id) FROM messages")[0][0] or 0)
-        key: object = user
+        key: object = user_id
         cached = self._speakers.get(key)
         if cached is not None and cached[0] == newest:
             return cached[1]
         since = cached[0] if cached is not None and cached[0] < newest else 0
-        scope, params = scope_sql(user, "s.user_id")
+        scope, params = scope_sql(user_id, "s.user_id")
         rows = self.read(
             "SELECT DISTINCT m.name FROM messages m JOIN sessions s ON s.id = m.session_id "
             f"WHERE m.id > ? AND m.id <= ? AND m.name IS NOT NULL AND {scope}",

@@ -460,11 +460,11 @@ class SessionDB(ArchiveBase):
         self.fts_error = None
         return count
 
-    def stats(self, *, user: UserScope = ALL_USERS) -> dict[str, Any]:
-        """Counts of ``user``'s scope, the file's size and (when the compression layer's
+    def stats(self, *, user_id: UserScope) -> dict[str, Any]:
+        """Counts of ``user_id``'s scope, the file's size and (when the compression layer's
         table exists) compression totals."""
         conn = self._conn()
-        scope, p = scope_sql(user)
+        scope, p = scope_sql(user_id)
         sessions = conn.execute(f"SELECT COUNT(*) FROM sessions WHERE {scope}", p).fetchone()[0]
         messages, compacted = conn.execute(
             "SELECT COUNT(*), COALESCE(SUM(compacted), 0) FROM messages WHERE session_id IN "

@@ -5,7 +5,7 @@ writes.
 * Every value is sanitised (:mod:`.sanitize`), never refused; an item that is not a message
   at all raises :class:`SessionStoreError` (and then nothing of the batch is written).
 * With ``redact_secrets`` the text, tool-call arguments and reasoning of the whole batch pass
-  through :func:`hermes_core.context.redact_payload` as one hand-off (a secret seen in one
+  through :func:`hermes_core.security.redact.redact_payload` as one hand-off (a secret seen in one
   message is masked in all of them) before they are indexed.
 """
 
@@ -16,7 +16,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from hermes_core.context import redact_payload
 from hermes_core.layers.sessions.errors import SessionStoreError
 from hermes_core.layers.sessions.fts import index_fields
 from hermes_core.layers.sessions.records import content_text, tool_call_parts
@@ -29,6 +28,7 @@ from hermes_core.layers.sessions.sanitize import (
     optional_text,
 )
 from hermes_core.llm.tokens import estimate_message_tokens
+from hermes_core.security.redact import redact_payload
 
 INSERT_COLUMNS = (
     "session_id, role, content, tool_call_id, tool_calls, tool_name, timestamp, token_count, "

@@ -61,7 +61,7 @@ from hermes_core.layers.sessions.pg_schema import (
     migrate,
     read_version,
 )
-from hermes_core.layers.sessions.records import ALL_USERS, UserScope, scope_sql
+from hermes_core.layers.sessions.records import UserScope, scope_sql
 from hermes_core.layers.sessions.schema import index_batches
 from hermes_core.pg import (
     DatabaseUnavailable,
@@ -518,9 +518,9 @@ class PostgresSessionDB(ArchiveBase):
         self.index_char_cap = self.configured_index_char_cap
         return count
 
-    def stats(self, *, user: UserScope = ALL_USERS) -> dict[str, Any]:
-        """Counts of ``user``'s scope, the tables' size on the server and the schema."""
-        scope, p = scope_sql(user)
+    def stats(self, *, user_id: UserScope) -> dict[str, Any]:
+        """Counts of ``user_id``'s scope, the tables' size on the server and the schema."""
+        scope, p = scope_sql(user_id)
         sessions = self.read(f"SELECT COUNT(*) FROM sessions WHERE {scope}", p)[0][0]
         messages, compacted = self.read(
             "SELECT COUNT(*), COALESCE(SUM(compacted), 0) FROM messages WHERE session_id IN "

@@ -181,7 +181,7 @@ class SessionsLayer:
             messages,
             timestamp=turn.started_at,
             source=session.source,
-            user=session.user_id,
+            user_id=session.user_id,
             turn_key=turn_key(session, turn),
         )
         if ids and (turn.prompt_tokens or turn.completion_tokens):

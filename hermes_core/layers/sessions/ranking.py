@@ -134,7 +134,7 @@ class SearchFilters:
     demoted_sources: tuple[str, ...] = ()
     """Sessions from these sources (``cron``) rank below interactive ones of similar score:
     their score is multiplied by :data:`DEMOTION`."""
-    user: UserScope = ALL_USERS
+    user_id: UserScope = ALL_USERS
     """Only sessions of this user scope (``None``: sessions stored without a user)."""
 
 
@@ -172,7 +172,7 @@ class Ranking:
 
 
 def _filter_sql(filters: SearchFilters) -> tuple[str, list[Any]]:
-    scope, scope_params = scope_sql(filters.user, "s.user_id")
+    scope, scope_params = scope_sql(filters.user_id, "s.user_id")
     where = ["(m.active = 1 OR m.compacted = 1)", scope]
     params: list[Any] = [*scope_params]
     if filters.exclude_sessions:
@@ -616,7 +616,7 @@ class _Query:
     window: TimeWindow | None
 
 
-def _prepare_query(db: SessionStore, query: str, user: UserScope = ALL_USERS) -> _Query:
+def _prepare_query(db: SessionStore, query: str, user_id: UserScope) -> _Query:
     """Stage 1 — query terms: normalise, split off a named date, drop stopwords, question
     scaffolding and participant names (kept aside for relaxation), build the MATCH."""
     query = normalize(query) if isinstance(query, str) else query
@@ -627,7 +627,7 @@ def _prepare_query(db: SessionStore, query: str, user: UserScope = ALL_USERS) ->
     terms = ranked_terms(parsed)
     if not db.fts_enabled or not terms:
         return _Query(terms, [], set(), False, None, window)
-    speakers = db.speaker_names(user=user)
+    speakers = db.speaker_names(user_id=user_id)
     named = {t.words[0] for t in terms if len(t.words) == 1 and t.words[0] in speakers}
     content = [
         t
@@ -791,7 +791,7 @@ def rank(
     searchable or FTS5 is unavailable."""
     filters = filters or SearchFilters()
     candidates = CANDIDATES if candidates is None else candidates
-    q = _prepare_query(db, query, filters.user)
+    q = _prepare_query(db, query, filters.user_id)
     if q.match is None:
         return Ranking([], [], q.terms, None, Cost())
     where, params = _filter_sql(filters)

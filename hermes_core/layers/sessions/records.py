@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from hermes_core.layers.sessions.sanitize import as_text, clean_text
-from hermes_core.scope import normalize_user_id
+from hermes_core.scope import ALL_USERS, AllUsers, UserScope, normalize_user_id
 from hermes_core.text import IMAGE_PART_TYPES
 from hermes_core.text import content_text as shared_content_text
 
@@ -181,26 +181,6 @@ def tool_call_parts(tool_calls: Any) -> tuple[list[str], list[str]]:
 
 
 # --------------------------------------------------------------------------- user scope
-
-
-class AllUsers:
-    """The type of :data:`ALL_USERS` (every user's sessions: maintenance, statistics)."""
-
-    _instance: AllUsers | None = None
-
-    def __new__(cls) -> AllUsers:
-        if cls._instance is None:
-            cls._instance = super().__new__(cls)
-        return cls._instance
-
-    def __repr__(self) -> str:
-        return "ALL_USERS"
-
-
-ALL_USERS = AllUsers()
-UserScope = str | None | AllUsers
-"""Whose sessions a read sees: a ``user_id`` (that user's only), ``None`` (only sessions
-stored without a user) or :data:`ALL_USERS`."""
 
 
 def stored_user_id(user_id: object) -> str | None:

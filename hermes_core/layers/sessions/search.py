@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING, Any
 from hermes_core.errors import clip as clip_echo
 from hermes_core.layers.sessions.db import MESSAGE_COLUMNS, StoredMessage, message_from_row
 from hermes_core.layers.sessions.ranking import SearchFilters, rank
-from hermes_core.layers.sessions.records import UserScope
+from hermes_core.layers.sessions.records import ALL_USERS, UserScope
 from hermes_core.layers.sessions.timeparse import parse_bound
 from hermes_core.text import CJK_CHAR
 from hermes_core.types import ToolContext, ToolSpec
@@ -167,7 +167,7 @@ class SearchOptions:
     tool: str | None = None
     summarize: bool = False
     extra: dict[str, Any] = field(default_factory=dict)
-    user: UserScope = None
+    user_id: UserScope = None
     """Whose sessions this call sees (set by :meth:`SessionSearch.run`, never an argument)."""
 
 
@@ -397,7 +397,7 @@ class SessionSearch:
         answers exactly like one that does not exist."""
         try:
             opts = parse_options(args, self.default_limit)
-            opts.user = user_id
+            opts.user_id = user_id
             if opts.session_id is not None and opts.around_message_id is not None:
                 return self.scroll(opts)
             if opts.session_id is not None:
@@ -417,7 +417,8 @@ class SessionSearch:
     def _excluded(self, current_session_id: str | None) -> tuple[str, ...]:
         if not current_session_id:
             return ()
-        return tuple(self.db.lineage(current_session_id))
+        # An exclusion list: a lineage never crosses users, so every scope gives the same ids.
+        return tuple(self.db.lineage(current_session_id, user_id=ALL_USERS))
 
     # -- browse ------------------------------------------------------------------------
 
@@ -432,7 +433,7 @@ class SessionSearch:
             after=opts.after,
             before=opts.before,
             tool=opts.tool,
-            user=opts.user,
+            user_id=opts.user_id,
         )
         results = []
         for record in records:
@@ -467,7 +468,7 @@ class SessionSearch:
             before=opts.before,
             tool=opts.tool,
             demoted_sources=self.demoted_sources,
-            user=opts.user,
+            user_id=opts.user_id,
         )
         ranking = rank(self.db, opts.query, filters)
         words = [
@@ -498,22 +499,32 @@ class SessionSearch:
             return {**base, "results": [], "count": 0, "hint": NO_MATCH_HINT}
         if opts.sort is not None:
             started = {
-                sid: (rec.started_at if (rec := self.db.get_session(sid)) else 0.0)
+                sid: (
+                    rec.started_at
+                    if (rec := self.db.get_session(sid, user_id=opts.user_id))
+                    else 0.0
+                )
                 for sid, _, _ in chosen
             }
             chosen.sort(key=lambda c: started[c[0]], reverse=opts.sort == "newest")
         results = []
         for position, (sid, anchor, score) in enumerate(chosen):
             full = opts.detail == "full" or position == 0
-            results.append(self._hydrate(sid, anchor, score, words, full))
+            results.append(self._hydrate(sid, anchor, score, words, full, opts.user_id))
         if opts.summarize:
             self._summarize(results, opts.query)
         return {**base, "results": results, "count": len(results)}
 
     def _hydrate(
-        self, session_id: str, anchor: int, score: float, words: Sequence[str], full: bool
+        self,
+        session_id: str,
+        anchor: int,
+        score: float,
+        words: Sequence[str],
+        full: bool,
+        user_id: UserScope,
     ) -> dict[str, Any]:
-        record = self.db.get_session(session_id)
+        record = self.db.get_session(session_id, user_id=user_id)
         anchor_msg = self.db.get_message(anchor)
         item: dict[str, Any] = (
             _session_header(record, self.profile) if record else {"session_id": session_id}
@@ -602,7 +613,7 @@ class SessionSearch:
     # -- scroll / read -----------------------------------------------------------------
 
     def _resolve(self, ref: str, opts: SearchOptions) -> str:
-        sid = self.db.resolve_session(ref, user=opts.user, hidden_sources=self.hidden_sources)
+        sid = self.db.resolve_session(ref, user_id=opts.user_id, hidden_sources=self.hidden_sources)
         if sid is None:
             raise ArgumentError(
                 f"no session '{clip_echo(ref, 200)}'; call session_search with a query or no "
@@ -623,7 +634,7 @@ class SessionSearch:
             return []
         return self.db.sessions_titled(
             words,
-            user=opts.user,
+            user_id=opts.user_id,
             hidden_sources=self.hidden_sources,
             exclude=filters.exclude_sessions,
             limit=opts.limit,
@@ -661,7 +672,7 @@ class SessionSearch:
         """The whole session, or its first 20 + last 10 messages when longer."""
         assert opts.session_id is not None
         sid = self._resolve(opts.session_id, opts)
-        record = self.db.get_session(sid)
+        record = self.db.get_session(sid, user_id=opts.user_id)
         messages = self.db.get_messages(sid)
         truncated = len(messages) > READ_HEAD + READ_TAIL
         shown = messages[:READ_HEAD] + messages[-READ_TAIL:] if truncated else messages

@@ -32,17 +32,19 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from hermes_core.context import redact
 from hermes_core.fsutil import read_regular_text
 from hermes_core.layers.sessions.archive import SessionStore
 from hermes_core.layers.sessions.errors import SessionStoreError
 from hermes_core.layers.sessions.records import (
+    ALL_USERS,
     SessionRecord,
     StoredMessage,
+    UserScope,
     content_text,
     scope_sql,
 )
 from hermes_core.layers.sessions.sanitize import INT_MAX, TIMESTAMP_MAX, clean_value
+from hermes_core.security.redact import redact
 
 EXPORT_FORMATS = ("jsonl", "md")
 ROLES = ("system", "developer", "user", "assistant", "tool", "function")
@@ -133,13 +135,16 @@ def export_markdown(record: SessionRecord, messages: list[StoredMessage]) -> str
     return "\n".join(lines)
 
 
-def export_session(db: SessionStore, session_id: str, fmt: str) -> tuple[str, int]:
-    """``(text, message count)`` of one session in ``fmt`` (``jsonl`` or ``md``)."""
+def export_session(
+    db: SessionStore, session_id: str, fmt: str, *, user_id: UserScope
+) -> tuple[str, int]:
+    """``(text, message count)`` of one session of ``user_id``'s scope in ``fmt`` (``jsonl``
+    or ``md``); a session outside the scope is reported missing."""
     if fmt not in EXPORT_FORMATS:
         raise TransferError(
             f"unknown export format {fmt!r}; use one of {', '.join(EXPORT_FORMATS)}"
         )
-    record = db.get_session(session_id)
+    record = db.get_session(session_id, user_id=user_id)
     if record is None:
         raise TransferError(f"no session {session_id!r}; list ids with `hermes sessions list`")
     messages = db.get_messages(session_id, include_inactive=True)
@@ -147,14 +152,16 @@ def export_session(db: SessionStore, session_id: str, fmt: str) -> tuple[str, in
     return text, len(messages)
 
 
-def export_sessions(db: SessionStore, session_ids: Sequence[str], fmt: str) -> tuple[str, int]:
+def export_sessions(
+    db: SessionStore, session_ids: Sequence[str], fmt: str, *, user_id: UserScope
+) -> tuple[str, int]:
     """Several sessions in one text, oldest first as given: JSONL records simply follow
     each other (``hermes sessions import`` reads them back as separate sessions); Markdown
     sessions are separated by a rule. Returns ``(text, message count)``."""
     parts: list[str] = []
     total = 0
     for session_id in session_ids:
-        text, count = export_session(db, session_id, fmt)
+        text, count = export_session(db, session_id, fmt, user_id=user_id)
         parts.append(text if fmt == "jsonl" else text.rstrip("\n") + "\n")
         total += count
     separator = "" if fmt == "jsonl" else "\n---\n\n"
@@ -483,8 +490,8 @@ def _import_one(
             progress(len(messages))
         return ImportedSession(str(seen[0][0]), len(messages), None, "already imported")
     sid, renamed = wanted, None
-    if db.get_session(sid) is not None:
-        if db.get_session(sid, user=user_id) is not None and _same_transcript(db, sid, messages):
+    if db.get_session(sid, user_id=ALL_USERS) is not None:  # ids are never shared
+        if db.get_session(sid, user_id=user_id) is not None and _same_transcript(db, sid, messages):
             if progress is not None:
                 progress(len(messages))
             return ImportedSession(sid, len(messages), None, "already imported")
@@ -510,7 +517,7 @@ def _import_one(
     db.write(lambda c: c.execute("UPDATE sessions SET import_digest=? WHERE id=?", (digest, sid)))
     for start in range(0, len(messages), CHUNK):
         chunk = [_to_append(m) for m in messages[start : start + CHUNK]]
-        db.append_messages(sid, chunk, timestamp=float(started), user=user_id)
+        db.append_messages(sid, chunk, timestamp=float(started), user_id=user_id)
         if progress is not None:
             progress(len(chunk))
     if fields.get("ended_at"):

@@ -23,11 +23,9 @@ from __future__ import annotations
 
 import json
 import logging
-import random
 import threading
 import time
 from collections.abc import Callable, Mapping
-from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Any
 
 from pydantic import SecretStr
@@ -43,6 +41,7 @@ from hermes_core.providers.service.errors import (
     ServiceSettings,
     ServiceUnavailable,
 )
+from hermes_core.retry import backoff_wait, parse_retry_after
 from hermes_core.security.redaction import redact_text
 
 if TYPE_CHECKING:
@@ -53,23 +52,6 @@ log = logging.getLogger("hermes_core.providers.service")
 _IDEMPOTENT = frozenset({"GET", "HEAD", "PUT", "DELETE", "OPTIONS"})
 _RETRY_STATUS = frozenset({502, 503, 504})
 _USER_AGENT = "hermes-core-service-client/1"
-
-
-def parse_retry_after(value: str | None, now: Callable[[], float] = time.time) -> float | None:
-    """Seconds from a ``Retry-After`` header (delta-seconds or HTTP date); None if absent or
-    unparseable; never negative."""
-    if not value:
-        return None
-    value = value.strip()
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = parsedate_to_datetime(value)
-    except (TypeError, ValueError, IndexError):
-        return None
-    return max(0.0, when.timestamp() - now())
 
 
 def _secret(value: str | SecretStr | None) -> str | None:
@@ -307,10 +289,13 @@ class ServiceClient:
             attempt += 1
 
     def _backoff(self, attempt: int, retry_after: float | None) -> float:
-        if retry_after is not None:
-            return min(retry_after, self.max_retry_after)
-        ceiling = min(self.backoff_max, self.backoff_base * float(2**attempt))
-        return ceiling / 2 + random.uniform(0, ceiling / 2)
+        return backoff_wait(
+            attempt,
+            retry_after,
+            backoff_base=self.backoff_base,
+            backoff_max=self.backoff_max,
+            max_retry_after=self.max_retry_after,
+        )
 
     # -- mapping
 

@@ -125,3 +125,23 @@ def test_cli_scenarios_table_and_json(tmp_path: Path) -> None:
     assert all(0 <= v["retention"] <= 1 for v in figures["summary"].values())
     bad = CliRunner().invoke(command, ["--scenario", "nope"])
     assert bad.exit_code != 0 and "ops-db-migration-en" in bad.output
+
+
+def test_scenarios_are_package_data_and_checked_on_load() -> None:
+    from dataclasses import replace
+    from importlib import resources
+
+    from hermes_core.bench.compression_scenarios import DATA_FILE, HELD_OUT
+    from hermes_core.bench.scenario_kit import check_scenario
+
+    assert resources.files("hermes_core.bench").joinpath("data", DATA_FILE).is_file()
+    scenarios = load_scenarios()
+    assert {s.id for s in scenarios} > HELD_OUT
+    first = scenarios[0]
+    assert check_scenario(first) is first
+    with pytest.raises(ValueError, match="lacks facts"):
+        check_scenario(replace(first, llm_summary="nothing here"))
+    with pytest.raises(ValueError, match="unknown scenario"):
+        load_scenarios(["不存在"])
+    first.messages[1]["content"] = "changed"  # a caller's change never leaks into the next load
+    assert load_scenarios([first.id])[0].messages[1]["content"] != "changed"

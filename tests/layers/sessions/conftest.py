@@ -19,6 +19,7 @@ import pytest
 from hermes_core.cli.sessions import register
 from hermes_core.layers.sessions.archive import SessionStore
 from hermes_core.layers.sessions.store import open_configured
+from hermes_core.scope import ALL_USERS
 
 BACKENDS = ("sqlite", "postgresql")
 
@@ -138,6 +139,7 @@ def _add_session(
         sid,
         [{"role": role, "content": content} for role, content in texts],
         timestamp=started_at,
+        user_id=ALL_USERS,
     )
 
 

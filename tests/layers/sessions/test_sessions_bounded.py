@@ -21,6 +21,7 @@ from hermes_core.layers.sessions.ranking import SearchFilters, rank
 from hermes_core.layers.sessions.schema import MIGRATIONS, SCHEMA_VERSION, is_contentless
 from hermes_core.layers.sessions.search import SessionSearch
 from hermes_core.layers.sessions.store import open_configured
+from hermes_core.scope import ALL_USERS
 
 
 def _fill(db: SessionDB, n: int, *, user: str | None = None, prefix: str = "s") -> None:
@@ -42,7 +43,7 @@ def _fill(db: SessionDB, n: int, *, user: str | None = None, prefix: str = "s") 
                 msgs.append(
                     {"role": "user" if i % 2 == 0 else "assistant", "content": " ".join(words)}
                 )
-            db.append_messages(sid, msgs, user=user)
+            db.append_messages(sid, msgs, user_id=user)
 
 
 def _vm_steps(db: SessionDB, fn: object) -> int:
@@ -114,11 +115,11 @@ def test_window_widens_when_filters_leave_too_few(tmp_path: Path, small_window: 
     _fill(db, 600, user="alice", prefix="a")
     _fill(db, 3_000, user="bob", prefix="b")
     for query in ("coffee", "数据库"):
-        result = rank(db, query, SearchFilters(user="alice"))
+        result = rank(db, query, SearchFilters(user_id="alice"))
         sessions = {hit.session_id for hit in result.turns}
         assert sessions and all(s.startswith("a") for s in sessions)
         assert len(result.turns) >= ranking.CANDIDATES
-        bob = rank(db, query, SearchFilters(user="bob"))
+        bob = rank(db, query, SearchFilters(user_id="bob"))
         assert all(h.session_id.startswith("b") for h in bob.turns)
     db.close()
 
@@ -155,7 +156,9 @@ def test_window_ranks_fuller_matches_first(tmp_path: Path, small_window: None) -
 
 @pytest.mark.sqlite_only  # the SQLite file itself
 def test_index_keeps_no_copy_of_the_text(db: SessionDB) -> None:
-    db.append_messages("s", [{"role": "user", "content": "我喜欢喝咖啡 and dark roast"}])
+    db.append_messages(
+        "s", [{"role": "user", "content": "我喜欢喝咖啡 and dark roast"}], user_id=ALL_USERS
+    )
     assert is_contentless(db._conn())
     assert db.read("SELECT body, meta FROM messages_fts") == [(None, None)]
     tables = {r[0] for r in db.read("SELECT name FROM sqlite_master WHERE type='table'")}
@@ -171,9 +174,11 @@ def test_index_keeps_no_copy_of_the_text(db: SessionDB) -> None:
 def test_cjk_and_english_search_on_contentless_index(
     db: SessionDB, query: str, expected: list[str]
 ) -> None:
-    db.append_messages("zh", [{"role": "user", "content": "我喜欢喝咖啡"}])
-    db.append_messages("ja", [{"role": "user", "content": "猫が好き、ねこです"}])
-    db.append_messages("en", [{"role": "assistant", "content": "a dark roast it is"}])
+    db.append_messages("zh", [{"role": "user", "content": "我喜欢喝咖啡"}], user_id=ALL_USERS)
+    db.append_messages("ja", [{"role": "user", "content": "猫が好き、ねこです"}], user_id=ALL_USERS)
+    db.append_messages(
+        "en", [{"role": "assistant", "content": "a dark roast it is"}], user_id=ALL_USERS
+    )
     db.append_messages(
         "tool",
         [
@@ -185,6 +190,7 @@ def test_cjk_and_english_search_on_contentless_index(
                 ],
             }
         ],
+        user_id=ALL_USERS,
     )
     assert [s.session_id for s in rank(db, query).sessions] == expected
 
@@ -212,8 +218,9 @@ def test_deleting_sessions_removes_their_index_rows(db: SessionDB) -> None:
             },
             {"role": "tool", "name": "web_fetch", "tool_call_id": "1", "content": long},
         ],
+        user_id=ALL_USERS,
     )
-    db.append_messages("kept", [{"role": "user", "content": "咖啡 stays here"}])
+    db.append_messages("kept", [{"role": "user", "content": "咖啡 stays here"}], user_id=ALL_USERS)
     assert _fts_rowids(db, "maria") and _fts_rowids(db, "web_fetch")
     assert db.delete_sessions(["gone"]) == 3
     for word in ("maria", "web_fetch", "calling", "start", "filler", "x", "喝", "keep"):
@@ -227,7 +234,9 @@ def test_deleting_sessions_removes_their_index_rows(db: SessionDB) -> None:
 
 def test_index_cap_recorded_and_applied_by_reindex(home: Path) -> None:
     first = open_configured(home, index_char_cap=100)
-    first.append_messages("s", [{"role": "user", "content": "a " * 80 + "needle"}])
+    first.append_messages(
+        "s", [{"role": "user", "content": "a " * 80 + "needle"}], user_id=ALL_USERS
+    )
     first.close()
     again = open_configured(home, index_char_cap=4096)
     assert again.index_char_cap == 100  # the index was built with 100: removal needs it
@@ -296,7 +305,7 @@ def test_archive_of_schema_6_is_migrated_and_searchable(home: Path) -> None:
     assert found("coffee", None) == ["n1"]
     assert found("咖啡", "bob") == []
     # new messages and deletes work on the migrated index
-    db.append_messages("a2", [{"role": "user", "content": "更多咖啡"}], user="alice")
+    db.append_messages("a2", [{"role": "user", "content": "更多咖啡"}], user_id="alice")
     assert sorted(found("咖啡", "alice")) == ["a1", "a2"]
     assert db.delete_sessions(["a1"]) == 2
     assert found("咖啡", "alice") == ["a2"]

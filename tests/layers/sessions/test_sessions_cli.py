@@ -12,6 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from hermes_core.layers.sessions.store import open_configured
+from hermes_core.scope import ALL_USERS
 
 
 @pytest.fixture
@@ -34,6 +35,7 @@ def filled(home: Path, add_session: Any) -> Path:
             {"role": "tool", "tool_call_id": "c1", "name": "terminal", "content": "deployed"},
             {"role": "assistant", "content": "已部署 deployed", "finish_reason": "stop"},
         ],
+        user_id=ALL_USERS,
     )
     db.record_system_prompt("s-new", "You are Hermes.")
     db.close()
@@ -89,7 +91,7 @@ def test_export_import_round_trip(
     original = open_configured(filled)
     before = original.get_messages_as_conversation("s-new")
     before_messages = original.get_messages("s-new")
-    rec = original.get_session("s-new")
+    rec = original.get_session("s-new", user_id=ALL_USERS)
     original.close()
 
     other = homes.new()  # a second, empty archive on the same backend
@@ -99,7 +101,7 @@ def test_export_import_round_trip(
     ]
     copy = open_configured(other)
     assert copy.get_messages_as_conversation("s-new") == before
-    new_rec = copy.get_session("s-new")
+    new_rec = copy.get_session("s-new", user_id=ALL_USERS)
     assert new_rec is not None and rec is not None
     assert (new_rec.title, new_rec.source, new_rec.system_prompt, new_rec.started_at) == (
         rec.title,
@@ -147,7 +149,7 @@ def test_import_openai_messages(cli: click.Group, home: Path, tmp_path: Path) ->
         "What is the capital of France?",
         "Paris.",
     ]
-    assert db.get_session(sid).title == "Geography"  # type: ignore[union-attr]
+    assert db.get_session(sid, user_id=ALL_USERS).title == "Geography"  # type: ignore[union-attr]
     db.close()
     data = json.loads(run(cli, "sessions", "search", "capital France", "--json").output)
     assert data["results"][0]["session_id"] == sid
@@ -163,7 +165,7 @@ def test_import_rejects_bad_files(cli: click.Group, home: Path, tmp_path: Path) 
     out = CliRunner().invoke(cli, ["sessions", "import", str(norole)])
     assert out.exit_code != 0 and "role" in out.output
     db = open_configured(home)
-    assert db.count_sessions() == 0  # nothing half-imported
+    assert db.count_sessions(user_id=ALL_USERS) == 0  # nothing half-imported
     db.close()
 
 
@@ -231,6 +233,7 @@ def test_show_and_search_print_stored_text_not_rich_markup(
             {"role": "user", "content": "[INST] 你好 [/INST] keep [bold]this[/bold] literal"},
             {"role": "assistant", "content": "", "tool_calls": [call]},
         ],
+        user_id=ALL_USERS,
     )
     db.close()
     out = run(cli, "sessions", "show", "s-mark")
@@ -258,7 +261,7 @@ def test_import_refuses_empty_lists_and_unknown_roles(
     out = CliRunner().invoke(cli, ["sessions", "import", str(wizard)])
     assert out.exit_code != 0 and "'wizard'" in out.output and "assistant" in out.output
     db = open_configured(home)
-    assert db.count_sessions() == 0  # no empty or half-valid session left behind
+    assert db.count_sessions(user_id=ALL_USERS) == 0  # no empty or half-valid session left behind
     db.close()
 
 
@@ -333,7 +336,7 @@ def test_a_newer_archive_is_listed_but_never_written(cli: click.Group, filled: P
         out = CliRunner().invoke(cli, ["sessions", *args])
         assert out.exit_code == 1 and "read-only" in out.output and "Traceback" not in out.output
     db = open_configured(filled)
-    assert db.get_session("s-new").title == "部署 服务"  # type: ignore[union-attr]
+    assert db.get_session("s-new", user_id=ALL_USERS).title == "部署 服务"  # type: ignore[union-attr]
     db.close()
 
 
@@ -390,7 +393,7 @@ def test_set_title_on_a_missing_session_reports_failure(home: Path) -> None:
     db = open_configured(home)
     try:
         assert db.set_title("no-such-session", "标题") is None
-        assert db.get_session("no-such-session") is None
+        assert db.get_session("no-such-session", user_id=ALL_USERS) is None
         db.create_session("s1", source="cli")
         assert db.set_title("s1", "部署 notes") == "部署 notes"
     finally:

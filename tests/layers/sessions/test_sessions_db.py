@@ -20,6 +20,7 @@ from hermes_core.layers.sessions.db import (
     read_schema_version,
     sanitize_title,
 )
+from hermes_core.scope import ALL_USERS
 
 
 def _mode(path: Path) -> int:
@@ -31,7 +32,7 @@ def test_files_are_private_even_under_permissive_umask(tmp_path: Path) -> None:
     try:
         store = SessionDB.open(tmp_path)
         store.create_session("s1")
-        store.append_messages("s1", [{"role": "user", "content": "hello"}])
+        store.append_messages("s1", [{"role": "user", "content": "hello"}], user_id=ALL_USERS)
         for suffix in ("", "-wal", "-shm"):
             path = Path(str(tmp_path / "state.db") + suffix)
             assert path.exists(), suffix
@@ -87,7 +88,7 @@ def test_migrations_are_idempotent_and_keep_foreign_tables(tmp_path: Path) -> No
     from hermes_core.layers.sessions.ranking import rank
 
     assert [h.session_id for h in rank(store, "deploying").sessions] == ["old"]
-    assert store.stats()["compression"]["events"] == 0
+    assert store.stats(user_id=ALL_USERS)["compression"]["events"] == 0
     store.close()
 
 
@@ -107,7 +108,7 @@ def test_stats_reads_compression_events(db: SessionDB) -> None:
             [("a", 1.0, 1000, 200, 50, 0, 0), ("a", 2.0, 900, 300, 60, 1, 0)],
         )
     )
-    comp = db.stats()["compression"]
+    comp = db.stats(user_id=ALL_USERS)["compression"]
     assert comp == {
         "events": 2,
         "tokens_before": 1900,
@@ -134,13 +135,14 @@ def test_messages_round_trip_with_tool_calls(db: SessionDB) -> None:
             {"role": "tool", "tool_call_id": "c1", "name": "terminal", "content": "a.txt"},
             {"role": "assistant", "content": [{"type": "text", "text": "one file"}]},
         ],
+        user_id=ALL_USERS,
     )
     assert len(ids) == 4 and ids == sorted(ids)
     conv = db.get_messages_as_conversation("s")
     assert conv[1]["tool_calls"] == calls
     assert conv[2] == {"role": "tool", "content": "a.txt", "name": "terminal", "tool_call_id": "c1"}
     assert conv[3]["content"] == "one file"
-    record = db.get_session("s")
+    record = db.get_session("s", user_id=ALL_USERS)
     assert record is not None
     assert (record.message_count, record.tool_call_count) == (4, 1)
     assert (record.source, record.user_id, record.model) == ("telegram", "u1", "m")
@@ -151,12 +153,12 @@ def test_end_session_and_system_prompt(db: SessionDB) -> None:
     db.record_system_prompt("s", "You are Hermes.\n记忆")
     db.end_session("s", "new_session")
     db.end_session("s", "exit")  # first reason kept
-    record = db.get_session("s")
+    record = db.get_session("s", user_id=ALL_USERS)
     assert record is not None
     assert record.system_prompt == "You are Hermes.\n记忆"
     assert record.end_reason == "new_session" and record.ended_at is not None
     db.reopen_session("s")
-    record = db.get_session("s")
+    record = db.get_session("s", user_id=ALL_USERS)
     assert record is not None and record.ended_at is None
 
 
@@ -179,9 +181,9 @@ def test_titles_are_unique(db: SessionDB) -> None:
     db.create_session("b", title="Deploy")
     db.create_session("c")
     assert db.set_title("c", " Deploy ") == "Deploy #3"
-    titles = [db.get_session(s).title for s in ("a", "b", "c")]  # type: ignore[union-attr]
+    titles = [db.get_session(s, user_id=ALL_USERS).title for s in ("a", "b", "c")]  # type: ignore[union-attr]
     assert titles == ["Deploy", "Deploy #2", "Deploy #3"]
-    assert db.resolve_session("Deploy") == "c"  # the newest numbered variant
+    assert db.resolve_session("Deploy", user_id=ALL_USERS) == "c"  # the newest numbered variant
     with pytest.raises((sqlite3.IntegrityError, SessionStoreError), match=r"(?i)unique"):
         db.write(lambda c: c.execute("UPDATE sessions SET title='Deploy' WHERE id='b'"))
 
@@ -191,17 +193,17 @@ def test_lineage(db: SessionDB) -> None:
     db.create_session("child", parent_session_id="root", started_at=2)
     db.create_session("grandchild", parent_session_id="child", started_at=3)
     db.create_session("other", started_at=4)
-    assert db.lineage("child") == ["root", "child", "grandchild"]
+    assert db.lineage("child", user_id=ALL_USERS) == ["root", "child", "grandchild"]
     assert db.lineage_root("grandchild") == "root"
     assert db.lineage_root("other") == "other"
-    roots = [r.id for r in db.list_sessions(roots_only=True)]
+    roots = [r.id for r in db.list_sessions(roots_only=True, user_id=ALL_USERS)]
     assert roots == ["other", "root"]
 
 
 def test_lineage_tolerates_cycles(db: SessionDB) -> None:
     db.create_session("a", parent_session_id="b")
     db.create_session("b", parent_session_id="a")
-    assert set(db.lineage("a")) == {"a", "b"}
+    assert set(db.lineage("a", user_id=ALL_USERS)) == {"a", "b"}
     assert db.lineage_root("a") in {"a", "b"}
 
 
@@ -217,9 +219,9 @@ def test_mark_compacted_and_rewound(db: SessionDB, add_session: Any) -> None:
 def test_delete_and_prune(db: SessionDB, add_session: Any) -> None:
     add_session(db, "old", [("user", "ancient deployment notes")], started_at=1000.0)
     add_session(db, "new", [("user", "fresh deployment notes")])
-    assert db.sessions_older_than(2000.0) == ["old"]
+    assert db.sessions_older_than(2000.0, user_id=ALL_USERS) == ["old"]
     assert db.delete_sessions(["old"]) == 1
-    assert db.get_session("old") is None
+    assert db.get_session("old", user_id=ALL_USERS) is None
     from hermes_core.layers.sessions.ranking import rank
 
     assert [s.session_id for s in rank(db, "deployment").sessions] == ["new"]
@@ -231,7 +233,7 @@ def _writer(home: str, worker: int, count: int) -> None:
     store.create_session(sid)
     for i in range(count):
         text = f"worker {worker} message {i}" if i % 2 else f"进程 {worker} 消息 {i}"
-        store.append_messages(sid, [{"role": "user", "content": text}])
+        store.append_messages(sid, [{"role": "user", "content": text}], user_id=ALL_USERS)
     store.close()
 
 
@@ -248,7 +250,7 @@ def test_four_processes_write_concurrently(tmp_path: Path) -> None:
     store = SessionDB.open(tmp_path)
     assert store.read("SELECT COUNT(*) FROM messages")[0][0] == 2000
     for w in range(4):
-        record = store.get_session(f"proc-{w}")
+        record = store.get_session(f"proc-{w}", user_id=ALL_USERS)
         assert record is not None and record.message_count == 500
     assert store.read("SELECT COUNT(*) FROM messages_fts")[0][0] == 2000
     store.close()
@@ -263,7 +265,9 @@ def test_threads_share_one_store(db: SessionDB) -> None:
     def work(n: int) -> None:
         try:
             for i in range(50):
-                db.append_messages("t", [{"role": "user", "content": f"thread {n} {i}"}])
+                db.append_messages(
+                    "t", [{"role": "user", "content": f"thread {n} {i}"}], user_id=ALL_USERS
+                )
         except BaseException as exc:  # pragma: no cover - reported below
             errors.append(exc)
 
@@ -273,4 +277,4 @@ def test_threads_share_one_store(db: SessionDB) -> None:
     for t in threads:
         t.join()
     assert not errors
-    assert db.get_session("t").message_count == 200  # type: ignore[union-attr]
+    assert db.get_session("t", user_id=ALL_USERS).message_count == 200  # type: ignore[union-attr]

@@ -23,6 +23,7 @@ from hermes_core.layers.sessions.db import (
 )
 from hermes_core.layers.sessions.sanitize import INT_MAX
 from hermes_core.layers.sessions.search import SessionSearch
+from hermes_core.scope import ALL_USERS
 from hermes_core.types import SessionInfo, Turn
 
 # --------------------------------------------------------------------------- sanitising
@@ -38,6 +39,7 @@ def test_surrogates_and_undecodable_bytes_become_replacement_characters(db: Sess
             {"role": "tool", "tool_call_id": "c1", "name": "terminal", "content": tool_output},
             {"role": "assistant", "content": b"bytes \x80 reply \xe5\xae\x8c"},
         ],
+        user_id=ALL_USERS,
     )
     stored = [m.content for m in db.get_messages("s")]
     assert stored[0] == "emoji 😀 and lone \ufffd 中文"
@@ -56,6 +58,7 @@ def test_non_string_fields_are_stored_as_strings(db: SessionDB) -> None:
             {"role": "tool", "tool_call_id": 12345, "name": "读取", "content": "内容 content"},
             {"role": "assistant", "content": "done", "finish_reason": {"type": "stop"}},
         ],
+        user_id=ALL_USERS,
     )
     rows = db.get_messages("s")
     assert rows[0].finish_reason == "3"
@@ -75,7 +78,7 @@ def test_non_string_fields_are_stored_as_strings(db: SessionDB) -> None:
     ],
 )
 def test_dict_and_list_content_is_kept_whole(db: SessionDB, content: Any) -> None:
-    db.append_messages("s", [{"role": "tool", "content": content}])
+    db.append_messages("s", [{"role": "tool", "content": content}], user_id=ALL_USERS)
     stored = db.get_messages("s")[0].content
     if isinstance(content, list) and all(isinstance(p, str) or "text" in p for p in content):
         assert stored == "纯文本\npart two"
@@ -86,8 +89,10 @@ def test_dict_and_list_content_is_kept_whole(db: SessionDB, content: Any) -> Non
 @pytest.mark.parametrize("bad", [math.nan, math.inf, -math.inf, "yesterday", 1e300, -5.0, True])
 def test_bad_timestamps_become_now(db: SessionDB, bad: Any) -> None:
     before = time.time()
-    db.append_messages("s", [{"role": "user", "content": "时间 time", "timestamp": bad}])
-    db.append_messages("t", [{"role": "user", "content": "base"}], timestamp=bad)
+    db.append_messages(
+        "s", [{"role": "user", "content": "时间 time", "timestamp": bad}], user_id=ALL_USERS
+    )
+    db.append_messages("t", [{"role": "user", "content": "base"}], timestamp=bad, user_id=ALL_USERS)
     for sid in ("s", "t"):
         ts = db.get_messages(sid)[0].timestamp
         assert math.isfinite(ts) and before - 1 <= ts <= time.time() + 1
@@ -101,17 +106,18 @@ def test_out_of_range_integers_are_clamped(db: SessionDB) -> None:
             {"role": "user", "content": "negative", "token_count": -4},
             {"role": "user", "content": "nan", "token_count": math.nan},
         ],
+        user_id=ALL_USERS,
     )
     counts = [m.token_count for m in db.get_messages("s")]
     assert counts[0] == INT_MAX and counts[1] == 0 and isinstance(counts[2], int)
     db.add_token_usage("s", 10**40, -3)
-    record = db.get_session("s")
+    record = db.get_session("s", user_id=ALL_USERS)
     assert record is not None and record.input_tokens == 2**53 and record.output_tokens == 0
 
 
 def test_something_that_is_not_a_message_raises_and_writes_nothing(db: SessionDB) -> None:
     with pytest.raises(Exception, match="message 1 is a int"):
-        db.append_messages("s", [{"role": "user", "content": "first"}, 42])
+        db.append_messages("s", [{"role": "user", "content": "first"}, 42], user_id=ALL_USERS)
     assert db.get_messages("s") == []
 
 
@@ -134,6 +140,7 @@ def test_secrets_are_redacted_by_default(db: SessionDB) -> None:
                 ],
             },
         ],
+        user_id=ALL_USERS,
     )
     dump = json.dumps([m.to_dict() for m in db.get_messages("s")], ensure_ascii=False)
     assert SECRET not in dump and "[redacted]" in dump and "请记住" in dump
@@ -265,7 +272,9 @@ def test_an_unreadable_file_is_refused_with_the_fix(tmp_path: Path) -> None:
 def test_a_truncated_file_is_refused_and_kept(tmp_path: Path) -> None:
     db = SessionDB.open(tmp_path)
     for i in range(200):
-        db.append_messages(f"s{i}", [{"role": "user", "content": f"消息 message {i} " * 20}])
+        db.append_messages(
+            f"s{i}", [{"role": "user", "content": f"消息 message {i} " * 20}], user_id=ALL_USERS
+        )
     db.close()
     path = tmp_path / DB_FILE
     with sqlite3.connect(path) as conn:
@@ -289,7 +298,9 @@ def test_a_file_growing_under_a_checkpoint_is_not_called_truncated(
 
     db = SessionDB.open(tmp_path)
     for i in range(50):
-        db.append_messages(f"s{i}", [{"role": "user", "content": f"message {i} " * 40}])
+        db.append_messages(
+            f"s{i}", [{"role": "user", "content": f"message {i} " * 40}], user_id=ALL_USERS
+        )
     db.close()
     path = tmp_path / DB_FILE
     with sqlite3.connect(path) as conn:
@@ -329,7 +340,7 @@ def _snapshot(path: Path) -> tuple[bytes, list[Any]]:
 
 def test_a_newer_schema_is_read_but_never_written(tmp_path: Path) -> None:
     db = SessionDB.open(tmp_path)
-    db.append_messages("s", [{"role": "user", "content": "旧的 old words"}])
+    db.append_messages("s", [{"role": "user", "content": "旧的 old words"}], user_id=ALL_USERS)
     db.close()
     path = tmp_path / DB_FILE
     with sqlite3.connect(path) as conn:
@@ -340,7 +351,7 @@ def test_a_newer_schema_is_read_but_never_written(tmp_path: Path) -> None:
     assert store.read_only and "newer" in (store.read_only_reason or "")
     assert [m.content for m in store.get_messages("s")] == ["旧的 old words"]
     with pytest.raises(SessionStoreReadOnly, match="upgrade hermes-core"):
-        store.append_messages("s", [{"role": "user", "content": "new"}])
+        store.append_messages("s", [{"role": "user", "content": "new"}], user_id=ALL_USERS)
     with pytest.raises(SessionStoreReadOnly):
         store.create_session("x")
     store.close()
@@ -368,13 +379,13 @@ def test_another_programs_state_db_is_never_written(tmp_path: Path) -> None:
     assert store.read_only and "another program" in (store.read_only_reason or "")
     assert "messages_fts_trigram" in (store.read_only_reason or "")
     with pytest.raises(SessionStoreReadOnly, match="HERMES_HOME"):
-        store.append_messages("x", [{"role": "user", "content": "写入 write"}])
+        store.append_messages("x", [{"role": "user", "content": "写入 write"}], user_id=ALL_USERS)
     store.close()
     # The home: our archive goes to hermes_core.db beside it (homefiles.own_db_path).
     ours = SessionDB.open(tmp_path)
     assert ours.path == tmp_path / "hermes_core.db" and not ours.read_only
     ours.create_session("x")
-    ours.append_messages("x", [{"role": "user", "content": "写入 write"}])
+    ours.append_messages("x", [{"role": "user", "content": "写入 write"}], user_id=ALL_USERS)
     ours.close()
     assert _snapshot(path) == before
 
@@ -410,7 +421,7 @@ def test_legacy_archives_are_migrated_and_marked(tmp_path: Path) -> None:
     conn.close()
     store = SessionDB.open(tmp_path)
     assert not store.read_only and store.schema_version() == SCHEMA_VERSION
-    record = store.get_session("old", user=None)
+    record = store.get_session("old", user_id=None)
     assert record is not None and record.user_id is None
     assert store.read("SELECT value FROM state_meta WHERE key='owner'")[0][0] == "hermes-core"
     store.close()

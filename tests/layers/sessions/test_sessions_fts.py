@@ -15,6 +15,7 @@ from hermes_core.layers.sessions.db import SessionDB
 from hermes_core.layers.sessions.fts import build_match, parse_query, split_cjk
 from hermes_core.layers.sessions.ranking import rank
 from hermes_core.layers.sessions.search import SessionSearch
+from hermes_core.scope import ALL_USERS
 
 
 @pytest.fixture
@@ -74,6 +75,7 @@ def test_tool_names_and_arguments_are_indexed(db: SessionDB) -> None:
             },
             {"role": "tool", "tool_call_id": "1", "name": "web_fetch", "content": "ok"},
         ],
+        user_id=ALL_USERS,
     )
     assert _sessions(db, "web_fetch") == ["t"]
     assert _sessions(db, "kubernetes") == ["t"]
@@ -81,7 +83,7 @@ def test_tool_names_and_arguments_are_indexed(db: SessionDB) -> None:
 
 def test_huge_tool_output_is_capped_in_index(db: SessionDB) -> None:
     big = "start " + "filler " * 5000 + " needleattheend"
-    db.append_messages("t", [{"role": "tool", "name": "cat", "content": big}])
+    db.append_messages("t", [{"role": "tool", "name": "cat", "content": big}], user_id=ALL_USERS)
     assert _sessions(db, "start") == ["t"]
     assert _sessions(db, "needleattheend") == []  # beyond the 8192-char cap
     # the index keeps no copy of the text (contentless); the message itself is stored whole
@@ -189,7 +191,7 @@ def test_without_fts5_storage_works_and_search_explains(
     monkeypatch.setattr(dbmod, "probe_fts5", lambda conn: "FTS5 missing (simulated)")
     store = SessionDB.open(tmp_path)
     assert not store.fts_enabled
-    store.append_messages("s", [{"role": "user", "content": "still stored"}])
+    store.append_messages("s", [{"role": "user", "content": "still stored"}], user_id=ALL_USERS)
     assert store.get_messages("s")[0].content == "still stored"
     out = SessionSearch(store).run({"query": "stored"})
     assert out["success"] is False

@@ -17,6 +17,7 @@ from hermes_core.layers.sessions.hermes_agent import (
 )
 from hermes_core.layers.sessions.search import SessionSearch
 from hermes_core.layers.sessions.store import open_configured
+from hermes_core.scope import ALL_USERS
 
 
 def _agent_home(home: Path) -> Path:
@@ -98,7 +99,7 @@ def test_import_keeps_titles_lineage_and_tool_calls(tmp_path: Path, home: Path) 
             ("p", 3, "imported"),
             ("c", 1, "imported"),
         ]
-        child = db.get_session("c")
+        child = db.get_session("c", user_id=ALL_USERS)
         assert child is not None and child.title == "续篇" and child.parent_session_id == "p"
         msgs = db.get_messages("p", include_inactive=True)
         assert msgs[1].tool_calls and "terminal" in json.dumps(msgs[1].tool_calls)

@@ -28,7 +28,7 @@ def _invoke(cli: click.Group, *args: str) -> Any:
 def _counts(home: Path) -> tuple[int, int]:
     db = open_configured(home)
     try:
-        return db.count_sessions(user=None), int(db.read("SELECT COUNT(*) FROM messages")[0][0])
+        return db.count_sessions(user_id=None), int(db.read("SELECT COUNT(*) FROM messages")[0][0])
     finally:
         db.close()
 
@@ -139,7 +139,7 @@ def test_a_file_is_one_transaction(home: Path, tmp_path: Path) -> None:
     db = open_configured(home)
     with pytest.raises(KeyboardInterrupt):
         import_groups(db, groups, progress=interrupted)
-    assert db.count_sessions(user=ALL_USERS) == 0
+    assert db.count_sessions(user_id=ALL_USERS) == 0
     assert db.read("SELECT COUNT(*) FROM messages")[0][0] == 0
     assert [r.status for r in import_groups(db, groups)] == ["imported", "imported"]
     db.close()

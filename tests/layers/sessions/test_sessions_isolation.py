@@ -153,8 +153,8 @@ def test_titles_are_unique_per_user_so_a_clash_reveals_nothing(hermes_home: Path
     db.create_session("a1", user_id="alice", title="计划 Plan")
     db.create_session("b1", user_id="bob", title="计划 Plan")
     db.create_session("b2", user_id="bob", title="计划 Plan")
-    assert db.get_session("b1").title == "计划 Plan"  # type: ignore[union-attr]
-    assert db.get_session("b2").title == "计划 Plan #2"  # type: ignore[union-attr]
+    assert db.get_session("b1", user_id=ALL_USERS).title == "计划 Plan"  # type: ignore[union-attr]
+    assert db.get_session("b2", user_id=ALL_USERS).title == "计划 Plan #2"  # type: ignore[union-attr]
     db.close()
 
 
@@ -162,21 +162,21 @@ def test_a_session_id_is_never_shared_across_users(hermes_home: Path) -> None:
     db = SessionDB.open(hermes_home)
     db.create_session("shared", user_id="alice")
     with pytest.raises(SessionStoreError, match="another user scope"):
-        db.append_messages("shared", [{"role": "user", "content": "mallory writes"}], user="bob")
+        db.append_messages("shared", [{"role": "user", "content": "mallory writes"}], user_id="bob")
     with pytest.raises(SessionStoreError, match="another user scope"):
         db.create_session("shared", user_id=None)
     assert db.get_messages("shared") == []
-    assert db.get_session("shared", user="alice") is not None
-    assert db.get_session("shared", user=None) is None
-    assert db.count_sessions(user=ALL_USERS) == 1
+    assert db.get_session("shared", user_id="alice") is not None
+    assert db.get_session("shared", user_id=None) is None
+    assert db.count_sessions(user_id=ALL_USERS) == 1
     db.close()
 
 
 def test_the_turns_of_a_user_session_are_stored_under_that_user(host: MemoryHost) -> None:
     db = SessionDB.open(host.home)
-    assert db.get_session("alice-0001").user_id == "alice"  # type: ignore[union-attr]
-    assert db.get_session("anon-0001").user_id is None  # type: ignore[union-attr]
-    assert db.get_session("alice-0001").source == "telegram"  # type: ignore[union-attr]
+    assert db.get_session("alice-0001", user_id=ALL_USERS).user_id == "alice"  # type: ignore[union-attr]
+    assert db.get_session("anon-0001", user_id=ALL_USERS).user_id is None  # type: ignore[union-attr]
+    assert db.get_session("alice-0001", user_id=ALL_USERS).source == "telegram"  # type: ignore[union-attr]
     db.close()
 
 
@@ -229,7 +229,10 @@ def test_cli_prune_only_touches_the_chosen_scope(cli: click.Group, host: MemoryH
     pruned = json.loads(_cli(cli, "prune", "--older-than", "0h", "--yes", "--json").output)
     assert pruned["session_ids"] == ["anon-0001"]
     db = SessionDB.open(host.home)
-    assert db.get_session("bob-0001") is not None and db.get_session("alice-0001") is not None
+    assert (
+        db.get_session("bob-0001", user_id=ALL_USERS) is not None
+        and db.get_session("alice-0001", user_id=ALL_USERS) is not None
+    )
     db.close()
     bob = json.loads(
         _cli(cli, "prune", "--older-than", "0h", "--yes", "--json", "--user", "bob").output
@@ -278,8 +281,8 @@ def test_naming_another_users_session_as_parent_reveals_nothing(host: MemoryHost
         )
     assert answers[0] == answers[1] == ({"m-P-1", "m-P-2"}, {"m-P-1", "m-P-2"})
     db = SessionDB.open(host.home)
-    assert db.lineage("m-bob-0001-1") == ["m-bob-0001-1"]
-    assert "m-bob-0001-1" not in db.lineage("bob-0001")
+    assert db.lineage("m-bob-0001-1", user_id=ALL_USERS) == ["m-bob-0001-1"]
+    assert "m-bob-0001-1" not in db.lineage("bob-0001", user_id=ALL_USERS)
     db.close()
     bob = host.session(user_id="bob")
     assert _ids(_search(bob, limit=10)) == {"bob-0001", "bob-plan-02"}
@@ -346,7 +349,7 @@ def test_any_two_user_ids_never_see_each_others_sessions(
     db = SessionDB.open(tmp_path_factory.mktemp("iso"))
     db.create_session("first-0001", user_id=first, title="甲 plan")
     db.append_messages(
-        "first-0001", [{"role": "user", "content": "机密 confidential 内容XYZ"}], user=first
+        "first-0001", [{"role": "user", "content": "机密 confidential 内容XYZ"}], user_id=first
     )
     search = SessionSearch(db)
     for args in (

@@ -24,6 +24,7 @@ from hermes_core.layers.sessions.migrate import copy_archive
 from hermes_core.layers.sessions.pg import PostgresSessionDB
 from hermes_core.layers.sessions.ranking import SearchFilters, rank
 from hermes_core.layers.sessions.store import open_url
+from hermes_core.scope import ALL_USERS
 
 
 @pytest.fixture
@@ -49,36 +50,42 @@ def _fill(db: SessionStore) -> None:
             {"role": "tool", "tool_call_id": "c1", "name": "terminal", "content": "ok"},
             {"role": "assistant", "content": "deployed"},
         ],
-        user="alice",
+        user_id="alice",
         turn_key="1:abc",
     )
     db.mark_compacted("alice-1", ids[:2])
     db.add_token_usage("alice-1", 120, 40)
     db.create_session("alice-2", user_id="alice", parent_session_id="alice-1", started_at=now)
-    db.append_messages("alice-2", [{"role": "user", "content": "continue the rollout"}])
+    db.append_messages(
+        "alice-2", [{"role": "user", "content": "continue the rollout"}], user_id=ALL_USERS
+    )
     db.create_session("bob-1", user_id="bob", title="Invoices", started_at=now - 100)
-    db.append_messages("bob-1", [{"role": "user", "content": "archive the invoices"}], user="bob")
+    db.append_messages(
+        "bob-1", [{"role": "user", "content": "archive the invoices"}], user_id="bob"
+    )
     db.create_session("anon", started_at=now - 50)
     for n in range(12):
-        db.append_messages("anon", [{"role": "user", "content": f"note {n} about kafka"}])
+        db.append_messages(
+            "anon", [{"role": "user", "content": f"note {n} about kafka"}], user_id=ALL_USERS
+        )
 
 
 def _snapshot(db: SessionStore) -> dict[str, Any]:
     """Everything a user sees, per session: the record and every message with its id."""
     out: dict[str, Any] = {}
     for sid in sorted(db.iter_all_session_ids()):
-        rec = db.get_session(sid)
+        rec = db.get_session(sid, user_id=ALL_USERS)
         assert rec is not None
         out[sid] = (
             rec.to_dict(),
             [m.to_dict() for m in db.get_messages(sid, include_inactive=True)],
-            db.lineage(sid),
+            db.lineage(sid, user_id=ALL_USERS),
         )
     return out
 
 
 def _search(db: SessionStore, query: str, user: str | None) -> list[str]:
-    return [s.session_id for s in rank(db, query, SearchFilters(user=user)).sessions]
+    return [s.session_id for s in rank(db, query, SearchFilters(user_id=user)).sessions]
 
 
 @pytest.fixture
@@ -111,9 +118,9 @@ def test_sqlite_to_postgresql_and_back_keeps_everything(
         assert _search(pg, "deployed", "alice") == ["alice-1"]
         assert _search(pg, "咖啡", "alice") == ["alice-1"]
         assert _search(pg, "invoices", "alice") == []  # bob's stays bob's
-        assert pg.resolve_session("部署 nginx", user="alice") == "alice-1"
+        assert pg.resolve_session("部署 nginx", user_id="alice") == "alice-1"
         # ids continue after the copied ones
-        new = pg.append_messages("bob-1", [{"role": "user", "content": "one more"}], user="bob")
+        new = pg.append_messages("bob-1", [{"role": "user", "content": "one more"}], user_id="bob")
         assert new[0] > max(int(m["id"]) for s in before.values() for m in s[1])
     finally:
         pg.close()
@@ -164,7 +171,7 @@ def test_interrupted_copy_resumes(sqlite_db: SessionDB, postgres_url: str) -> No
     for n in range(30):
         sqlite_db.create_session(f"s{n:02d}", user_id=f"u{n % 3}")
         sqlite_db.append_messages(
-            f"s{n:02d}", [{"role": "user", "content": f"topic {n} rollout"}], user=f"u{n % 3}"
+            f"s{n:02d}", [{"role": "user", "content": f"topic {n} rollout"}], user_id=f"u{n % 3}"
         )
     target = PostgresSessionDB(postgres_url)
     calls = 0
@@ -178,10 +185,12 @@ def test_interrupted_copy_resumes(sqlite_db: SessionDB, postgres_url: str) -> No
     try:
         with pytest.raises(KeyboardInterrupt):
             copy_archive(sqlite_db, target, batch=7, progress=stop_after_two)
-        assert target.count_sessions() == 14  # two whole batches, nothing half-written
+        assert (
+            target.count_sessions(user_id=ALL_USERS) == 14
+        )  # two whole batches, nothing half-written
         report = copy_archive(sqlite_db, target, batch=7)
         assert report.verified and report.sessions_copied == 16
-        assert target.count_sessions() == 30
+        assert target.count_sessions(user_id=ALL_USERS) == 30
         assert _search(target, "rollout", "u1") and all(
             s in {f"s{n:02d}" for n in range(1, 30, 3)} for s in _search(target, "rollout", "u1")
         )
@@ -198,8 +207,8 @@ def test_copy_into_an_archive_holding_other_rows_is_refused(
         target.create_session("bob-1", user_id="mallory")
         with pytest.raises(Exception, match="another user"):
             copy_archive(sqlite_db, target)
-        assert target.get_session("bob-1") is not None
-        assert target.get_session("bob-1").user_id == "mallory"  # type: ignore[union-attr]
+        assert target.get_session("bob-1", user_id=ALL_USERS) is not None
+        assert target.get_session("bob-1", user_id=ALL_USERS).user_id == "mallory"  # type: ignore[union-attr]
     finally:
         target.close()
 

@@ -47,7 +47,7 @@ def _filler(db: SessionStore, n: int, *, user: str | None = None, prefix: str = 
             for i in range(start, min(n, start + 20)):
                 text = f"coffee token notes topic{i % 40} 数据库和缓存的记录"
                 msgs.append({"role": "user" if i % 2 == 0 else "assistant", "content": text})
-            db.append_messages(sid, msgs, user=user)
+            db.append_messages(sid, msgs, user_id=user)
 
 
 def _old_session(
@@ -140,12 +140,12 @@ def test_needle_of_another_user_stays_invisible(
     _filler(db, 1_000, user="alice", prefix="a")
     _filler(db, 1_000, user="bob", prefix="b")
     for user, own in (("alice", "alice-old"), ("bob", "bob-old")):
-        result = rank(db, query, SearchFilters(user=user))
+        result = rank(db, query, SearchFilters(user_id=user))
         assert result.cost.windows >= 1
         assert result.sessions[0].session_id == own
         prefix = user[0]
         assert all(h.session_id == own or h.session_id.startswith(prefix) for h in result.turns)
-    nobody = rank(db, query, SearchFilters(user="carol"))
+    nobody = rank(db, query, SearchFilters(user_id="carol"))
     assert nobody.sessions == []
 
 

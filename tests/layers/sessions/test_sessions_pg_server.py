@@ -21,6 +21,7 @@ from hermes_core.layers.sessions.errors import SessionStoreBusy, SessionStoreUnu
 from hermes_core.layers.sessions.pg import PostgresSessionDB, redact_url
 from hermes_core.layers.sessions.plugin import postgres_health_checks
 from hermes_core.layers.sessions.ranking import SearchFilters, rank
+from hermes_core.scope import ALL_USERS
 from hermes_core.settings.models import SessionsSettings
 
 WORKERS = 8
@@ -41,7 +42,7 @@ def _writer(url: str, worker: int, turns: int) -> None:
         store.append_messages(
             sid,
             [{"role": "user", "content": text}, {"role": "assistant", "content": f"ack {i}"}],
-            user=user,
+            user_id=user,
             turn_key=f"{worker}:{i}",
         )
     store.close()
@@ -64,11 +65,11 @@ def test_eight_processes_write_into_one_server_and_nothing_is_lost(postgres_url:
         counted = db.read("SELECT SUM(message_count) FROM sessions")[0][0]
         assert counted == WORKERS * TURNS * 2  # no lost update on the shared sessions' counters
         for w in range(WORKERS):
-            hits = rank(db, f"token{w}x{TURNS - 1}", SearchFilters(user=f"user-{w % 2}"))
+            hits = rank(db, f"token{w}x{TURNS - 1}", SearchFilters(user_id=f"user-{w % 2}"))
             assert hits.sessions and hits.sessions[0].session_id == f"w{w}"
-            other = rank(db, f"token{w}x{TURNS - 1}", SearchFilters(user=f"user-{(w + 1) % 2}"))
+            other = rank(db, f"token{w}x{TURNS - 1}", SearchFilters(user_id=f"user-{(w + 1) % 2}"))
             assert other.sessions == []  # another user never sees it
-        assert rank(db, "进程3", SearchFilters(user="user-1")).sessions
+        assert rank(db, "进程3", SearchFilters(user_id="user-1")).sessions
     finally:
         db.close()
 
@@ -120,10 +121,10 @@ def test_sigkill_mid_write_loses_nothing_committed(postgres_url: str, tmp_path: 
         assert [m.content for m in rows] == [
             text for i in committed for text in (f"q{i}", f"a{i}")
         ]  # every committed turn, whole, in order; the open transaction left nothing
-        assert db.get_session("k").message_count == len(rows)  # type: ignore[union-attr]
-        assert rank(db, "never", SearchFilters(user="u")).sessions == []
+        assert db.get_session("k", user_id=ALL_USERS).message_count == len(rows)  # type: ignore[union-attr]
+        assert rank(db, "never", SearchFilters(user_id="u")).sessions == []
         # the archive is writable right after (no lock left behind by the dead writer)
-        db.append_messages("k", [{"role": "user", "content": "after"}], user="u")
+        db.append_messages("k", [{"role": "user", "content": "after"}], user_id="u")
     finally:
         db.close()
 
@@ -138,7 +139,7 @@ def test_a_lost_connection_is_retried(postgres_url: str) -> None:
                 "WHERE application_name = 'hermes-core' AND pid <> pg_backend_pid()"
             ).fetchone()
         assert killed is not None and killed[0] >= 1
-        ids = db.append_messages("s", [{"role": "user", "content": "still here"}], user="u")
+        ids = db.append_messages("s", [{"role": "user", "content": "still here"}], user_id="u")
         assert len(ids) == 1 and db.get_messages("s")[0].content == "still here"
     finally:
         db.close()
@@ -149,7 +150,7 @@ def test_a_slow_query_hits_the_statement_timeout_with_the_fix(postgres_url: str)
     try:
         with pytest.raises(SessionStoreBusy, match="statement_timeout_s"):
             db.read("SELECT pg_sleep(2)")
-        assert db.count_sessions() == 0  # the pool is fine afterwards
+        assert db.count_sessions(user_id=ALL_USERS) == 0  # the pool is fine afterwards
     finally:
         db.close()
 
@@ -196,14 +197,16 @@ def test_two_archives_in_two_schemas_of_one_database_are_separate(postgres_url: 
     first = PostgresSessionDB(postgres_url, schema="archive_a")
     second = PostgresSessionDB(postgres_url, schema="archive_b")
     try:
-        first.append_messages("s", [{"role": "user", "content": "deploying nginx"}])
-        second.append_messages("t", [{"role": "user", "content": "咖啡 please"}])
+        first.append_messages(
+            "s", [{"role": "user", "content": "deploying nginx"}], user_id=ALL_USERS
+        )
+        second.append_messages("t", [{"role": "user", "content": "咖啡 please"}], user_id=ALL_USERS)
         assert [h.session_id for h in rank(first, "deployed").sessions] == ["s"]
         assert rank(first, "咖啡").sessions == []
         first.drop_schema()  # the other archive's text search configuration is its own
         assert [h.session_id for h in rank(second, "咖啡").sessions] == ["t"]
         third = PostgresSessionDB(postgres_url, schema="archive_c")
-        third.append_messages("u", [{"role": "user", "content": "rollout"}])
+        third.append_messages("u", [{"role": "user", "content": "rollout"}], user_id=ALL_USERS)
         assert [h.session_id for h in rank(third, "rollout").sessions] == ["u"]
         third.drop_schema()
     finally:
@@ -265,10 +268,10 @@ def test_a_deadlocked_write_is_retried(postgres_url: str) -> None:
         assert holding.wait(30)
         db.write(fn)
         thread.join(60)
-        assert db.get_session("x").model == "ours"  # type: ignore[union-attr]
-        assert db.get_session("y").model == "ours"  # type: ignore[union-attr]
+        assert db.get_session("x", user_id=ALL_USERS).model == "ours"  # type: ignore[union-attr]
+        assert db.get_session("y", user_id=ALL_USERS).model == "ours"  # type: ignore[union-attr]
         assert len(attempts) == 2, attempts  # aborted once by the server, then retried
-        assert db.get_session("y").end_reason == "other"  # type: ignore[union-attr]
+        assert db.get_session("y", user_id=ALL_USERS).end_reason == "other"  # type: ignore[union-attr]
     finally:
         db.close()
 
@@ -281,11 +284,13 @@ def test_index_totals_are_kept_up_to_date_without_recounting(
     db = PostgresSessionDB(postgres_url)
     other = PostgresSessionDB(postgres_url)  # another host writing into the same archive
     try:
-        db.append_messages("a", [{"role": "user", "content": "one two three"}])
+        db.append_messages("a", [{"role": "user", "content": "one two three"}], user_id=ALL_USERS)
         first = db._totals_now()
         assert first == (1, 3.0)
-        other.append_messages("b", [{"role": "user", "content": "four five six seven eight"}])
-        db.append_messages("a", [{"role": "user", "content": "nine"}])
+        other.append_messages(
+            "b", [{"role": "user", "content": "four five six seven eight"}], user_id=ALL_USERS
+        )
+        db.append_messages("a", [{"role": "user", "content": "nine"}], user_id=ALL_USERS)
         seen: list[str] = []
         real_read = db.read
 

@@ -13,6 +13,7 @@ import pytest
 from hermes_core.host import MemoryHost
 from hermes_core.layers.sessions.plugin import SessionsLayer, health_checks
 from hermes_core.layers.sessions.store import open_configured
+from hermes_core.scope import ALL_USERS
 from hermes_core.settings.base import load_settings
 from hermes_core.types import SessionInfo, Turn
 
@@ -35,7 +36,7 @@ def test_turns_are_durable_when_after_turn_returns(host: Any, home: Path) -> Non
             "deploy the billing service",
             "Deployed to production.",
         ]
-        record = other.get_session(s.id)
+        record = other.get_session(s.id, user_id=ALL_USERS)
         assert record is not None
         assert (record.source, record.user_id, record.model, record.title) == (
             "telegram",
@@ -47,7 +48,7 @@ def test_turns_are_durable_when_after_turn_returns(host: Any, home: Path) -> Non
         other.close()
         sid = s.id
     db = open_configured(home)
-    ended = db.get_session(sid)
+    ended = db.get_session(sid, user_id=ALL_USERS)
     assert ended is not None and ended.ended_at is not None and ended.end_reason
     db.close()
 
@@ -84,7 +85,7 @@ def test_tool_messages_are_recorded(host: Any, home: Path) -> None:
     rows = db.get_messages(sid)
     assert [m.role for m in rows] == ["user", "assistant", "tool", "assistant"]
     assert rows[2].tool_name == "terminal"
-    record = db.get_session(sid)
+    record = db.get_session(sid, user_id=ALL_USERS)
     assert record is not None and record.tool_call_count == 1
     db.close()
 
@@ -101,7 +102,7 @@ def test_sync_is_idempotent_per_turn_number(home: Path) -> None:
     db = layer.db()
     assert db is not None and len(db.get_messages("s1")) == 2
     layer.on_session_end(info, [], "new_session")
-    record = db.get_session("s1")
+    record = db.get_session("s1", user_id=ALL_USERS)
     assert record is not None and record.end_reason == "new_session"
     assert layer.mark_compacted("s1", [m.id for m in db.get_messages("s1")]) == 2
     layer.close()

@@ -6,6 +6,7 @@ from datetime import datetime
 
 from hermes_core.layers.sessions.db import SessionDB
 from hermes_core.layers.sessions.ranking import SearchFilters, rank
+from hermes_core.scope import ALL_USERS
 
 
 def _add(db: SessionDB, sid: str, when: datetime, turns: list[tuple[str, str]]) -> list[int]:
@@ -17,6 +18,7 @@ def _add(db: SessionDB, sid: str, when: datetime, turns: list[tuple[str, str]]) 
             {"role": "user", "name": name, "content": text, "timestamp": ts + i}
             for i, (name, text) in enumerate(turns)
         ],
+        user_id=ALL_USERS,
     )
 
 

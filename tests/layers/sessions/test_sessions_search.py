@@ -20,6 +20,7 @@ from hermes_core.layers.sessions.search import (
     build_tool,
     llm_summarizer,
 )
+from hermes_core.scope import ALL_USERS
 from hermes_core.settings.base import load_settings
 from hermes_core.types import SessionInfo, ToolContext
 
@@ -108,7 +109,9 @@ def test_current_session_is_never_returned_but_compacted_rows_are(
     archive: SessionDB, add_session: Any
 ) -> None:
     archive.create_session("current-child", parent_session_id="current")
-    archive.append_messages("current-child", [{"role": "user", "content": "docker again"}])
+    archive.append_messages(
+        "current-child", [{"role": "user", "content": "docker again"}], user_id=ALL_USERS
+    )
     out = _search(archive, current="current-child", query="docker", limit=10)
     ids = {r["session_id"] for r in out["results"]}
     assert not ids & {"current", "current-child"}
@@ -122,7 +125,9 @@ def test_current_session_is_never_returned_but_compacted_rows_are(
 
 def test_lineage_is_deduplicated(archive: SessionDB) -> None:
     archive.create_session("docker-old-2", parent_session_id="docker-old")
-    archive.append_messages("docker-old-2", [{"role": "user", "content": "docker build cache 2"}])
+    archive.append_messages(
+        "docker-old-2", [{"role": "user", "content": "docker build cache 2"}], user_id=ALL_USERS
+    )
     ids = [r["session_id"] for r in _search(archive, query="docker build cache")["results"]]
     assert len({i for i in ids if i.startswith("docker-old")}) == 1
 
@@ -189,8 +194,9 @@ def test_tool_filter(db: SessionDB) -> None:
             {"role": "assistant", "content": "running deploy script", "tool_calls": [call]},
             {"role": "tool", "name": "terminal", "tool_call_id": "1", "content": "deploy ok"},
         ],
+        user_id=ALL_USERS,
     )
-    db.append_messages("no-tool", [{"role": "user", "content": "deploy later"}])
+    db.append_messages("no-tool", [{"role": "user", "content": "deploy later"}], user_id=ALL_USERS)
     out = _search(db, query="deploy", tool="terminal", limit=10)
     assert [r["session_id"] for r in out["results"]] == ["with-tool"]
 
@@ -238,12 +244,12 @@ def test_bad_arguments_never_raise(archive: SessionDB) -> None:
 
 def test_results_never_write_back(archive: SessionDB) -> None:
     before = archive.read("SELECT COUNT(*), MAX(id) FROM messages")[0]
-    sessions = archive.count_sessions()
+    sessions = archive.count_sessions(user_id=ALL_USERS)
     _search(archive, query="docker", detail="full", limit=10)
     _search(archive)
     _search(archive, session_id="docker-old")
     assert archive.read("SELECT COUNT(*), MAX(id) FROM messages")[0] == before
-    assert archive.count_sessions() == sessions
+    assert archive.count_sessions(user_id=ALL_USERS) == sessions
 
 
 def test_summarize_without_model_falls_back_labelled(archive: SessionDB, home: Path) -> None:
@@ -346,7 +352,7 @@ def test_browse_honours_the_tool_filter_across_lineage(db: SessionDB, add_sessio
     call = {"id": "c1", "type": "function", "function": {"name": "terminal", "arguments": "{}"}}
     add_session(db, "chat-only", [("user", "聊聊天气"), ("assistant", "今天晴天")])
     db.create_session("root", source="cli", started_at=NOW - DAY)
-    db.append_messages("root", [{"role": "user", "content": "部署服务"}])
+    db.append_messages("root", [{"role": "user", "content": "部署服务"}], user_id=ALL_USERS)
     db.create_session("child", source="cli", parent_session_id="root")
     db.append_messages(
         "child",
@@ -354,6 +360,7 @@ def test_browse_honours_the_tool_filter_across_lineage(db: SessionDB, add_sessio
             {"role": "assistant", "content": "", "tool_calls": [call]},
             {"role": "tool", "tool_call_id": "c1", "name": "terminal", "content": "ok"},
         ],
+        user_id=ALL_USERS,
     )
     out = _search(db, current=None, tool="terminal", limit=10)
     assert out["mode"] == "browse"

@@ -22,12 +22,12 @@ def _archive(path: Path, untitled: int) -> SessionDB:
             for user in (None, "alice"):
                 sid = f"{user or 'anon'}-{n:05d}"
                 db.create_session(sid, user_id=user, started_at=1_700_000_000.0 + n)
-                db.append_messages(sid, [{"role": "user", "content": f"note {n}"}], user=user)
+                db.append_messages(sid, [{"role": "user", "content": f"note {n}"}], user_id=user)
     for user, title in ((None, "Dark mode rollout"), ("alice", "Dark mode 深色模式 plan")):
         for k in range(2):
             sid = f"{user or 'anon'}-titled-{k}"
             db.create_session(sid, user_id=user, started_at=1_800_000_000.0 + k)
-            db.append_messages(sid, [{"role": "user", "content": "theme"}], user=user)
+            db.append_messages(sid, [{"role": "user", "content": "theme"}], user_id=user)
             db.set_title(sid, f"{title} {k}")
     return db
 
@@ -43,7 +43,7 @@ def _steps(db: SessionDB, words: list[str], user: UserScope) -> tuple[int, list[
     conn = db._conn()
     conn.set_progress_handler(tick, 10)
     try:
-        found = db.sessions_titled(words, user=user)
+        found = db.sessions_titled(words, user_id=user)
     finally:
         conn.set_progress_handler(None, 10)
     return steps, [sid for sid, _ in found]
