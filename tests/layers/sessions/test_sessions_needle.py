@@ -61,7 +61,7 @@ def _old_session(
             {"role": "assistant", "content": text},
             {"role": "user", "content": "thanks, noted"},
         ],
-        user=user,
+        user_id=user,
     )
 
 

@@ -92,7 +92,7 @@ KILLED_WRITER = textwrap.dedent(
         i += 1
         if i == 40:
             with db.transaction():  # a grouped write the kill lands in
-                db.append_messages("k", [{"role": "user", "content": "never"}], user="u")
+                db.append_messages("k", [{"role": "user", "content": "never"}], user_id="u")
                 print("in-transaction", flush=True)
                 import time
                 time.sleep(60)
