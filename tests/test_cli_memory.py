@@ -1,4 +1,4 @@
-"""`hermes memory ...` driven like a user would: CliRunner + prompt_toolkit pipe input."""
+"""`hermes-memory memory ...` driven like a user would: CliRunner + prompt_toolkit pipe input."""
 
 from __future__ import annotations
 
@@ -165,7 +165,7 @@ def test_status_of_missing_plugin_says_how_to_install(hermes_home: Path) -> None
     (hermes_home / "config.yaml").write_text("memory:\n  provider: mem0\n")
     out = run("memory", "status").output
     if "NOT installed" in out:  # our own provider: installed from this checkout's plugins/
-        assert "hermes install hermes-memory-mem0" in out
+        assert "hermes-memory install hermes-memory-mem0" in out
 
 
 def test_cold_status_does_not_import_heavy_providers(tmp_path: Path) -> None:
@@ -261,7 +261,7 @@ def test_setup_without_a_terminal_refuses_and_names_the_script_command(
     run("memory", "use", "recording")
     result = CliRunner().invoke(cli, argv)  # no terminal, no prompt input attached
     assert result.exit_code != 0
-    assert "needs a terminal" in result.output and "hermes memory use" in result.output
+    assert "needs a terminal" in result.output and "hermes-memory memory use" in result.output
     assert config(hermes_home)["memory"]["provider"] == "recording"  # nothing switched off
 
 

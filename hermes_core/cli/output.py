@@ -24,7 +24,7 @@ PIPED_WIDTH = 4096
 def console(stderr: bool = False) -> Console:
     """A console bound to the *current* sys.stdout/stderr (CliRunner swaps them).
 
-    On a terminal, rich uses the terminal's width. Piped or redirected (``hermes bench ... >
+    On a terminal, rich uses the terminal's width. Piped or redirected (``hermes-memory bench ... >
     out.txt``), rich would assume 80 columns and squeeze wide tables until figures read
     ``0.…``; there the console is :data:`PIPED_WIDTH` wide so every table keeps its natural
     width (``COLUMNS`` still wins when set).

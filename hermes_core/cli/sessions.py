@@ -1,4 +1,5 @@
-"""``hermes sessions``: list, show, search, export, import, prune, stats, title, users, reindex.
+"""``hermes-memory sessions``: list, show, search, export, import, prune, stats, title, users,
+reindex.
 
 Every listing command takes ``--json`` (machine-readable, UTF-8). The export and import
 formats and their rules live in :mod:`hermes_core.layers.sessions.transfer`; this module only
@@ -86,7 +87,7 @@ def _open_db(index: bool = True) -> Iterator[Any]:
     except sqlite3.Error as exc:
         raise click.ClickException(
             f"state.db failed: {exc} — the command's changes were rolled back; check the "
-            "disk (space, permissions) and `hermes doctor`, then rerun"
+            "disk (space, permissions) and `hermes-memory doctor`, then rerun"
         ) from exc
     finally:
         db.close()
@@ -125,7 +126,7 @@ def _resolve(db: Any, ref: str, user_id: str | None) -> str:
     sid = db.resolve_session(ref, user=user_id or None)
     if sid is None:
         raise click.ClickException(
-            f"no session matches '{ref}' — list ids with `hermes sessions list`"
+            f"no session matches '{ref}' — list ids with `hermes-memory sessions list`"
             + (" (add --user USER_ID for a user's sessions)" if not user_id else "")
         )
     return str(sid)
@@ -326,7 +327,7 @@ def export_cmd(
     user_id: str | None,
 ) -> None:
     """Export one session, or --all of them, (all rows, compacted included) as JSONL or
-    Markdown. A JSONL export of many sessions imports back with `hermes sessions import`."""
+    Markdown. A JSONL export of many sessions imports back with `hermes-memory sessions import`."""
     from hermes_core.layers.sessions.transfer import export_session, export_sessions
 
     if export_all == bool(session):
@@ -683,7 +684,7 @@ def migrate_cmd(target_url: str, source_url: str | None, batch: int, as_json: bo
 
 
 def register(cli: click.Group) -> None:
-    """Add ``hermes sessions`` to the root group."""
+    """Add ``hermes-memory sessions`` to the root group."""
     cli.add_command(sessions)
 
 

@@ -215,7 +215,7 @@ def settings_model(name: str, schema: Sequence[Mapping[str, Any]]) -> type[Provi
     """A :class:`ProviderSettings` subclass from a ``get_config_schema()`` list.
 
     Secrets become ``SecretStr``; a field with an ``env_var`` reads that variable too (as
-    Hermes Agent does); ``required`` fields are asked by ``hermes memory setup``; every field
+    Hermes Agent does); ``required`` fields are asked by ``hermes-memory memory setup``; every field
     may stay empty (the provider's ``is_available()`` says what is missing).
     """
     fields: dict[str, Any] = {}
@@ -377,11 +377,11 @@ class HermesAgentProvider(MemoryProvider):
         hint = f" (set {', '.join(needed)})" if needed else ""
         return (
             f"the Hermes Agent provider '{self.name}' reports it is not configured{hint}; "
-            f"run `hermes memory setup {self.name}`."
+            f"run `hermes-memory memory setup {self.name}`."
         )
 
     def save_setup(self, values: Mapping[str, Any]) -> None:
-        """After ``hermes memory setup``/``use`` saved our copy: the provider's own
+        """After ``hermes-memory memory setup``/``use`` saved our copy: the provider's own
         ``save_config(non-secret values, hermes_home)`` writes its native config file."""
         plain = {
             k: v
@@ -399,7 +399,7 @@ class HermesAgentProvider(MemoryProvider):
                 raise ConfigError(
                     f"the Hermes Agent provider '{self.name}' could not save its config "
                     f"({type(exc).__name__}: {exc}); check {self.home} is writable and "
-                    f"re-run `hermes memory setup {self.name}`."
+                    f"re-run `hermes-memory memory setup {self.name}`."
                 ) from exc
 
     # one foreign instance per session

@@ -1,7 +1,8 @@
 """Which store holds MEMORY.md / USER.md: ``memory.store`` (``files`` | ``postgresql``).
 
 :func:`open_store` is the one place that decides; the engine, the tool, approvals, edits,
-the snapshot, the CLI and ``hermes doctor`` all get their :class:`~.store.EntryStore` from it,
+the snapshot, the CLI and ``hermes-memory doctor`` all get their :class:`~.store.EntryStore` from
+it,
 so both stores behave the same everywhere. The PostgreSQL URL is ``memory.url`` (or, unset,
 ``sessions.url``: see :class:`~hermes_core.settings.models.HermesSettings`); a missing URL is a
 :class:`~hermes_core.errors.ConfigError` naming the setting to fill in.

@@ -486,7 +486,8 @@ class MemoryEngine:
             "archived": [{"id": i, "content": c} for i, c in zip(ids, evicted, strict=True)],
             "archive_note": (
                 f"Archived {count} older {noun} to make room (ids {', '.join(map(str, ids))}; "
-                "searchable with memory_archive, restorable with `hermes memory restore ID`)."
+                "searchable with memory_archive, restorable with `hermes-memory memory restore "
+                "ID`)."
             ),
         }
 

@@ -273,7 +273,7 @@ class ArchiveBase:
     def _after_import(self, conn: Any) -> None:
         """Bring id generators past the ids copied in (nothing to do on SQLite)."""
 
-    # -- copying between archives (``hermes sessions migrate``) ------------------------
+    # -- copying between archives (``hermes-memory sessions migrate``) ------------------------
 
     def import_rows(
         self, sessions: Sequence[Sequence[Any]], messages: Sequence[Sequence[Any]]

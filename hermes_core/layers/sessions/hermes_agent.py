@@ -15,10 +15,10 @@ Contract:
 * :func:`read_sessions` turns its rows into :class:`~.transfer.ImportGroup` objects (parents
   before children): titles, lineage (``parent_session_id``), tool calls (decoded to OpenAI
   ``tool_calls`` lists), tool results (``tool_call_id`` + ``name``), compaction flags.
-* :func:`import_hermes_agent` copies them into our archive for good (``hermes sessions import
+* :func:`import_hermes_agent` copies them into our archive for good (``hermes-memory sessions import
   --from hermes-agent PATH``); a re-run writes nothing.
 * :func:`index_hermes_agent` keeps a *mirror* of them in our own file so ``session_search``
-  and ``hermes sessions …`` find them: incremental (a session is re-copied only when its
+  and ``hermes-memory sessions …`` find them: incremental (a session is re-copied only when its
   newest message id, message count or title changed), sessions Hermes Agent deleted drop out
   of the mirror; imported (owned) copies are never touched by it. The mirror's bookkeeping is
   the table ``hermes_agent_mirror`` in our file.
@@ -96,7 +96,7 @@ def locate_state_db(path: Path) -> Path:
         )
     if not found.is_hermes_agent:
         raise HermesAgentHomeError(
-            f"{found.describe()}, not Hermes Agent's; `hermes sessions import FILE` reads "
+            f"{found.describe()}, not Hermes Agent's; `hermes-memory sessions import FILE` reads "
             "hermes-core exports and OpenAI message lists"
         )
     return found.path

@@ -1,4 +1,4 @@
-"""Copying a session archive to another backend (``hermes sessions migrate``).
+"""Copying a session archive to another backend (``hermes-memory sessions migrate``).
 
 :func:`copy_archive` reads every session of ``source`` (all user scopes, oldest id first) with
 its messages and writes them into ``target`` keeping every id (sessions, messages, turn keys,

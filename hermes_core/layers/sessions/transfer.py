@@ -1,4 +1,4 @@
-"""Session import and export formats (the rules behind ``hermes sessions import/export``).
+"""Session import and export formats (the rules behind ``hermes-memory sessions import/export``).
 
 Export formats:
 
@@ -138,7 +138,9 @@ def export_session(db: SessionStore, session_id: str, fmt: str) -> tuple[str, in
         )
     record = db.get_session(session_id)
     if record is None:
-        raise TransferError(f"no session {session_id!r}; list ids with `hermes sessions list`")
+        raise TransferError(
+            f"no session {session_id!r}; list ids with `hermes-memory sessions list`"
+        )
     messages = db.get_messages(session_id, include_inactive=True)
     text = export_markdown(record, messages) if fmt == "md" else export_jsonl(record, messages)
     return text, len(messages)
@@ -146,7 +148,7 @@ def export_session(db: SessionStore, session_id: str, fmt: str) -> tuple[str, in
 
 def export_sessions(db: SessionStore, session_ids: Sequence[str], fmt: str) -> tuple[str, int]:
     """Several sessions in one text, oldest first as given: JSONL records simply follow
-    each other (``hermes sessions import`` reads them back as separate sessions); Markdown
+    each other (``hermes-memory sessions import`` reads them back as separate sessions); Markdown
     sessions are separated by a rule. Returns ``(text, message count)``."""
     parts: list[str] = []
     total = 0

@@ -125,7 +125,7 @@ class RetainDBProvider(MemoryProvider):
         if not self.settings.key():
             return (
                 "RetainDB needs an API key: set RETAINDB_API_KEY (get one at "
-                "https://www.retaindb.com) or run `hermes memory setup retaindb`"
+                "https://www.retaindb.com) or run `hermes-memory memory setup retaindb`"
             )
         return ""
 

@@ -117,7 +117,7 @@ class SupermemoryProvider(MemoryProvider):
             return ""
         return (
             f"Supermemory needs an API key: set SUPERMEMORY_API_KEY (get one at {KEY_URL}) or "
-            "run `hermes memory setup supermemory`."
+            "run `hermes-memory memory setup supermemory`."
         )
 
     # -- plumbing

