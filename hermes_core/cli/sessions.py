@@ -459,10 +459,13 @@ def _import_hermes_agent(path: Path, keep_users: bool, as_json: bool, user_id: s
         print_json(report)
         return
     fresh = [r for r in report if r["status"] == "imported"]
+    grown = [r for r in report if r["status"] == "continued"]
     messages = sum(int(r["messages"]) for r in fresh)
+    added = sum(int(r["messages"]) for r in grown)
     console().print(
         f"imported {len(fresh)} of {total} Hermes Agent session(s), {messages} message(s); "
-        f"{len(report) - len(fresh)} already imported",
+        f"{len(grown)} continued ({added} new message(s)); "
+        f"{len(report) - len(fresh) - len(grown)} already imported",
         markup=False,
     )
     for row in report:

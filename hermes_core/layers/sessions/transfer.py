@@ -67,8 +67,9 @@ class ImportGroup:
 
 @dataclass(frozen=True, slots=True)
 class ImportedSession:
-    """What happened to one :class:`ImportGroup`: ``status`` is ``imported`` or
-    ``already imported`` (a re-run: nothing written)."""
+    """What happened to one :class:`ImportGroup`: ``status`` is ``imported``, ``already
+    imported`` (a re-run: nothing written) or ``continued`` (a Hermes Agent session imported
+    before and continued there since: ``messages`` new ones were appended)."""
 
     session_id: str
     messages: int
@@ -426,17 +427,41 @@ def group_digest(group: ImportGroup) -> str:
     return hashlib.sha256(body.encode("utf-8", "replace")).hexdigest()
 
 
-def _same_transcript(db: SessionStore, session_id: str, messages: list[dict[str, Any]]) -> bool:
+def stored_prefix(db: SessionStore, session_id: str, messages: list[dict[str, Any]]) -> int | None:
+    """How many of ``messages`` session ``session_id`` already holds, when its stored
+    transcript (role and text, redacted as stored) is a prefix of them; ``None`` when it
+    differs or is longer."""
     stored = db.get_messages(session_id, include_inactive=True)
-    if len(stored) != len(messages):
-        return False
-    for row, msg in zip(stored, messages, strict=True):
+    if len(stored) > len(messages):
+        return None
+    for row, msg in zip(stored, messages, strict=False):
         text = content_text(msg.get("content"))
         if db.redact_secrets:
             text = redact(text)
         if row.role != msg.get("role") or row.content != text:
-            return False
-    return True
+            return None
+    return len(stored)
+
+
+def _same_transcript(db: SessionStore, session_id: str, messages: list[dict[str, Any]]) -> bool:
+    return stored_prefix(db, session_id, messages) == len(messages)
+
+
+def append_imported(
+    db: SessionStore,
+    session_id: str,
+    messages: list[dict[str, Any]],
+    *,
+    started: float,
+    user_id: str | None,
+    progress: Callable[[int], None] | None = None,
+) -> None:
+    """Append imported ``messages`` to ``session_id`` in chunks (``progress(n)`` per chunk)."""
+    for start in range(0, len(messages), CHUNK):
+        chunk = [_to_append(m) for m in messages[start : start + CHUNK]]
+        db.append_messages(session_id, chunk, timestamp=started, user=user_id)
+        if progress is not None:
+            progress(len(chunk))
 
 
 def import_groups(
@@ -507,11 +532,7 @@ def _import_one(
         system_prompt=fields.get("system_prompt"),
     )
     db.write(lambda c: c.execute("UPDATE sessions SET import_digest=? WHERE id=?", (digest, sid)))
-    for start in range(0, len(messages), CHUNK):
-        chunk = [_to_append(m) for m in messages[start : start + CHUNK]]
-        db.append_messages(sid, chunk, timestamp=float(started), user=user_id)
-        if progress is not None:
-            progress(len(chunk))
+    append_imported(db, sid, messages, started=float(started), user_id=user_id, progress=progress)
     if fields.get("ended_at"):
         db.end_session(sid, str(fields.get("end_reason") or "imported"))
     return ImportedSession(sid, len(messages), renamed)
@@ -547,6 +568,7 @@ __all__ = [
     "ImportGroup",
     "ImportedSession",
     "TransferError",
+    "append_imported",
     "check_messages",
     "export_jsonl",
     "export_markdown",
@@ -556,4 +578,5 @@ __all__ = [
     "import_file",
     "import_groups",
     "read_import",
+    "stored_prefix",
 ]
