@@ -617,14 +617,24 @@ def reindex_cmd() -> None:
     type=click.IntRange(1, 10_000),
     help="Sessions per transaction.",
 )
+@click.option(
+    "--merge",
+    is_flag=True,
+    help="Add to a target that already holds other archives (e.g. a second home joining a "
+    "shared PostgreSQL): message ids are renumbered, a session id held there by another "
+    "session is stored as ID~HASH (reported).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable summary.")
-def migrate_cmd(target_url: str, source_url: str | None, batch: int, as_json: bool) -> None:
+def migrate_cmd(
+    target_url: str, source_url: str | None, batch: int, merge: bool, as_json: bool
+) -> None:
     """Copy the whole archive (every user) to another backend, keeping every id; verifies
     the counts per user. Safe to re-run: an interrupted copy resumes, a finished one copies
-    nothing more. Switch afterwards: sessions.backend: postgresql in config.yaml and
-    HERMES_SESSIONS__URL in $HERMES_HOME/.env."""
+    nothing more. With --merge, add it to an archive that holds others. Switch afterwards:
+    sessions.backend: postgresql in config.yaml and HERMES_SESSIONS__URL in
+    $HERMES_HOME/.env."""
     from hermes_core.layers.sessions.errors import SessionStoreError
-    from hermes_core.layers.sessions.migrate import copy_archive
+    from hermes_core.layers.sessions.migrate import copy_archive, merge_archive
     from hermes_core.layers.sessions.store import open_url
 
     try:
@@ -647,8 +657,10 @@ def migrate_cmd(target_url: str, source_url: str | None, batch: int, as_json: bo
             total = source.count_sessions()
             try:
                 with progress_bar() as progress:
-                    task = progress.add_task("copying sessions", total=total)
-                    report = copy_archive(
+                    task = progress.add_task(
+                        "merging sessions" if merge else "copying sessions", total=total
+                    )
+                    report = (merge_archive if merge else copy_archive)(
                         source,
                         target,
                         batch=batch,
@@ -679,10 +691,16 @@ def migrate_cmd(target_url: str, source_url: str | None, batch: int, as_json: bo
             f"message(s) of {report.sessions_seen} session(s) read",
             markup=False,
         )
+        for old, new in sorted(report.renamed.items()):
+            console().print(
+                f"  session {old} existed there as another session; stored as {new}",
+                markup=False,
+            )
     if not report.verified:
         raise click.ClickException(
             "the counts differ (see above): the target held other sessions before, or rows "
-            "changed during the copy — copy into an empty archive, or re-run"
+            "changed during the copy — add to an archive holding others with --merge, or "
+            "re-run"
         )
 
 

@@ -190,6 +190,9 @@ class SessionStore(Protocol):
     def import_rows(
         self, sessions: Sequence[Sequence[Any]], messages: Sequence[Sequence[Any]]
     ) -> tuple[int, int]: ...
+    def merge_rows(
+        self, sessions: Sequence[Sequence[Any]], messages: Sequence[Sequence[Any]]
+    ) -> tuple[int, int]: ...
     def counts_by_user(self) -> dict[str | None, tuple[int, int]]: ...
 
 
@@ -201,6 +204,13 @@ def _claim(conn: Any, session_id: str, user: str | None) -> None:
             f"session id {session_id!r} is already used in another user scope; session ids "
             "are never shared across users — open the session with a new id"
         )
+
+
+def same_start(a: Sequence[Any], b: Sequence[Any]) -> bool:
+    """Same ``(user_id, started_at)`` (to the microsecond): one session seen twice."""
+    if a[0] != b[0] or (a[1] is None) != (b[1] is None):
+        return False
+    return a[1] is None or abs(float(a[1]) - float(b[1])) < 1e-6
 
 
 class ArchiveBase:
@@ -306,8 +316,8 @@ class ArchiveBase:
                     new_sessions += 1
                 elif got[0] != row[2]:
                     raise SessionStoreError(
-                        f"session {row[0]!r} already exists here for another user; copy into "
-                        "an empty archive"
+                        f"session {row[0]!r} already exists here for another user: this "
+                        "archive holds another one; add to it with `--merge`"
                     )
                 conn.execute(session_sql, list(row))
             new_messages = 0
@@ -330,14 +340,94 @@ class ArchiveBase:
                 held = conn.execute("SELECT session_id FROM messages WHERE id=?", (mid,)).fetchone()
                 if held is None or held[0] != sid:
                     raise SessionStoreError(
-                        f"message id {mid} is already used here by another session; copy into "
-                        "an empty archive"
+                        f"message id {mid} is already used here by another session: this "
+                        "archive holds another one; add to it with `--merge` (message ids are "
+                        "renumbered)"
                     )
                 conn.execute(
                     "UPDATE messages SET active=?, compacted=? WHERE id=?",
                     (mrow[pos["active"]], mrow[pos["compacted"]], mid),
                 )
             self._after_import(conn)
+            return new_sessions, new_messages
+
+        result = self.write(do)
+        self._speakers.clear()
+        return result
+
+    def merge_rows(
+        self, sessions: Sequence[Sequence[Any]], messages: Sequence[Sequence[Any]]
+    ) -> tuple[int, int]:
+        """Add rows read with :data:`COPY_SESSION_COLUMNS`/:data:`COPY_MESSAGE_COLUMNS` from
+        another archive to this one, which may hold others (``sessions migrate --merge``),
+        in one transaction. Session ids are kept as given (the caller maps colliding ones
+        away first); messages get new ids from this archive, in their source order. A
+        session already here (same id, user and start) only gets the messages beyond those
+        it holds (matched by position) and their ``active``/``compacted`` flags refreshed,
+        so a re-run adds nothing. A session id held here by a different session raises
+        :class:`SessionStoreError` and nothing is written. Returns ``(sessions new,
+        messages new)``."""
+        self._check_writable()
+        cols = COPY_SESSION_COLUMNS.split(", ")
+        updates = ", ".join(f"{c}=excluded.{c}" for c in cols if c != "id")
+        session_sql = (
+            f"INSERT INTO sessions({COPY_SESSION_COLUMNS}) VALUES ({','.join('?' * len(cols))}) "
+            f"ON CONFLICT(id) DO UPDATE SET {updates}"
+        )
+        mcols = COPY_MESSAGE_COLUMNS.split(", ")
+        pos = {c: i for i, c in enumerate(mcols)}
+        kept = [c for c in mcols if c != "id"]
+        message_sql = (
+            f"INSERT INTO messages({', '.join(kept)}) VALUES ({','.join('?' * len(kept))}) "
+            "RETURNING id"
+        )
+        spos = {c: i for i, c in enumerate(cols)}
+        by_session: dict[Any, list[Sequence[Any]]] = {}
+        for mrow in messages:
+            by_session.setdefault(mrow[pos["session_id"]], []).append(mrow)
+
+        def do(conn: Any) -> tuple[int, int]:
+            new_sessions = new_messages = 0
+            for row in sessions:
+                got = conn.execute(
+                    "SELECT user_id, started_at FROM sessions WHERE id=?", (row[0],)
+                ).fetchone()
+                if got is None:
+                    new_sessions += 1
+                elif not same_start(got, (row[spos["user_id"]], row[spos["started_at"]])):
+                    raise SessionStoreError(
+                        f"session {row[0]!r} already exists here as a different session "
+                        "(another user or start); nothing was written"
+                    )
+                conn.execute(session_sql, list(row))
+            for sid, rows in by_session.items():
+                held = [
+                    int(r[0])
+                    for r in conn.execute(
+                        "SELECT id FROM messages WHERE session_id=? ORDER BY id", (sid,)
+                    ).fetchall()
+                ]
+                for i, mrow in enumerate(rows):
+                    if i < len(held):
+                        conn.execute(
+                            "UPDATE messages SET active=?, compacted=? WHERE id=?",
+                            (mrow[pos["active"]], mrow[pos["compacted"]], held[i]),
+                        )
+                        continue
+                    values = [mrow[pos[c]] for c in kept]
+                    mid = int(conn.execute(message_sql, values).fetchone()[0])
+                    new_messages += 1
+                    _, body, meta = indexed_text(
+                        (
+                            mid,
+                            mrow[pos["content"]],
+                            mrow[pos["name"]],
+                            mrow[pos["tool_name"]],
+                            mrow[pos["tool_calls"]],
+                        ),
+                        self.index_char_cap,
+                    )
+                    self._index_message(conn, mid, body, meta)
             return new_sessions, new_messages
 
         result = self.write(do)
@@ -914,4 +1004,5 @@ __all__ = [
     "ArchiveBase",
     "RankedRows",
     "SessionStore",
+    "same_start",
 ]
