@@ -204,7 +204,7 @@ def test_doctor_reports_and_exits_nonzero_on_failure(hermes_home: Path) -> None:
 
 
 def test_version() -> None:
-    assert "hermes, version" in run("--version").output
+    assert "hermes-memory, version" in run("--version").output
 
 
 def test_list_marks_the_provider_chosen_in_dotenv(
