@@ -206,6 +206,19 @@ def _claim(conn: Any, session_id: str, user: str | None) -> None:
         )
 
 
+def _copy_session_sql() -> str:
+    cols = COPY_SESSION_COLUMNS.split(", ")
+    updates = ", ".join(f"{c}=excluded.{c}" for c in cols if c != "id")
+    return (
+        f"INSERT INTO sessions({COPY_SESSION_COLUMNS}) VALUES ({','.join('?' * len(cols))}) "
+        f"ON CONFLICT(id) DO UPDATE SET {updates}"
+    )
+
+
+_COPY_SESSION_SQL = _copy_session_sql()
+"""Upsert of one session row read with :data:`COPY_SESSION_COLUMNS` (copy and merge)."""
+
+
 def same_start(a: Sequence[Any], b: Sequence[Any]) -> bool:
     """Same ``(user_id, started_at)`` (to the microsecond): one session seen twice."""
     if a[0] != b[0] or (a[1] is None) != (b[1] is None):
@@ -295,12 +308,7 @@ class ArchiveBase:
         or a session id held by another user, raises :class:`SessionStoreError` and nothing
         is written (copy into an empty archive). Returns ``(sessions new, messages new)``."""
         self._check_writable()
-        cols = COPY_SESSION_COLUMNS.split(", ")
-        updates = ", ".join(f"{c}=excluded.{c}" for c in cols if c != "id")
-        session_sql = (
-            f"INSERT INTO sessions({COPY_SESSION_COLUMNS}) VALUES ({','.join('?' * len(cols))}) "
-            f"ON CONFLICT(id) DO UPDATE SET {updates}"
-        )
+        session_sql = _COPY_SESSION_SQL
         mcols = COPY_MESSAGE_COLUMNS.split(", ")
         message_sql = (
             f"INSERT INTO messages({COPY_MESSAGE_COLUMNS}) VALUES ({','.join('?' * len(mcols))}) "
@@ -325,17 +333,7 @@ class ArchiveBase:
                 mid, sid = int(mrow[pos["id"]]), mrow[pos["session_id"]]
                 if conn.execute(message_sql, list(mrow)).rowcount == 1:
                     new_messages += 1
-                    _, body, meta = indexed_text(
-                        (
-                            mid,
-                            mrow[pos["content"]],
-                            mrow[pos["name"]],
-                            mrow[pos["tool_name"]],
-                            mrow[pos["tool_calls"]],
-                        ),
-                        self.index_char_cap,
-                    )
-                    self._index_message(conn, mid, body, meta)
+                    self._index_copied(conn, mid, mrow, pos)
                     continue
                 held = conn.execute("SELECT session_id FROM messages WHERE id=?", (mid,)).fetchone()
                 if held is None or held[0] != sid:
@@ -355,6 +353,20 @@ class ArchiveBase:
         self._speakers.clear()
         return result
 
+    def _index_copied(self, conn: Any, mid: int, mrow: Sequence[Any], pos: dict[str, int]) -> None:
+        """Index a message row copied in (read with :data:`COPY_MESSAGE_COLUMNS`) as ``mid``."""
+        _, body, meta = indexed_text(
+            (
+                mid,
+                mrow[pos["content"]],
+                mrow[pos["name"]],
+                mrow[pos["tool_name"]],
+                mrow[pos["tool_calls"]],
+            ),
+            self.index_char_cap,
+        )
+        self._index_message(conn, mid, body, meta)
+
     def merge_rows(
         self, sessions: Sequence[Sequence[Any]], messages: Sequence[Sequence[Any]]
     ) -> tuple[int, int]:
@@ -369,11 +381,7 @@ class ArchiveBase:
         messages new)``."""
         self._check_writable()
         cols = COPY_SESSION_COLUMNS.split(", ")
-        updates = ", ".join(f"{c}=excluded.{c}" for c in cols if c != "id")
-        session_sql = (
-            f"INSERT INTO sessions({COPY_SESSION_COLUMNS}) VALUES ({','.join('?' * len(cols))}) "
-            f"ON CONFLICT(id) DO UPDATE SET {updates}"
-        )
+        session_sql = _COPY_SESSION_SQL
         mcols = COPY_MESSAGE_COLUMNS.split(", ")
         pos = {c: i for i, c in enumerate(mcols)}
         kept = [c for c in mcols if c != "id"]
@@ -417,17 +425,7 @@ class ArchiveBase:
                     values = [mrow[pos[c]] for c in kept]
                     mid = int(conn.execute(message_sql, values).fetchone()[0])
                     new_messages += 1
-                    _, body, meta = indexed_text(
-                        (
-                            mid,
-                            mrow[pos["content"]],
-                            mrow[pos["name"]],
-                            mrow[pos["tool_name"]],
-                            mrow[pos["tool_calls"]],
-                        ),
-                        self.index_char_cap,
-                    )
-                    self._index_message(conn, mid, body, meta)
+                    self._index_copied(conn, mid, mrow, pos)
             return new_sessions, new_messages
 
         result = self.write(do)
