@@ -34,19 +34,19 @@ python -m pip install -q --disable-pip-version-check -e "$CORE" -e ".[test]"
 python -m pytest -q -p no:cacheprovider
 
 step "3. Install it next to hermes-core and switch to it"
-hermes install -e .
+hermes-memory install -e .
 python - "$CORE" <<'PY'
 import sys, hermes_core, pathlib
 core = pathlib.Path(sys.argv[1]).resolve()
 assert pathlib.Path(hermes_core.__file__).resolve().is_relative_to(core), hermes_core.__file__
 print("the core is still the editable checkout:", hermes_core.__file__)
 PY
-hermes memory list | tee list.txt
+hermes-memory memory list | tee list.txt
 grep -q "notes" list.txt && grep -q "hermes-memory-notes" list.txt
-hermes plugins > plugins.json && python -c "import json; json.load(open('plugins.json'))"
-hermes memory use notes --set top_k=5 | tee use.txt
+hermes-memory plugins > plugins.json && python -c "import json; json.load(open('plugins.json'))"
+hermes-memory memory use notes --set top_k=5 | tee use.txt
 grep -q "Status: available" use.txt
-hermes memory status | tee status.txt
+hermes-memory memory status | tee status.txt
 grep -q "Provider: notes" status.txt && grep -q "Status: available" status.txt
 if grep -q "hermes-memory-example" list.txt; then echo "the template's old name is still installed" >&2; exit 1; fi
 

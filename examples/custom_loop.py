@@ -1,4 +1,4 @@
-"""Drive hermes-core's memory lifecycle from your own agent loop — no ``hermes chat``.
+"""Drive hermes-core's memory lifecycle from your own agent loop — no ``hermes-memory chat``.
 
 Any framework that can make OpenAI-style chat calls can do what this file does: open a
 session, put its frozen system prompt and tools in front of the model, call

@@ -4,7 +4,7 @@ Public API: the ``hookimpl`` marker, the provider base classes, the Session API
 (``MemoryHost``, ``Session``), the hook value types and the errors. Importing this package
 does no I/O and loads no plugin. It is cheap: the provider base classes (which need the
 settings models, i.e. ``pydantic_settings``) and the Session API load on first attribute
-access (:func:`__getattr__`), so ``import hermes_core`` and ``hermes --help`` never import
+access (:func:`__getattr__`), so ``import hermes_core`` and ``hermes-memory --help`` never import
 ``pydantic_settings``, ``httpx``, ``numpy`` or ``prompt_toolkit``.
 """
 

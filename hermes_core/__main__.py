@@ -1,4 +1,4 @@
-"""``python -m hermes_core`` runs the ``hermes`` CLI."""
+"""``python -m hermes_core`` runs the ``hermes-memory`` CLI."""
 
 from hermes_core.cli.main import main
 

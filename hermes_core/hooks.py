@@ -670,7 +670,7 @@ class HookFacade:
                         name=impl.plugin_name,
                         ok=False,
                         detail=f"health check raised {error_text(exc)}",
-                        fix="report this to the plugin's author; run `hermes plugins`",
+                        fix="report this to the plugin's author; run `hermes-memory plugins`",
                     )
                 )
                 continue

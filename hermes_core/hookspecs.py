@@ -18,7 +18,7 @@ Order of a session (:data:`LIFECYCLE`; the specs below are defined in this order
     session.close()   on_context_loss (bounded memory flush) ─▶ on_session_end
 
     the CLI, outside sessions: register_commands (building `hermes`), health_check
-    (`hermes doctor`, `hermes memory status`)
+    (`hermes-memory doctor`, `hermes-memory memory status`)
 """
 
 from __future__ import annotations
@@ -245,7 +245,7 @@ def register_commands(cli: click.Group) -> None:
 
 @hookspec
 def health_check(home: Path) -> list[HealthCheck] | None:
-    """Report on yourself for ``hermes doctor`` and ``hermes memory status``.
+    """Report on yourself for ``hermes-memory doctor`` and ``hermes-memory memory status``.
 
     Every failed :class:`HealthCheck` carries a ``fix``. No network except the active
     provider's own reachability probe, bounded to a few seconds.

@@ -65,7 +65,7 @@ log = logging.getLogger(__name__)
 
 @dataclass
 class CompressionStats:
-    """Per-session compression counters (exposed to UIs and ``hermes sessions stats``)."""
+    """Per-session compression counters (exposed to UIs and ``hermes-memory sessions stats``)."""
 
     count: int = 0
     tokens_before: int = 0
@@ -528,7 +528,7 @@ class MemoryHost:
         ``on_memory_write`` (egress-redacted, on the provider worker, in order).
 
         Tool calls come through :meth:`Session.notify_memory_write` (``session`` given); writes
-        committed outside a session (``hermes memory approve``/``restore``) describe their
+        committed outside a session (``hermes-memory memory approve``/``restore``) describe their
         scope with ``user_id`` and ``source``. ``write.session_id`` is kept when set (the
         session that proposed the write), else the session's id (or a new one)."""
         info = session or SessionInfo(

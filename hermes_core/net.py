@@ -1,4 +1,5 @@
-"""Small network helpers shared by the local servers (``hermes mcp serve``, ``hermes ui``)."""
+"""Small network helpers shared by the local servers (``hermes-memory mcp serve``,
+``hermes-memory ui``)."""
 
 from __future__ import annotations
 

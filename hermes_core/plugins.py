@@ -42,7 +42,7 @@ GENERAL_ENTRY_POINT_GROUP = "hermes"
 
 @dataclass
 class PluginLoadReport:
-    """What happened while building the manager; shown by ``hermes plugins``."""
+    """What happened while building the manager; shown by ``hermes-memory plugins``."""
 
     blocked: list[str] = field(default_factory=list)
     failed: dict[str, str] = field(default_factory=dict)

@@ -5,7 +5,7 @@ default): which layer or provider each recalled block came from, how many memori
 scores when the provider reports them, the text itself, the token estimate of the fenced
 block and how long recall took. Kept per user in
 ``$HERMES_HOME/recall_trace/[users/<key>/]trace.json`` (0600, written atomically), bounded to
-the last ``memory.recall_trace_turns`` turns. ``hermes ui`` shows it; "forget a subject"
+the last ``memory.recall_trace_turns`` turns. ``hermes-memory ui`` shows it; "forget a subject"
 drops every traced turn that mentions the phrase (:func:`forget_phrase`).
 """
 

@@ -219,7 +219,8 @@ class CompressionResult:
 
 @dataclass(frozen=True, slots=True)
 class HealthCheck:
-    """One line of ``hermes doctor``: ``fix`` says what to run or change when ``ok`` is False."""
+    """One line of ``hermes-memory doctor``: ``fix`` says what to run or change when ``ok`` is
+    False."""
 
     name: str
     ok: bool

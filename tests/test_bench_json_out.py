@@ -1,4 +1,4 @@
-"""Every ``hermes bench`` command refuses an unwritable ``--json OUT`` before running."""
+"""Every ``hermes-memory bench`` command refuses an unwritable ``--json OUT`` before running."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""``hermes bench longmemeval`` and the answer-in-context metric: arithmetic on hand-made data,
+"""``hermes-memory bench longmemeval`` and the answer-in-context metric: arithmetic on hand-made
+data,
 the bench end to end on tiny LongMemEval-format files (gzip and plain). No quality floors."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""``hermes bench turn``: sizes, seeded EN/ZH turns, and a real (tiny) run of the worker."""
+"""``hermes-memory bench turn``: sizes, seeded EN/ZH turns, and a real (tiny) run of the worker."""
 
 from __future__ import annotations
 

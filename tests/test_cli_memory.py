@@ -1,4 +1,4 @@
-"""`hermes memory ...` driven like a user would: CliRunner + prompt_toolkit pipe input."""
+"""`hermes-memory memory ...` driven like a user would: CliRunner + prompt_toolkit pipe input."""
 
 from __future__ import annotations
 
@@ -169,7 +169,7 @@ def test_status_of_missing_plugin_says_how_to_install(hermes_home: Path) -> None
     (hermes_home / "config.yaml").write_text("memory:\n  provider: mem0\n")
     out = run("memory", "status").output
     if "NOT installed" in out:  # our own provider: installed from this checkout's plugins/
-        assert "hermes install hermes-memory-mem0" in out
+        assert "hermes-memory install hermes-memory-mem0" in out
 
 
 def test_cold_status_does_not_import_heavy_providers(tmp_path: Path) -> None:
@@ -208,7 +208,7 @@ def test_doctor_reports_and_exits_nonzero_on_failure(hermes_home: Path) -> None:
 
 
 def test_version() -> None:
-    assert "hermes, version" in run("--version").output
+    assert "hermes-memory, version" in run("--version").output
 
 
 def test_list_marks_the_provider_chosen_in_dotenv(
@@ -265,7 +265,7 @@ def test_setup_without_a_terminal_refuses_and_names_the_script_command(
     run("memory", "use", "recording")
     result = CliRunner().invoke(cli, argv)  # no terminal, no prompt input attached
     assert result.exit_code != 0
-    assert "needs a terminal" in result.output and "hermes memory use" in result.output
+    assert "needs a terminal" in result.output and "hermes-memory memory use" in result.output
     assert config(hermes_home)["memory"]["provider"] == "recording"  # nothing switched off
 
 

@@ -25,7 +25,7 @@ def wide_table() -> Table:
 
 def test_piped_console_is_wide_and_keeps_every_digit(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("COLUMNS", raising=False)
-    buffer = io.StringIO()  # not a terminal, like `hermes bench … > out.txt`
+    buffer = io.StringIO()  # not a terminal, like `hermes-memory bench … > out.txt`
     monkeypatch.setattr(sys, "stdout", buffer)
     output.console().print(wide_table())
     text = buffer.getvalue()

@@ -1,4 +1,4 @@
-"""`hermes uninstall` of the active provider's package, and doctor's fix afterwards.
+"""`hermes-memory uninstall` of the active provider's package, and doctor's fix afterwards.
 
 pip refuses to touch a distribution outside its environment, so the tests stand in for pip
 with a double that does what ``pip uninstall -y`` does to a dist-info: remove it."""
@@ -60,13 +60,13 @@ def test_uninstall_without_a_terminal_keeps_config_and_says_how_to_switch_off(
     runner.invoke(cli, ["memory", "use", "recording"])
     result = runner.invoke(cli, ["uninstall", "hermes-memory-recording"])
     assert result.exit_code == 0, result.output
-    assert "hermes memory off" in result.output
+    assert "hermes-memory memory off" in result.output
     assert _provider(hermes_home) == "recording"
     doctor = runner.invoke(cli, ["doctor", "--json"])
     rows = json.loads(doctor.output)
     row = next(r for r in rows if r["name"] == "provider recording")
     assert not row["ok"]
-    assert row["fix"].startswith("hermes memory off")  # a command that works here
+    assert row["fix"].startswith("hermes-memory memory off")  # a command that works here
     assert runner.invoke(cli, ["memory", "off"]).exit_code == 0
 
 

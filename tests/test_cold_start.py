@@ -1,4 +1,4 @@
-"""Cold start: ``import hermes_core`` and ``hermes --help`` load no heavy dependency.
+"""Cold start: ``import hermes_core`` and ``hermes-memory --help`` load no heavy dependency.
 
 Checked in a fresh interpreter (``sys.modules`` after the import or the command), never by
 timing. The figures (wall time and ``python -X importtime``) are in docs/benchmarks.md.
@@ -126,7 +126,7 @@ def test_memory_status_of_a_configured_provider_loads_no_prompt_toolkit(
 
 @pytest.mark.parametrize("name", sorted(BUILTIN_COMMANDS))
 def test_static_help_matches_each_command(name: str) -> None:
-    """``hermes --help`` prints :data:`BUILTIN_HELP`; it must say what the command says."""
+    """``hermes-memory --help`` prints :data:`BUILTIN_HELP`; it must say what the command says."""
     command = cli.get_command(click.Context(cli), name)
     assert command is not None
     assert BUILTIN_HELP[name] == command.get_short_help_str(limit=10_000)

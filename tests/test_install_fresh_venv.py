@@ -1,5 +1,6 @@
 """A fresh venv: the core installed editable from this checkout, then a provider with
-``hermes install`` (resolved from this checkout's ``plugins/``/``contrib/``): the core is still
+``hermes-memory install`` (resolved from this checkout's ``plugins/``/``contrib/``): the core is
+still
 the editable checkout afterwards, also with ``--force-reinstall``.
 
 Offline: the venv sees this environment's packages after its own (a ``.pth`` file naming

@@ -1,4 +1,5 @@
-"""``hermes install`` resolution and the install hints: our providers come from this checkout,
+"""``hermes-memory install`` resolution and the install hints: our providers come from this
+checkout,
 everything else goes to pip unchanged; no hint names a package that does not exist."""
 
 from __future__ import annotations
@@ -66,16 +67,16 @@ def test_every_provider_names_the_core_by_its_registry_name_and_a_range() -> Non
 @pytest.mark.parametrize("name", ["ghost", "幽灵"])
 def test_hints_never_name_a_package_that_does_not_exist(name: str) -> None:
     message = str(UnknownProviderError(name, ["chroma"], hint=sources.install_hint(name)))
-    assert f"hermes-memory-{name}" not in message and "hermes install <package>" in message
+    assert f"hermes-memory-{name}" not in message and "hermes-memory install <package>" in message
     for ours in sources.OUR_PROVIDERS:
         hint = sources.install_hint(ours)
-        assert f"hermes install hermes-memory-{ours}" in hint
+        assert f"hermes-memory install hermes-memory-{ours}" in hint
         if sources.provider_dir(ours) is None:
             assert "checkout of the hermes-core repository" in hint
 
 
 def test_no_hint_in_code_or_docs_names_a_provider_we_do_not_ship() -> None:
-    pattern = re.compile(r"hermes install (hermes-memory-[a-z0-9{}<>_-]+)")
+    pattern = re.compile(r"hermes-memory install (hermes-memory-[a-z0-9{}<>_-]+)")
     shipped = {f"hermes-memory-{p}" for p in sources.OUR_PROVIDERS} | {"hermes-memory-example"}
     files = [
         *ROOT.glob("hermes_core/**/*.py"),

@@ -1,5 +1,6 @@
 """A slow provider is never a silent pause (issue 27, point 5): what it is doing is visible
-while a UI waits (``hermes chat``'s spinner), and a shutdown that cannot finish says so in one
+while a UI waits (``hermes-memory chat``'s spinner), and a shutdown that cannot finish says so in
+one
 plain line naming the provider, what it was doing and the setting, with no ERROR log."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Warm-up at session start, and no silent loss of recall: every skipped provider recall is
-logged once and counted where `hermes memory status` and `hermes doctor` show it."""
+logged once and counted where `hermes-memory memory status` and `hermes-memory doctor` show it."""
 
 from __future__ import annotations
 
@@ -135,7 +135,7 @@ class _DownProvider(WarmingProvider):
 def test_a_warm_up_that_fails_is_one_log_line_without_a_traceback(
     hermes_home: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    """`hermes chat` with a provider's server down printed ~60 traceback lines to the
+    """`hermes-memory chat` with a provider's server down printed ~60 traceback lines to the
     terminal before the turn; the reason (which names the fix) is enough."""
     host = _host(hermes_home, 0.2)
     provider = host.registry.activate_class(_DownProvider)

@@ -35,7 +35,7 @@ def test_second_different_activation_raises_with_both_names(
         registry.activate_class(SleepyProvider)
     assert info.value.requested == "sleepy" and info.value.active == "recording"
     assert "'sleepy'" in str(info.value) and "'recording'" in str(info.value)
-    assert "hermes memory use sleepy" in str(info.value)
+    assert "hermes-memory memory use sleepy" in str(info.value)
 
 
 def test_same_activation_returns_the_same_instance(registry: ProviderRegistry) -> None:
@@ -71,7 +71,7 @@ def test_unknown_provider_lists_installed(
     assert "recording (hermes-memory-recording 2.1)" in message
     assert "recording (hermes-memory-recording 2.1)" in info.value.installed
     assert info.value.hint and info.value.hint in message  # how to install it
-    assert "hermes install" in info.value.hint
+    assert "hermes-memory install" in info.value.hint
 
 
 def test_activate_by_entry_point(fake_distribution: Any, registry: ProviderRegistry) -> None:
@@ -189,7 +189,7 @@ def test_invalid_provider_settings_name_the_key(fake_distribution: Any, hermes_h
         assert host.provider is None
         assert host.provider_status is not None
         assert "memory.providers.recording.top_k" in host.provider_status.reason
-        assert "hermes memory setup recording" in host.provider_status.reason
+        assert "hermes-memory memory setup recording" in host.provider_status.reason
 
 
 def test_one_guard_for_activate_and_activate_class(

@@ -1,4 +1,5 @@
-"""The reference agent loop (``hermes chat``): prompt assembly, the tool loop, slash commands.
+"""The reference agent loop (``hermes-memory chat``): prompt assembly, the tool loop, slash
+commands.
 
 Any other framework can drive the same lifecycle through the Session API directly; see
 docs/library-use.md.

@@ -1,9 +1,9 @@
-"""The first turn of a fresh process: ``hermes chat -q "<question>"`` wall time, built-in
+"""The first turn of a fresh process: ``hermes-memory chat -q "<question>"`` wall time, built-in
 only against each provider, all against the loopback fake LLM (``llm/scripted_server.py``).
 
 Run ``python -m hermes_core.bench.first_turn [--provider chroma] [--runs 3]
 [--model-latency 0.0]``: for each variant a throw-away home is configured (``llm.base_url``
-= the fake server, ``memory.provider``), ``hermes chat -q`` runs ``runs`` times as a
+= the fake server, ``memory.provider``), ``hermes-memory chat -q`` runs ``runs`` times as a
 subprocess (the first run creates the store, the others reopen it, as a user's later
 questions do) and the median and every wall time are printed as JSON, with the recall
 skips the runs recorded (``recall-skips.json``). ``--model-latency`` makes the fake model
@@ -29,7 +29,7 @@ QUESTION = "What did we decide about the Postgres migration last week? 我们上
 def run_variant(
     provider: str | None, runs: int, model_latency: float, workdir: Path
 ) -> dict[str, Any]:
-    """Wall times of ``runs`` ``hermes chat -q`` processes for one variant."""
+    """Wall times of ``runs`` ``hermes-memory chat -q`` processes for one variant."""
     import yaml
 
     from hermes_core.llm.scripted_server import FakeLLMServer
@@ -59,7 +59,7 @@ def run_variant(
             )
             times.append(round(time.perf_counter() - start, 3))
             if done.returncode != 0:
-                raise RuntimeError(f"hermes chat -q failed: {done.stderr[-500:]}")
+                raise RuntimeError(f"hermes-memory chat -q failed: {done.stderr[-500:]}")
     return {
         "variant": provider or "builtin",
         "model_latency_s": model_latency,

@@ -1,4 +1,4 @@
-"""LongMemEval retrieval benchmark (``hermes bench longmemeval``), no LLM needed.
+"""LongMemEval retrieval benchmark (``hermes-memory bench longmemeval``), no LLM needed.
 
 Every LongMemEval question has its own haystack (~48 sessions, ~500 turns on
 LongMemEval-S): per question the retriever is reset, the haystack indexed through the

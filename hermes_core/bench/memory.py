@@ -1,4 +1,4 @@
-"""``hermes bench memory``: latency of memory writes through the real ``memory`` tool.
+"""``hermes-memory bench memory``: latency of memory writes through the real ``memory`` tool.
 
 Every measured call goes the whole way a model's call goes: argument validation, the strict
 threat scan, the per-file lock, the re-read under the lock, and the atomic write with fsync.

@@ -1,5 +1,5 @@
 """The retrieval-benchmark contract: what a retriever must do to be scored by
-``hermes bench locomo`` (and the LongMemEval harness).
+``hermes-memory bench locomo`` (and the LongMemEval harness).
 
 A retriever indexes one conversation (a list of :class:`BenchSession`) at a time, answers
 queries with ranked :class:`RetrievedTurn` s (and optionally its own session ranking), and is
@@ -73,7 +73,7 @@ class RetrievalResult:
 
 @runtime_checkable
 class Retriever(Protocol):
-    """What ``hermes bench locomo`` drives. Implementations must not use the network except
+    """What ``hermes-memory bench locomo`` drives. Implementations must not use the network except
     127.0.0.1 and must not download models at run time."""
 
     name: str
@@ -215,7 +215,7 @@ def load_provider_retriever(home: Path, workdir: Path, provider: str | None = No
     if not name:
         raise RuntimeError(
             "no external memory provider is active; pass --provider NAME or set "
-            "memory.provider (`hermes memory setup`)."
+            "memory.provider (`hermes-memory memory setup`)."
         )
     cls = load_provider_class(name)
     factory = getattr(cls, "bench_retriever", None)

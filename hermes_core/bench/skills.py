@@ -4,7 +4,8 @@
 tools), measures its size in characters and estimated tokens, times a cold render and a
 cached one, and ranks every task of a YAML list (``- task: ...; expected: <skill>``) with
 :func:`rank_skills` (no recorded outcomes): lexically, and fused with the offline embedder
-when one is passed (``hermes bench skills`` runs both when the ``[embed]`` extra is installed).
+when one is passed (``hermes-memory bench skills`` runs both when the ``[embed]`` extra is
+installed).
 """
 
 from __future__ import annotations

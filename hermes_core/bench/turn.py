@@ -1,4 +1,4 @@
-"""``hermes bench turn``: what one turn costs as a user's store grows.
+"""``hermes-memory bench turn``: what one turn costs as a user's store grows.
 
 For each variant (built-in only, or built-in plus one provider) a fresh home is filled
 **through the public API** — ``MemoryHost.open``, ``host.session(...)``, ``before_turn``,

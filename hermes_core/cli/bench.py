@@ -1,4 +1,4 @@
-"""``hermes bench``: benchmarks (never run by the test suite's assertions).
+"""``hermes-memory bench``: benchmarks (never run by the test suite's assertions).
 
 Each benchmark is ``hermes_core.cli.bench_<name>:command``, loaded on demand.
 """

@@ -1,4 +1,4 @@
-"""``hermes bench compression``: fact retention of the handoff sheet.
+"""``hermes-memory bench compression``: fact retention of the handoff sheet.
 
 By default: the built-in scenarios (EN + ZH; coding, ops, research, chat) at 3×, 5× and 10×
 for the deterministic fallback and the LLM path (against the loopback fake server's scripted
@@ -175,7 +175,7 @@ def _locomo(path: Path, seed: int, rounds: int, limit: int | None, json_out: Pat
         result = run_bench(
             path, seed=seed, rounds=rounds, limit=limit, progress=lambda: progress.advance(bar)
         )
-    table = Table(title=f"hermes bench compression (deterministic fallback, seed {seed})")
+    table = Table(title=f"hermes-memory bench compression (deterministic fallback, seed {seed})")
     for name, justify in (
         ("conversation", "left"),
         ("messages", "right"),

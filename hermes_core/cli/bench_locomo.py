@@ -1,4 +1,4 @@
-"""``hermes bench locomo PATH``: retrieval recall/NDCG on LoCoMo (or LongMemEval) data."""
+"""``hermes-memory bench locomo PATH``: retrieval recall/NDCG on LoCoMo (or LongMemEval) data."""
 
 from __future__ import annotations
 

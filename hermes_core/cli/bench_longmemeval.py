@@ -1,4 +1,4 @@
-"""``hermes bench longmemeval``: session/turn recall, NDCG and answer in context on
+"""``hermes-memory bench longmemeval``: session/turn recall, NDCG and answer in context on
 LongMemEval data, per question type (abstention apart)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""``hermes bench memory``: add/replace/remove p50/p99 latency through the memory tool."""
+"""``hermes-memory bench memory``: add/replace/remove p50/p99 latency through the memory tool."""
 
 from __future__ import annotations
 
@@ -51,7 +51,7 @@ def command(ops: int, prefill: int, postgres_url: str | None, json_out: Path | N
         )
     store = "postgresql" if postgres_url else "files"
     table = Table(
-        title=f"hermes bench memory ({store}; {ops} calls each, {prefill} entries prefilled)"
+        title=f"hermes-memory bench memory ({store}; {ops} calls each, {prefill} entries prefilled)"
     )
     for column in ("operation", "n", "p50 ms", "p99 ms", "mean ms", "max ms"):
         table.add_column(column, justify="left" if column == "operation" else "right")

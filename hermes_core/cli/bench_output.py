@@ -1,4 +1,4 @@
-"""Shared ``--json OUT`` handling of the ``hermes bench`` commands.
+"""Shared ``--json OUT`` handling of the ``hermes-memory bench`` commands.
 
 A benchmark can run for minutes; an unwritable ``--json`` path must be refused before it
 starts, not with a traceback after the figures were computed.

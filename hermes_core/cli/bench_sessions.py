@@ -1,4 +1,4 @@
-"""``hermes bench sessions``: insert throughput and search latency of the session archive."""
+"""``hermes-memory bench sessions``: insert throughput and search latency of the session archive."""
 
 from __future__ import annotations
 

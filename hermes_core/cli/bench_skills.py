@@ -1,4 +1,4 @@
-"""``hermes bench skills``: tier-0 index size and skills_find accuracy."""
+"""``hermes-memory bench skills``: tier-0 index size and skills_find accuracy."""
 
 from __future__ import annotations
 
@@ -97,7 +97,7 @@ def command(
                 )
             per_set.append(runs)
     result = per_set[0][0]
-    table = Table(title="hermes bench skills")
+    table = Table(title="hermes-memory bench skills")
     table.add_column("metric")
     for label, _model in modes:
         table.add_column(label, justify="right")

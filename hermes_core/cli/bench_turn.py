@@ -1,4 +1,4 @@
-"""``hermes bench turn``: per-turn cost (recall, storing, background sync, RSS) as the store
+"""``hermes-memory bench turn``: per-turn cost (recall, storing, background sync, RSS) as the store
 grows, for the built-in layers and each installed provider."""
 
 from __future__ import annotations
@@ -92,7 +92,9 @@ def command(
             session_turns=session_turns,
             on_event=on_event,
         )
-    table = Table(title=f"hermes bench turn (ms; {samples} measured turns per size, seed {seed})")
+    table = Table(
+        title=f"hermes-memory bench turn (ms; {samples} measured turns per size, seed {seed})"
+    )
     for col in (
         "variant",
         "turns",

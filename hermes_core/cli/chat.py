@@ -1,6 +1,7 @@
-"""``hermes chat`` — the reference agent in a terminal (rich output, prompt_toolkit input).
+"""``hermes-memory chat`` — the reference agent in a terminal (rich output, prompt_toolkit input).
 
-``hermes chat`` opens an interactive conversation; ``hermes chat -q "…"`` runs one turn,
+``hermes-memory chat`` opens an interactive conversation; ``hermes-memory chat -q "…"`` runs one
+turn,
 prints the reply and exits 0. The endpoint comes from ``--base-url/--model/--api-key`` or the
 settings (``llm.*`` in config.yaml, ``HERMES_LLM__*``); with none configured or reachable a
 first-run message says how to point at Ollama, vLLM, LM Studio or a hosted API.
@@ -41,11 +42,11 @@ log = logging.getLogger(__name__)
 
 PROBE_TIMEOUT = 3.0
 
-SETUP_HELP = """hermes chat talks to any OpenAI-compatible endpoint. Point it at one:
-  Ollama     hermes chat --base-url http://127.0.0.1:11434/v1 --model llama3.1
-  vLLM       hermes chat --base-url http://127.0.0.1:8000/v1 --model <served model>
-  LM Studio  hermes chat --base-url http://127.0.0.1:1234/v1 --model <loaded model>
-  hosted     hermes chat --base-url https://api.openai.com/v1 --model gpt-4o-mini --api-key …
+SETUP_HELP = """hermes-memory chat talks to any OpenAI-compatible endpoint. Point it at one:
+  Ollama     hermes-memory chat --base-url http://127.0.0.1:11434/v1 --model llama3.1
+  vLLM       hermes-memory chat --base-url http://127.0.0.1:8000/v1 --model <served model>
+  LM Studio  hermes-memory chat --base-url http://127.0.0.1:1234/v1 --model <loaded model>
+  hosted     hermes-memory chat --base-url https://api.openai.com/v1 --model gpt-4o-mini --api-key …
 or set it once: HERMES_LLM__BASE_URL, HERMES_LLM__MODEL (and HERMES_LLM__API_KEY), or in
 {config}:
   llm:
@@ -372,7 +373,8 @@ class ChatUI:
             answer = self._ask_secret(f"Set {listed} now? [y/N] ")
             if answer.lower() not in ("y", "yes", "是", "好"):
                 self.console.print(
-                    escape(f"Skipped. Set later with `hermes skills env {name}`."), style="dim"
+                    escape(f"Skipped. Set later with `hermes-memory skills env {name}`."),
+                    style="dim",
                 )
                 continue
             values: dict[str, str] = {}
@@ -557,7 +559,7 @@ def route_logs_to_file(home: Path) -> Path | None:
 
 
 def register(cli: click.Group) -> None:
-    """Add ``hermes chat`` to the root group."""
+    """Add ``hermes-memory chat`` to the root group."""
 
     @cli.command("chat")
     @click.option("-q", "--query", default=None, help="Run one turn, print the reply, exit.")
@@ -615,7 +617,7 @@ def register(cli: click.Group) -> None:
         log_file = route_logs_to_file(home)
         agent = open_agent(settings, home, printer, user_id)
         banner = (
-            f"[bold]hermes chat[/bold] — model {escape(agent.model or '?')} at "
+            f"[bold]hermes-memory chat[/bold] — model {escape(agent.model or '?')} at "
             f"{escape(settings.llm.base_url or '?')} · memory: {escape(memory_label(agent))} · "
             f"session {agent.session.id} · "
             "/help for commands, /exit to leave"

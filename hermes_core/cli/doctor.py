@@ -1,4 +1,4 @@
-"""``hermes doctor``: every layer's and the provider's ``health_check``, plus host checks.
+"""``hermes-memory doctor``: every layer's and the provider's ``health_check``, plus host checks.
 
 SQLite/FTS5 is the sessions layer's own check (``sessions: full-text search (FTS5)``).
 
@@ -25,7 +25,7 @@ def home_checks(home: Path) -> list[HealthCheck]:
                 "hermes home",
                 False,
                 f"{home} does not exist",
-                f"run `hermes memory status` once or `mkdir -m 700 {home}`",
+                f"run `hermes-memory memory status` once or `mkdir -m 700 {home}`",
             )
         ]
     mode = stat.S_IMODE(home.stat().st_mode)
@@ -63,10 +63,10 @@ def provider_fix(name: str) -> str:
     from hermes_core.providers.discovery import list_installed
 
     if any(p.name == name for p in list_installed()):
-        return f"hermes memory setup {name}"
+        return f"hermes-memory memory setup {name}"
     return (
-        f"hermes memory off (the package that provided '{name}' is not installed; "
-        f"reinstall it, then `hermes memory use {name}`, to keep using it)"
+        f"hermes-memory memory off (the package that provided '{name}' is not installed; "
+        f"reinstall it, then `hermes-memory memory use {name}`, to keep using it)"
     )
 
 
@@ -124,7 +124,7 @@ def doctor(as_json: bool) -> None:
             [check.__dict__ if hasattr(check, "__dict__") else _row(check) for check in checks]
         )
     else:
-        table = Table(title=f"hermes doctor — {shown(home)}")
+        table = Table(title=f"hermes-memory doctor — {shown(home)}")
         for column in ("", "check", "detail"):
             table.add_column(column)
         for check in checks:

@@ -1,4 +1,4 @@
-"""``hermes memory forget``: forget a subject (a phrase) or a whole user, for scripts too.
+"""``hermes-memory memory forget``: forget a subject (a phrase) or a whole user, for scripts too.
 
 Parses and prints only: the search, deletion and proof are
 :mod:`hermes_core.inspector.forget`'s. Without ``--yes`` the matches are shown and a
@@ -124,7 +124,7 @@ def _confirm(yes: bool, question: str) -> None:
 
 
 def register_forget_command(group: click.Group) -> None:
-    """Add ``forget`` to the ``hermes memory`` group."""
+    """Add ``forget`` to the ``hermes-memory memory`` group."""
 
     @group.command("forget")
     @click.argument("phrase", required=False)

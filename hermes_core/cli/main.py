@@ -1,9 +1,11 @@
-"""The ``hermes`` command.
+"""The ``hermes-memory`` command (``python -m hermes_core``; ``hermes`` only through the
+``hermes-memory-cli`` distribution).
 
-Built-in commands are imported lazily: ``hermes --help`` and ``hermes --version`` load no
+Built-in commands are imported lazily: ``hermes-memory --help`` and ``hermes-memory --version``
+load no
 layer, no settings model and no HTTP client (the command list is printed from
 :data:`BUILTIN_HELP`; a test checks it against each command's own help). A name that is
-not built in is looked up among the *active* provider's commands, so ``hermes chroma ...``
+not built in is looked up among the *active* provider's commands, so ``hermes-memory chroma ...``
 exists only while chroma is ``memory.provider`` — inactive providers are never imported.
 """
 
@@ -16,6 +18,12 @@ from typing import Any
 import click
 
 from hermes_core import __version__
+
+COMMAND = "hermes-memory"
+"""The console script of the ``hermes-memory-core`` distribution (also ``python -m
+hermes_core``). It never collides with Hermes Agent's ``hermes``: the short name ``hermes``
+comes only from the separate ``hermes-memory-cli`` distribution, for environments without
+Hermes Agent (docs/install.md)."""
 
 # command name -> "module:attribute" (a click.Command) or "module" (exposes register(cli))
 BUILTIN_COMMANDS: dict[str, str] = {
@@ -51,7 +59,7 @@ BUILTIN_HELP: dict[str, str] = {
     "ui": "The memory inspector in a local web page: what each user's memory holds, why it was "
     "recalled; fix it, forget it.",
 }
-"""The short help of every built-in command, shown by ``hermes --help`` without importing
+"""The short help of every built-in command, shown by ``hermes-memory --help`` without importing
 the command's module (it equals the command's own ``get_short_help_str``)."""
 
 
@@ -89,7 +97,7 @@ class HermesGroup(click.Group):
         return _provider_command(ctx, cmd_name)
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
-        """The command list of ``hermes --help``: built-in commands from
+        """The command list of ``hermes-memory --help``: built-in commands from
         :data:`BUILTIN_HELP` (no import), commands added to the group from their help."""
         names = self.list_commands(ctx)
         if not names:
@@ -151,13 +159,13 @@ def _provider_command(ctx: click.Context, name: str) -> click.Command | None:
 
 
 @click.group(cls=HermesGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, "-V", "--version", prog_name="hermes")
+@click.version_option(__version__, "-V", "--version", prog_name=COMMAND)
 @click.option("-v", "--verbose", count=True, help="Log more (-v info, -vv debug).")
 def cli(verbose: int) -> None:
-    """hermes — memory for agents: curated notes, a searchable session archive, skills,
+    """hermes-memory — memory for agents: curated notes, a searchable session archive, skills,
     compression, and one pluggable external memory provider.
 
-    Start with `hermes memory status`, then `hermes memory setup`.
+    Start with `hermes-memory memory status`, then `hermes-memory memory setup`.
     """
     level = logging.WARNING - 10 * min(verbose, 2)
     logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
@@ -168,7 +176,7 @@ def cli(verbose: int) -> None:
 
 def main(argv: list[str] | None = None) -> Any:
     """Entry point for ``python -m hermes_core``."""
-    return cli.main(args=argv, prog_name="hermes")
+    return cli.main(args=argv, prog_name=COMMAND)
 
 
 __all__ = ["BUILTIN_COMMANDS", "HermesGroup", "cli", "main"]

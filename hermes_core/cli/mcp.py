@@ -1,9 +1,9 @@
-"""``hermes mcp``: serve the memory layers over MCP, and manage the HTTP bearer tokens.
+"""``hermes-memory mcp``: serve the memory layers over MCP, and manage the HTTP bearer tokens.
 
-    hermes mcp serve [--transport stdio|http] [--host 127.0.0.1] [--port N] [--user ID]
-    hermes mcp token add --user alice [--label laptop]
-    hermes mcp token list [--json]
-    hermes mcp token revoke ID | --user alice
+    hermes-memory mcp serve [--transport stdio|http] [--host 127.0.0.1] [--port N] [--user ID]
+    hermes-memory mcp token add --user alice [--label laptop]
+    hermes-memory mcp token list [--json]
+    hermes-memory mcp token revoke ID | --user alice
 
 The rules live in :mod:`hermes_core.mcp`; this module parses and prints.
 """
@@ -73,7 +73,7 @@ def serve(
     if status is not None and not status.active:
         err.print(
             f"[yellow]provider {escape(status.name)} is not serving:[/] {escape(status.reason)} "
-            "— built-in memory only (`hermes memory status` shows the fix)"
+            "— built-in memory only (`hermes-memory memory status` shows the fix)"
         )
     try:
         if transport == "stdio":
@@ -85,7 +85,7 @@ def serve(
         if user is not None:
             raise click.UsageError(
                 "--user applies to stdio; over HTTP each bearer token names its user "
-                "(hermes mcp token add --user ID)"
+                "(hermes-memory mcp token add --user ID)"
             )
         bind = host if host is not None else settings.host
         bind_port = port if port is not None else settings.port
@@ -103,11 +103,11 @@ def serve(
         if not tokens_on_file:
             err.print(
                 "[yellow]no tokens yet:[/] every request will be refused (401). Issue one with "
-                "`hermes mcp token add --user <id>`."
+                "`hermes-memory mcp token add --user <id>`."
             )
 
         def announce(url: str) -> None:
-            err.print(f"hermes mcp: serving {escape(url)} (Ctrl-C stops)")
+            err.print(f"hermes-memory mcp: serving {escape(url)} (Ctrl-C stops)")
 
         try:
             anyio.run(
@@ -162,7 +162,7 @@ def token_list(as_json: bool) -> None:
         return
     out = console()
     if not records:
-        out.print("no tokens; issue one with `hermes mcp token add --user <id>`")
+        out.print("no tokens; issue one with `hermes-memory mcp token add --user <id>`")
         return
     table = Table("id", "user", "label", "created")
     for record in records:
@@ -177,14 +177,16 @@ def token_list(as_json: bool) -> None:
 def token_revoke(token_id: str | None, user: str | None) -> None:
     """Revoke token TOKEN_ID (or every token of --user); effective on the next request."""
     if (token_id is None) == (user is None):
-        raise click.UsageError("give a token id (see `hermes mcp token list`) or --user, not both")
+        raise click.UsageError(
+            "give a token id (see `hermes-memory mcp token list`) or --user, not both"
+        )
     try:
         gone = _store().revoke(token_id, user=user)
     except HermesError as exc:
         raise click.ClickException(str(exc)) from exc
     if not gone:
         raise click.ClickException(
-            "no such token; `hermes mcp token list` shows the ids of the tokens there are"
+            "no such token; `hermes-memory mcp token list` shows the ids of the tokens there are"
         )
     out = console()
     for record in gone:

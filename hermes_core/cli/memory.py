@@ -1,4 +1,4 @@
-"""``hermes memory``: list, status, setup, use, off (+ the memory layer's own commands).
+"""``hermes-memory memory``: list, status, setup, use, off (+ the memory layer's own commands).
 
 ``list`` and the cold path of ``status`` never import an inactive provider; ``status``
 imports only the configured one (providers keep heavy imports such as chromadb inside
@@ -88,8 +88,9 @@ def list_providers(as_json: bool) -> None:
     if not installed:
         out.print(
             "No memory provider plugins installed. Install one, e.g. "
-            "`hermes install hermes-memory-chroma` (ours: " + ", ".join(OUR_PROVIDERS) + "), "
-            "then `hermes memory setup`."
+            "`hermes-memory install hermes-memory-chroma` (ours: "
+            "" + ", ".join(OUR_PROVIDERS) + "), "
+            "then `hermes-memory memory setup`."
         )
         return
     table = Table(title="Memory providers")
@@ -257,7 +258,7 @@ def status(as_json: bool) -> None:
     out.print("Installed plugins:")
     if not data["installed"]:
         out.print(
-            "  (none) — e.g. `hermes install hermes-memory-chroma` (ours: "
+            "  (none) — e.g. `hermes-memory install hermes-memory-chroma` (ours: "
             + ", ".join(OUR_PROVIDERS)
             + ")"
         )
@@ -282,7 +283,7 @@ def _pick_provider(installed: list[InstalledProvider], active: str) -> str | Non
         try:
             hint = setup_hint(_load_class(p.name).Settings)
         except click.ClickException:
-            hint = "fails to load — see `hermes memory status`"
+            hint = "fails to load — see `hermes-memory memory status`"
         label = f"{p.name} (active) — {hint}" if p.name == active else f"{p.name} — {hint}"
         choice = questionary.Choice(label, value=p.name)
         if p.name == active:
@@ -302,8 +303,8 @@ def _require_terminal() -> None:
 
     if not interactive_input_available():
         raise click.ClickException(
-            "`hermes memory setup` is interactive and needs a terminal. In scripts use "
-            "`hermes memory use NAME --set KEY=VALUE` (or `hermes memory off`)."
+            "`hermes-memory memory setup` is interactive and needs a terminal. In scripts use "
+            "`hermes-memory memory use NAME --set KEY=VALUE` (or `hermes-memory memory off`)."
         )
 
 
@@ -325,7 +326,7 @@ def setup(name: str | None, advanced: bool) -> None:
             if not installed:
                 out.print(
                     "No memory provider plugins detected. Install one, e.g. "
-                    "`hermes install hermes-memory-chroma` (ours: "
+                    "`hermes-memory install hermes-memory-chroma` (ours: "
                     + ", ".join(OUR_PROVIDERS)
                     + "), and try again."
                 )

@@ -1,4 +1,4 @@
-"""``hermes memory export-to-hermes-agent NAME``: our provider as a Hermes Agent plugin.
+"""``hermes-memory memory export-to-hermes-agent NAME``: our provider as a Hermes Agent plugin.
 
 Parses and prints only; the work is :func:`hermes_core.compat.bridge_install.export_provider`.
 """

@@ -1,7 +1,9 @@
-"""``hermes memory show|edit|pending|approve|reject|restore|archive|users|export|import`` (the
+"""``hermes-memory memory show|edit|pending|approve|reject|restore|archive|users|export|import``
+(the
 memory layer's CLI).
 
-Added to the lead's ``hermes memory`` group by :func:`register_memory_commands`. Every listing
+Added to the lead's ``hermes-memory memory`` group by :func:`register_memory_commands`. Every
+listing
 command has ``--json``; every error says what happened and how to fix it. Every command takes
 ``--user ID`` (the ``user_id`` a session was opened with) and defaults to the no-user files.
 """
@@ -34,7 +36,7 @@ from hermes_core.types import MemoryTarget, MemoryWrite
 
 if TYPE_CHECKING:
     # The engine, approvals and edits (and through them the security scanner) load when a
-    # command runs, so `hermes memory status` and `hermes --help` never import them.
+    # command runs, so `hermes-memory memory status` and `hermes-memory --help` never import them.
     from hermes_core.layers.memory import EditRefused, EntryStore, Outcome, PendingStore
     from hermes_core.settings.models import MemorySettings
 
@@ -192,10 +194,10 @@ def _refusal(exc: EditRefused, target: str, user_id: str | None) -> click.ClickE
     if exc.kind == "not_utf8":
         return click.ClickException(f"{exc}; nothing was saved. Your text is in {path}")
     user = user_option(user_id)
-    resume = f"`hermes memory edit --target {target}{user} --from {shlex.quote(str(path))}`"
+    resume = f"`hermes-memory memory edit --target {target}{user} --from {shlex.quote(str(path))}`"
     if exc.kind == "conflict":
         return click.ClickException(
-            f"{exc}; nothing was saved. Your text is kept in {path} — check `hermes memory "
+            f"{exc}; nothing was saved. Your text is kept in {path} — check `hermes-memory memory "
             f"show --target {target}{user}`, then {resume}"
         )
     return click.ClickException(
@@ -291,8 +293,8 @@ def pending_cmd(as_json: bool, user_id: str | None = None) -> None:
     out.print(table)
     user = escape(user_option(user_id))
     out.print(
-        f"Approve with `hermes memory approve ID|all{user}`, discard with "
-        f"`hermes memory reject ID|all{user}`."
+        f"Approve with `hermes-memory memory approve ID|all{user}`, discard with "
+        f"`hermes-memory memory reject ID|all{user}`."
     )
 
 
@@ -371,7 +373,7 @@ def approve_cmd(ids: tuple[str, ...], user_id: str | None = None) -> None:
     if failed:
         raise click.ClickException(
             f"{failed} of {len(approvals)} write(s) not applied — see above; "
-            f"`hermes memory reject ID{user_option(user_id)}` discards a stale one"
+            f"`hermes-memory memory reject ID{user_option(user_id)}` discards a stale one"
         )
 
 
@@ -394,7 +396,7 @@ def reject_cmd(ids: tuple[str, ...], user_id: str | None = None) -> None:
     if missing:
         raise click.ClickException(
             f"no pending write with id {', '.join(missing)} — list them with "
-            f"`hermes memory pending{user_option(user_id)}`"
+            f"`hermes-memory memory pending{user_option(user_id)}`"
         )
 
 
@@ -437,7 +439,7 @@ def archive_cmd(
             status,
         )
     out.print(table)
-    out.print(f"Restore one with `hermes memory restore ID{escape(user_option(user_id))}`.")
+    out.print(f"Restore one with `hermes-memory memory restore ID{escape(user_option(user_id))}`.")
 
 
 def restore_cmd(entry_id: int, user_id: str | None = None) -> None:
@@ -572,7 +574,7 @@ def import_cmd(source: Path | None, user_id: str | None, replace: bool, as_json:
     if conflicts:
         problems.append(
             f"{len(conflicts)} file(s) not imported: the database already holds other text "
-            "for them — compare with `hermes memory show`, then re-run with --replace to "
+            "for them — compare with `hermes-memory memory show`, then re-run with --replace to "
             "overwrite"
         )
     refused = [row for row in rows if row.status == "refused"]
@@ -591,7 +593,7 @@ def import_cmd(source: Path | None, user_id: str | None, replace: bool, as_json:
     if warned and not as_json:
         console().print(
             f"[yellow]{len(warned)} file(s) stored over budget[/yellow]: the prompt shows "
-            "them marked OVER BUDGET and `hermes doctor` reports them until consolidated."
+            "them marked OVER BUDGET and `hermes-memory doctor` reports them until consolidated."
         )
     if problems:
         raise click.ClickException("; ".join(problems))
@@ -611,7 +613,7 @@ def _user_option(command: Any) -> Any:
 
 
 def register_memory_commands(group: click.Group) -> None:
-    """Add the memory layer's commands to the ``hermes memory`` group (fresh command objects
+    """Add the memory layer's commands to the ``hermes-memory memory`` group (fresh command objects
     per call, so several groups can carry them)."""
 
     @group.command("show")

@@ -114,8 +114,8 @@ def _clean_text(text: Text) -> Text:
 def console(stderr: bool = False) -> Console:
     """A console bound to the *current* sys.stdout/stderr (CliRunner swaps them).
 
-    On a terminal, rich uses the terminal's width. Piped or redirected (``hermes doctor |
-    less``, ``hermes bench ... > out.txt``), rich would assume 80 columns and squeeze wide
+    On a terminal, rich uses the terminal's width. Piped or redirected (``hermes-memory doctor |
+    less``, ``hermes-memory bench ... > out.txt``), rich would assume 80 columns and squeeze wide
     tables until figures read ``0.…``; there the console is :data:`PIPED_WIDTH` wide and a
     table that needs more (its longest words side by side) gets exactly that (``COLUMNS``
     still wins when set).

@@ -1,4 +1,5 @@
-"""``hermes plugins`` (JSON listing), ``hermes install`` / ``hermes uninstall`` (pip in the same
+"""``hermes-memory plugins`` (JSON listing), ``hermes-memory install`` / ``hermes-memory
+uninstall`` (pip in the same
 interpreter, so pipx and venv installs land in the right environment)."""
 
 from __future__ import annotations
@@ -52,7 +53,7 @@ def _plugin_rows() -> list[dict[str, Any]]:
                 "kind": "memory-provider",
                 "distribution": provider.distribution,
                 "version": provider.version,
-                "hooks": None,  # not imported unless active: see `hermes memory status`
+                "hooks": None,  # not imported unless active: see `hermes-memory memory status`
                 "active": provider.name == settings.memory.provider,
                 "blocked": False,
             }
@@ -96,7 +97,7 @@ def install(
     from hermes_core.providers.sources import resolve
 
     if not packages and not editable:
-        raise click.UsageError("name a package, e.g. `hermes install hermes-memory-chroma`")
+        raise click.UsageError("name a package, e.g. `hermes-memory install hermes-memory-chroma`")
     targets = resolve(list(packages))
     for item in targets:
         if item.origin == "checkout":
@@ -110,7 +111,7 @@ def install(
         # are left as they are, then any missing ones are filled in.
         _pip(["install", "--force-reinstall", "--no-deps", *extra, *wanted])
     _pip(["install", *extra, *wanted])
-    click.echo("Installed. Next: `hermes memory list`, then `hermes memory setup`.")
+    click.echo("Installed. Next: `hermes-memory memory list`, then `hermes-memory memory setup`.")
 
 
 @click.command()
@@ -139,7 +140,7 @@ def uninstall(packages: tuple[str, ...], switch_off: bool | None) -> None:
     if switch_off is None and sys.stdin.isatty():
         switch_off = click.confirm(
             f"'{active}' was the active memory provider and is gone. "
-            "Switch to built-in memory only (`hermes memory off`)?",
+            "Switch to built-in memory only (`hermes-memory memory off`)?",
             default=True,
         )
     if switch_off:
@@ -148,8 +149,8 @@ def uninstall(packages: tuple[str, ...], switch_off: bool | None) -> None:
     else:
         click.echo(
             f"⚠ memory.provider is still '{active}', which is no longer installed: sessions "
-            "run with built-in memory only. Run `hermes memory off` to make that explicit, "
-            f"or reinstall the package and `hermes memory use {active}`."
+            "run with built-in memory only. Run `hermes-memory memory off` to make that explicit, "
+            f"or reinstall the package and `hermes-memory memory use {active}`."
         )
 
 

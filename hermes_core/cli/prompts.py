@@ -6,7 +6,7 @@ list; ``bool`` → yes/no; anything else → text validated against the field's 
 field's ``description`` is the question; ``json_schema_extra={"url": ...}`` adds a
 "Get yours at" line. Esc or Ctrl-C anywhere raises :class:`SetupCancelled`.
 
-Which fields are asked (:func:`setup_level`): ``hermes memory setup <name>`` asks only what a
+Which fields are asked (:func:`setup_level`): ``hermes-memory memory setup <name>`` asks only what a
 first-time user must answer — fields marked ``json_schema_extra={"setup": "ask"}`` (build
 them with :func:`setup_field`), every secret and every field without a default. The rest
 is "advanced": asked only with ``--advanced``, otherwise left at its default and not written.
@@ -154,7 +154,7 @@ def asked_when(info: FieldInfo, known: Mapping[str, Any]) -> bool:
 
 
 def skipped_in_setup(info: FieldInfo, *, advanced: bool = False) -> bool:
-    """Whether ``hermes memory setup`` (with ``--advanced`` when ``advanced``) skips it."""
+    """Whether ``hermes-memory memory setup`` (with ``--advanced`` when ``advanced``) skips it."""
     level = setup_level(info)
     return level == "hidden" or (level == "advanced" and not advanced)
 

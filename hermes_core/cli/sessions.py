@@ -1,4 +1,5 @@
-"""``hermes sessions``: list, show, search, export, import, prune, stats, title, users, reindex.
+"""``hermes-memory sessions``: list, show, search, export, import, prune, stats, title, users,
+reindex.
 
 Every listing command takes ``--json`` (machine-readable, UTF-8). The export and import
 formats and their rules live in :mod:`hermes_core.layers.sessions.transfer`; this module only
@@ -87,7 +88,7 @@ def _open_db(index: bool = True) -> Iterator[Any]:
     except sqlite3.Error as exc:
         raise click.ClickException(
             f"state.db failed: {exc} — the command's changes were rolled back; check the "
-            "disk (space, permissions) and `hermes doctor`, then rerun"
+            "disk (space, permissions) and `hermes-memory doctor`, then rerun"
         ) from exc
     finally:
         db.close()
@@ -126,7 +127,7 @@ def _resolve(db: Any, ref: str, user_id: str | None) -> str:
     sid = db.resolve_session(ref, user_id=user_id or None)
     if sid is None:
         raise click.ClickException(
-            f"no session matches '{ref}' — list ids with `hermes sessions list`"
+            f"no session matches '{ref}' — list ids with `hermes-memory sessions list`"
             + (" (add --user USER_ID for a user's sessions)" if not user_id else "")
         )
     return str(sid)
@@ -337,7 +338,7 @@ def export_cmd(
     user_id: str | None,
 ) -> None:
     """Export one session, or --all of them, (all rows, compacted included) as JSONL or
-    Markdown. A JSONL export of many sessions imports back with `hermes sessions import`."""
+    Markdown. A JSONL export of many sessions imports back with `hermes-memory sessions import`."""
     from hermes_core.layers.sessions import export_session, export_sessions
 
     if export_all == bool(session):
@@ -476,10 +477,13 @@ def _import_hermes_agent(path: Path, keep_users: bool, as_json: bool, user_id: s
         print_json(report)
         return
     fresh = [r for r in report if r["status"] == "imported"]
+    grown = [r for r in report if r["status"] == "continued"]
     messages = sum(int(r["messages"]) for r in fresh)
+    added = sum(int(r["messages"]) for r in grown)
     console().print(
         f"imported {len(fresh)} of {total} Hermes Agent session(s), {messages} message(s); "
-        f"{len(report) - len(fresh)} already imported",
+        f"{len(grown)} continued ({added} new message(s)); "
+        f"{len(report) - len(fresh) - len(grown)} already imported",
         markup=False,
     )
     for row in report:
@@ -631,13 +635,27 @@ def reindex_cmd() -> None:
     type=click.IntRange(1, 10_000),
     help="Sessions per transaction.",
 )
+@click.option(
+    "--merge",
+    is_flag=True,
+    help="Add to a target that already holds other archives (e.g. a second home joining a "
+    "shared PostgreSQL): message ids are renumbered, a session id held there by another "
+    "session is stored as ID~HASH (reported).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable summary.")
-def migrate_cmd(target_url: str, source_url: str | None, batch: int, as_json: bool) -> None:
+def migrate_cmd(
+    target_url: str, source_url: str | None, batch: int, merge: bool, as_json: bool
+) -> None:
     """Copy the whole archive (every user) to another backend, keeping every id; verifies
     the counts per user. Safe to re-run: an interrupted copy resumes, a finished one copies
     nothing more. Switch afterwards: sessions.backend: postgresql in config.yaml and
     HERMES_SESSIONS__URL in $HERMES_HOME/.env."""
-    from hermes_core.layers.sessions import SessionStoreError, copy_archive, open_url
+    from hermes_core.layers.sessions import (
+        SessionStoreError,
+        copy_archive,
+        merge_archive,
+        open_url,
+    )
 
     try:
         target = open_url(target_url)
@@ -659,8 +677,10 @@ def migrate_cmd(target_url: str, source_url: str | None, batch: int, as_json: bo
             total = source.count_sessions(user_id=_scope(None, all_users=True))
             try:
                 with progress_bar() as progress:
-                    task = progress.add_task("copying sessions", total=total)
-                    report = copy_archive(
+                    task = progress.add_task(
+                        "merging sessions" if merge else "copying sessions", total=total
+                    )
+                    report = (merge_archive if merge else copy_archive)(
                         source,
                         target,
                         batch=batch,
@@ -691,15 +711,21 @@ def migrate_cmd(target_url: str, source_url: str | None, batch: int, as_json: bo
             f"message(s) of {report.sessions_seen} session(s) read",
             markup=False,
         )
+        for old, new in sorted(report.renamed.items()):
+            console().print(
+                f"  session {old} existed there as another session; stored as {new}",
+                markup=False,
+            )
     if not report.verified:
         raise click.ClickException(
             "the counts differ (see above): the target held other sessions before, or rows "
-            "changed during the copy — copy into an empty archive, or re-run"
+            "changed during the copy — add to an archive holding others with --merge, or "
+            "re-run"
         )
 
 
 def register(cli: click.Group) -> None:
-    """Add ``hermes sessions`` to the root group."""
+    """Add ``hermes-memory sessions`` to the root group."""
     cli.add_command(sessions)
 
 

@@ -1,4 +1,4 @@
-"""``hermes skills``: list, browse, show, search, install, remove, validate, env, history,
+"""``hermes-memory skills``: list, browse, show, search, install, remove, validate, env, history,
 revert, pending, approve, reject.
 
 Thin wrappers over :mod:`hermes_core.layers.skills`; every listing takes ``--json``.
@@ -108,7 +108,8 @@ def list_cmd(category: str | None, as_json: bool) -> None:
     out = console()
     if not rows:
         out.print(
-            f"No skills in {service.roots[0].path}. Add one with `hermes skills install PATH`.",
+            f"No skills in {service.roots[0].path}. Add one with `hermes-memory skills install "
+            f"PATH`.",
             markup=False,
         )
     else:
@@ -138,7 +139,7 @@ def show_cmd(name: str) -> None:
     service = _service()
     skill = service.library().get(name)
     if skill is None:
-        raise click.ClickException(f"no skill named '{name}' — see `hermes skills list`.")
+        raise click.ClickException(f"no skill named '{name}' — see `hermes-memory skills list`.")
     out = console()
     out.print(
         f"[bold]{escape(skill.name)}[/bold] "
@@ -215,7 +216,7 @@ def remove_cmd(name: str, yes: bool) -> None:
     """Delete a local skill (kept under skills/.archive for rollback)."""
     service = _service()
     if service.library().get(name) is None:
-        raise click.ClickException(f"skill '{name}' not found — see `hermes skills list`.")
+        raise click.ClickException(f"skill '{name}' not found — see `hermes-memory skills list`.")
     manager = service.manager()
     try:
         plan = manager.plan({"action": "delete", "name": name})
@@ -340,7 +341,7 @@ def approve_cmd(target: str) -> None:
     if failures:
         raise click.ClickException(
             f"{failures} pending write(s) could not be applied — "
-            "fix them or run `hermes skills reject ID`."
+            "fix them or run `hermes-memory skills reject ID`."
         )
 
 
@@ -370,7 +371,8 @@ def browse_cmd(category: str | None, as_json: bool) -> None:
     out = console()
     if not rows:
         out.print(
-            f"No skills in {service.roots[0].path}. Add one with `hermes skills install PATH`.",
+            f"No skills in {service.roots[0].path}. Add one with `hermes-memory skills install "
+            f"PATH`.",
             markup=False,
         )
         return
@@ -396,7 +398,7 @@ def browse_cmd(category: str | None, as_json: bool) -> None:
     missing = [row.name for row in rows if row.keys_missing]
     if missing:
         out.print(
-            "Set missing keys with `hermes skills env NAME` (" + ", ".join(missing) + ").",
+            "Set missing keys with `hermes-memory skills env NAME` (" + ", ".join(missing) + ").",
             markup=False,
         )
 
@@ -411,7 +413,7 @@ def env_cmd(name: str, ask_all: bool, as_json: bool) -> None:
     service = _service()
     skill = service.library().get(name)
     if skill is None:
-        raise click.ClickException(f"no skill named '{name}' — see `hermes skills browse`.")
+        raise click.ClickException(f"no skill named '{name}' — see `hermes-memory skills browse`.")
     specs = skill.meta.required_environment_variables
     present = present_env_names(service.home, (s.name for s in specs))
     if as_json:
@@ -506,7 +508,7 @@ def history_cmd(name: str, as_json: bool) -> None:
             escape(row["description"]),
         )
     out.print(table)
-    out.print(f"Restore one with `hermes skills revert {name} VERSION`.", markup=False)
+    out.print(f"Restore one with `hermes-memory skills revert {name} VERSION`.", markup=False)
 
 
 @skills.command("revert")
@@ -532,7 +534,7 @@ def revert_cmd(name: str, version: int | None) -> None:
 
 
 def register(cli: click.Group) -> None:
-    """Add ``hermes skills`` to the root group."""
+    """Add ``hermes-memory skills`` to the root group."""
     cli.add_command(skills)
 
 

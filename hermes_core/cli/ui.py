@@ -1,4 +1,4 @@
-"""``hermes ui``: the memory inspector in a local web page (parses and prints only)."""
+"""``hermes-memory ui``: the memory inspector in a local web page (parses and prints only)."""
 
 from __future__ import annotations
 
@@ -26,14 +26,14 @@ def ui(host: str, port: int, no_browser: bool, read_only: bool) -> None:
         from hermes_core.ui.serve import Served, serve
     except ImportError as exc:  # starlette/uvicorn come with the ui extra
         raise click.ClickException(
-            f"hermes ui needs the ui extra ({exc.name} is missing): "
+            f"hermes-memory ui needs the ui extra ({exc.name} is missing): "
             "pip install 'hermes-memory-core[ui]'"
         ) from exc
     from hermes_core.settings.base import resolve_home
 
     def announce(served: Served) -> None:
         mode = " (read-only)" if read_only else ""
-        console().print(f"hermes ui{mode} at {served.url}", markup=False, soft_wrap=True)
+        console().print(f"hermes-memory ui{mode} at {served.url}", markup=False, soft_wrap=True)
         console().print("Press Ctrl-C to stop.", markup=False)
 
     serve(

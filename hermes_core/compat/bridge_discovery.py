@@ -11,7 +11,7 @@ Three places, listed **without importing any provider**:
 
 Precedence on a name clash (lower wins): our own providers (0), a plugin directory (1), a
 ``hermes_agent.memory_providers`` entry point (2), a ``hermes_agent.plugins`` one (3).
-Directories written by ``hermes memory export-to-hermes-agent`` (our providers wrapped for
+Directories written by ``hermes-memory memory export-to-hermes-agent`` (our providers wrapped for
 Hermes Agent, marked in ``plugin.yaml``) are skipped: they are ours already.
 """
 

@@ -11,7 +11,8 @@ Mapping (ours → Hermes Agent's ``MemoryProvider``)::
 
     is_available / unavailable_reason   is_available() / unavailable_reason()
     (first hook of a session)            a fresh instance, initialize(session_id, hermes_home=,
-                                         platform=, agent_context="primary", user_id=)
+                                         platform=, agent_context="primary", user_id=,
+                                         agent_identity=, agent_workspace=)
     system_prompt_block                  system_prompt_block()
     register_tools / tool handler        get_tool_schemas() / handle_tool_call(name, args)
     on_turn_start                        on_turn_start(turn_number, message)
@@ -26,6 +27,18 @@ Mapping (ours → Hermes Agent's ``MemoryProvider``)::
 
 A Hermes Agent provider holds ONE session's state (it is built per agent), so each of our
 sessions gets its own instance: sessions of different users never share one.
+
+Only ``name``, ``is_available``, ``initialize`` and ``get_tool_schemas`` are required by
+Hermes Agent's ABC; every other hook is optional there (a provider written for 0.19.0, or one
+that does not subclass the ABC, may lack ``on_turn_start``, ``on_memory_write``, ...). A hook
+the provider lacks is treated as absent: nothing is called and nothing is logged, as in
+Hermes Agent.
+
+``agent_identity`` and ``agent_workspace`` are what Hermes Agent passes for the same home
+(:func:`agent_identity_for`: ``"default"`` for ``~/.hermes`` or a custom ``HERMES_HOME``, the
+profile name for ``<root>/profiles/<name>``; the workspace ``"hermes"``), so a provider that
+scopes by them files our memories where Hermes Agent's are. Both can be set per provider
+(``memory.providers.<name>.agent_identity`` / ``.agent_workspace``).
 """
 
 from __future__ import annotations
@@ -44,7 +57,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
-from pydantic import AliasChoices, SecretStr, create_model
+from pydantic import AliasChoices, Field, SecretStr, create_model
 from pydantic_settings import SettingsConfigDict
 
 from hermes_core.compat import bridge_discovery as discovery
@@ -71,6 +84,28 @@ Factory = Callable[[], Any]
 _PACKAGE_ROOT = "_hermes_core_ha_plugins"
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _REQUIRED_METHODS = ("initialize", "is_available", "get_tool_schemas")
+_PROFILE_ID = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
+AGENT_WORKSPACE = "hermes"
+"""The ``agent_workspace`` Hermes Agent 0.19.0 passes to every provider."""
+
+
+def agent_identity_for(home: Path) -> str:
+    """The ``agent_identity`` Hermes Agent passes for ``HERMES_HOME=home`` (its
+    ``get_active_profile_name()``): a profile's name for ``<root>/profiles/<name>``,
+    ``"custom"`` for another directory under ``~/.hermes``, else ``"default"``."""
+    resolved = home.expanduser().resolve()
+    if resolved.parent.name == "profiles" and _PROFILE_ID.match(resolved.name):
+        return resolved.name
+    native = (Path.home() / ".hermes").resolve()
+    if resolved != native and resolved.is_relative_to(native):
+        return "custom"
+    return "default"
+
+
+def _hook(instance: Any, name: str) -> Callable[..., Any] | None:
+    """The provider's optional hook ``name``, or None when it has none (treated as absent)."""
+    method = getattr(instance, name, None)
+    return method if callable(method) else None
 
 
 class _Collector:
@@ -180,7 +215,7 @@ def settings_model(name: str, schema: Sequence[Mapping[str, Any]]) -> type[Provi
     """A :class:`ProviderSettings` subclass from a ``get_config_schema()`` list.
 
     Secrets become ``SecretStr``; a field with an ``env_var`` reads that variable too (as
-    Hermes Agent does); ``required`` fields are asked by ``hermes memory setup``; every field
+    Hermes Agent does); ``required`` fields are asked by ``hermes-memory memory setup``; every field
     may stay empty (the provider's ``is_available()`` says what is missing).
     """
     fields: dict[str, Any] = {}
@@ -201,8 +236,6 @@ def settings_model(name: str, schema: Sequence[Mapping[str, Any]]) -> type[Provi
             extra["choices"] = [str(c) for c in item["choices"]]
         aliases = [prefix + key.upper()] + ([env_var] if env_var else [])
         default = item.get("default")
-        from pydantic import Field
-
         if secret:
             fields[key] = (
                 SecretStr | None,
@@ -232,6 +265,17 @@ def settings_model(name: str, schema: Sequence[Mapping[str, Any]]) -> type[Provi
                     json_schema_extra=extra,
                 ),
             )
+    for key, help_text in _IDENTITY_FIELDS.items():
+        if key not in fields:
+            fields[key] = (
+                str | None,
+                Field(
+                    None,
+                    description=help_text,
+                    validation_alias=AliasChoices(key, prefix + key.upper()),
+                    json_schema_extra={"setup": "advanced"},
+                ),
+            )
     model: type[ProviderSettings] = create_model(
         f"{_class_stem(name)}Settings",
         __base__=ProviderSettings,
@@ -242,6 +286,14 @@ def settings_model(name: str, schema: Sequence[Mapping[str, Any]]) -> type[Provi
     )
     model.model_rebuild(force=True)
     return model
+
+
+_IDENTITY_FIELDS = {
+    "agent_identity": "agent_identity passed to the provider (empty: what Hermes Agent passes "
+    "for this home: 'default', or the profile name)",
+    "agent_workspace": f"agent_workspace passed to the provider (empty: {AGENT_WORKSPACE!r}, "
+    "as Hermes Agent passes)",
+}
 
 
 def _class_stem(name: str) -> str:
@@ -325,16 +377,17 @@ class HermesAgentProvider(MemoryProvider):
         hint = f" (set {', '.join(needed)})" if needed else ""
         return (
             f"the Hermes Agent provider '{self.name}' reports it is not configured{hint}; "
-            f"run `hermes memory setup {self.name}`."
+            f"run `hermes-memory memory setup {self.name}`."
         )
 
     def save_setup(self, values: Mapping[str, Any]) -> None:
-        """After ``hermes memory setup``/``use`` saved our copy: the provider's own
+        """After ``hermes-memory memory setup``/``use`` saved our copy: the provider's own
         ``save_config(non-secret values, hermes_home)`` writes its native config file."""
         plain = {
             k: v
             for k, v in values.items()
             if v is not None
+            and k not in _IDENTITY_FIELDS  # ours, not the provider's
             and not isinstance(v, SecretStr)
             and not any(f.get("key") == k and f.get("secret") for f in self.schema)
         }
@@ -346,7 +399,7 @@ class HermesAgentProvider(MemoryProvider):
                 raise ConfigError(
                     f"the Hermes Agent provider '{self.name}' could not save its config "
                     f"({type(exc).__name__}: {exc}); check {self.home} is writable and "
-                    f"re-run `hermes memory setup {self.name}`."
+                    f"re-run `hermes-memory memory setup {self.name}`."
                 ) from exc
 
     # one foreign instance per session
@@ -373,11 +426,22 @@ class HermesAgentProvider(MemoryProvider):
                 kwargs["user_id"] = session.user_id
             if session.parent_id:
                 kwargs["parent_session_id"] = session.parent_id
+            kwargs.update(self._identity())
             instance.initialize(session.id, **kwargs)
             with self._lock:
                 self._instances[session.id] = instance
                 self._gates.pop(session.id, None)
             return instance
+
+    def _identity(self) -> dict[str, str]:
+        """``agent_identity`` / ``agent_workspace`` for ``initialize``: the configured ones,
+        else what Hermes Agent passes for this home."""
+        identity = getattr(self.settings, "agent_identity", None)
+        workspace = getattr(self.settings, "agent_workspace", None)
+        return {
+            "agent_identity": str(identity or agent_identity_for(self.home)),
+            "agent_workspace": str(workspace or AGENT_WORKSPACE),
+        }
 
     def _release(self, session_id: str) -> Any:
         with self._lock:
@@ -389,7 +453,8 @@ class HermesAgentProvider(MemoryProvider):
 
     @hookimpl
     def system_prompt_block(self, session: SessionInfo) -> PromptBlock | None:
-        text = str(self._instance(session).system_prompt_block() or "").strip()
+        block = _hook(self._instance(session), "system_prompt_block")
+        text = str((block() if block else "") or "").strip()
         return PromptBlock(text, source=self.name) if text else None
 
     @hookimpl
@@ -413,67 +478,83 @@ class HermesAgentProvider(MemoryProvider):
 
     def _tool_handler(self, tool: str) -> Callable[[Mapping[str, Any], ToolContext], str]:
         def handle(args: Mapping[str, Any], ctx: ToolContext) -> str:
-            instance = self._instance(ctx.session)
-            return _as_json(instance.handle_tool_call(tool, dict(args)))
+            handler = _hook(self._instance(ctx.session), "handle_tool_call")
+            if handler is None:
+                return json.dumps({"error": f"{self.name} handles no tool calls ({tool})"})
+            return _as_json(handler(tool, dict(args)))
 
         return handle
 
     @hookimpl
     def on_turn_start(self, session: SessionInfo, turn_number: int, message: str) -> None:
-        self._instance(session).on_turn_start(turn_number, message)
+        if hook := _hook(self._instance(session), "on_turn_start"):
+            hook(turn_number, message)
 
     @hookimpl
     def prefetch(self, session: SessionInfo, query: str) -> MemoryContext | None:
-        text = str(self._instance(session).prefetch(query, session_id=session.id) or "")
+        hook = _hook(self._instance(session), "prefetch")
+        text = str((hook(query, session_id=session.id) if hook else "") or "")
         return MemoryContext(text, label=self.name) if text.strip() else None
 
     @hookimpl
     def sync(self, session: SessionInfo, turn: Turn) -> None:
-        instance = self._instance(session)
+        sync_turn = _hook(self._instance(session), "sync_turn")
+        if sync_turn is None:
+            return
         kwargs: dict[str, Any] = {"session_id": session.id}
-        if _accepts(instance.sync_turn, "messages"):  # older providers predate ``messages``
+        if _accepts(sync_turn, "messages"):  # older providers predate ``messages``
             kwargs["messages"] = list(turn.messages)
-        instance.sync_turn(turn.user_text, turn.reply, **kwargs)
+        sync_turn(turn.user_text, turn.reply, **kwargs)
 
     @hookimpl
     def on_turn_end(self, session: SessionInfo, turn: Turn) -> None:
-        self._instance(session).queue_prefetch(turn.user_text, session_id=session.id)
+        if hook := _hook(self._instance(session), "queue_prefetch"):
+            hook(turn.user_text, session_id=session.id)
 
     @hookimpl
     def on_memory_write(self, session: SessionInfo, write: MemoryWrite) -> None:
-        instance = self._instance(session)
-        if _accepts(instance.on_memory_write, "metadata"):
+        hook = _hook(self._instance(session), "on_memory_write")
+        if hook is None:
+            return
+        if _accepts(hook, "metadata"):
             metadata = {
                 "session_id": session.id,
                 "write_origin": write.origin,
                 "platform": session.source,
             }
-            instance.on_memory_write(write.action, write.target, write.content, metadata)
+            hook(write.action, write.target, write.content, metadata)
         else:  # written before Hermes Agent added ``metadata``
-            instance.on_memory_write(write.action, write.target, write.content)
+            hook(write.action, write.target, write.content)
 
     @hookimpl
     def on_pre_compress(self, session: SessionInfo, messages: Sequence[ChatMessage]) -> str | None:
-        text = str(self._instance(session).on_pre_compress(list(messages)) or "")
+        hook = _hook(self._instance(session), "on_pre_compress")
+        text = str((hook(list(messages)) if hook else "") or "")
         return text or None
 
     @hookimpl
     def on_session_end(self, session: SessionInfo, messages: Sequence[ChatMessage]) -> None:
         instance = self._instance(session)
         try:
-            instance.on_session_end(list(messages))
+            if hook := _hook(instance, "on_session_end"):
+                hook(list(messages))
         finally:
             self._release(session.id)
-            instance.shutdown()
+            _shutdown(instance)
 
     def shutdown(self) -> None:
         with self._lock:
             live, self._instances = list(self._instances.values()), {}
         for instance in [*live, self._probe]:
             try:
-                instance.shutdown()
+                _shutdown(instance)
             except Exception:
                 log.exception("%s: shutdown failed", self.name)
+
+
+def _shutdown(instance: Any) -> None:
+    if hook := _hook(instance, "shutdown"):
+        hook()
 
 
 def adapter_class(offer: InstalledProvider) -> type[HermesAgentProvider]:
@@ -484,7 +565,7 @@ def adapter_class(offer: InstalledProvider) -> type[HermesAgentProvider]:
         raw_schema = probe.get_config_schema() if hasattr(probe, "get_config_schema") else []
     finally:
         try:
-            probe.shutdown()
+            _shutdown(probe)
         except Exception:
             log.debug("%s: probe shutdown failed", offer.name, exc_info=True)
     schema = [dict(f) for f in raw_schema or [] if isinstance(f, Mapping)]
@@ -514,4 +595,12 @@ class HermesAgentSource:
 
 SOURCE = HermesAgentSource()
 
-__all__ = ["SOURCE", "HermesAgentProvider", "HermesAgentSource", "adapter_class", "settings_model"]
+__all__ = [
+    "AGENT_WORKSPACE",
+    "SOURCE",
+    "HermesAgentProvider",
+    "HermesAgentSource",
+    "adapter_class",
+    "agent_identity_for",
+    "settings_model",
+]

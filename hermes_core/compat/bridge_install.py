@@ -1,6 +1,6 @@
 """Install one of our providers into a Hermes Agent environment as a Hermes Agent plugin.
 
-``hermes memory export-to-hermes-agent NAME`` writes ``$HERMES_HOME/plugins/<plugin>/``:
+``hermes-memory memory export-to-hermes-agent NAME`` writes ``$HERMES_HOME/plugins/<plugin>/``:
 
 - ``vendor/``: our core and the provider, installed with ``pip install --no-deps --target``.
   pip puts a ``--target`` install's console scripts into ``vendor/bin``, never into the
@@ -152,7 +152,7 @@ def _canonical(name: str) -> str:
 def plugin_init(provider: str, plugin_name: str) -> str:
     return f'''"""Hermes Agent memory provider plugin: hermes-core's {provider!r} provider.
 
-Written by `hermes memory export-to-hermes-agent {provider}`; do not edit (re-run it).
+Written by `hermes-memory memory export-to-hermes-agent {provider}`; do not edit (re-run it).
 register(ctx) calls ctx.register_memory_provider with an adapter implementing Hermes Agent's
 MemoryProvider over the hermes-core provider. hermes-core itself lives in ./vendor (pip
 --target: no console script of ours reached this environment's bin/).

@@ -21,7 +21,9 @@ Mapping (Hermes Agent → ours)::
     prefetch(query) / queue_prefetch    prefetch (bounded by memory.prefetch_timeout) / no-op
     sync_turn(user, reply, messages=)   sync + on_turn_end, waited for (≤ 30 s): Hermes Agent
                                         calls it on its own worker; skipped for agent_context
-                                        cron/flush/subagent, as Hermes asks
+                                        cron/flush/subagent, as Hermes asks. ``messages`` is
+                                        Hermes Agent's WHOLE conversation: the Turn gets only
+                                        this turn's new messages (:func:`new_turn_messages`)
     get_tool_schemas/handle_tool_call   register_tools / the facade's tool routing
     on_turn_start, on_pre_compress,     the hooks of the same names
     on_memory_write, on_session_end
@@ -71,6 +73,32 @@ def core_home(hermes_home: Path | str | None = None) -> Path:
     return Path(hermes_home) if hermes_home else agent_home()
 
 
+def _fingerprint(message: Mapping[str, Any]) -> str:
+    return json.dumps(message, sort_keys=True, ensure_ascii=False, default=str)
+
+
+def new_turn_messages(
+    messages: list[dict[str, Any]], seen: tuple[int, str] | None
+) -> tuple[list[dict[str, Any]], tuple[int, str] | None]:
+    """This turn's messages out of Hermes Agent's whole conversation, and the new ``seen``.
+
+    ``seen`` is ``(count, fingerprint of the last message)`` of the conversation at the end
+    of the previous turn. When the conversation still starts with it, the turn is what came
+    after; otherwise (the first turn, or Hermes Agent compressed or replaced its history) it
+    is everything from the last ``user`` message on. System messages are never part of it.
+    """
+    dialogue = [dict(m) for m in messages if isinstance(m, Mapping) and m.get("role") != "system"]
+    if not dialogue:
+        return [], seen
+    count, mark = seen if seen is not None else (0, "")
+    if 0 < count <= len(dialogue) and _fingerprint(dialogue[count - 1]) == mark:
+        turn = dialogue[count:]
+    else:
+        users = [i for i, m in enumerate(dialogue) if m.get("role") == "user"]
+        turn = dialogue[users[-1] :] if users else dialogue
+    return turn, (len(dialogue), _fingerprint(dialogue[-1]))
+
+
 class CoreProviderBridge:
     """Hermes Agent's ``MemoryProvider`` methods over one of our providers.
 
@@ -88,6 +116,7 @@ class CoreProviderBridge:
         self._info: SessionInfo | None = None
         self._router: ToolRouter | None = None
         self._turns = 0
+        self._seen: tuple[int, str] | None = None
         self._writes = True
 
     # -- identity
@@ -147,6 +176,7 @@ class CoreProviderBridge:
         facade.on_session_start(self._info)
         self._router = facade.register_tools(self._info)
         self._turns = 0
+        self._seen = None
 
     # -- Hermes Agent's MemoryProvider
     def is_available(self) -> bool:
@@ -186,12 +216,13 @@ class CoreProviderBridge:
             return
         facade, info = self._session()
         self._turns += 1
+        new, self._seen = new_turn_messages(list(messages or ()), self._seen)
         turn = Turn(
             session_id=info.id,
             number=self._turns,
             user_text=user_content,
             reply=assistant_content,
-            messages=tuple(messages or ()),
+            messages=tuple(new),
         )
         facade.sync(info, turn)
         facade.on_turn_end(info, turn)
@@ -316,4 +347,11 @@ def agent_provider(provider: str, plugin_name: str) -> Any:
     return cls(provider, plugin_name)
 
 
-__all__ = ["CORE_HOME_DIR", "CoreProviderBridge", "agent_home", "agent_provider", "core_home"]
+__all__ = [
+    "CORE_HOME_DIR",
+    "CoreProviderBridge",
+    "agent_home",
+    "agent_provider",
+    "core_home",
+    "new_turn_messages",
+]

@@ -1,6 +1,6 @@
 """The people a home knows: every user id found in the memory store, the staged writes, the
 memory archive, the session archive, the provider and the recall trace, with counts and the
-time of their last activity. For operators (``hermes ui``'s People page); every other view
+time of their last activity. For operators (``hermes-memory ui``'s People page); every other view
 is for one user at a time.
 """
 

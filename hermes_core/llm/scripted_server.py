@@ -1,4 +1,4 @@
-"""A real, scripted, OpenAI-compatible HTTP server on 127.0.0.1 (tests and ``hermes bench``).
+"""A real, scripted, OpenAI-compatible HTTP server on 127.0.0.1 (tests and ``hermes-memory bench``).
 
 Shipped code (the benchmarks) imports it from here; tests keep importing it from
 :mod:`hermes_core.testing.fake_llm`, which re-exports this module.

@@ -5,7 +5,7 @@ A token is ``hmcp_<id>_<secret>``: ``<id>`` (12 hex digits) names the record, ``
 random 16-byte salt and ``sha256(salt || secret)``; verification recomputes the digest and
 compares it in constant time. The file is ``$HERMES_HOME/mcp_tokens.json``, written
 atomically with mode 0600 under a sibling lock, and read again whenever it changed, so a
-``hermes mcp token revoke`` takes effect on the next request of a running server.
+``hermes-memory mcp token revoke`` takes effect on the next request of a running server.
 
 No third-party import: the token commands work without the ``mcp`` extra.
 """
@@ -51,7 +51,7 @@ class TokenRecord:
     label: str = ""
 
     def public(self) -> dict[str, Any]:
-        """What ``hermes mcp token list`` shows: no salt, no digest."""
+        """What ``hermes-memory mcp token list`` shows: no salt, no digest."""
         return {
             "id": self.id,
             "user": self.user,
@@ -102,7 +102,7 @@ class TokenStore:
                 log.warning("%s; still using the tokens read before", exc.strerror)
                 return self._records
             raise ConfigError(
-                f"{exc.strerror}; then issue tokens with `hermes mcp token add --user <id>`"
+                f"{exc.strerror}; then issue tokens with `hermes-memory mcp token add --user <id>`"
             ) from exc
         try:
             data = json.loads(text)
@@ -113,7 +113,7 @@ class TokenStore:
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise ConfigError(
                 f"{self.path} could not be read ({exc}); fix it or move it aside and issue new "
-                "tokens with `hermes mcp token add --user <id>`"
+                "tokens with `hermes-memory mcp token add --user <id>`"
             ) from exc
         self._stamp, self._records = stamp, records
         return records
@@ -157,7 +157,7 @@ class TokenStore:
     def add(self, user: str, label: str = "") -> IssuedToken:
         """Issue a token for ``user`` (any non-empty id, Chinese included)."""
         if not isinstance(user, str) or not user.strip():
-            raise ConfigError("a token needs a user id: `hermes mcp token add --user <id>`")
+            raise ConfigError("a token needs a user id: `hermes-memory mcp token add --user <id>`")
         if len(user) > 256:
             raise ConfigError("user ids are at most 256 characters")
         secret = secrets.token_urlsafe(32)

@@ -1,7 +1,7 @@
 """The base class of external memory providers.
 
 A provider is identity plus hooks: ``name``, a ``Settings`` model whose fields drive
-``hermes memory setup`` (secrets are ``SecretStr``), ``is_available()`` (no network) and
+``hermes-memory memory setup`` (secrets are ``SecretStr``), ``is_available()`` (no network) and
 ``unavailable_reason()``; everything else is ``@hookimpl`` methods taking any subset of the
 spec's arguments. The host decides inline vs bounded/background execution by
 ``isinstance(plugin, MemoryProvider)``.
@@ -50,7 +50,7 @@ class ProviderSettings(BaseSettings):
     model_config = SettingsConfigDict(extra="ignore", validate_default=True)
 
     setup_note: ClassVar[str] = ""
-    """Printed first by ``hermes memory setup <name>``: e.g. where to get a key."""
+    """Printed first by ``hermes-memory memory setup <name>``: e.g. where to get a key."""
 
     @classmethod
     def settings_customise_sources(
@@ -100,7 +100,7 @@ def _build(cls: type[P], name: str, home: Path, **init: Any) -> P:
         detail = format_validation_error(exc, prefix=f"memory.providers.{name}")
         raise ConfigError(
             f"invalid settings for memory provider '{name}': {detail}. Fix them with "
-            f"`hermes memory setup {name}` or in {home / 'config.yaml'}.",
+            f"`hermes-memory memory setup {name}` or in {home / 'config.yaml'}.",
             key=detail.split(":", 1)[0],
         ) from exc
 
@@ -118,7 +118,7 @@ def env_var_for(cls: type[ProviderSettings], name: str, field: str) -> str:
 
 
 SetupLevel = Literal["ask", "advanced", "hidden"]
-"""How ``hermes memory setup`` treats a settings field (see hermes_core.cli.prompts)."""
+"""How ``hermes-memory memory setup`` treats a settings field (see hermes_core.cli.prompts)."""
 
 
 def setup_field(
@@ -170,14 +170,14 @@ class MemoryProvider:
         return ""
 
     def status_details(self) -> dict[str, str]:
-        """A few ``label: value`` facts ``hermes memory status`` prints under the provider,
+        """A few ``label: value`` facts ``hermes-memory memory status`` prints under the provider,
         e.g. its mode and whether its server answers. Called only when the provider is
         available; may contact the service (within the provider's own timeout); an
         exception is shown as the error. Default: none."""
         return {}
 
     def save_setup(self, values: Mapping[str, Any]) -> None:
-        """Called by ``hermes memory setup``/``use`` after the validated settings were saved
+        """Called by ``hermes-memory memory setup``/``use`` after the validated settings were saved
         to config.yaml and .env; a provider with a native config file writes it here.
         Default: nothing."""
 

@@ -1,4 +1,4 @@
-"""What a provider that can list its memories offers the inspector (``hermes ui``, forget).
+"""What a provider that can list its memories offers the inspector (``hermes-memory ui``, forget).
 
 A provider opts in by implementing :class:`InspectableProvider` (plain methods, no hook):
 the users it holds memories for, one user's memories (superseded ones included, with what

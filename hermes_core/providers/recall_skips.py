@@ -4,8 +4,8 @@ A provider's ``prefetch`` that does not answer within ``memory.prefetch_timeout`
 opening its store or loading its model, or stuck), is still busy with an earlier call, or
 raises, is skipped for that turn. The facade logs one line and calls :func:`record`, which
 counts the skip per provider and kind in ``$HERMES_HOME/recall-skips.json`` (0600, written
-atomically under a lock, so several processes may share a home). ``hermes memory status``
-and ``hermes doctor`` read it back (:func:`load`, :func:`health_check`).
+atomically under a lock, so several processes may share a home). ``hermes-memory memory status``
+and ``hermes-memory doctor`` read it back (:func:`load`, :func:`health_check`).
 """
 
 from __future__ import annotations
@@ -86,7 +86,7 @@ def health_check(home: Path, *, now: float | None = None) -> list[HealthCheck]:
                 not recent,
                 describe(entry),
                 f"raise memory.prefetch_timeout (now too short for {provider} to answer) or "
-                f"check `hermes doctor` for {provider}'s own checks; the count lives in "
+                f"check `hermes-memory doctor` for {provider}'s own checks; the count lives in "
                 f"{home / LEDGER}",
             )
         )

@@ -72,7 +72,7 @@ def load_provider_class(name: str) -> type[MemoryProvider]:
         raise ProviderLoadError(
             name,
             f"{where} could not be imported ({type(exc).__name__}: {exc}). Reinstall it with "
-            f"`hermes install --force-reinstall {installed.distribution}`.",
+            f"`hermes-memory install --force-reinstall {installed.distribution}`.",
             distribution=installed.distribution,
         ) from exc
     return check_provider_class(target, name, where=where, distribution=installed.distribution)

@@ -1,7 +1,8 @@
-"""Where ``hermes install NAME`` gets a package: this checkout's own providers, else the registry.
+"""Where ``hermes-memory install NAME`` gets a package: this checkout's own providers, else the
+registry.
 
 The core's distribution is :data:`CORE_DISTRIBUTION` (``hermes-memory-core``; the import
-package is ``hermes_core``, the command ``hermes``). Our providers are the distributions
+package is ``hermes_core``, the command ``hermes-memory``). Our providers are the distributions
 ``hermes-memory-<name>`` in ``plugins/`` of a hermes-core checkout (and the template
 ``hermes-memory-example`` in ``contrib/provider-template``); each requires
 ``hermes-memory-core>=0.1,<0.2``, never a path, so its wheel is publishable.
@@ -14,7 +15,7 @@ Contract:
   registry requirement) to what pip should install: one of our providers resolves to its
   directory in the checkout when there is one, anything else is passed on unchanged.
 * :func:`install_hint` is the command that installs a provider name, and only names things
-  that exist: a directory of this checkout, or ``hermes install`` of a name we ship.
+  that exist: a directory of this checkout, or ``hermes-memory install`` of a name we ship.
 """
 
 from __future__ import annotations
@@ -107,15 +108,19 @@ def install_hint(name: str) -> str:
     (a directory of this checkout, or a provider this repository ships)."""
     short = name.removeprefix(PROVIDER_PREFIX)
     if provider_dir(short) is not None:
-        return f"Install it with `hermes install {PROVIDER_PREFIX}{short}` (from this checkout)."
+        return (
+            f"Install it with `hermes-memory install {PROVIDER_PREFIX}{short}` "
+            "(from this checkout)."
+        )
     if short in OUR_PROVIDERS:
         return (
-            f"Install it with `hermes install {PROVIDER_PREFIX}{short}` run from a checkout of "
+            f"Install it with `hermes-memory install {PROVIDER_PREFIX}{short}` run from a "
+            f"checkout of "
             f"the hermes-core repository (plugins/{PROVIDER_PREFIX}{short})."
         )
     return (
         f"No provider called '{short}' ships with hermes-core (ours: {', '.join(OUR_PROVIDERS)}); "
-        "install the package that provides it with `hermes install <package>`."
+        "install the package that provides it with `hermes-memory install <package>`."
     )
 
 

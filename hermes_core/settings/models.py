@@ -1,4 +1,4 @@
-"""The settings tree. Every field has a description: ``hermes memory setup`` prompts and
+"""The settings tree. Every field has a description: ``hermes-memory memory setup`` prompts and
 docs/configuration.md are generated from it (a test keeps the doc in step).
 
 YAML paths map to env vars: ``memory.provider`` ↔ ``HERMES_MEMORY__PROVIDER``.
@@ -40,7 +40,8 @@ class MemorySettings(_Section):
         "files",
         description="Where MEMORY.md / USER.md live: 'files' under $HERMES_HOME/memories "
         "(one host); 'postgresql' in the database at memory.url, shared by every host (same "
-        "limits, entries, scanner and approval; `hermes memory export` writes the files back).",
+        "limits, entries, scanner and approval; `hermes-memory memory export` writes the files "
+        "back).",
     )
     url: SecretStr | None = Field(
         None,
@@ -64,7 +65,7 @@ class MemorySettings(_Section):
         "passed since the last review or flush (0 disables).",
     )
     write_approval: bool = Field(
-        False, description="Stage memory writes for approval (`hermes memory pending`)."
+        False, description="Stage memory writes for approval (`hermes-memory memory pending`)."
     )
     overflow: Literal["error", "archive"] = Field(
         "error",
@@ -101,7 +102,7 @@ class MemorySettings(_Section):
     recall_trace: bool = Field(
         True,
         description="Record what each turn's recall put in front of the model (per user, "
-        "shown by `hermes ui`); false records nothing.",
+        "shown by `hermes-memory ui`); false records nothing.",
     )
     recall_trace_turns: int = Field(
         20, ge=1, le=1000, description="Turns of recall trace kept per user (oldest go first)."
@@ -160,7 +161,7 @@ class SkillsSettings(_Section):
         description="Skill names hidden from the index and tools ('linux:name': one platform).",
     )
     write_approval: bool = Field(
-        False, description="Stage skill writes for approval (`hermes skills pending`)."
+        False, description="Stage skill writes for approval (`hermes-memory skills pending`)."
     )
     creation_nudge_interval: int = Field(
         10, ge=0, description="Tool-calling iterations between skill reviews (0 disables)."
@@ -195,7 +196,7 @@ class SkillsSettings(_Section):
         le=1000,
         description=(
             "Previous versions kept per skill by patch/edit/delete "
-            "(`hermes skills history`, `hermes skills revert`); 0 keeps none."
+            "(`hermes-memory skills history`, `hermes-memory skills revert`); 0 keeps none."
         ),
     )
 
@@ -312,7 +313,7 @@ class LLMSettings(LLMRoute):
 
 
 class AgentSettings(_Section):
-    """The reference agent loop (`hermes chat`)."""
+    """The reference agent loop (`hermes-memory chat`)."""
 
     max_iterations: int = Field(30, ge=1, description="Tool-loop iterations per turn.")
     disabled_toolsets: list[str] = Field(
@@ -324,7 +325,7 @@ class AgentSettings(_Section):
 
 
 class McpSettings(_Section):
-    """`hermes mcp serve`: the memory layers served over the Model Context Protocol."""
+    """`hermes-memory mcp serve`: the memory layers served over the Model Context Protocol."""
 
     user: str | None = Field(
         None, description="User id of stdio clients (`--user` wins); unset = the no-user scope."

@@ -159,7 +159,7 @@ class ProviderContract:
         assert not wrong, f"secret-looking fields must be SecretStr: {wrong}"
 
     def test_setup_accepts_the_defaults(self, hermes_home: Path) -> None:
-        """`hermes memory setup <name>` with Enter on every prompt activates the provider."""
+        """`hermes-memory memory setup <name>` with Enter on every prompt activates the provider."""
         import yaml
         from click.testing import CliRunner
         from prompt_toolkit.application import create_app_session
@@ -311,7 +311,7 @@ def check_tool_failures(specs: list[ToolSpec], ctx: ToolContext) -> int:
 
 
 class RetrieverContract:
-    """Checks for a provider's ``bench_retriever(workdir)`` (``hermes bench locomo``).
+    """Checks for a provider's ``bench_retriever(workdir)`` (``hermes-memory bench locomo``).
 
     Subclass it and set ``provider_class`` (and ``settings``); the provider is built with its
     validated settings in a fresh ``HERMES_HOME``. A tiny bilingual conversation is indexed

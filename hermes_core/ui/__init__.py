@@ -1,4 +1,4 @@
-"""``hermes ui``: the memory inspector, a local web app (starlette + uvicorn).
+"""``hermes-memory ui``: the memory inspector, a local web app (starlette + uvicorn).
 
 A sibling of ``agent/`` and ``mcp/``: it shows and changes a home only through the host, the
 layers' public functions and the inspector operations (:mod:`hermes_core.inspector`), with the

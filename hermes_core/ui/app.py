@@ -1,4 +1,4 @@
-"""The starlette application of ``hermes ui``: routes, the guard applied to every request,
+"""The starlette application of ``hermes-memory ui``: routes, the guard applied to every request,
 and the translation of a request into a page :class:`~.pages.Ctx`.
 
 GET pages render; POST actions change something and answer with a 303 redirect carrying a
@@ -80,7 +80,9 @@ class Inspector:
     def _check(self, request: Request) -> str | None:
         """Apply the host check and the token; returns the user a token binds to."""
         if not self.guard.host_allowed(request.headers.get("host", "")):
-            raise Refused(421, "this hermes ui only answers requests for its loopback address")
+            raise Refused(
+                421, "this hermes-memory ui only answers requests for its loopback address"
+            )
         if not self.guard.needs_token:
             return None
         presented = request.cookies.get(COOKIE) or request.query_params.get("token")
@@ -89,7 +91,7 @@ class Inspector:
             presented = auth[7:].strip()
         access = self.guard.access(presented)
         if not access.allowed:
-            raise Refused(401, f"{access.reason}: open the URL printed by `hermes ui`")
+            raise Refused(401, f"{access.reason}: open the URL printed by `hermes-memory ui`")
         return access.bound_user
 
     def _user(self, values: dict[str, str], bound: str | None) -> str | None:
@@ -211,7 +213,9 @@ class Inspector:
         if not self.guard.csrf_ok(values.get("csrf") or request.headers.get("x-csrf-token")):
             raise Refused(403, "missing or wrong CSRF token: reload the page and try again")
         if self.guard.read_only:
-            raise Refused(403, "this hermes ui is read-only (--read-only): nothing was changed")
+            raise Refused(
+                403, "this hermes-memory ui is read-only (--read-only): nothing was changed"
+            )
         ctx = self._ctx(values, bound)
         if path in RESULT_PAGES:
             title, render = RESULT_PAGES[path]

@@ -1,10 +1,10 @@
-"""The security rules of ``hermes ui``, in one place.
+"""The security rules of ``hermes-memory ui``, in one place.
 
 * **Host check**: bound to a loopback address, only requests whose ``Host`` header names
   that loopback address (or ``localhost``) are served, so a web page cannot reach the app
   through DNS rebinding.
 * **Access token**: bound to any other address (``--host``), every request needs a token:
-  the one printed at start (every user) or an MCP token of ``hermes mcp token add``
+  the one printed at start (every user) or an MCP token of ``hermes-memory mcp token add``
   (its user only). It comes as ``Authorization: Bearer …``, a ``hermes_ui`` cookie, or once
   as ``?token=…`` (then set as an HttpOnly, SameSite=Strict cookie).
 * **CSRF**: every POST carries the per-process CSRF token (a hidden form field or the
@@ -78,7 +78,7 @@ class Guard:
         if not self.needs_token:
             return Access(True)
         if not presented:
-            return Access(False, reason="this hermes ui needs its access token")
+            return Access(False, reason="this hermes-memory ui needs its access token")
         assert self.token is not None
         if hmac.compare_digest(presented.encode(), self.token.encode()):
             return Access(True)

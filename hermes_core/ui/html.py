@@ -147,10 +147,11 @@ def page(
     )
     return (
         '<!doctype html><html lang="en"><head><meta charset="utf-8">'
-        f"<title>{esc(title)} · hermes ui</title>"
+        f"<title>{esc(title)} · hermes-memory ui</title>"
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         '<link rel="stylesheet" href="/static/ui.css"><script src="/static/ui.js" defer></script>'
-        f"</head><body><header><strong>hermes ui</strong> {mode}<nav>{nav}</nav>{picker}</header>"
+        "</head><body><header><strong>hermes-memory ui</strong> "
+        f"{mode}<nav>{nav}</nav>{picker}</header>"
         f"<main><h1>{esc(title)}</h1>{box}{body}</main></body></html>"
     )
 

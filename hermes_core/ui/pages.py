@@ -1,4 +1,4 @@
-"""The pages of ``hermes ui``: each reads or changes one user's data through the host, the
+"""The pages of ``hermes-memory ui``: each reads or changes one user's data through the host, the
 layers' public functions and :mod:`hermes_core.inspector`, and returns HTML built with
 :mod:`.html` (all text escaped). Handlers are plain functions of a :class:`Ctx`; the app
 (:mod:`.app`) turns requests into contexts and enforces :mod:`.guard`'s rules first.

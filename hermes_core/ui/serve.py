@@ -1,4 +1,4 @@
-"""Run ``hermes ui``: bind (127.0.0.1 and a free port by default), print the URL, open a
+"""Run ``hermes-memory ui``: bind (127.0.0.1 and a free port by default), print the URL, open a
 browser when one is available, serve until interrupted."""
 
 from __future__ import annotations

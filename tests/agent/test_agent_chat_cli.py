@@ -1,4 +1,4 @@
-"""``hermes chat`` as a command: one-shot use, endpoint options, first-run help."""
+"""``hermes-memory chat`` as a command: one-shot use, endpoint options, first-run help."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""``hermes chat`` in a real terminal (tmux): prompt, streamed reply, /memory, /exit."""
+"""``hermes-memory chat`` in a real terminal (tmux): prompt, streamed reply, /memory, /exit."""
 
 from __future__ import annotations
 
@@ -62,7 +62,7 @@ def test_chat_in_a_real_terminal(
         "remember",
         call("memory", action="add", target="user", content="User's name is 王芳."),
     )
-    hermes = Path(sys.executable).parent / "hermes"
+    hermes = Path(sys.executable).parent / "hermes-memory"
     command = (
         f"env HERMES_HOME={shlex.quote(str(hermes_home))} "
         f"HERMES_LLM__BASE_URL={fake_llm.base_url} HERMES_LLM__MODEL={fake_llm.model} "
@@ -88,7 +88,7 @@ def test_chat_shows_a_spinner_with_the_retry_count_and_names_the_memory(
     """A failing endpoint is visible while it is retried: the spinner line counts retries
     and says the server answered (5xx), then the reply streams as usual."""
     model.when("部署", "部署在周五。")
-    hermes = Path(sys.executable).parent / "hermes"
+    hermes = Path(sys.executable).parent / "hermes-memory"
     command = (
         f"env HERMES_HOME={shlex.quote(str(hermes_home))} "
         f"HERMES_LLM__BASE_URL={fake_llm.base_url} HERMES_LLM__MODEL={fake_llm.model} "

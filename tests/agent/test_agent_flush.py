@@ -1,4 +1,4 @@
-"""`hermes chat` shows what the memory flush saved before /new, /reset and exit."""
+"""`hermes-memory chat` shows what the memory flush saved before /new, /reset and exit."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Skills in ``hermes chat`` (issue 19.2 and 19.3): every enabled skill is a ``/name``
+"""Skills in ``hermes-memory chat`` (issue 19.2 and 19.3): every enabled skill is a ``/name``
 command with completion, loading the skill into the turn; names that clash with a built-in
 are refused with a notice; a loaded skill with unset required keys gets an offer to set them
 (hidden input, stored in .env). Driven through prompt_toolkit pipe input; the tmux test
@@ -170,7 +170,7 @@ def test_a_skill_the_model_loads_gets_the_offer_after_the_turn(
     out = ui_run(agent, "给我今天的新闻摘要\rn\r/exit\r")
     assert "⚙ skill_view(" in out
     assert out.index("⚙ skill_view(") < out.index("Skill news-digest needs NEWS_API_KEY")
-    assert "Skipped. Set later with `hermes skills env news-digest`." in out
+    assert "Skipped. Set later with `hermes-memory skills env news-digest`." in out
     assert not (skills_home / ".env").exists()
 
 
@@ -220,7 +220,7 @@ def test_skill_command_with_completion_and_key_offer_in_a_real_terminal(
     tmux: Tmux, skills_home: Path, fake_llm: FakeLLMServer, model: ScriptedModel
 ) -> None:
     model.default = "摘要如下：一切正常。"
-    hermes = Path(sys.executable).parent / "hermes"
+    hermes = Path(sys.executable).parent / "hermes-memory"
     command = (
         f"env HERMES_HOME={shlex.quote(str(skills_home))} "
         f"HERMES_LLM__BASE_URL={fake_llm.base_url} HERMES_LLM__MODEL={fake_llm.model} "

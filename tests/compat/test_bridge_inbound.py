@@ -3,7 +3,7 @@
 ``hermes-memoryrouter`` 0.1.1 (entry point ``hermes_agent.memory_providers``, and the plugin
 directory its own installer writes) and ``hermes-memra`` 4.5.0 (entry point
 ``hermes_agent.plugins``), each against a loopback double of its service (bridge_kit.py):
-listed with their origin without being imported, configured with ``hermes memory use``, and
+listed with their origin without being imported, configured with ``hermes-memory memory use``, and
 driven through prefetch → sync → tools → session end, in English and Chinese.
 """
 

@@ -1,5 +1,5 @@
 """Outbound bridge: Hermes Agent 0.19.0's own loader and MemoryManager run our chroma and
-holographic providers, exported with ``hermes memory export-to-hermes-agent``, and its own
+holographic providers, exported with ``hermes-memory memory export-to-hermes-agent``, and its own
 ``hermes`` command is left intact.
 
 The export installs into THIS environment (the ``hermes-agent`` tox env, where Hermes Agent
@@ -91,8 +91,8 @@ def hermes_agent_script() -> str:
     script = BIN / "hermes"
     text = script.read_text(encoding="utf-8")
     assert "from hermes_cli.main import main" in text, (
-        f"{script} is not Hermes Agent's command; the hermes-agent tox env restores it "
-        "(commands_pre) after installing hermes-core"
+        f"{script} is not Hermes Agent's command: installing hermes-core replaced it "
+        "(our command is `hermes-memory`)"
     )
     return text
 
@@ -158,7 +158,7 @@ def check_export(home: Path, report: dict[str, object], name: str) -> Path:
     assert (vendor / "hermes_core" / "__init__.py").is_file()
     assert (vendor / f"hermes_memory_{name}").is_dir()
     # pip put OUR console script here, inside the plugin, not into the environment's bin/
-    assert (vendor / "bin" / "hermes").is_file()
+    assert (vendor / "bin" / "hermes-memory").is_file()
     # our inbound discovery does not offer our own exports back to us
     assert all(p.name != f"hermes-core-{name}" for p in list_hermes_agent_providers(home))
     return plugin_dir

@@ -1,4 +1,4 @@
-"""Error paths of `hermes memory export-to-hermes-agent` (library and CLI): every input is
+"""Error paths of `hermes-memory memory export-to-hermes-agent` (library and CLI): every input is
 validated before anything is written; errors name the fix; nothing half-written is left."""
 
 from __future__ import annotations

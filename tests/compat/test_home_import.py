@@ -1,4 +1,4 @@
-"""``hermes sessions import --from hermes-agent PATH``: every session Hermes Agent wrote,
+"""``hermes-memory sessions import --from hermes-agent PATH``: every session Hermes Agent wrote,
 with titles, lineage and tool calls; a re-run writes nothing; its file is only read."""
 
 from __future__ import annotations

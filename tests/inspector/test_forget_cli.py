@@ -1,4 +1,4 @@
-"""``hermes memory forget``: preview, --yes, --json, --everything; refusals."""
+"""``hermes-memory memory forget``: preview, --yes, --json, --everything; refusals."""
 
 from __future__ import annotations
 

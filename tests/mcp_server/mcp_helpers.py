@@ -1,4 +1,4 @@
-"""Helpers of the MCP server tests (imported as ``mcp_helpers``): a real ``hermes mcp serve``
+"""Helpers of the MCP server tests (imported as ``mcp_helpers``): a real ``hermes-memory mcp serve``
 subprocess (stdio, or HTTP on 127.0.0.1 with an ephemeral port) driven by the SDK's own client.
 """
 
@@ -97,7 +97,8 @@ def add_token(home: Path, user: str) -> str:
 
 
 class HttpServer:
-    """``hermes mcp serve --transport http --port 0`` as a subprocess; ``url`` once it listens."""
+    """``hermes-memory mcp serve --transport http --port 0`` as a subprocess; ``url`` once it
+    listens."""
 
     def __init__(self, home: Path, *args: str, extra_path: Path | None = None) -> None:
         self.home = home

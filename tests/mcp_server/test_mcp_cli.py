@@ -1,4 +1,4 @@
-"""`hermes mcp serve` refuses what it cannot do with a message that names the fix."""
+"""`hermes-memory mcp serve` refuses what it cannot do with a message that names the fix."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""A real `hermes mcp serve --transport http` on 127.0.0.1 whose files turn hostile (a FIFO
+"""A real `hermes-memory mcp serve --transport http` on 127.0.0.1 whose files turn hostile (a FIFO
 or a huge sparse file in place of the token file, a FIFO MEMORY.md of one user): it keeps
 answering every other request, recovers when the file is restored, and stops on SIGTERM
 within 2 s while the hostile file is still there. The token commands and the stdio server

@@ -1,4 +1,5 @@
-"""`hermes mcp serve --transport http`: a real server on 127.0.0.1 (ephemeral port), driven by
+"""`hermes-memory mcp serve --transport http`: a real server on 127.0.0.1 (ephemeral port), driven
+by
 the SDK's own client and by raw HTTP; bearer tokens map to users."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""`hermes mcp serve` over stdio: a real subprocess driven by the SDK's own client."""
+"""`hermes-memory mcp serve` over stdio: a real subprocess driven by the SDK's own client."""
 
 from __future__ import annotations
 

@@ -151,7 +151,7 @@ def test_hanging_provider_hooks_are_bounded_with_a_clear_log_line(
             out = json.loads(session.call_tool("hanging_lookup", {}))
             assert out["success"] is False and "did not answer within" in out["error"]
             session.after_turn("hello there", "hi")  # on_turn_end hangs
-            checks = host.facade.health_check()  # `hermes doctor` must not hang either
+            checks = host.facade.health_check()  # `hermes-memory doctor` must not hang either
             assert any(c.name.endswith("hanging") and not c.ok for c in checks)
             report = host.close(timeout=timeout)
             assert time.monotonic() - started < bound

@@ -225,7 +225,7 @@ def test_adversarial_input_scan_time_grows_linearly(name: str) -> None:
 
     Linear work gives a ratio near 4, quadratic work near 16. Both sizes are measured in the
     same run, so a slow or busy machine slows both alike; absolute figures live in
-    ``hermes bench`` instead. A 2 ms floor keeps timer granularity out of the ratio.
+    ``hermes-memory bench`` instead. A 2 ms floor keeps timer granularity out of the ratio.
     """
     unit = ADVERSARIAL[name] * 2
     small, large = unit[:25_000], (unit * 2)[:100_000]

@@ -30,7 +30,7 @@ NAMES = ServiceSettings(
     key_setting="EXAMPLE_API_KEY (memory.providers.example.api_key)",
     url_setting="EXAMPLE_BASE_URL (memory.providers.example.base_url)",
     key_url="https://example.test/keys",
-    setup_command="hermes memory setup example",
+    setup_command="hermes-memory memory setup example",
 )
 
 

@@ -1,4 +1,4 @@
-"""`hermes ui` in a real browser: Playwright driving Debian's chromium (no download).
+"""`hermes-memory ui` in a real browser: Playwright driving Debian's chromium (no download).
 
 Skipped with the reason when playwright or chromium is missing locally; under CI=true their
 absence is a failure (CI installs both: .ci/run and the dev extra). One browser per module.

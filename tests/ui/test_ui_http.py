@@ -1,4 +1,4 @@
-"""Plain HTTP tests of every route of `hermes ui`: status codes, CSRF, token, read-only,
+"""Plain HTTP tests of every route of `hermes-memory ui`: status codes, CSRF, token, read-only,
 loopback Host check, cross-user isolation, escaping."""
 
 from __future__ import annotations

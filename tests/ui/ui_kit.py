@@ -1,4 +1,4 @@
-"""Helpers of the hermes ui tests: the seeded two-user home."""
+"""Helpers of the hermes-memory ui tests: the seeded two-user home."""
 
 from __future__ import annotations
 

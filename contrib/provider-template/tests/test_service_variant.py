@@ -81,6 +81,6 @@ class TestExampleServiceVariant(ServiceProviderFaults, ServiceFrameChecks):
         harness = ProviderHarness(ExampleServiceProvider, hermes_home, {})
         try:
             reason = harness.provider.unavailable_reason()
-            assert "EXAMPLE_SERVICE_API_KEY" in reason and "hermes memory setup" in reason
+            assert "EXAMPLE_SERVICE_API_KEY" in reason and "hermes-memory memory setup" in reason
         finally:
             harness.close()

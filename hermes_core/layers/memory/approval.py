@@ -55,7 +55,7 @@ def _approve(engine: MemoryEngine, pending: PendingStore, pending_id: str) -> Ou
             {
                 "success": False,
                 "error": f"No pending memory write with id '{pending_id}'. "
-                f"List them with `hermes memory pending{user_option(pending.user_id)}`.",
+                f"List them with `hermes-memory memory pending{user_option(pending.user_id)}`.",
             }
         )
     if record.user_id != engine.user_id:  # never replay one user's write into another's files
@@ -83,7 +83,8 @@ def _approve(engine: MemoryEngine, pending: PendingStore, pending_id: str) -> Ou
                     {
                         "success": False,
                         "error": f"Pending write '{record.id}' cannot be applied: operation "
-                        f"{index} {why}. Nothing was applied. Discard it with `hermes memory "
+                        f"{index} {why}. Nothing was applied. Discard it with `hermes-memory "
+                        f"memory "
                         f"reject {record.id}{user_option(record.user_id)}`.",
                     }
                 )
@@ -164,7 +165,7 @@ def approve_pending(
     notify: Callable[[MemoryWrite], None] | None = None,
 ) -> list[Approval]:
     """Approve staged writes ``ids`` (``["all"]`` = every record): the one approval loop of
-    ``hermes memory approve`` and ``/memory approve`` alike.
+    ``hermes-memory memory approve`` and ``/memory approve`` alike.
 
     ``engine`` and ``pending`` must be of the same user (else ValueError): a user approves
     only their own staged writes, into their own files. Each record is replayed by

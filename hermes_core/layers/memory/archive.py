@@ -3,7 +3,8 @@
 With ``memory.overflow: archive``, an add that would overflow moves the oldest entries (the
 ones the agent marked ``priority: "low"`` first) into the ``memory_archive`` table of
 ``$HERMES_HOME/state.db``. Nothing is deleted: archived rows stay searchable (the read-only
-``memory_archive`` tool, ``hermes memory archive``) and restorable (``hermes memory restore
+``memory_archive`` tool, ``hermes-memory memory archive``) and restorable (``hermes-memory memory
+restore
 ID``).
 
 The table is created here, idempotently, on this module's own connection (WAL,

@@ -20,7 +20,7 @@ DESCRIPTION = (
     "Search memory entries that were archived when MEMORY.md or USER.md overflowed (they are "
     "no longer in your system prompt but were never deleted). Read-only. Give `query` (words "
     "that must all occur; Chinese works too) or omit it to list the newest archived entries. "
-    "The user can restore an entry with `hermes memory restore ID`."
+    "The user can restore an entry with `hermes-memory memory restore ID`."
 )
 
 PARAMETERS: dict[str, Any] = {

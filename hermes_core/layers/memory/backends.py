@@ -3,7 +3,7 @@
 :func:`backend` is the one place that decides: it returns the :class:`StorageBackend` of
 the store kind (:class:`FilesBackend`, :class:`PostgresBackend`), whose methods make every
 storage decision. The engine, the tool, approvals, edits, the snapshot, the CLI and
-``hermes doctor`` all get their :class:`~.store.EntryStore` from it (:func:`open_store`), so
+``hermes-memory doctor`` all get their :class:`~.store.EntryStore` from it (:func:`open_store`), so
 both stores behave the same everywhere. The PostgreSQL URL is ``memory.url`` (or, unset,
 ``sessions.url``: see :class:`~hermes_core.settings.models.HermesSettings`); a missing URL is a
 :class:`~hermes_core.errors.ConfigError` naming the setting to fill in.

@@ -1,4 +1,4 @@
-"""Whole-file edits of MEMORY.md / USER.md (``hermes memory edit`` and library callers).
+"""Whole-file edits of MEMORY.md / USER.md (``hermes-memory memory edit`` and library callers).
 
 An edit is two calls around whatever produces the new text (an editor, a form, a script):
 

@@ -72,10 +72,10 @@ def restore_hint(outcome: Outcome, user_id: str | None) -> str:
     """What to do after a failed :meth:`MemoryEngine.restore_archived` (a CLI command or
     "nothing to do"), chosen by :attr:`Outcome.refusal`."""
     if outcome.refusal == "missing":
-        return f"list them with `hermes memory archive{user_option(user_id)}`"
+        return f"list them with `hermes-memory memory archive{user_option(user_id)}`"
     if outcome.refusal in ("restored", "blocked"):
         return "nothing to do"
-    return f"free room with `hermes memory edit{user_option(user_id)}` and retry"
+    return f"free room with `hermes-memory memory edit{user_option(user_id)}` and retry"
 
 
 def limit_for(settings: MemorySettings, target: MemoryTarget) -> int:
@@ -506,7 +506,8 @@ class MemoryEngine:
             "archived": [{"id": i, "content": c} for i, c in zip(ids, evicted, strict=True)],
             "archive_note": (
                 f"Archived {count} older {noun} to make room (ids {', '.join(map(str, ids))}; "
-                "searchable with memory_archive, restorable with `hermes memory restore ID`)."
+                "searchable with memory_archive, restorable with `hermes-memory memory restore "
+                "ID`)."
             ),
         }
 

@@ -1,6 +1,7 @@
 """Forget a subject in one user's built-in memory: every place a phrase can hide.
 
-For "forget a subject" (``hermes memory forget``, ``hermes ui``): :func:`find_phrase` lists
+For "forget a subject" (``hermes-memory memory forget``, ``hermes-memory ui``):
+:func:`find_phrase` lists
 every match of a phrase (case-insensitive, Chinese too) in the user's view of the memory
 layer — live MEMORY.md / USER.md entries (files or PostgreSQL), the overflow archive and its
 priority marks, staged writes waiting for approval, and the copies the files store keeps

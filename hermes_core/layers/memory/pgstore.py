@@ -65,7 +65,7 @@ PENDING_TABLE = "hermes_memory_pending"
 COMPONENT = "memory"
 SETTING = "memory.url"
 FALLBACK = (
-    "To keep working on this host alone, set memory.store: files (`hermes memory export` "
+    "To keep working on this host alone, set memory.store: files (`hermes-memory memory export` "
     "copies the shared memory into the files first)."
 )
 
@@ -164,7 +164,7 @@ def schema_failed(target: PostgresTarget, exc: BaseException) -> DatabaseUnavail
         f"PostgreSQL at {target.shown} could not create the memory tables ({TABLE}, "
         f"{PENDING_TABLE}): {reason}. Let the user of {SETTING} create them (as the "
         "database owner: GRANT CREATE ON SCHEMA public TO <user>), or create them once by "
-        f"running any `hermes memory` command as the owner, then retry. {FALLBACK}",
+        f"running any `hermes-memory memory` command as the owner, then retry. {FALLBACK}",
         url=target.shown,
         reason=reason,
     )
@@ -303,7 +303,8 @@ class PostgresMemoryStore(EntryStore):
             ),
             "remediation": (
                 f"Restore the format (entries separated by a line containing only §, each "
-                f"entry shorter than {self.limit:,} chars) with `hermes memory edit --target "
+                f"entry shorter than {self.limit:,} chars) with `hermes-memory memory edit "
+                f"--target "
                 f"{self.target}{user_option(self.owner)}`, or use memory(action='add') to "
                 "record new facts, then retry."
             ),
@@ -337,7 +338,8 @@ class PostgresMemoryStore(EntryStore):
     def _refusal(self, why: str, committing: bool) -> dict[str, Any]:
         tail = (
             "The connection failed while committing: the write may or may not be saved — "
-            f"check with `hermes memory show --target {self.target}{user_option(self.owner)}`."
+            f"check with `hermes-memory memory show --target "
+            f"{self.target}{user_option(self.owner)}`."
             if committing
             else "Nothing was changed."
         )

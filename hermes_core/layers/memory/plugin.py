@@ -161,8 +161,9 @@ class MemoryLayer:
                 name="memory: pending writes",
                 ok=not total,
                 detail=detail,
-                fix="Review them with `hermes memory pending [--user ID]`, then `hermes memory "
-                "approve ID [--user ID]` or `hermes memory reject ID [--user ID]`."
+                fix="Review them with `hermes-memory memory pending [--user ID]`, then "
+                "`hermes-memory memory "
+                "approve ID [--user ID]` or `hermes-memory memory reject ID [--user ID]`."
                 if total
                 else "",
             )
@@ -324,7 +325,8 @@ def _file_check(store: EntryStore, user_id: str | None = None) -> HealthCheck:
             name=name,
             ok=False,
             detail=f"{where} has content that does not round-trip (edited by hand?)",
-            fix=f"Run `hermes memory edit --target {target}{flag}` to fix its format (entries "
+            fix=f"Run `hermes-memory memory edit --target {target}{flag}` to fix its format "
+            f"(entries "
             "separated by a line containing only §).",
         )
     flagged = [
@@ -337,7 +339,7 @@ def _file_check(store: EntryStore, user_id: str | None = None) -> HealthCheck:
             name=name,
             ok=False,
             detail=f"{where}: blocked pattern(s) in {'; '.join(flagged)} (left out of the prompt)",
-            fix=f"Remove or rewrite those entries with `hermes memory edit --target {target}"
+            fix=f"Remove or rewrite those entries with `hermes-memory memory edit --target {target}"
             f"{flag}` (store where a secret lives, never the secret).",
         )
     entries = plural(len(state.entries), "entry")
@@ -346,7 +348,7 @@ def _file_check(store: EntryStore, user_id: str | None = None) -> HealthCheck:
             name=name,
             ok=False,
             detail=f"over budget: {size:,}/{limit:,} chars in {entries}",
-            fix=f"Consolidate with `hermes memory edit --target {target}{flag}` or raise "
+            fix=f"Consolidate with `hermes-memory memory edit --target {target}{flag}` or raise "
             f"memory.{'memory_char_limit' if target == 'memory' else 'user_char_limit'}.",
         )
     return HealthCheck(

@@ -474,7 +474,7 @@ class MemoryStore(EntryStore):
             "remediation": (
                 f"A copy of the file is at {backup.split(' (')[0]}. Restore the format "
                 f"(entries separated by a line containing only §, each entry shorter than "
-                f"{self.limit:,} chars) with `hermes memory edit --target {self.target}"
+                f"{self.limit:,} chars) with `hermes-memory memory edit --target {self.target}"
                 f"{user_option(self.owner)}`, or "
                 "use memory(action='add') to record new facts, then retry."
             ),

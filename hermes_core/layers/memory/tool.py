@@ -387,8 +387,9 @@ class MemoryTool:
             "done": True,
             "pending_id": record.id,
             "target": target,
-            "message": f"{why} It is NOT saved yet; the user approves it with `hermes memory "
-            f"approve {record.id}{user_option(record.user_id)}` (or `/memory approve "
+            "message": f"{why} It is NOT saved yet; the user approves it with "
+            f"`hermes-memory memory approve {record.id}{user_option(record.user_id)}` "
+            "(or `/memory approve "
             f"{record.id}` in chat). Do not repeat it.",
         }
         if proposal:

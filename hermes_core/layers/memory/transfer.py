@@ -1,12 +1,12 @@
 """Moving MEMORY.md / USER.md between the file store and PostgreSQL.
 
-* :func:`export_files` (``hermes memory export``) writes every stored file (or one user's)
+* :func:`export_files` (``hermes-memory memory export``) writes every stored file (or one user's)
   out as files under a memories directory — ``<dir>/MEMORY.md``, ``<dir>/users/<key>/USER.md``
   (the file store's own layout) — with exactly the bytes the file store would have written.
   Default directory: ``$HERMES_HOME/memories``, so ``memory.store: files`` picks them up. A
   file already there with other bytes is first copied to ``<file>.bak.<unix-ts>``: nothing
   is lost. Re-running writes nothing new (``unchanged``).
-* :func:`import_files` (``hermes memory import``) loads files from such a directory into the
+* :func:`import_files` (``hermes-memory memory import``) loads files from such a directory into the
   PostgreSQL store, byte for byte. A file whose row already holds other bytes is skipped
   (``conflict``) unless ``replace``; re-running is safe. Each file first passes the rules of
   a memory write (:func:`~.edit.validate_edit`): a file that is not UTF-8, or has an entry the
@@ -14,7 +14,7 @@
   is ``refused`` — not stored — with the reason and the fix in ``error``. An over-budget file
   (or an entry longer than the budget) is stored with a ``warning``, exactly as the file
   store keeps a file a user grew over budget by hand: the prompt shows it marked
-  ``OVER BUDGET`` (capped) and ``hermes doctor`` reports it until it is consolidated.
+  ``OVER BUDGET`` (capped) and ``hermes-memory doctor`` reports it until it is consolidated.
   Directories under ``users/`` that are not in the store's ``<slug>-<sha256>`` layout with a
   ``USER_ID`` file are reported ``skipped`` with the directory to move them to.
 """
@@ -159,7 +159,7 @@ def import_files(
     ``conflict`` (left alone) unless ``replace``. Needs ``memory.store: postgresql``."""
     if settings.store != "postgresql":
         raise HermesError(
-            "hermes memory import loads files into the PostgreSQL store: set memory.store: "
+            "hermes-memory memory import loads files into the PostgreSQL store: set memory.store: "
             "postgresql and memory.url first."
         )
     server = postgres_target(settings)
@@ -227,7 +227,7 @@ def check_import(
         found = "; ".join(problem.replace(" would be ", " is ", 1) for problem in problems)
         return "", (
             f"{found}. Stored as is (the prompt shows it marked OVER BUDGET); "
-            f"consolidate with `hermes memory edit --target {target}{_user_flag(owner)}` or "
+            f"consolidate with `hermes-memory memory edit --target {target}{_user_flag(owner)}` or "
             f"raise memory.{'memory_char_limit' if target == 'memory' else 'user_char_limit'}"
         )
     return "", ""

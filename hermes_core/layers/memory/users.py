@@ -1,4 +1,4 @@
-"""Who has memory of their own: the rows of ``hermes memory users``."""
+"""Who has memory of their own: the rows of ``hermes-memory memory users``."""
 
 from __future__ import annotations
 

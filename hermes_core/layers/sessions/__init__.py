@@ -28,7 +28,7 @@ if TYPE_CHECKING:
         locate_state_db,
         session_stamps,
     )
-    from .migrate import copy_archive
+    from .migrate import copy_archive, merge_archive
     from .pg import PostgresSessionDB
     from .plugin import refresh_hermes_agent
     from .ranking import rank
@@ -39,6 +39,7 @@ if TYPE_CHECKING:
 _HOME: dict[str, str] = {
     "build_match": "fts",
     "copy_archive": "migrate",
+    "merge_archive": "migrate",
     "export_session": "transfer",
     "export_sessions": "transfer",
     "HermesAgentHomeError": "hermes_agent",
@@ -78,6 +79,7 @@ __all__ = [
     "import_groups",
     "import_hermes_agent",
     "locate_state_db",
+    "merge_archive",
     "open_store",
     "open_url",
     "rank",

@@ -189,6 +189,9 @@ class SessionStore(Protocol):
     def import_rows(
         self, sessions: Sequence[Sequence[Any]], messages: Sequence[Sequence[Any]]
     ) -> tuple[int, int]: ...
+    def merge_rows(
+        self, sessions: Sequence[Sequence[Any]], messages: Sequence[Sequence[Any]]
+    ) -> tuple[int, int]: ...
     def counts_by_user(self) -> dict[str | None, tuple[int, int]]: ...
 
 
@@ -202,6 +205,26 @@ def _claim(conn: Any, session_id: str, user: str | None) -> None:
             f"session id {session_id!r} is already used in another user scope; session ids "
             "are never shared across users — open the session with a new id"
         )
+
+
+def _copy_session_sql() -> str:
+    cols = COPY_SESSION_COLUMNS.split(", ")
+    updates = ", ".join(f"{c}=excluded.{c}" for c in cols if c != "id")
+    return (
+        f"INSERT INTO sessions({COPY_SESSION_COLUMNS}) VALUES ({','.join('?' * len(cols))}) "
+        f"ON CONFLICT(id) DO UPDATE SET {updates}"
+    )
+
+
+_COPY_SESSION_SQL = _copy_session_sql()
+"""Upsert of one session row read with :data:`COPY_SESSION_COLUMNS` (copy and merge)."""
+
+
+def same_start(a: Sequence[Any], b: Sequence[Any]) -> bool:
+    """Same ``(user_id, started_at)`` (to the microsecond): one session seen twice."""
+    if a[0] != b[0] or (a[1] is None) != (b[1] is None):
+        return False
+    return a[1] is None or abs(float(a[1]) - float(b[1])) < 1e-6
 
 
 class ArchiveBase:
@@ -274,7 +297,7 @@ class ArchiveBase:
     def _after_import(self, conn: Any) -> None:
         """Bring id generators past the ids copied in (nothing to do on SQLite)."""
 
-    # -- copying between archives (``hermes sessions migrate``) ------------------------
+    # -- copying between archives (``hermes-memory sessions migrate``) ------------------------
 
     def import_rows(
         self, sessions: Sequence[Sequence[Any]], messages: Sequence[Sequence[Any]]
@@ -286,12 +309,7 @@ class ArchiveBase:
         or a session id held by another user, raises :class:`SessionStoreError` and nothing
         is written (copy into an empty archive). Returns ``(sessions new, messages new)``."""
         self._check_writable()
-        cols = COPY_SESSION_COLUMNS.split(", ")
-        updates = ", ".join(f"{c}=excluded.{c}" for c in cols if c != "id")
-        session_sql = (
-            f"INSERT INTO sessions({COPY_SESSION_COLUMNS}) VALUES ({','.join('?' * len(cols))}) "
-            f"ON CONFLICT(id) DO UPDATE SET {updates}"
-        )
+        session_sql = _COPY_SESSION_SQL
         mcols = COPY_MESSAGE_COLUMNS.split(", ")
         message_sql = (
             f"INSERT INTO messages({COPY_MESSAGE_COLUMNS}) VALUES ({','.join('?' * len(mcols))}) "
@@ -307,8 +325,8 @@ class ArchiveBase:
                     new_sessions += 1
                 elif got[0] != row[2]:
                     raise SessionStoreError(
-                        f"session {row[0]!r} already exists here for another user; copy into "
-                        "an empty archive"
+                        f"session {row[0]!r} already exists here for another user: this "
+                        "archive holds another one; add to it with `--merge`"
                     )
                 conn.execute(session_sql, list(row))
             new_messages = 0
@@ -316,29 +334,99 @@ class ArchiveBase:
                 mid, sid = int(mrow[pos["id"]]), mrow[pos["session_id"]]
                 if conn.execute(message_sql, list(mrow)).rowcount == 1:
                     new_messages += 1
-                    _, body, meta = indexed_text(
-                        (
-                            mid,
-                            mrow[pos["content"]],
-                            mrow[pos["name"]],
-                            mrow[pos["tool_name"]],
-                            mrow[pos["tool_calls"]],
-                        ),
-                        self.index_char_cap,
-                    )
-                    self._index_message(conn, mid, body, meta)
+                    self._index_copied(conn, mid, mrow, pos)
                     continue
                 held = conn.execute("SELECT session_id FROM messages WHERE id=?", (mid,)).fetchone()
                 if held is None or held[0] != sid:
                     raise SessionStoreError(
-                        f"message id {mid} is already used here by another session; copy into "
-                        "an empty archive"
+                        f"message id {mid} is already used here by another session: this "
+                        "archive holds another one; add to it with `--merge` (message ids are "
+                        "renumbered)"
                     )
                 conn.execute(
                     "UPDATE messages SET active=?, compacted=? WHERE id=?",
                     (mrow[pos["active"]], mrow[pos["compacted"]], mid),
                 )
             self._after_import(conn)
+            return new_sessions, new_messages
+
+        result = self.write(do)
+        self._speakers.clear()
+        return result
+
+    def _index_copied(self, conn: Any, mid: int, mrow: Sequence[Any], pos: dict[str, int]) -> None:
+        """Index a message row copied in (read with :data:`COPY_MESSAGE_COLUMNS`) as ``mid``."""
+        _, body, meta = indexed_text(
+            (
+                mid,
+                mrow[pos["content"]],
+                mrow[pos["name"]],
+                mrow[pos["tool_name"]],
+                mrow[pos["tool_calls"]],
+            ),
+            self.index_char_cap,
+        )
+        self._index_message(conn, mid, body, meta)
+
+    def merge_rows(
+        self, sessions: Sequence[Sequence[Any]], messages: Sequence[Sequence[Any]]
+    ) -> tuple[int, int]:
+        """Add rows read with :data:`COPY_SESSION_COLUMNS`/:data:`COPY_MESSAGE_COLUMNS` from
+        another archive to this one, which may hold others (``sessions migrate --merge``),
+        in one transaction. Session ids are kept as given (the caller maps colliding ones
+        away first); messages get new ids from this archive, in their source order. A
+        session already here (same id, user and start) only gets the messages beyond those
+        it holds (matched by position) and their ``active``/``compacted`` flags refreshed,
+        so a re-run adds nothing. A session id held here by a different session raises
+        :class:`SessionStoreError` and nothing is written. Returns ``(sessions new,
+        messages new)``."""
+        self._check_writable()
+        cols = COPY_SESSION_COLUMNS.split(", ")
+        session_sql = _COPY_SESSION_SQL
+        mcols = COPY_MESSAGE_COLUMNS.split(", ")
+        pos = {c: i for i, c in enumerate(mcols)}
+        kept = [c for c in mcols if c != "id"]
+        message_sql = (
+            f"INSERT INTO messages({', '.join(kept)}) VALUES ({','.join('?' * len(kept))}) "
+            "RETURNING id"
+        )
+        spos = {c: i for i, c in enumerate(cols)}
+        by_session: dict[Any, list[Sequence[Any]]] = {}
+        for mrow in messages:
+            by_session.setdefault(mrow[pos["session_id"]], []).append(mrow)
+
+        def do(conn: Any) -> tuple[int, int]:
+            new_sessions = new_messages = 0
+            for row in sessions:
+                got = conn.execute(
+                    "SELECT user_id, started_at FROM sessions WHERE id=?", (row[0],)
+                ).fetchone()
+                if got is None:
+                    new_sessions += 1
+                elif not same_start(got, (row[spos["user_id"]], row[spos["started_at"]])):
+                    raise SessionStoreError(
+                        f"session {row[0]!r} already exists here as a different session "
+                        "(another user or start); nothing was written"
+                    )
+                conn.execute(session_sql, list(row))
+            for sid, rows in by_session.items():
+                held = [
+                    int(r[0])
+                    for r in conn.execute(
+                        "SELECT id FROM messages WHERE session_id=? ORDER BY id", (sid,)
+                    ).fetchall()
+                ]
+                for i, mrow in enumerate(rows):
+                    if i < len(held):
+                        conn.execute(
+                            "UPDATE messages SET active=?, compacted=? WHERE id=?",
+                            (mrow[pos["active"]], mrow[pos["compacted"]], held[i]),
+                        )
+                        continue
+                    values = [mrow[pos[c]] for c in kept]
+                    mid = int(conn.execute(message_sql, values).fetchone()[0])
+                    new_messages += 1
+                    self._index_copied(conn, mid, mrow, pos)
             return new_sessions, new_messages
 
         result = self.write(do)
@@ -917,4 +1005,5 @@ __all__ = [
     "ArchiveBase",
     "RankedRows",
     "SessionStore",
+    "same_start",
 ]

@@ -132,7 +132,7 @@ class SessionDB(ArchiveBase):
         self.index_char_cap = stored_index_cap(conn) or index_char_cap
         self.fts_enabled = self.fts_error is None and self._has_table(conn, "messages_fts")
         if self.fts_error is None and not self.fts_enabled:
-            self.fts_error = "messages_fts is missing; run `hermes sessions reindex`."
+            self.fts_error = "messages_fts is missing; run `hermes-memory sessions reindex`."
 
     @classmethod
     def open(

@@ -15,10 +15,12 @@ Contract:
 * :func:`read_sessions` turns its rows into :class:`~.transfer.ImportGroup` objects (parents
   before children): titles, lineage (``parent_session_id``), tool calls (decoded to OpenAI
   ``tool_calls`` lists), tool results (``tool_call_id`` + ``name``), compaction flags.
-* :func:`import_hermes_agent` copies them into our archive for good (``hermes sessions import
-  --from hermes-agent PATH``); a re-run writes nothing.
+* :func:`import_hermes_agent` copies them into our archive for good (``hermes-memory sessions
+  import --from hermes-agent PATH``); a re-run writes nothing. A session imported before and
+  continued in Hermes Agent since gets only its new messages appended (``continued``), not a
+  second copy; a session the mirror holds (the home is also ours) is taken over as imported.
 * :func:`index_hermes_agent` keeps a *mirror* of them in our own file so ``session_search``
-  and ``hermes sessions …`` find them: incremental (a session is re-copied only when its
+  and ``hermes-memory sessions …`` find them: incremental (a session is re-copied only when its
   newest message id, message count or title changed), sessions Hermes Agent deleted drop out
   of the mirror; imported (owned) copies are never touched by it. The mirror's bookkeeping is
   the table ``hermes_agent_mirror`` in our file.
@@ -36,7 +38,14 @@ from typing import Any
 from hermes_core.homefiles import STATE_DB, connect_read_only, inspect_db_file, inspect_state_db
 from hermes_core.layers.sessions.db import SessionDB
 from hermes_core.layers.sessions.errors import SessionStoreError
-from hermes_core.layers.sessions.transfer import ImportedSession, ImportGroup, import_groups
+from hermes_core.layers.sessions.transfer import (
+    ImportedSession,
+    ImportGroup,
+    append_imported,
+    group_digest,
+    import_groups,
+    stored_prefix,
+)
 
 SOURCE_NAME = "hermes-agent"
 MIRROR_TABLE = "hermes_agent_mirror"
@@ -96,7 +105,7 @@ def locate_state_db(path: Path) -> Path:
         )
     if not found.is_hermes_agent:
         raise HermesAgentHomeError(
-            f"{found.describe()}, not Hermes Agent's; `hermes sessions import FILE` reads "
+            f"{found.describe()}, not Hermes Agent's; `hermes-memory sessions import FILE` reads "
             "hermes-core exports and OpenAI message lists"
         )
     return found.path
@@ -243,15 +252,53 @@ def _import(
     user_id: str | None,
     keep_users: bool,
     progress: Callable[[int], None] | None,
+    *,
+    continue_owned: bool = False,
 ) -> list[ImportedSession]:
     report: list[ImportedSession] = []
     with db.transaction():
         for session in sessions:
             user = session.user_id if keep_users else user_id
-            report += import_groups(
-                db, [session.group], source=SOURCE_NAME, user_id=user, progress=progress
+            more = _continue(db, session.group, user, progress) if continue_owned else None
+            report += (
+                [more]
+                if more
+                else import_groups(
+                    db, [session.group], source=SOURCE_NAME, user_id=user, progress=progress
+                )
             )
     return report
+
+
+def _continue(
+    db: SessionDB,
+    group: ImportGroup,
+    user_id: str | None,
+    progress: Callable[[int], None] | None,
+) -> ImportedSession | None:
+    """Append what Hermes Agent added to a session imported before (same id, imported, in
+    this scope, its stored transcript a prefix of Hermes Agent's); ``None`` when that is not
+    the case (a new session, one already complete, or one that differs: import decides)."""
+    sid = str(group.fields.get("id") or "")
+    record = db.get_session(sid, user_id=user_id) if sid else None
+    if record is None:
+        return None
+    if not db.read("SELECT 1 FROM sessions WHERE id=? AND import_digest IS NOT NULL", (sid,)):
+        return None  # a session of our own that happens to share the id
+    have = stored_prefix(db, sid, group.messages)
+    if have is None or have == len(group.messages):
+        return None
+    new = group.messages[have:]
+    started = record.started_at
+    append_imported(db, sid, new, started=float(started), user_id=user_id, progress=progress)
+    digest = group_digest(group)
+    db.write(lambda c: c.execute("UPDATE sessions SET import_digest=? WHERE id=?", (digest, sid)))
+    title = group.fields.get("title")
+    if isinstance(title, str) and title and title != record.title:
+        db.set_title(sid, title)
+    if group.fields.get("ended_at") and record.ended_at is None:
+        db.end_session(sid, str(group.fields.get("end_reason") or "imported"))
+    return ImportedSession(sid, len(new), None, "continued")
 
 
 def import_hermes_agent(
@@ -264,17 +311,34 @@ def import_hermes_agent(
 ) -> list[ImportedSession]:
     """Copy every session of the Hermes Agent home (or ``state.db``) at ``path`` into ``db``,
     in one transaction, into ``user_id``'s scope (or each session's own ``user_id`` with
-    ``keep_users``). Imported copies are ours: the mirror stops tracking them."""
+    ``keep_users``). Imported copies are ours: the mirror stops tracking them.
+
+    A session imported before that Hermes Agent continued since gets only the new messages
+    (status ``continued``). A session our mirror of this home holds (any ``sessions``
+    command indexes it when the home is also ours) is replaced by the imported copy and
+    reported ``imported``, never ``already imported``."""
     state_db = locate_state_db(path)
     sessions = read_sessions(state_db)
-    report = _import(db, sessions, user_id, keep_users, progress)
-    if db.has_table(MIRROR_TABLE):
-        ids = [row.session_id for row in report]
-        db.write(
-            lambda c: c.executemany(
-                f"DELETE FROM {MIRROR_TABLE} WHERE session_id=?", [(i,) for i in ids]
+    with db.transaction():
+        if db.has_table(MIRROR_TABLE):
+            mirrored = [str(r[0]) for r in db.read(f"SELECT session_id FROM {MIRROR_TABLE}")]
+            wanted = {str(s.group.fields.get("id")) for s in sessions}
+            adopt = [sid for sid in mirrored if sid in wanted]
+            if adopt:
+                db.delete_sessions(adopt)
+                db.write(
+                    lambda c: c.executemany(
+                        f"DELETE FROM {MIRROR_TABLE} WHERE session_id=?", [(i,) for i in adopt]
+                    )
+                )
+        report = _import(db, sessions, user_id, keep_users, progress, continue_owned=True)
+        if db.has_table(MIRROR_TABLE):
+            ids = [row.session_id for row in report]
+            db.write(
+                lambda c: c.executemany(
+                    f"DELETE FROM {MIRROR_TABLE} WHERE session_id=?", [(i,) for i in ids]
+                )
             )
-        )
     return report
 
 

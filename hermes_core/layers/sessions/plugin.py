@@ -303,7 +303,7 @@ def health_checks(home: Path) -> list[HealthCheck]:
                 else f"SQLite {sqlite3.sqlite_version}: {db.fts_error}",
                 ""
                 if db.fts_enabled
-                else "install a Python/SQLite with FTS5, then run `hermes sessions reindex`",
+                else "install a Python/SQLite with FTS5, then run `hermes-memory sessions reindex`",
             )
         )
     finally:

@@ -235,7 +235,7 @@ def _m7_text_once(conn: sqlite3.Connection, cap: int = DEFAULT_INDEX_CAP) -> Non
     it re-indexed. Free pages are reused by later writes (``VACUUM`` returns them)."""
     conn.execute("DROP INDEX IF EXISTS idx_messages_session")
     if probe_fts5(conn) is not None or not _has_table(conn, "messages_fts"):
-        return  # no index to convert; `hermes sessions reindex` builds it when FTS5 works
+        return  # no index to convert; `hermes-memory sessions reindex` builds it when FTS5 works
     if is_contentless(conn):
         return
     conn.execute("DROP TABLE messages_fts")

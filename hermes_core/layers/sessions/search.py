@@ -411,7 +411,8 @@ class SessionSearch:
             log.exception("session_search failed")
             return {
                 "success": False,
-                "error": f"session_search failed: {exc}. Run `hermes doctor` to check state.db.",
+                "error": f"session_search failed: {exc}. "
+                "Run `hermes-memory doctor` to check state.db.",
             }
 
     def _excluded(self, current_session_id: str | None) -> tuple[str, ...]:

@@ -4,7 +4,7 @@
 (:class:`~.db.SessionDB`); ``postgresql`` opens the database at ``sessions.url`` — a secret,
 kept in ``$HERMES_HOME/.env`` as ``HERMES_SESSIONS__URL`` — (:class:`~.pg.PostgresSessionDB`).
 Both implement :class:`~.archive.SessionStore`. :func:`open_url` opens an archive by URL
-(``sqlite:///path/state.db`` or ``postgresql://…``), for ``hermes sessions migrate``.
+(``sqlite:///path/state.db`` or ``postgresql://…``), for ``hermes-memory sessions migrate``.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Session import and export formats (the rules behind ``hermes sessions import/export``).
+"""Session import and export formats (the rules behind ``hermes-memory sessions import/export``).
 
 Export formats:
 
@@ -72,8 +72,9 @@ class ImportGroup:
 
 @dataclass(frozen=True, slots=True)
 class ImportedSession:
-    """What happened to one :class:`ImportGroup`: ``status`` is ``imported`` or
-    ``already imported`` (a re-run: nothing written)."""
+    """What happened to one :class:`ImportGroup`: ``status`` is ``imported``, ``already
+    imported`` (a re-run: nothing written) or ``continued`` (a Hermes Agent session imported
+    before and continued there since: ``messages`` new ones were appended)."""
 
     session_id: str
     messages: int
@@ -146,7 +147,9 @@ def export_session(
         )
     record = db.get_session(session_id, user_id=user_id)
     if record is None:
-        raise TransferError(f"no session {session_id!r}; list ids with `hermes sessions list`")
+        raise TransferError(
+            f"no session {session_id!r}; list ids with `hermes-memory sessions list`"
+        )
     messages = db.get_messages(session_id, include_inactive=True)
     text = export_markdown(record, messages) if fmt == "md" else export_jsonl(record, messages)
     return text, len(messages)
@@ -156,7 +159,7 @@ def export_sessions(
     db: SessionStore, session_ids: Sequence[str], fmt: str, *, user_id: UserScope
 ) -> tuple[str, int]:
     """Several sessions in one text, oldest first as given: JSONL records simply follow
-    each other (``hermes sessions import`` reads them back as separate sessions); Markdown
+    each other (``hermes-memory sessions import`` reads them back as separate sessions); Markdown
     sessions are separated by a rule. Returns ``(text, message count)``."""
     parts: list[str] = []
     total = 0
@@ -434,17 +437,41 @@ def group_digest(group: ImportGroup) -> str:
     return hashlib.sha256(body.encode("utf-8", "replace")).hexdigest()
 
 
-def _same_transcript(db: SessionStore, session_id: str, messages: list[dict[str, Any]]) -> bool:
+def stored_prefix(db: SessionStore, session_id: str, messages: list[dict[str, Any]]) -> int | None:
+    """How many of ``messages`` session ``session_id`` already holds, when its stored
+    transcript (role and text, redacted as stored) is a prefix of them; ``None`` when it
+    differs or is longer."""
     stored = db.get_messages(session_id, include_inactive=True)
-    if len(stored) != len(messages):
-        return False
-    for row, msg in zip(stored, messages, strict=True):
+    if len(stored) > len(messages):
+        return None
+    for row, msg in zip(stored, messages, strict=False):
         text = content_text(msg.get("content"))
         if db.redact_secrets:
             text = redact(text)
         if row.role != msg.get("role") or row.content != text:
-            return False
-    return True
+            return None
+    return len(stored)
+
+
+def _same_transcript(db: SessionStore, session_id: str, messages: list[dict[str, Any]]) -> bool:
+    return stored_prefix(db, session_id, messages) == len(messages)
+
+
+def append_imported(
+    db: SessionStore,
+    session_id: str,
+    messages: list[dict[str, Any]],
+    *,
+    started: float,
+    user_id: str | None,
+    progress: Callable[[int], None] | None = None,
+) -> None:
+    """Append imported ``messages`` to ``session_id`` in chunks (``progress(n)`` per chunk)."""
+    for start in range(0, len(messages), CHUNK):
+        chunk = [_to_append(m) for m in messages[start : start + CHUNK]]
+        db.append_messages(session_id, chunk, timestamp=started, user_id=user_id)
+        if progress is not None:
+            progress(len(chunk))
 
 
 def import_groups(
@@ -515,11 +542,7 @@ def _import_one(
         system_prompt=fields.get("system_prompt"),
     )
     db.write(lambda c: c.execute("UPDATE sessions SET import_digest=? WHERE id=?", (digest, sid)))
-    for start in range(0, len(messages), CHUNK):
-        chunk = [_to_append(m) for m in messages[start : start + CHUNK]]
-        db.append_messages(sid, chunk, timestamp=float(started), user_id=user_id)
-        if progress is not None:
-            progress(len(chunk))
+    append_imported(db, sid, messages, started=float(started), user_id=user_id, progress=progress)
     if fields.get("ended_at"):
         db.end_session(sid, str(fields.get("end_reason") or "imported"))
     return ImportedSession(sid, len(messages), renamed)
@@ -555,6 +578,7 @@ __all__ = [
     "ImportGroup",
     "ImportedSession",
     "TransferError",
+    "append_imported",
     "check_messages",
     "export_jsonl",
     "export_markdown",
@@ -564,4 +588,5 @@ __all__ = [
     "import_file",
     "import_groups",
     "read_import",
+    "stored_prefix",
 ]

@@ -1,7 +1,8 @@
-"""``hermes skills browse``: one row per skill with where it came from and whether it is ready.
+"""``hermes-memory skills browse``: one row per skill with where it came from and whether it is
+ready.
 
 Sources: ``local`` (written in ``$HERMES_HOME/skills`` by hand or by the agent), ``installed``
-(put there by ``hermes skills install``, which leaves an ``.installed.json`` marker) and
+(put there by ``hermes-memory skills install``, which leaves an ``.installed.json`` marker) and
 ``external`` (a read-only ``skills.external_dirs`` root). Keys: ``-`` when the skill needs
 none, ``set`` when every required variable is set, else the missing names (never values).
 """
@@ -23,7 +24,7 @@ from hermes_core.layers.skills.tools import SkillsService
 
 @dataclass(frozen=True, slots=True)
 class BrowseRow:
-    """One skill as ``hermes skills browse`` shows it."""
+    """One skill as ``hermes-memory skills browse`` shows it."""
 
     name: str
     category: str

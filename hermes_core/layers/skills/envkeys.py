@@ -54,7 +54,8 @@ def setup_hint(skill_name: str, missing: Iterable[EnvVarSpec]) -> str:
     """One line telling the user how to set ``missing`` (for tools and the index)."""
     names = ", ".join(spec.name for spec in missing)
     return (
-        f"Not set: {names}. Ask the user to run `hermes skills env {skill_name}` (stores them "
+        f"Not set: {names}. Ask the user to run `hermes-memory skills env {skill_name}` (stores "
+        f"them "
         "in $HERMES_HOME/.env); never ask them to paste a secret into the chat."
     )
 

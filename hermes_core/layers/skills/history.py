@@ -176,7 +176,7 @@ def revert(
                 raise HistoryError(
                     f"skill '{name}' has no version {number}; kept: "
                     + ", ".join(str(v.number) for v in versions)
-                    + f" (see `hermes skills history {name}`)."
+                    + f" (see `hermes-memory skills history {name}`)."
                 )
             chosen = match[0]
         try:

@@ -130,7 +130,7 @@ def render_index(
 ) -> str:
     """The tier-0 index text, or ``""`` when no skill is visible. With ``present_env`` (the
     environment variable names that are set), a skill whose required variables are not all
-    set says so on its line: ``(needs NAME: not set — hermes skills env <skill>)``."""
+    set says so on its line: ``(needs NAME: not set — hermes-memory skills env <skill>)``."""
     skills = visible_skills(
         library,
         platform=platform,
@@ -155,7 +155,10 @@ def render_index(
                 if spec.name not in present_env
             ]
             if missing:
-                line += f" (needs {', '.join(missing)}: not set — `hermes skills env {skill.name}`)"
+                line += (
+                    f" (needs {', '.join(missing)}: not set — "
+                    f"`hermes-memory skills env {skill.name}`)"
+                )
         lines.append(line)
     lines += ["</available_skills>", "", INDEX_CLOSING]
     return "\n".join(lines)

@@ -33,7 +33,8 @@ from hermes_core.layers.skills.model import (
 )
 
 INSTALLED_MARKER = ".installed.json"
-"""Left in an installed skill's directory (source, time): ``hermes skills browse`` shows it."""
+"""Left in an installed skill's directory (source, time): ``hermes-memory skills browse``
+shows it."""
 MAX_FILES = 500
 MAX_FILE_BYTES = 1024 * 1024
 MAX_TOTAL_BYTES = 20 * 1024 * 1024
@@ -109,7 +110,8 @@ def _validate_and_scan(skill_dir: Path, scanner: Scanner) -> SkillDocument:
 def check_installable(skill_dir: Path, scanner: Scanner = context_scan) -> None:
     """The file checks and threat scan ``install_skill`` applies to an already valid skill
     (regular files only, size limits, every text file scanned with scope ``context``), so
-    ``hermes skills validate`` answers "would this install?". Raises :class:`InstallError`."""
+    ``hermes-memory skills validate`` answers "would this install?". Raises
+    :class:`InstallError`."""
     _scan_files(skill_dir, _check_tree(skill_dir), scanner)
 
 
@@ -220,7 +222,7 @@ def install_skill(
         if existing is not None:
             raise InstallError(
                 f"a skill named '{name}' already exists at {existing.directory}; remove it first "
-                f"with `hermes skills remove {name}`."
+                f"with `hermes-memory skills remove {name}`."
             )
         chosen = category or doc.meta.category
         destination = local / chosen / name if chosen else local / name

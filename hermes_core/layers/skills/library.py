@@ -195,7 +195,7 @@ _SCAN_CACHE_MAX = 4096
 def blocked_reason(path: Path, text: str) -> str | None:
     """Why ``text`` (read from ``path``) must not reach the model, or ``None``.
 
-    Skills written through skill_manage or ``hermes skills install`` were scanned on the way
+    Skills written through skill_manage or ``hermes-memory skills install`` were scanned on the way
     in; a SKILL.md placed by hand or shipped in ``skills.external_dirs`` was not, and its
     description goes into the frozen system prompt. So every file is scanned (scope
     ``context``) when loaded; results are cached by path, mtime and size.

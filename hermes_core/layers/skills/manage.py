@@ -490,7 +490,7 @@ class SkillManager:
                 plan.result["version_kept"] = version.number
                 plan.message += (
                     f" Previous version kept as {version.number} "
-                    f"(`hermes skills revert {plan.name} {version.number}`)."
+                    f"(`hermes-memory skills revert {plan.name} {version.number}`)."
                 )
         for op in plan.ops:
             if op.kind in ("write", "archive_file"):
@@ -526,8 +526,8 @@ class SkillManager:
                     "pending_id": pending,
                     "message": (
                         f"Skill {plan.action} of '{plan.name}' staged for approval (id {pending}); "
-                        "the user reviews it with `hermes skills pending` and "
-                        f"`hermes skills approve {pending}`."
+                        "the user reviews it with `hermes-memory skills pending` and "
+                        f"`hermes-memory skills approve {pending}`."
                     ),
                 }
             self.execute(plan, origin=origin)
@@ -625,11 +625,13 @@ def list_pending(home: Path) -> list[dict[str, Any]]:
 
 def _pending_file(home: Path, pending_id: str) -> Path:
     if not re.fullmatch(r"[A-Za-z0-9_-]{1,64}", pending_id):
-        raise ManageError(f"'{pending_id}' is not a pending id; see `hermes skills pending`.")
+        raise ManageError(
+            f"'{pending_id}' is not a pending id; see `hermes-memory skills pending`."
+        )
     path = pending_dir(home) / f"{pending_id}.json"
     if not path.is_file():
         raise ManageError(
-            f"No pending skill write with id '{pending_id}'; see `hermes skills pending`."
+            f"No pending skill write with id '{pending_id}'; see `hermes-memory skills pending`."
         )
     return path
 

@@ -154,7 +154,7 @@ class SkillsLayer:
                 ),
                 fix=""
                 if not problems
-                else "Run `hermes skills validate` and fix the listed SKILL.md files.",
+                else "Run `hermes-memory skills validate` and fix the listed SKILL.md files.",
             )
         )
         pending = list_pending(home)
@@ -163,7 +163,7 @@ class SkillsLayer:
                 name="skills.pending",
                 ok=True,
                 detail=f"{len(pending)} staged skill write(s)"
-                + (" — review with `hermes skills pending`" if pending else ""),
+                + (" — review with `hermes-memory skills pending`" if pending else ""),
             )
         )
         checks.append(matching_check(settings))

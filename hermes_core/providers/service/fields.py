@@ -12,7 +12,7 @@ README keep the provider's own order) and reads them through
 
 Every factory takes ``description=`` and any :func:`~hermes_core.providers.base.setup_field`
 keyword (``env_var``, ``validation_alias``…); all are asked only by
-``hermes memory setup --advanced``.
+``hermes-memory memory setup --advanced``.
 
 :func:`read_json_object` and :func:`with_file_values` read a provider's own JSON config
 file (the one Hermes Agent writes, e.g. ``honcho.json``) under the explicit settings.

@@ -149,7 +149,7 @@ class ServiceProvider(MemoryProvider, Generic[S, A]):
         where = f" (get one at {extra['url']})" if extra.get("url") else ""
         return (
             f"{self.service} needs an API key: set {env}{where} or run "
-            f"`hermes memory setup {self.name}`"
+            f"`hermes-memory memory setup {self.name}`"
         )
 
     # ------------------------------------------------------------ the lazy client

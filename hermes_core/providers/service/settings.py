@@ -38,7 +38,7 @@ def service_settings(
         key_setting=setting_label(cls, provider, key_field) if key_field else None,
         url_setting=setting_label(cls, provider, url_field) if url_field else None,
         key_url=key_url,
-        setup_command=f"hermes memory setup {provider}",
+        setup_command=f"hermes-memory memory setup {provider}",
     )
 
 

@@ -2,7 +2,7 @@
 
 Sources, first wins: explicit values, ``HERMES_MEMORY__PROVIDERS__BYTEROVER__<FIELD>`` (and
 ``BRV_API_KEY`` for the key, as in Hermes Agent), ``$HERMES_HOME/.env``, config.yaml, the
-defaults below. ``hermes memory setup byterover`` asks where ``brv`` is and the optional
+defaults below. ``hermes-memory memory setup byterover`` asks where ``brv`` is and the optional
 cloud key; the rest keeps its defaults (``--advanced`` asks them too).
 """
 

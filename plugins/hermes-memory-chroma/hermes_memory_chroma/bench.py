@@ -1,4 +1,4 @@
-"""The provider side of ``hermes bench locomo --retriever provider``.
+"""The provider side of ``hermes-memory bench locomo --retriever provider``.
 
 :class:`ChromaRetriever` satisfies ``hermes_core.bench.retrievers.Retriever``: each
 conversation goes through the provider's real write path (:meth:`MemoryStore.add_many` into a

@@ -1,4 +1,4 @@
-"""``hermes chroma ...``: forget a user, show stats, re-embed after an embedder change.
+"""``hermes-memory chroma ...``: forget a user, show stats, re-embed after an embedder change.
 
 Added to the root group by the active provider's ``register_commands`` hook.
 """
@@ -43,7 +43,8 @@ def build_group(provider: ChromaProvider) -> click.Group:
             removed = provider.clear_user_memory(user_id)
         except Exception as exc:
             raise click.ClickException(
-                f"could not clear {user_id!r} at {provider.location}: {exc} — run `hermes doctor`"
+                f"could not clear {user_id!r} at {provider.location}: {exc} — run `hermes-memory "
+                f"doctor`"
             ) from exc
         Console().print(f"Removed {removed} memories of user [bold]{user_id}[/bold].")
 
@@ -104,7 +105,7 @@ def _stats(provider: ChromaProvider) -> dict[str, Any]:
         kept = f" ({waiting} memories wait in the outbox for it)" if waiting else ""
         raise click.ClickException(
             f"could not read the chroma store at {provider.location}{kept}: {exc} — run "
-            "`hermes doctor`"
+            "`hermes-memory doctor`"
         ) from exc
 
 

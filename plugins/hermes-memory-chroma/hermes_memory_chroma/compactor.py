@@ -35,7 +35,7 @@ Use empty values when there is nothing. Keep each item short and self-contained 
 
 
 def _say_model_call(count: int) -> None:
-    """Tell a waiting UI that this step is a model call (``hermes chat``'s spinner shows it:
+    """Tell a waiting UI that this step is a model call (``hermes-memory chat``'s spinner shows it:
     ``chroma: summarising 2 messages into memories (one model call, compression route)``)."""
     try:
         from hermes_core.activity import note

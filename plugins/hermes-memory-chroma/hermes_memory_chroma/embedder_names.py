@@ -1,6 +1,6 @@
 """Which embedders exist and whether one is installed, without importing numpy or a model.
 
-``hermes memory status`` and the provider's availability check only need these answers; the
+``hermes-memory memory status`` and the provider's availability check only need these answers; the
 embedders themselves live in :mod:`hermes_memory_chroma.embedders` (numpy at import).
 """
 

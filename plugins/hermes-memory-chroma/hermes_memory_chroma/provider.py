@@ -258,7 +258,7 @@ class ChromaProvider(MemoryProvider):
     # -------------------------------------------------- the inspector (InspectableProvider)
 
     def inspect_users(self) -> list[str]:
-        """User ids with memories (``hermes ui``'s People page)."""
+        """User ids with memories (``hermes-memory ui``'s People page)."""
         return self.store.users()
 
     def inspect_memories(self, user_id: str) -> list[ProviderMemory]:
@@ -470,7 +470,7 @@ class ChromaProvider(MemoryProvider):
                 "chroma: embeddings",
                 not stale,
                 detail="up to date" if not stale else f"built with another embedder: {stale}",
-                fix="" if not stale else "run `hermes chroma reembed`",
+                fix="" if not stale else "run `hermes-memory chroma reembed`",
             )
         )
         checks.append(
@@ -478,7 +478,7 @@ class ChromaProvider(MemoryProvider):
                 "chroma: keyword index",
                 not drift,
                 detail="in step with chroma" if not drift else f"out of step for {drift}",
-                fix="" if not drift else "run `hermes chroma reembed --force`",
+                fix="" if not drift else "run `hermes-memory chroma reembed --force`",
             )
         )
         if self.settings.mode == "server":
@@ -507,7 +507,7 @@ class ChromaProvider(MemoryProvider):
         )
 
     def status_details(self) -> dict[str, str]:
-        """For ``hermes memory status``: the mode, where the memories live and, in server
+        """For ``hermes-memory memory status``: the mode, where the memories live and, in server
         mode, whether the server answers (one probe within ``timeout``)."""
         details = {"mode": self.settings.mode, "location": self.location}
         if self.settings.mode == "server":
@@ -542,7 +542,7 @@ class ChromaProvider(MemoryProvider):
         )
 
     def bench_retriever(self, workdir: Path) -> Any:
-        """The retrieval-benchmark adapter (``hermes bench locomo --retriever provider``)."""
+        """The retrieval-benchmark adapter (``hermes-memory bench locomo --retriever provider``)."""
         from hermes_memory_chroma.bench import ChromaRetriever
 
         return ChromaRetriever(self.settings, workdir)

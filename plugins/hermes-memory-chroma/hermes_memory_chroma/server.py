@@ -14,10 +14,10 @@ from the settings; a missing database is created) whose every HTTP call goes thr
   :class:`ServicePaused` for a cooldown instead of stalling every turn.
 
 The host contains these errors: a failing ``prefetch`` is skipped, logged and counted
-(``hermes memory status``), a failing ``sync`` is logged, a tool returns the message. So a
-turn never crashes on a down server. :func:`probe` is what ``hermes doctor`` reports.
+(``hermes-memory memory status``), a failing ``sync`` is logged, a tool returns the message. So a
+turn never crashes on a down server. :func:`probe` is what ``hermes-memory doctor`` reports.
 
-chromadb is imported inside the functions (``hermes memory status`` imports this package's
+chromadb is imported inside the functions (``hermes-memory memory status`` imports this package's
 provider module and must stay fast).
 """
 
@@ -102,14 +102,14 @@ def _token_label() -> str:
 def fix_unreachable(target: ServerTarget) -> str:
     return (
         f"start it (`{target.start_hint()}`) or point {_url_label()} at a running one "
-        "(`hermes memory setup chroma`)"
+        "(`hermes-memory memory setup chroma`)"
     )
 
 
 def fix_token() -> str:
     return (
         f"set the token the server expects in {_token_label()} (kept in $HERMES_HOME/.env; "
-        "`hermes memory setup chroma` asks for it)"
+        "`hermes-memory memory setup chroma` asks for it)"
     )
 
 

@@ -1,6 +1,6 @@
 """Settings of the chroma provider (``memory.providers.chroma`` in config.yaml).
 
-Every field carries a ``description``: ``hermes memory setup chroma`` asks the fields marked
+Every field carries a ``description``: ``hermes-memory memory setup chroma`` asks the fields marked
 ``"setup": "ask"`` (mode, then the server's url and token when the mode is ``server``, user
 id, embedder); ``--advanced`` asks the rest. The token is a secret: setup writes it to
 ``$HERMES_HOME/.env`` as ``HERMES_MEMORY__PROVIDERS__CHROMA__TOKEN``, never to config.yaml.

@@ -88,7 +88,7 @@ def _guard(fn: Callable[[Mapping[str, Any], ToolContext], str]) -> Callable[...,
             return _error(str(exc))
         except Exception as exc:  # never raise into the agent loop
             log.warning("chroma tool failed: %s", exc, exc_info=True)
-            return _error(f"chroma memory store failed: {exc}. Run `hermes doctor`.")
+            return _error(f"chroma memory store failed: {exc}. Run `hermes-memory doctor`.")
 
     handler.__name__ = fn.__name__
     return handler

@@ -55,7 +55,7 @@ def test_adapter_scores_a_small_conversation(
         retriever.close()
     assert report.questions["1-4"] == 4 and len(report.per_question) == 4
     assert report.scores["1-4"]["session"]["recall_all@5"] == 1.0  # 3 sessions, k = 5
-    # the score is the mean of the questions' outcomes (the figure itself: hermes bench)
+    # the score is the mean of the questions' outcomes (the figure itself: hermes-memory bench)
     outcomes = [row["turn_recall_any@1"] for row in report.per_question]
     assert set(outcomes) <= {0.0, 1.0}
     assert report.scores["1-4"]["turn"]["recall_any@1"] == round(sum(outcomes) / 4, 4)

@@ -1,4 +1,4 @@
-"""``hermes chroma stats|forget|reembed`` through click's CliRunner."""
+"""``hermes-memory chroma stats|forget|reembed`` through click's CliRunner."""
 
 from __future__ import annotations
 

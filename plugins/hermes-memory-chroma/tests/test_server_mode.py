@@ -192,7 +192,7 @@ def test_settings_default_to_embedded_and_validate_the_url() -> None:
 
 
 def test_token_goes_to_env_and_url_to_config(hermes_home: Path) -> None:
-    """``hermes memory setup chroma`` asks the mode, then the URL and token only for a
+    """``hermes-memory memory setup chroma`` asks the mode, then the URL and token only for a
     server; the token lands in .env (0600), never in config.yaml."""
     down, enter, backspace = "\x1b[B", "\r", "\x7f"
     url = f"http://127.0.0.1:{free_port()}"

@@ -113,7 +113,7 @@ class HindsightProvider(BackgroundRecall[HindsightSettings, HindsightAPI, Fact])
             return (
                 "Hindsight Cloud needs an API key: set HINDSIGHT_API_KEY (get one at "
                 "https://ui.hindsight.vectorize.io) or point HINDSIGHT_API_URL at your own "
-                "server; `hermes memory setup hindsight` does both"
+                "server; `hermes-memory memory setup hindsight` does both"
             )
         return ""
 

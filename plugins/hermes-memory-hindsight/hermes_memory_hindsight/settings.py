@@ -6,7 +6,7 @@ and the Hermes Agent variables (``HINDSIGHT_API_KEY``, ``HINDSIGHT_API_URL``,
 ``$HERMES_HOME/.env``, ``memory.providers.hindsight`` in config.yaml, then Hermes Agent's
 ``$HERMES_HOME/hindsight/config.json`` (see :func:`apply_config_file`), then the defaults.
 
-``hermes memory setup hindsight`` asks only for the API key, the server URL and the bank;
+``hermes-memory memory setup hindsight`` asks only for the API key, the server URL and the bank;
 every other field keeps its default and is not written to config (`--advanced` asks them too).
 """
 
@@ -65,7 +65,7 @@ class HindsightSettings(ProviderSettings):
         "hindsight-api): enter its URL; the key may stay empty."
     )
 
-    # -- asked by `hermes memory setup hindsight`
+    # -- asked by `hermes-memory memory setup hindsight`
     api_key: SecretStr | None = Field(
         None,
         description="Hindsight API key (required for Hindsight Cloud; optional for your own "

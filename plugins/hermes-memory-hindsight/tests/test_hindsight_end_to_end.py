@@ -1,4 +1,4 @@
-"""setup → available → prefetch → sync → tools → session end, through `hermes memory setup`
+"""setup → available → prefetch → sync → tools → session end, through `hermes-memory memory setup`
 and the Session API, against the loopback double."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The holographic fact store as a ``hermes bench locomo --retriever provider`` retriever.
+"""The holographic fact store as a ``hermes-memory bench locomo --retriever provider`` retriever.
 
 Each turn becomes one fact (``"<speaker>: <text>"``, entities extracted as usual) of the
 conversation's user id in a fresh store under ``workdir``; search is the store's own

@@ -164,7 +164,7 @@ class HolographicProvider(MemoryProvider):
             store.close()
 
     def bench_retriever(self, workdir: Path) -> Any:
-        """A ``hermes bench locomo --retriever provider`` retriever over a fresh fact store
+        """A ``hermes-memory bench locomo --retriever provider`` retriever over a fresh fact store
         under ``workdir`` (one fact per turn)."""
         from hermes_memory_holographic.bench import HolographicBenchRetriever
 

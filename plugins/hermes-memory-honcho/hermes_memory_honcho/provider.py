@@ -125,7 +125,7 @@ class HonchoProvider(ServiceProvider[HonchoSettings, HonchoAPI]):
             return ""
         return (
             f"Honcho Cloud needs an API key: set HONCHO_API_KEY (get one at {KEY_URL}) or run "
-            "`hermes memory setup honcho`; for a self-hosted Honcho set HONCHO_BASE_URL."
+            "`hermes-memory memory setup honcho`; for a self-hosted Honcho set HONCHO_BASE_URL."
         )
 
     def health_name(self) -> str:

@@ -5,7 +5,7 @@ names (``HONCHO_API_KEY``, ``HONCHO_BASE_URL``, ``HONCHO_WORKSPACE``, ``HONCHO_T
 ``$HERMES_HOME/.env``, ``memory.providers.honcho`` in config.yaml, then
 ``$HERMES_HOME/honcho.json`` (the file Hermes Agent writes: camelCase keys, with a
 ``hosts.hermes`` block that overrides the root; see :func:`apply_honcho_json`), then the
-defaults below. ``hermes memory setup honcho`` asks only the key, the URL and the workspace.
+defaults below. ``hermes-memory memory setup honcho`` asks only the key, the URL and the workspace.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""mem0 OSS as a ``hermes bench locomo --retriever provider`` retriever.
+"""mem0 OSS as a ``hermes-memory bench locomo --retriever provider`` retriever.
 
 A comparison point, configured like the provider's oss mode: in-process ``mem0.Memory``,
 chroma vector store, the bundled multilingual USE embedder (512-d), ``infer=False`` (each

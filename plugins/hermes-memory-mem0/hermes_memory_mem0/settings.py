@@ -52,7 +52,7 @@ class Mem0Settings(ProviderSettings):
         description="API key: required for mode 'platform'; sent as X-API-Key to a host "
         "that enforces auth.",
         validation_alias=_env("api_key", "MEM0_API_KEY"),
-        # asked (and listed by `hermes memory status`) only for the modes that send it
+        # asked (and listed by `hermes-memory memory status`) only for the modes that send it
         json_schema_extra={
             "env_var": "MEM0_API_KEY",
             "url": "https://app.mem0.ai",

@@ -124,7 +124,8 @@ class OpenVikingProvider(ServiceProvider[OpenVikingSettings, VikingClient]):
         if s.tenancy == "single_user" and not (s.api_key and s.api_key.get_secret_value()):
             return (
                 "tenancy 'single_user' needs that user's key: set OPENVIKING_API_KEY "
-                "(memory.providers.openviking.api_key) or run `hermes memory setup openviking`"
+                "(memory.providers.openviking.api_key) or run `hermes-memory memory setup "
+                "openviking`"
             )
         return ""
 

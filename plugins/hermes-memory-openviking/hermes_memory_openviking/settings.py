@@ -6,7 +6,7 @@ the env vars Hermes Agent uses (``OPENVIKING_URL`` or legacy ``OPENVIKING_ENDPOI
 ``OPENVIKING_ACTOR_PEER_ID`` or legacy ``OPENVIKING_AGENT``), ``$HERMES_HOME/.env``,
 config.yaml, the defaults below.
 
-``hermes memory setup openviking`` asks the server URL, the API key and the account; the
+``hermes-memory memory setup openviking`` asks the server URL, the API key and the account; the
 rest keeps its defaults (``--advanced`` asks them too).
 """
 

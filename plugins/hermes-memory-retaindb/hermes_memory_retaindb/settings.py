@@ -4,7 +4,7 @@ Sources, first wins: explicit init values, ``HERMES_MEMORY__PROVIDERS__RETAINDB_
 Hermes Agent's variables (``RETAINDB_API_KEY``, ``RETAINDB_BASE_URL``, ``RETAINDB_PROJECT``),
 ``$HERMES_HOME/.env``, ``memory.providers.retaindb`` in config.yaml, then the defaults.
 
-``hermes memory setup retaindb`` asks only for the API key, the API URL and the project;
+``hermes-memory memory setup retaindb`` asks only for the API key, the API URL and the project;
 every other field keeps its default and is not written to config (`--advanced` asks them too).
 """
 
@@ -63,7 +63,7 @@ class RetainDBSettings(ProviderSettings):
         f"Get a RetainDB API key at {KEY_URL}; keep the API URL unless you self-host."
     )
 
-    # -- asked by `hermes memory setup retaindb`
+    # -- asked by `hermes-memory memory setup retaindb`
     api_key: SecretStr | None = Field(
         None,
         description="RetainDB API key.",

@@ -46,7 +46,7 @@ def test_invalid_values_are_config_errors(hermes_home: Path, raw: dict[str, obje
     with pytest.raises(ConfigError) as err:
         load(hermes_home, raw)
     assert "memory.providers.retaindb" in str(err.value)
-    assert "hermes memory setup retaindb" in str(err.value)
+    assert "hermes-memory memory setup retaindb" in str(err.value)
 
 
 def test_availability_needs_only_the_key(hermes_home: Path) -> None:

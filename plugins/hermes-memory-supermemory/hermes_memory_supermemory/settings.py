@@ -4,7 +4,7 @@ Sources, first wins: init, ``HERMES_MEMORY__PROVIDERS__SUPERMEMORY__<FIELD>`` an
 Supermemory env names (``SUPERMEMORY_API_KEY``, ``SUPERMEMORY_BASE_URL``,
 ``SUPERMEMORY_CONTAINER_TAG``), ``$HERMES_HOME/.env``, ``memory.providers.supermemory`` in
 config.yaml, then ``$HERMES_HOME/supermemory.json`` (the file Hermes Agent writes, same
-keys; see :func:`apply_supermemory_json`), then the defaults. ``hermes memory setup
+keys; see :func:`apply_supermemory_json`), then the defaults. ``hermes-memory memory setup
 supermemory`` asks only the key, the URL and the container tag.
 """
 

@@ -75,7 +75,8 @@ def test_plant_keeps_roles_valid_and_plants_en_zh(tmp_path: Path) -> None:
 
 
 def test_bench_compresses_and_its_counts_add_up(tmp_path: Path) -> None:
-    """The retention figures live in ``hermes bench compression`` and docs/benchmarks.md; here
+    """The retention figures live in ``hermes-memory bench compression`` and docs/benchmarks.md;
+    here
     every conversation is compacted and the shares are the planted facts' counts."""
     result = run_bench(_locomo(tmp_path / "l.json", conversations=2, sessions=10), seed=5)
     assert len(result.conversations) == 2

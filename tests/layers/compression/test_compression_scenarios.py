@@ -58,7 +58,7 @@ def test_a_fact_must_be_in_the_compacted_span_only() -> None:
 
 
 def test_fallback_shares_add_up_and_every_sheet_fits_its_budget(scenarios) -> None:  # type: ignore[no-untyped-def]
-    """The retention figures (docs/benchmarks.md, ``hermes bench compression``) are measured,
+    """The retention figures (docs/benchmarks.md, ``hermes-memory bench compression``) are measured,
     never asserted as a floor: here the shares are the cells' counts, summed."""
     result = run_retention(scenarios, ratios=(3, 10), paths=("fallback",))
     assert len(result.cells) == 2 * len(scenarios)

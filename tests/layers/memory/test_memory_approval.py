@@ -47,7 +47,7 @@ def test_approve_applies_and_reject_discards(hermes_home: Path) -> None:
     assert reject(pending, second) is False
     assert pending.list() == []
     missing = approve(_engine(kit), pending, "nope")
-    assert not missing.success and "hermes memory pending" in missing.payload["error"]
+    assert not missing.success and "hermes-memory memory pending" in missing.payload["error"]
 
 
 def test_batches_are_gated_as_one_unit(hermes_home: Path) -> None:
@@ -224,7 +224,7 @@ def test_approve_that_cannot_write_keeps_the_record_and_raises_nothing(
 
 @pytest.mark.files_only
 def test_an_id_with_a_path_in_it_names_no_record(hermes_home: Path) -> None:
-    # `hermes memory reject ../../config` must not delete a file outside pending/memory/.
+    # `hermes-memory memory reject ../../config` must not delete a file outside pending/memory/.
     victim = hermes_home / "victim.json"
     victim.write_text('{"id": "x"}', encoding="utf-8")
     pending = pending_of(hermes_home)

@@ -62,10 +62,11 @@ def test_a_refused_restore_carries_its_reason_and_the_hint_follows_it(tmp_path: 
     assert not outcome.success and outcome.refusal == "missing"
     assert "refusal" not in outcome.payload  # the tool payload is unchanged
     assert (
-        restore_hint(outcome, "用户 1") == "list them with `hermes memory archive --user '用户 1'`"
+        restore_hint(outcome, "用户 1")
+        == "list them with `hermes-memory memory archive --user '用户 1'`"
     )
     assert restore_hint(Outcome({"success": False}, refusal="blocked"), None) == "nothing to do"
     assert restore_hint(Outcome({"success": False}, refusal="restored"), None) == "nothing to do"
     assert restore_hint(Outcome({"success": False}), "u1").startswith(
-        "free room with `hermes memory edit --user u1`"
+        "free room with `hermes-memory memory edit --user u1`"
     )

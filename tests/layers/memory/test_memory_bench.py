@@ -1,4 +1,4 @@
-"""``hermes bench memory`` runs end to end (figures are never asserted on for speed)."""
+"""``hermes-memory bench memory`` runs end to end (figures are never asserted on for speed)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""``hermes memory show|edit|pending|approve|reject|restore|archive`` through click's CliRunner,
+"""``hermes-memory memory show|edit|pending|approve|reject|restore|archive`` through click's
+CliRunner,
 with $EDITOR set to a real script."""
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from hermes_core.settings.files import set_config_value
 
 @click.group()
 def memory_group() -> None:
-    """Test stand-in for the lead's ``hermes memory`` group."""
+    """Test stand-in for the lead's ``hermes-memory memory`` group."""
 
 
 register_memory_commands(memory_group)
@@ -183,7 +184,7 @@ def test_archive_listing_and_restore(hermes_home: Path) -> None:
 def test_approve_and_restore_tell_the_provider(
     hermes_home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # A write applied by `hermes memory approve` / `restore` is committed like a tool call's,
+    # A write applied by `hermes-memory memory approve` / `restore` is committed like a tool call's,
     # so the provider's on_memory_write must see it (else its mirror silently diverges).
     from hermes_core.host import MemoryHost
     from hermes_core.markers import hookimpl

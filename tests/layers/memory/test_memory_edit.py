@@ -1,4 +1,4 @@
-"""Whole-file edits from the library (``layers/memory/edit.py``): the rules ``hermes memory
+"""Whole-file edits from the library (``layers/memory/edit.py``): the rules ``hermes-memory memory
 edit`` applies, without the CLI — on each store (files, PostgreSQL)."""
 
 from __future__ import annotations

@@ -1,11 +1,11 @@
-"""``hermes memory import`` applies the rules of a memory write, never skips silently, and
-``hermes doctor`` checks every user's files (issue 17, part 2 review).
+"""``hermes-memory memory import`` applies the rules of a memory write, never skips silently, and
+``hermes-memory doctor`` checks every user's files (issue 17, part 2 review).
 
 * a file with an entry the strict scan flags (prompt injection, a credential; EN and ZH) is
   ``refused``: nothing of it is stored, the reason and fix are printed, the exit status is 1;
 * an over-budget file is stored with a warning (as the file store keeps a hand-grown file);
 * a hand-made ``users/<name>/`` directory is reported ``skipped`` with where to move it;
-* ``hermes doctor`` reports an over-budget or flagged file of any user, on either store.
+* ``hermes-memory doctor`` reports an over-budget or flagged file of any user, on either store.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """``memory.store: postgresql``: what only a shared server adds to the suites that run on both
 stores — several hosts writing one user's files at once, users kept apart on one server, a
-server that goes away and comes back, ``hermes memory export``/``import`` byte for byte, and
+server that goes away and comes back, ``hermes-memory memory export``/``import`` byte for byte, and
 the settings, status and doctor surfaces. Real embedded PostgreSQL, real processes.
 """
 
@@ -552,7 +552,7 @@ def test_a_user_who_may_not_create_the_tables_gets_the_fix_not_a_traceback(
 ) -> None:
     """PostgreSQL 15+ lets only the owner create tables in ``public``: a shared database
     whose memory user is not the owner must refuse cleanly (the tool, the snapshot,
-    `hermes memory show`), naming the grant — not crash with InsufficientPrivilege."""
+    `hermes-memory memory show`), naming the grant — not crash with InsufficientPrivilege."""
     role = f"hermes_nocreate_{os.getpid()}"
     with psycopg.connect(postgres_url, autocommit=True) as conn:
         conn.execute(f'DROP ROLE IF EXISTS "{role}"')

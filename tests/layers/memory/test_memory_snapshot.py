@@ -173,7 +173,9 @@ def test_health_check_reports_over_budget_and_pending(kit_factory) -> None:  # t
     checks = {c.name: c for c in kit.layer.health_check(kit.home)}
     memory = checks["memory: MEMORY.md"]
     assert (
-        memory.ok is False and "over budget" in memory.detail and "hermes memory edit" in memory.fix
+        memory.ok is False
+        and "over budget" in memory.detail
+        and "hermes-memory memory edit" in memory.fix
     )
     assert checks["memory: USER.md"].ok is True
     assert checks["memory: pending writes"].ok is True
@@ -183,4 +185,4 @@ def test_health_check_reports_over_budget_and_pending(kit_factory) -> None:  # t
     checks = {c.name: c for c in kit.layer.health_check(kit.home)}
     assert checks["memory: USER.md"].ok is False and checks["memory: USER.md"].fix
     assert checks["memory: pending writes"].ok is False
-    assert "hermes memory pending" in checks["memory: pending writes"].fix
+    assert "hermes-memory memory pending" in checks["memory: pending writes"].fix

@@ -1,7 +1,7 @@
 """Per-user built-in memory: with a ``user_id``, MEMORY.md and USER.md are that user's own.
 
 Cross-user reads and writes through the ``memory`` tool (host sessions), the frozen snapshot,
-the overflow archive, staged writes and their approval (library, ``hermes memory …`` and
+the overflow archive, staged writes and their approval (library, ``hermes-memory memory …`` and
 ``/memory`` in chat), with English and Chinese ids and content.
 """
 

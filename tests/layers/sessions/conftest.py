@@ -151,7 +151,7 @@ def add_session() -> object:
 
 @pytest.fixture
 def cli() -> click.Group:
-    """A root group with ``hermes sessions`` registered (for CliRunner)."""
+    """A root group with ``hermes-memory sessions`` registered (for CliRunner)."""
 
     @click.group()
     def root() -> None:

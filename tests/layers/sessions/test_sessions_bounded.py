@@ -3,7 +3,7 @@
 Complexity is pinned without timing: the ranking's own counters (:class:`Cost`) and the
 SQLite virtual-machine steps of a search (progress handler) at two archive sizes. The window
 constants are scaled down so that small archives exercise the same code a 1M-message archive
-does; latency figures are in docs/benchmarks.md (``hermes bench sessions``).
+does; latency figures are in docs/benchmarks.md (``hermes-memory bench sessions``).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""``hermes sessions ...`` through click's CliRunner on a tiny group calling register()."""
+"""``hermes-memory sessions ...`` through click's CliRunner on a tiny group calling register()."""
 
 from __future__ import annotations
 
@@ -63,7 +63,7 @@ def test_show(cli: click.Group, filled: Path) -> None:
     assert data["session"]["system_prompt"] == "You are Hermes."
     assert len(data["messages"]) == 4
     missing = CliRunner().invoke(cli, ["sessions", "show", "nope"])
-    assert missing.exit_code != 0 and "hermes sessions list" in missing.output
+    assert missing.exit_code != 0 and "hermes-memory sessions list" in missing.output
 
 
 def test_search(cli: click.Group, filled: Path) -> None:

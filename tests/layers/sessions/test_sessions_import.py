@@ -1,4 +1,4 @@
-"""``hermes sessions import``: validated before anything is written (line + field), one
+"""``hermes-memory sessions import``: validated before anything is written (line + field), one
 transaction per file (a process killed mid-way leaves nothing), re-runs import nothing."""
 
 from __future__ import annotations
@@ -165,7 +165,7 @@ def test_rerun_imports_nothing_and_reports_it(cli: click.Group, home: Path, tmp_
 
 @pytest.mark.sqlite_only  # watches the WAL file grow to kill the import mid-transaction
 def test_killed_mid_import_leaves_nothing(home: Path, tmp_path: Path) -> None:
-    """A real ``hermes sessions import`` process, SIGKILLed while it is writing."""
+    """A real ``hermes-memory sessions import`` process, SIGKILLed while it is writing."""
     path = tmp_path / "big.jsonl"
     path.write_text(_export_lines(250, 80, words="长文本 long text " * 8), encoding="utf-8")
     SessionDB.open(home).close()  # the archive exists before the import starts

@@ -1,5 +1,5 @@
 """Users kept apart in the session archive: the ``session_search`` tool in every mode, through a
-real host, and ``hermes sessions --user`` through the CLI (issue 13, point 1)."""
+real host, and ``hermes-memory sessions --user`` through the CLI (issue 13, point 1)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""``hermes sessions migrate``: SQLite → PostgreSQL and back, verified, idempotent, resumable.
+"""``hermes-memory sessions migrate``: SQLite → PostgreSQL and back, verified, idempotent,
+resumable.
 
 Real archives on both sides: a ``state.db`` file and a database of the session's embedded
 PostgreSQL server. These tests pick their backends themselves (they are about moving between

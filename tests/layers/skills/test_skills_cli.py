@@ -1,4 +1,4 @@
-"""``hermes skills ...`` and ``hermes bench skills`` through click's CliRunner."""
+"""``hermes-memory skills ...`` and ``hermes-memory bench skills`` through click's CliRunner."""
 
 from __future__ import annotations
 
@@ -73,7 +73,7 @@ def test_install_directory_and_zip(home: Path, src: Path, tmp_path: Path) -> Non
     assert (
         again.exit_code != 0
         and "already exists" in again.output
-        and "hermes skills remove" in again.output
+        and "hermes-memory skills remove" in again.output
     )
 
     archive = tmp_path / "zipped.zip"
@@ -228,7 +228,7 @@ def test_validate_fails_what_install_would_refuse(home: Path, tmp_path: Path) ->
 def test_remove_unknown_skill_points_at_the_cli_not_the_tool(home: Path) -> None:
     write_skill(home / "skills", "kept")
     result = run("skills", "remove", "gone", "--yes")
-    assert result.exit_code != 0 and "hermes skills list" in result.output
+    assert result.exit_code != 0 and "hermes-memory skills list" in result.output
     assert "skills_list" not in result.output and "action='create'" not in result.output
     assert (home / "skills" / "kept" / "SKILL.md").is_file()
 

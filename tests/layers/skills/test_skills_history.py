@@ -135,7 +135,7 @@ def test_revert_errors_name_the_fix(service: SkillsService, ctx: ToolContext, ho
         old_string="carefully",
         new_string="fast",
     )
-    with pytest.raises(HistoryError, match=r"no version 7; kept: 1 .*hermes skills history"):
+    with pytest.raises(HistoryError, match=r"no version 7; kept: 1 .*hermes-memory skills history"):
         revert(home, home / "skills", "alpha", 7)
     with pytest.raises(HistoryError, match="name"):
         list_versions(home / "skills", "../etc")
@@ -159,7 +159,7 @@ def test_cli_history_and_revert(service: SkillsService, ctx: ToolContext, home: 
     assert data["versions"][0]["action"] == "patch"
     assert data["versions"][0]["description"] == "写一份本周的工作周报。"
     table = runner.invoke(cli, ["skills", "history", "weekly"])
-    assert "hermes skills revert weekly VERSION" in table.output
+    assert "hermes-memory skills revert weekly VERSION" in table.output
     result = runner.invoke(cli, ["skills", "revert", "weekly"])
     assert result.exit_code == 0, result.output
     assert "restored 'weekly' version 1" in result.output

@@ -1,6 +1,7 @@
 """Required keys, browse and the small fixes of issue 19 (2 and 5): skill_view and the index
-name missing variables (never values); ``hermes skills env`` stores them hidden in .env;
-``hermes skills browse``; backup folders are not skills; patch accepts ``<name>/SKILL.md``."""
+name missing variables (never values); ``hermes-memory skills env`` stores them hidden in .env;
+``hermes-memory skills browse``; backup folders are not skills; patch accepts
+``<name>/SKILL.md``."""
 
 from __future__ import annotations
 
@@ -29,7 +30,7 @@ ZH_ENV = [{"name": "WEATHER_TOKEN", "prompt": "和风天气的 API 密钥", "hel
 @pytest.fixture
 def keyed(home: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     for var in ("NEWS_API_KEY", "WEATHER_TOKEN"):  # restored after the test, even when set
-        monkeypatch.setenv(var, "")  # by `hermes skills env` in this process
+        monkeypatch.setenv(var, "")  # by `hermes-memory skills env` in this process
         monkeypatch.delenv(var)
     root = home / "skills"
     write_skill(
@@ -65,7 +66,7 @@ def test_skill_view_names_missing_keys_then_not_once_set(
     out = call(service.skill_view, ctx, name=skill)
     assert out["missing_environment_variables"][0]["name"] == var
     assert out["missing_environment_variables"][0]["prompt"] == prompt
-    assert f"hermes skills env {skill}" in out["setup_hint"]
+    assert f"hermes-memory skills env {skill}" in out["setup_hint"]
     assert out["required_environment_variables"][0]["set"] is False
     (keyed / ".env").write_text(f"{var}=s3cr3t-value\n", encoding="utf-8")
     out = call(service.skill_view, ctx, name=skill)
@@ -80,7 +81,7 @@ def test_the_index_notes_missing_keys_and_follows_the_environment(
 ) -> None:
     text = service.render_index()
     line = next(x for x in text.splitlines() if "news-digest" in x)
-    assert "needs NEWS_API_KEY: not set" in line and "hermes skills env news-digest" in line
+    assert "needs NEWS_API_KEY: not set" in line and "hermes-memory skills env news-digest" in line
     assert "needs WEATHER_TOKEN" in text
     assert "no-keys: Needs nothing." in text and "no-keys: Needs nothing. (" not in text
     monkeypatch.setenv("NEWS_API_KEY", "x")  # set in the environment: the cache follows
@@ -129,7 +130,7 @@ def test_skills_env_skip_and_errors(keyed: Path) -> None:
         "needs no environment variables" in runner.invoke(cli, ["skills", "env", "no-keys"]).output
     )
     missing = runner.invoke(cli, ["skills", "env", "nope"])
-    assert missing.exit_code != 0 and "hermes skills browse" in missing.output
+    assert missing.exit_code != 0 and "hermes-memory skills browse" in missing.output
 
 
 def test_browse_lists_source_success_rate_and_keys(keyed: Path, tmp_path: Path) -> None:
@@ -158,7 +159,7 @@ def test_browse_lists_source_success_rate_and_keys(keyed: Path, tmp_path: Path) 
     assert rows["pdf-merge"]["success_rate"] is None
     table = runner.invoke(cli, ["skills", "browse"], env={"COLUMNS": "200"})
     assert "missing: NEWS_API_KEY" in table.output and "installed" in table.output
-    assert "60% (2/3)" in table.output and "hermes skills env NAME" in table.output
+    assert "60% (2/3)" in table.output and "hermes-memory skills env NAME" in table.output
 
 
 @pytest.mark.parametrize(

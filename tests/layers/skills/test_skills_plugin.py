@@ -98,7 +98,7 @@ def test_health_check_reports_broken_skills_and_missing_roots(
     assert not checks["skills.roots"].ok and "missing" in checks["skills.roots"].detail
     assert not checks["skills.library"].ok
     assert "description: required field is missing" in checks["skills.library"].detail
-    assert "hermes skills validate" in checks["skills.library"].fix
+    assert "hermes-memory skills validate" in checks["skills.library"].fix
     assert checks["skills.pending"].ok
 
 

