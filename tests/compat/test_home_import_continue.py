@@ -14,6 +14,7 @@ from pathlib import Path
 from home_kit import make_agent_home, run_hermes, run_hermes_agent
 
 from hermes_core.layers.sessions.db import SessionDB
+from hermes_core.scope import ALL_USERS
 
 
 def imported(home: Path, source: Path, *extra: str) -> list[dict[str, object]]:
@@ -42,11 +43,11 @@ def test_a_continued_session_gets_its_new_messages(tmp_path: Path) -> None:
     }
     db = SessionDB.open(ours)
     try:
-        ids = sorted(s.id for s in db.list_sessions(limit=50))
+        ids = sorted(s.id for s in db.list_sessions(limit=50, user_id=ALL_USERS))
         assert ids == ["ha-s1", "ha-s2", "ha-s3"]  # no second copy of ha-s1
         texts = [m.content for m in db.get_messages("ha-s1", include_inactive=True)]
         assert len(texts) == 5 and texts[-1] == "And the rollback command for quince?"
-        assert db.get_session("ha-s1").title == "Deploy notes"  # type: ignore[union-attr]
+        assert db.get_session("ha-s1", user_id=ALL_USERS).title == "Deploy notes"  # type: ignore[union-attr]
     finally:
         db.close()
     hit = run_hermes(ours, "sessions", "search", "quince", "--json")

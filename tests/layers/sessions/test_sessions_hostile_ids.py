@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from hermes_core import MemoryHost
 from hermes_core.errors import HermesError
 from hermes_core.layers.sessions.archive import SessionStore
-from hermes_core.scope import InvalidUserId, check_user_id
+from hermes_core.scope import ALL_USERS, InvalidUserId, check_user_id
 
 REFUSED = ["a\x00b", "\x00", "用户\x00"]
 EXACT = ["用户\x01甲", "\u202eevil", " spaced ", "a" * 5000, "tab\tand\nnewline", "😀"]
@@ -23,13 +23,13 @@ EXACT = ["用户\x01甲", "\u202eevil", " spaced ", "a" * 5000, "tab\tand\nnewli
 def test_the_archive_refuses_an_id_it_cannot_keep(db: SessionStore, uid: str) -> None:
     with pytest.raises(InvalidUserId, match="user id"):
         db.create_session("s-refused", user_id=uid)
-    assert db.get_session("s-refused") is None
+    assert db.get_session("s-refused", user_id=ALL_USERS) is None
 
 
 @pytest.mark.parametrize("uid", EXACT)
 def test_other_ids_are_stored_exactly(db: SessionStore, uid: str) -> None:
     db.create_session("s-exact", user_id=uid)
-    record = db.get_session("s-exact")
+    record = db.get_session("s-exact", user_id=ALL_USERS)
     assert record is not None and record.user_id == uid
     db.ensure_session("s-exact", user_id=uid)  # the same user again: no scope clash
 

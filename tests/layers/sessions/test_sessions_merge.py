@@ -23,6 +23,7 @@ from hermes_core.layers.sessions.db import SessionDB
 from hermes_core.layers.sessions.migrate import merged_id
 from hermes_core.layers.sessions.pg import PostgresSessionDB
 from hermes_core.layers.sessions.ranking import SearchFilters, rank
+from hermes_core.scope import ALL_USERS
 
 
 @pytest.fixture
@@ -46,11 +47,13 @@ def home_a(path: Path) -> tuple[str, float]:
                 {"role": "user", "content": "we were deploying nginx 我喜欢喝咖啡"},
                 {"role": "assistant", "content": "deployed"},
             ],
-            user="alice",
+            user_id="alice",
         )
         db.create_session("a-anon", started_at=now - 400)
         for n in range(3):
-            db.append_messages("a-anon", [{"role": "user", "content": f"kafka note {n}"}])
+            db.append_messages(
+                "a-anon", [{"role": "user", "content": f"kafka note {n}"}], user_id=ALL_USERS
+            )
         return f"sqlite://{path}", now
     finally:
         db.close()
@@ -63,15 +66,17 @@ def home_b(path: Path) -> str:
         # the same id as home A's session, but another user's session: it must be remapped
         db.create_session("shared-1", user_id="bob", title="Invoices", started_at=now - 300)
         db.append_messages(
-            "shared-1", [{"role": "user", "content": "archive the invoices 发票归档"}], user="bob"
+            "shared-1",
+            [{"role": "user", "content": "archive the invoices 发票归档"}],
+            user_id="bob",
         )
         db.create_session("b-child", user_id="bob", parent_session_id="shared-1", started_at=now)
         db.append_messages(
-            "b-child", [{"role": "user", "content": "continue invoices"}], user="bob"
+            "b-child", [{"role": "user", "content": "continue invoices"}], user_id="bob"
         )
         db.create_session("b-alice", user_id="alice", started_at=now - 200)
         db.append_messages(
-            "b-alice", [{"role": "user", "content": "the persimmon config"}], user="alice"
+            "b-alice", [{"role": "user", "content": "the persimmon config"}], user_id="alice"
         )
         return f"sqlite://{path}"
     finally:
@@ -91,7 +96,7 @@ def counts(report: dict[str, Any]) -> dict[str | None, tuple[int, int]]:
 
 
 def found(db: SessionStore, query: str, user: str | None) -> list[str]:
-    return [s.session_id for s in rank(db, query, SearchFilters(user=user)).sessions]
+    return [s.session_id for s in rank(db, query, SearchFilters(user_id=user)).sessions]
 
 
 def test_two_homes_join_one_postgresql_archive(
@@ -109,7 +114,7 @@ def test_two_homes_join_one_postgresql_archive(
     new_id = merged["renamed"]["shared-1"]
     source_b = SessionDB(tmp_path / "b.db")
     try:
-        bob = source_b.get_session("shared-1")
+        bob = source_b.get_session("shared-1", user_id=ALL_USERS)
         assert bob is not None
         bob_start = bob.started_at
     finally:
@@ -125,8 +130,8 @@ def test_two_homes_join_one_postgresql_archive(
         assert sorted(pg.iter_all_session_ids()) == sorted(
             ["shared-1", "a-anon", new_id, "b-child", "b-alice"]
         )
-        assert pg.get_session("b-child").parent_session_id == new_id  # type: ignore[union-attr]
-        assert pg.get_session("shared-1").user_id == "alice"  # type: ignore[union-attr]
+        assert pg.get_session("b-child", user_id=ALL_USERS).parent_session_id == new_id  # type: ignore[union-attr]
+        assert pg.get_session("shared-1", user_id=ALL_USERS).user_id == "alice"  # type: ignore[union-attr]
         assert pg.counts_by_user() == {None: (1, 3), "alice": (2, 3), "bob": (2, 2)}
         ids = [m.id for sid in pg.iter_all_session_ids() for m in pg.get_messages(sid)]
         assert len(ids) == len(set(ids)) == 8  # renumbered, none lost
@@ -158,7 +163,9 @@ def test_merge_postgresql_into_a_sqlite_home_and_messages_added_later(
 
     pg = PostgresSessionDB(postgres_url)
     try:  # the source goes on: a message added there is added by the next merge, once
-        pg.append_messages("b-alice", [{"role": "user", "content": "and the quince"}], user="alice")
+        pg.append_messages(
+            "b-alice", [{"role": "user", "content": "and the quince"}], user_id="alice"
+        )
     finally:
         pg.close()
     more = migrate(root, "--from", postgres_url, "--to", a, "--merge")

@@ -22,6 +22,7 @@ from hermes_core.layers.sessions.archive import SessionStore
 from hermes_core.layers.sessions.ranking import SearchFilters, rank
 from hermes_core.layers.sessions.search import SessionSearch
 from hermes_core.layers.sessions.store import open_configured
+from hermes_core.scope import ALL_USERS
 
 NEEDLES = {
     "coffee grinder conical burr": "the new conical burr grinder makes the coffee sweeter",
@@ -97,7 +98,7 @@ def test_session_search_from_a_later_session_finds_the_needle(archive: SessionSt
     search = SessionSearch(archive)
     archive.create_session("later")
     for i, query in enumerate(NEEDLES):
-        archive.append_messages("later", [{"role": "user", "content": query}])
+        archive.append_messages("later", [{"role": "user", "content": query}], user_id=ALL_USERS)
         out = search.run({"query": query}, "later")
         assert out["success"] is True
         assert [r["session_id"] for r in out["results"]][:1] == [f"needle{i}"], query
