@@ -33,6 +33,7 @@ SKIPPED = {
     ("install",): "runs pip",
     ("uninstall",): "runs pip",
     ("mcp", "serve"): "serves until stopped; tested with a real server in tests/mcp_server",
+    ("ui",): "serves until stopped; tested over HTTP and in a browser in tests/ui",
 }
 
 
