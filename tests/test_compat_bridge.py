@@ -261,7 +261,13 @@ def test_settings_model_from_a_config_schema(
         {"key": "1bad", "description": "skipped"},
     ]  # fmt: skip
     model = settings_model("note-book", schema)
-    assert list(model.model_fields) == ["api_key", "token", "mode"]
+    assert list(model.model_fields) == [
+        "api_key",
+        "token",
+        "mode",
+        "agent_identity",
+        "agent_workspace",
+    ]
     monkeypatch.setenv("NB_KEY", "k-1")
     monkeypatch.setenv("NOTE_BOOK_TOKEN", "t-1")  # Hermes Agent's default env name
     settings = model(mode="cloud")
@@ -445,7 +451,8 @@ def test_hermes_memory_setup_is_driven_by_get_config_schema(
 
     write_plugin(home)
     with create_pipe_input() as pipe, create_app_session(input=pipe, output=DummyOutput()):
-        for press in ("nb-secret-4242", "\r", "\x1b[B", "\r"):  # key, then mode: cloud
+        # key, then mode: cloud, then agent_identity / agent_workspace left empty (advanced)
+        for press in ("nb-secret-4242", "\r", "\x1b[B", "\r", "\r", "\r"):
             pipe.send_text(press)
         result = CliRunner().invoke(cli, ["memory", "setup", "notebook", "--advanced"])
     assert result.exit_code == 0, result.output
