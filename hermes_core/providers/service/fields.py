@@ -28,6 +28,7 @@ from typing import Any, TypeVar
 from pydantic import ValidationError
 
 from hermes_core.errors import ConfigError
+from hermes_core.fsutil import read_regular_text
 from hermes_core.providers.base import ProviderSettings, setup_field
 
 S = TypeVar("S", bound=ProviderSettings)
@@ -99,7 +100,10 @@ def read_json_object(path: Path) -> dict[str, Any]:
             "config file; fix or delete it."
         )
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        # opened non-blocking and re-checked after open: a file swapped for a FIFO after the
+        # checks above is refused, never waited on
+        text = read_regular_text(path, max_bytes=MAX_CONFIG_FILE_BYTES, what="provider config")
+        data = json.loads(text)
     except (OSError, ValueError) as exc:
         raise ConfigError(f"{path} is not valid JSON ({exc}) — fix or delete the file.") from exc
     if not isinstance(data, dict):
