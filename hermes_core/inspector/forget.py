@@ -30,6 +30,7 @@ from hermes_core.providers.inspect import ProviderMemory, inspectable
 from hermes_core.scope import normalize_user_id
 
 from .compact import compact, sqlite_files
+from .provider_memories import provider_user
 from .rawscan import RawScan, scan_home
 
 if TYPE_CHECKING:
@@ -179,16 +180,8 @@ def _provider_matches(
     if lister is None:
         return [], f"provider {provider.name} cannot list its memories; it was not searched"
     needle = phrase.casefold()
-    uid = _provider_user(host, user_id)
+    uid = provider_user(host, user_id)
     return [m for m in lister.inspect_memories(uid) if needle in m.text.casefold()], ""
-
-
-def _provider_user(host: MemoryHost, user_id: str | None) -> str:
-    """The provider's user for ``user_id`` (its configured default user for no user)."""
-    if user_id:
-        return user_id
-    default = getattr(host.provider.settings, "user_id", "") if host.provider else ""
-    return str(default or "")
 
 
 def find_subject(host: MemoryHost, user_id: str | None, phrase: str) -> Matches:
@@ -232,7 +225,7 @@ def forget_subject(host: MemoryHost, user_id: str | None, phrase: str) -> Forget
     removed.provider, removed.provider_note = _provider_matches(host, uid, phrase)
     lister = inspectable(host.provider)
     if lister is not None and removed.provider:
-        lister.inspect_forget(_provider_user(host, uid), [m.id for m in removed.provider])
+        lister.inspect_forget(provider_user(host, uid), [m.id for m in removed.provider])
     removed.trace = recall_trace.find_phrase(host.home, uid, phrase)
     recall_trace.forget_phrase(host.home, uid, phrase)
     return ForgetReport(uid, phrase, removed, prove(host, uid, phrase))
