@@ -244,7 +244,27 @@ def prove(host: MemoryHost, user_id: str | None, phrase: str) -> Proof:
     compacted, failed = compact_home(host.home)
     problems += failed
     searched = find_subject(host, user_id, phrase)
-    return Proof(searched, scan_home(host.home, phrase), compacted, problems)
+    return Proof(searched, scan_everywhere(host, phrase), compacted, problems)
+
+
+def scan_everywhere(host: MemoryHost, phrase: str) -> RawScan:
+    """The raw byte search of the home plus the directories outside it where the provider
+    keeps data (its optional ``inspect_paths()``, e.g. mem0's ``MEM0_DIR``), those reported
+    by absolute path."""
+    raw = scan_home(host.home, phrase)
+    paths = getattr(host.provider, "inspect_paths", None)
+    home = host.home.resolve()
+    for extra in paths() if callable(paths) else []:
+        root = Path(extra).resolve()
+        if root == home or home in root.parents or not root.is_dir():
+            continue
+        more = scan_home(root, phrase)
+        raw = RawScan(
+            raw.found + [str(root / f) for f in more.found],
+            raw.skipped + [str(root / f) for f in more.skipped],
+            raw.scanned + more.scanned,
+        )
+    return raw
 
 
 @dataclass
@@ -301,4 +321,5 @@ __all__ = [
     "forget_user",
     "open_archive",
     "prove",
+    "scan_everywhere",
 ]

@@ -6,9 +6,15 @@ replaced them and when) and deletion by id or of a whole user. Providers that ca
 what they store (remote services without a listing API) simply do not implement it; the
 inspector then says so instead of pretending to have searched them.
 
+A provider whose listing depends on its configuration (mem0: the local mode only) may offer
+``inspect_supported()`` (no arguments): when it answers False, :func:`inspectable` and
+:func:`expiring` treat the provider as one without the capabilities.
+
 A provider may also offer ``inspect_compact()`` (no arguments): called before a forget
 proof's raw byte search, to rewrite its own files so deleted memories leave no bytes behind
-(chroma zeroes the unused capacity of its vector index files there).
+(chroma zeroes the unused capacity of its vector index files there), and
+``inspect_paths()`` (no arguments): directories outside ``$HERMES_HOME`` where it keeps
+data (mem0: ``MEM0_DIR``), which the proof's raw byte search covers as well.
 
 Expiry is a second, optional capability: a provider that implements
 :class:`ExpiringProvider` as well lets a user give one memory an expiry date (the page and
@@ -93,13 +99,17 @@ class ExpiringProvider(Protocol):
 
 
 def inspectable(provider: object) -> InspectableProvider | None:
-    """``provider`` when it implements :class:`InspectableProvider`, else ``None``."""
-    return provider if isinstance(provider, InspectableProvider) else None
+    """``provider`` when it implements :class:`InspectableProvider` (and does not answer
+    False from ``inspect_supported()``), else ``None``."""
+    if not isinstance(provider, InspectableProvider):
+        return None
+    supported = getattr(provider, "inspect_supported", None)
+    return None if callable(supported) and not supported() else provider
 
 
 def expiring(provider: object) -> ExpiringProvider | None:
     """``provider`` when it can list its memories and keep expiry dates, else ``None``."""
-    if isinstance(provider, InspectableProvider) and isinstance(provider, ExpiringProvider):
+    if inspectable(provider) is not None and isinstance(provider, ExpiringProvider):
         return provider
     return None
 
