@@ -13,6 +13,7 @@ from hermes_core import MemoryHost
 from hermes_core.inspector import forget
 from hermes_core.inspector.provider_memories import list_memories, set_expiry
 from hermes_core.providers.inspect import expiring, inspectable
+from hermes_core.testing.inspector import file_bytes, forget_and_prove
 
 PHRASE = "Zanzibar"
 PHRASE_ZH = "桂林山水"
@@ -37,10 +38,6 @@ def holo_home(home: Path) -> Path:
                     s.call_tool("memory", {"action": "add", "target": "user", "content": fact})
         host.flush(30)
     return home
-
-
-def _dump(home: Path) -> bytes:
-    return b"".join(p.read_bytes() for p in home.rglob("*") if p.is_file() and not p.is_symlink())
 
 
 def test_facts_are_listed_per_user(holo_home: Path) -> None:
@@ -87,17 +84,12 @@ def test_prefetch_reports_a_score_per_fact(holo_home: Path) -> None:
 
 @pytest.mark.parametrize("phrase", [PHRASE, PHRASE_ZH])
 def test_forget_reaches_holographic_and_leaves_no_bytes(holo_home: Path, phrase: str) -> None:
-    assert phrase.encode() in _dump(holo_home)
+    forget_and_prove(holo_home, "alice", phrase)
     with MemoryHost.open(holo_home) as host:
-        preview = forget.find_subject(host, "alice", phrase)
-        assert preview.counts["provider"] == 1 and preview.provider_note == ""
-        report = forget.forget_subject(host, "alice", phrase)
-        assert report.proof.clean, report.proof.to_dict()
         lister = inspectable(host.provider)
         assert lister is not None
         assert len(lister.inspect_memories("alice")) == 2
         assert lister.inspect_memories("bob")[0].text == FACTS["bob"][0]
-    assert phrase.encode() not in _dump(holo_home)
 
 
 def test_forget_user_removes_every_fact(holo_home: Path) -> None:
@@ -106,4 +98,40 @@ def test_forget_user_removes_every_fact(holo_home: Path) -> None:
         assert report.removed["provider"] == 3
         lister = inspectable(host.provider)
         assert lister is not None and lister.inspect_users() == ["bob"]
-    assert PHRASE.encode() not in _dump(holo_home)
+    assert PHRASE.encode() not in file_bytes(holo_home)
+
+
+def test_the_cli_lists_and_expires_provider_memories(holo_home: Path) -> None:
+    import json
+
+    from click.testing import CliRunner
+
+    from hermes_core.cli.main import cli
+
+    runner = CliRunner()
+    listed = runner.invoke(cli, ["memory", "provider-list", "--user", "alice", "--json"])
+    assert listed.exit_code == 0, listed.output
+    data = json.loads(listed.output)
+    assert data["provider"] == "holographic" and data["can_expire"] is True
+    assert sorted(m["text"] for m in data["memories"]) == sorted(FACTS["alice"])
+    trip = next(m for m in data["memories"] if PHRASE in m["text"])
+    bad = runner.invoke(cli, ["memory", "provider-expire", trip["id"], "soon", "--user", "alice"])
+    assert bad.exit_code != 0 and "YYYY-MM-DD" in bad.output
+    other = runner.invoke(
+        cli, ["memory", "provider-expire", trip["id"], "2001-01-01", "--user", "bob"]
+    )
+    assert other.exit_code != 0 and "no provider memory" in other.output
+    done = runner.invoke(
+        cli, ["memory", "provider-expire", trip["id"], "2001-01-01", "--user", "alice"]
+    )
+    assert done.exit_code == 0 and "expired" in done.output
+    table = runner.invoke(cli, ["memory", "provider-list", "--user", "alice", "-q", PHRASE])
+    assert table.exit_code == 0 and "expired" in table.output and "tea" not in table.output
+    cleared = runner.invoke(
+        cli, ["memory", "provider-expire", trip["id"], "--clear", "--user", "alice"]
+    )
+    assert cleared.exit_code == 0 and "cleared" in cleared.output
+    data = json.loads(
+        runner.invoke(cli, ["memory", "provider-list", "--user", "alice", "--json"]).output
+    )
+    assert all(m["expires_at"] is None and not m["expired"] for m in data["memories"])

@@ -19,6 +19,7 @@ from hermes_core.errors import HermesError
 from hermes_core.inspector import forget
 from hermes_core.inspector.provider_memories import list_memories, set_expiry
 from hermes_core.providers.inspect import expiring, inspectable
+from hermes_core.testing.inspector import forget_and_prove
 
 PHRASE = "Zanzibar"
 PHRASE_ZH = "桂林山水"
@@ -26,15 +27,6 @@ FACTS = {
     "alice": [f"Alice plans a trip to {PHRASE} in May.", f"Alice 想去{PHRASE_ZH}。"],
     "bob": ["Bob plays go on Sundays."],
 }
-
-
-def _dump(*roots: Path) -> bytes:
-    return b"".join(
-        p.read_bytes()
-        for root in roots
-        for p in root.rglob("*")
-        if p.is_file() and not p.is_symlink()
-    )
 
 
 @pytest.fixture
@@ -100,18 +92,12 @@ def test_an_expired_memory_leaves_prefetch(mem0_home: Path) -> None:
 
 @pytest.mark.parametrize("phrase", [PHRASE, PHRASE_ZH])
 def test_forget_leaves_no_bytes_in_the_home_or_mem0_dir(mem0_home: Path, phrase: str) -> None:
-    mem0_dir = Path(os.environ["MEM0_DIR"])
-    assert phrase.encode() in _dump(mem0_home)
+    forget_and_prove(mem0_home, "alice", phrase, roots=(Path(os.environ["MEM0_DIR"]),))
     with MemoryHost.open(mem0_home) as host:
-        preview = forget.find_subject(host, "alice", phrase)
-        assert preview.counts["provider"] == 1 and preview.provider_note == ""
-        report = forget.forget_subject(host, "alice", phrase)
-        assert report.proof.clean, report.proof.to_dict()
         lister = inspectable(host.provider)
         assert lister is not None
         assert len(lister.inspect_memories("alice")) == 1
         assert lister.inspect_memories("bob")[0].text == FACTS["bob"][0]
-    assert phrase.encode() not in _dump(mem0_home, mem0_dir)
 
 
 def test_forget_user_removes_every_memory(mem0_home: Path) -> None:
