@@ -234,7 +234,7 @@ def forget_subject(host: MemoryHost, user_id: str | None, phrase: str) -> Forget
 def prove(host: MemoryHost, user_id: str | None, phrase: str) -> Proof:
     """Let the provider compact its files (its optional ``inspect_compact()``), compact
     the home's SQLite files, then search every store and every file again."""
-    provider_compact = getattr(host.provider, "inspect_compact", None)
+    provider_compact = getattr(inspectable(host.provider), "inspect_compact", None)
     problems: list[str] = []
     if callable(provider_compact):
         try:
@@ -252,7 +252,7 @@ def scan_everywhere(host: MemoryHost, phrase: str) -> RawScan:
     keeps data (its optional ``inspect_paths()``, e.g. mem0's ``MEM0_DIR``), those reported
     by absolute path."""
     raw = scan_home(host.home, phrase)
-    paths = getattr(host.provider, "inspect_paths", None)
+    paths = getattr(inspectable(host.provider), "inspect_paths", None)
     home = host.home.resolve()
     for extra in paths() if callable(paths) else []:
         root = Path(extra).resolve()
@@ -301,7 +301,7 @@ def forget_user(host: MemoryHost, user_id: str) -> UserForgetReport:
     if lister is not None:
         removed["provider"] = lister.inspect_forget_user(uid)
     removed["trace"] = int(recall_trace.forget_user(host.home, uid))
-    provider_compact = getattr(host.provider, "inspect_compact", None)
+    provider_compact = getattr(inspectable(host.provider), "inspect_compact", None)
     if callable(provider_compact):
         provider_compact()
     compacted, problems = compact_home(host.home)

@@ -19,6 +19,7 @@ from ui_kit import SCRIPT, SECRET, SECRET_ZH, holographic_provider
 
 from hermes_core import MemoryHost
 from hermes_core.layers.memory.engine import MemoryEngine
+from hermes_core.providers import recall_skips
 from hermes_core.settings.base import load_settings
 from hermes_core.ui.app import create_app
 from hermes_core.ui.guard import Guard
@@ -231,11 +232,14 @@ def test_screenshots_for_the_docs(page: Page, server: Server) -> None:
         provider: Any = running.host.provider
         for fact in ("Alice is planning a trip to Zanzibar in May.", "Alice 喜欢喝乌龙茶。"):
             provider.store.add("alice", fact)
-        first = provider.inspect_memories("alice")[-1]
-        provider.inspect_set_expiry("alice", first.id, 978307200.0)  # 2001-01-01
         with running.host.session(user_id="alice") as s:
             s.before_turn("Where is Alice going in May, Zanzibar?")
             s.before_turn("乌龙茶")
+        first = provider.inspect_memories("alice")[-1]
+        provider.inspect_set_expiry("alice", first.id, 978307200.0)  # 2001-01-01
+        for ago in (2, 1, 1, 0):
+            when = time.time() - ago * 86400
+            recall_skips.record(running.host.home, "holographic", "timeout", "slow", now=when)
         page.goto(f"{running.url}/provider?u=alice")
         page.screenshot(path=str(out / "ui-provider.png"), full_page=True)
         page.goto(f"{running.url}/trace?u=alice")
