@@ -44,6 +44,7 @@ from hermes_core import (
 )
 from hermes_core.providers.expiry import ExpiryLedger, drop_expired
 from hermes_core.providers.inspect import ProviderMemory
+from hermes_core.recall_trace import item_scores
 from hermes_core.tool_results import tool_error, tool_json
 from hermes_memory_mem0.backend import (
     Backend,
@@ -273,12 +274,11 @@ class Mem0Provider(MemoryProvider):
         shown = [i for i in items if i.memory.strip()]
         if not shown:
             return None
-        scores = [i.score for i in shown if i.score is not None]
         return MemoryContext(
             text="\n".join([HEADING, *(f"- {i.memory.strip()}" for i in shown)]),
             count=len(shown),
             label=LABEL,
-            scores=tuple(float(x) for x in scores) if len(scores) == len(shown) else (),
+            scores=item_scores([i.score for i in shown]),
         )
 
     def turn_messages(self, turn: Turn) -> list[dict[str, str]]:
