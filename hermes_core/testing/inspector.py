@@ -50,4 +50,29 @@ def forget_and_prove(
     return lister
 
 
-__all__ = ["file_bytes", "forget_and_prove"]
+def memories_by_user(home: Path) -> dict[str, list[str]]:
+    """``{user: sorted memory texts}`` of the active provider of ``home``."""
+    with MemoryHost.open(home) as host:
+        lister = inspectable(host.provider)
+        assert lister is not None, "the active provider cannot list its memories"
+        return {
+            u: sorted(m.text for m in lister.inspect_memories(u)) for u in lister.inspect_users()
+        }
+
+
+def forget_user_and_prove(
+    home: Path, user_id: str, phrase: str, *, roots: tuple[Path, ...] = ()
+) -> int:
+    """Forget ``user_id`` entirely, assert that the provider lists nothing of them and that
+    a proof for ``phrase`` (one of their memories) is clean; returns the provider's count."""
+    with MemoryHost.open(home) as host:
+        report = forget.forget_user(host, user_id)
+        assert not report.problems, report.problems
+        lister = inspectable(host.provider)
+        assert lister is not None and user_id not in lister.inspect_users()
+        assert forget.prove(host, user_id, phrase).clean
+    assert phrase.encode() not in file_bytes(home, *roots)
+    return report.removed.get("provider", 0)
+
+
+__all__ = ["file_bytes", "forget_and_prove", "forget_user_and_prove", "memories_by_user"]

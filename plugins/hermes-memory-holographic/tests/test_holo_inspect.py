@@ -10,10 +10,13 @@ from pathlib import Path
 import pytest
 
 from hermes_core import MemoryHost
-from hermes_core.inspector import forget
 from hermes_core.inspector.provider_memories import list_memories, set_expiry
 from hermes_core.providers.inspect import expiring, inspectable
-from hermes_core.testing.inspector import file_bytes, forget_and_prove
+from hermes_core.testing.inspector import (
+    forget_and_prove,
+    forget_user_and_prove,
+    memories_by_user,
+)
 
 PHRASE = "Zanzibar"
 PHRASE_ZH = "桂林山水"
@@ -85,20 +88,13 @@ def test_prefetch_reports_a_score_per_fact(holo_home: Path) -> None:
 @pytest.mark.parametrize("phrase", [PHRASE, PHRASE_ZH])
 def test_forget_reaches_holographic_and_leaves_no_bytes(holo_home: Path, phrase: str) -> None:
     forget_and_prove(holo_home, "alice", phrase)
-    with MemoryHost.open(holo_home) as host:
-        lister = inspectable(host.provider)
-        assert lister is not None
-        assert len(lister.inspect_memories("alice")) == 2
-        assert lister.inspect_memories("bob")[0].text == FACTS["bob"][0]
+    left = memories_by_user(holo_home)
+    assert len(left["alice"]) == 2 and left["bob"] == FACTS["bob"]
 
 
 def test_forget_user_removes_every_fact(holo_home: Path) -> None:
-    with MemoryHost.open(holo_home) as host:
-        report = forget.forget_user(host, "alice")
-        assert report.removed["provider"] == 3
-        lister = inspectable(host.provider)
-        assert lister is not None and lister.inspect_users() == ["bob"]
-    assert PHRASE.encode() not in file_bytes(holo_home)
+    assert forget_user_and_prove(holo_home, "alice", PHRASE) == 3
+    assert memories_by_user(holo_home) == {"bob": FACTS["bob"]}
 
 
 def test_the_cli_lists_and_expires_provider_memories(holo_home: Path) -> None:

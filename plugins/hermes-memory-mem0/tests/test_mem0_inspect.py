@@ -16,10 +16,13 @@ from mem0_testutil import ctx
 
 from hermes_core import MemoryHost
 from hermes_core.errors import HermesError
-from hermes_core.inspector import forget
 from hermes_core.inspector.provider_memories import list_memories, set_expiry
 from hermes_core.providers.inspect import expiring, inspectable
-from hermes_core.testing.inspector import forget_and_prove
+from hermes_core.testing.inspector import (
+    forget_and_prove,
+    forget_user_and_prove,
+    memories_by_user,
+)
 
 PHRASE = "Zanzibar"
 PHRASE_ZH = "桂林山水"
@@ -93,17 +96,11 @@ def test_an_expired_memory_leaves_prefetch(mem0_home: Path) -> None:
 @pytest.mark.parametrize("phrase", [PHRASE, PHRASE_ZH])
 def test_forget_leaves_no_bytes_in_the_home_or_mem0_dir(mem0_home: Path, phrase: str) -> None:
     forget_and_prove(mem0_home, "alice", phrase, roots=(Path(os.environ["MEM0_DIR"]),))
-    with MemoryHost.open(mem0_home) as host:
-        lister = inspectable(host.provider)
-        assert lister is not None
-        assert len(lister.inspect_memories("alice")) == 1
-        assert lister.inspect_memories("bob")[0].text == FACTS["bob"][0]
+    left = memories_by_user(mem0_home)
+    assert len(left["alice"]) == 1 and left["bob"] == FACTS["bob"]
 
 
 def test_forget_user_removes_every_memory(mem0_home: Path) -> None:
-    with MemoryHost.open(mem0_home) as host:
-        report = forget.forget_user(host, "alice")
-        assert report.removed["provider"] == 2
-        lister = inspectable(host.provider)
-        assert lister is not None and lister.inspect_users() == ["bob"]
-        assert forget.prove(host, "alice", PHRASE).clean
+    roots = (Path(os.environ["MEM0_DIR"]),)
+    assert forget_user_and_prove(mem0_home, "alice", PHRASE, roots=roots) == 2
+    assert memories_by_user(mem0_home) == {"bob": FACTS["bob"]}
