@@ -43,6 +43,7 @@ from hermes_core import (
     Turn,
     hookimpl,
 )
+from hermes_core.providers.expiry import ExpiryLedger, drop_expired
 from hermes_core.providers.inspect import ProviderMemory
 
 from hermes_memory_chroma.compactor import ChatClient, Compaction, Compactor, message_text
@@ -96,6 +97,7 @@ class ChromaProvider(MemoryProvider):
         self._closed = False
         self._breaker: Any = None
         self._http_client: Any = None
+        self.expiry = ExpiryLedger(home, self.name)
 
     # ------------------------------------------------------------------ identity
 
@@ -263,7 +265,8 @@ class ChromaProvider(MemoryProvider):
 
     def inspect_memories(self, user_id: str) -> list[ProviderMemory]:
         """Every memory of ``user_id``, superseded ones included (``replaced_at`` is when
-        they were replaced), newest first."""
+        they were replaced) and their expiry dates, newest first."""
+        dates = self.expiry.expiries(user_id)
         return [
             ProviderMemory(
                 id=m.id,
@@ -274,6 +277,7 @@ class ChromaProvider(MemoryProvider):
                 session_id=m.session_id,
                 superseded_by=m.superseded_by,
                 replaced_at=m.updated_at if m.superseded_by else None,
+                expires_at=dates.get(m.id),
             )
             for m in self.store.list_memories(user_id, include_superseded=True)
         ]
@@ -283,6 +287,7 @@ class ChromaProvider(MemoryProvider):
         text in chromadb's write-ahead log)."""
         count = self.store.delete_many(user_id, memory_ids)
         self.store.scrub_write_log(memory_ids)
+        self.expiry.forget(user_id, memory_ids)
         return count
 
     def inspect_compact(self) -> None:
@@ -296,7 +301,16 @@ class ChromaProvider(MemoryProvider):
         ids = [m.id for m in self.store.list_memories(user_id, include_superseded=True)]
         count = self.clear_user_memory(user_id)
         self.store.scrub_write_log(ids)
+        self.expiry.forget_user(user_id)
         return count
+
+    def inspect_set_expiry(self, user_id: str, memory_id: str, expires_at: float | None) -> bool:
+        """Give one memory of ``user_id`` an expiry date, or clear it (``None``); an expired
+        memory stays stored but leaves ``prefetch``."""
+        if not self.store.get(user_id, [memory_id]):
+            return False
+        self.expiry.set_date(user_id, memory_id, expires_at)
+        return True
 
     def expire(self, user_id: str) -> list[str]:
         """Delete ``user_id``'s never-recalled low-value memories older than ``ttl_days``."""
@@ -314,11 +328,19 @@ class ChromaProvider(MemoryProvider):
 
         if self.settings.mode == "server":
             self.store.retry()  # memories the server could not take yet (never raises for it)
-        hits = self.retriever.search(self.user_for(session), query, gate=True)
+        user = self.user_for(session)
+        hits = self.retriever.search(user, query, gate=True)
+        hits = drop_expired(hits, self.expiry.expired(user), lambda h: h.memory.id)
         text = format_block(hits)
         if not text:
             return None
-        return MemoryContext(text=text, count=text.count("\n"), label="chroma")
+        count = text.count("\n")
+        return MemoryContext(
+            text=text,
+            count=count,
+            label="chroma",
+            scores=tuple(h.score for h in hits[:count]),
+        )
 
     @hookimpl
     def sync(self, session: SessionInfo, turn: Turn) -> None:
