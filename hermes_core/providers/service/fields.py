@@ -28,7 +28,7 @@ from typing import Any, TypeVar
 from pydantic import ValidationError
 
 from hermes_core.errors import ConfigError
-from hermes_core.fsutil import read_regular_text
+from hermes_core.fsutil import UnsafeFileError, read_regular_text
 from hermes_core.providers.base import ProviderSettings, setup_field
 
 S = TypeVar("S", bound=ProviderSettings)
@@ -87,24 +87,24 @@ MAX_CONFIG_FILE_BYTES = 1_000_000
 
 def read_json_object(path: Path) -> dict[str, Any]:
     """The JSON object in ``path`` (``{}`` when absent), e.g. Hermes Agent's
-    ``$HERMES_HOME/honcho.json``. Raises :class:`~hermes_core.errors.ConfigError` naming the
-    file when it is not a regular file, larger than :data:`MAX_CONFIG_FILE_BYTES`, not JSON,
-    or not an object."""
-    if not path.exists():
-        return {}
-    if not path.is_file():
-        raise ConfigError(f"{path} is not a regular file — remove it or replace it with JSON.")
-    if path.stat().st_size > MAX_CONFIG_FILE_BYTES:
-        raise ConfigError(
-            f"{path} is larger than {MAX_CONFIG_FILE_BYTES:,} bytes — this is not a provider "
-            "config file; fix or delete it."
-        )
+    ``$HERMES_HOME/honcho.json``: the one reader of a provider's own JSON config file.
+
+    Read through :func:`~hermes_core.fsutil.read_regular_text` (opened non-blocking, the
+    type checked on the open descriptor, at most :data:`MAX_CONFIG_FILE_BYTES`), so a FIFO,
+    device or directory (also one swapped in after a check) is refused, never waited on.
+    Raises :class:`~hermes_core.errors.ConfigError` naming the file and the fix when it is
+    not a regular file, too large, not JSON, or not an object."""
     try:
-        # opened non-blocking and re-checked after open: a file swapped for a FIFO after the
-        # checks above is refused, never waited on
         text = read_regular_text(path, max_bytes=MAX_CONFIG_FILE_BYTES, what="provider config")
+    except FileNotFoundError:
+        return {}
+    except UnsafeFileError as exc:  # names the file, what it is, and the fix
+        raise ConfigError(str(exc.strerror or exc)) from exc
+    except OSError as exc:
+        raise ConfigError(f"{path} cannot be read ({exc}) — fix its permissions.") from exc
+    try:
         data = json.loads(text)
-    except (OSError, ValueError) as exc:
+    except ValueError as exc:
         raise ConfigError(f"{path} is not valid JSON ({exc}) — fix or delete the file.") from exc
     if not isinstance(data, dict):
         raise ConfigError(f"{path} must hold a JSON object — fix or delete the file.")
