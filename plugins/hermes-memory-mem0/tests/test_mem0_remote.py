@@ -153,7 +153,7 @@ def test_breaker_trips_after_five_server_errors(remote, home: Path) -> None:  # 
         assert tool(provider, s, "mem0_search", query="anything")["success"] is False
     before = len(server.requests)
     out = tool(provider, s, "mem0_search", query="anything")
-    assert out["success"] is False and "Mem0 temporarily unavailable" in out["error"]
+    assert out["success"] is False and "Mem0 is paused after 5 consecutive failures" in out["error"]
     assert len(server.requests) == before  # paused: no request was sent
     assert provider.prefetch(s, "anything") is None
     checks = provider.health_check(home)
