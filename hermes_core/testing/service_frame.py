@@ -12,15 +12,23 @@ with its own ``service_harness`` fixture and sets ``breaker_fault`` to None. The
 * after ``shutdown`` (twice) ``api()`` raises ``ServiceError`` and every tool answers a
   failure in the one shape (``"success": false``);
 * an open circuit breaker shows in ``health_check`` (a failing check named
-  ``"<name> circuit breaker"``), and the breaker blocks further calls.
+  ``"<name> circuit breaker"``, its fix naming :attr:`breaker_fix_names` when set), and the
+  breaker blocks further calls;
+* ``hermes-memory memory setup <name>`` asks exactly :attr:`setup_asks`, in that order, and
+  Hermes Agent's environment variables (:attr:`env_settings`) fill the settings, no secret
+  in their ``repr`` (each check skipped while its attribute is empty).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
+from pydantic import SecretStr
 
+from hermes_core.providers.base import load_provider_settings
 from hermes_core.providers.service import ServiceError, ServiceProvider
 from hermes_core.testing.harness import ProviderHarness
 from hermes_core.tool_results import check_result_shape, reports_failure
@@ -33,6 +41,12 @@ class ServiceFrameChecks:
     provider_class: ClassVar[type[Any]]
     probe_tool: ClassVar[tuple[str, dict[str, Any]]]
     breaker_threshold: ClassVar[int] = 3
+    breaker_fix_names: ClassVar[str] = ""
+    """Text the open breaker's health fix must contain (e.g. the key's env var)."""
+    setup_asks: ClassVar[tuple[str, ...]] = ()
+    """The fields ``hermes-memory memory setup`` asks, in order."""
+    env_settings: ClassVar[Mapping[str, tuple[str, str, Any]]] = {}
+    """``{ENV_VAR: (value set, field, value loaded)}``: Hermes Agent's variables."""
 
     def provider_of(self, harness: ProviderHarness) -> ServiceProvider[Any, Any]:
         provider = harness.provider
@@ -91,9 +105,33 @@ class ServiceFrameChecks:
         breaker = provider.breaker
         assert breaker is not None and breaker.state != "closed"
         checks = provider.health_check(service_harness.home)
-        assert any(c.name == f"{provider.name} circuit breaker" and not c.ok for c in checks), [
-            c.name for c in checks
-        ]
+        breaker_checks = [c for c in checks if c.name == f"{provider.name} circuit breaker"]
+        assert breaker_checks and not breaker_checks[0].ok, [c.name for c in checks]
+        assert self.breaker_fix_names in breaker_checks[0].fix, breaker_checks[0].fix
+
+    def test_setup_asks_its_fields(self) -> None:
+        if not self.setup_asks:
+            pytest.skip("setup_asks not declared")
+        from hermes_core.cli.prompts import setup_fields
+
+        asked = [name for name, _ in setup_fields(self.provider_class.Settings)]
+        assert asked == list(self.setup_asks)
+
+    def test_environment_variables_fill_the_settings(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        if not self.env_settings:
+            pytest.skip("env_settings not declared")
+        for env, (value, _, _) in self.env_settings.items():
+            monkeypatch.setenv(env, value)
+        cls = self.provider_class
+        loaded = load_provider_settings(cls.Settings, cls.name, tmp_path, {})
+        for env, (value, field, expected) in self.env_settings.items():
+            got = getattr(loaded, field)
+            if isinstance(got, SecretStr):
+                assert value not in repr(loaded), f"{field} shows in repr"
+                got = got.get_secret_value()
+            assert got == expected, f"{env}={value!r} gave {field}={got!r}"
 
 
 __all__ = ["ServiceFrameChecks"]

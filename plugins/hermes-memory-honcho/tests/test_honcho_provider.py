@@ -57,10 +57,7 @@ def test_env_names_and_availability(hermes_home: Path, monkeypatch: pytest.Monke
     reason = provider.unavailable_reason()
     assert "HONCHO_API_KEY" in reason and "https://app.honcho.dev" in reason
     monkeypatch.setenv("HONCHO_API_KEY", "hk-123")
-    monkeypatch.setenv("HONCHO_BASE_URL", "http://127.0.0.1:9/")
     settings = load_provider_settings(HonchoSettings, "honcho", hermes_home, {})
-    assert settings.api_key is not None and settings.api_key.get_secret_value() == "hk-123"
-    assert settings.base_url == "http://127.0.0.1:9"
     assert HonchoProvider(settings, hermes_home).is_available()
 
 
@@ -357,19 +354,6 @@ def test_context_mode_offers_no_tools(tmp_path: Path, double: Double) -> None:
     try:
         names = {s["function"]["name"] for s in harness.session.tool_schemas()}
         assert not any(name.startswith("honcho_") for name in names)
-    finally:
-        harness.close()
-
-
-def test_health_check_reports_the_breaker(hermes_home: Path, double: Double) -> None:
-    _, server = double
-    harness = harness_for(hermes_home, server, failure_threshold=1, breaker_cooldown=60)
-    try:
-        assert harness.call("health_check", home=hermes_home)[0].ok
-        server.fault(status=500)
-        tool(harness.session, "honcho_search", query="anything")
-        checks = harness.call("health_check", home=hermes_home)
-        assert any(not c.ok and "HONCHO_API_KEY" in c.fix for c in checks), checks
     finally:
         harness.close()
 

@@ -308,19 +308,6 @@ def test_auto_recall_and_capture_off(hermes_home: Path, double: Double) -> None:
         harness.close()
 
 
-def test_health_check_reports_the_breaker(hermes_home: Path, double: Double) -> None:
-    _, server = double
-    harness = harness_for(hermes_home, server, failure_threshold=1)
-    try:
-        assert harness.call("health_check", home=hermes_home)[0].ok
-        server.fault(status=502)
-        tool(harness.session, "supermemory_search", query="anything")
-        checks = harness.call("health_check", home=hermes_home)
-        assert any(not c.ok and "SUPERMEMORY_API_KEY" in c.fix for c in checks), checks
-    finally:
-        harness.close()
-
-
 def test_setup_asks_key_url_tag_only(hermes_home: Path) -> None:
     import yaml
     from click.testing import CliRunner
