@@ -26,8 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from hermes_core.providers.service import (
-    CircuitBreaker,
+from hermes_core.providers.service.breaker import CircuitBreaker
+from hermes_core.providers.service.errors import (
     ServiceBadResponse,
     ServiceRequestError,
     ServiceUnavailable,

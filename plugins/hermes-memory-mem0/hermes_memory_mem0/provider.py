@@ -28,26 +28,15 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from hermes_core import (
-    MemoryContext,
-    MemoryWrite,
-    ProviderSettings,
-    SessionInfo,
-    ToolContext,
-    ToolSpec,
-    Turn,
-    hookimpl,
-)
-from hermes_core.providers.service import (
-    BackgroundRecall,
-    CircuitBreaker,
-    ServiceClient,
-    ServiceError,
-    ServiceSettings,
-    ToolRefused,
-)
+from hermes_core.markers import hookimpl
+from hermes_core.providers.base import ProviderSettings
+from hermes_core.providers.service.breaker import CircuitBreaker
+from hermes_core.providers.service.client import ServiceClient
+from hermes_core.providers.service.errors import ServiceError, ServiceSettings
+from hermes_core.providers.service.provider import BackgroundRecall, ToolRefused
 from hermes_core.providers.service.settings import service_settings
 from hermes_core.tool_results import tool_json
+from hermes_core.types import MemoryContext, MemoryWrite, SessionInfo, ToolContext, ToolSpec, Turn
 from hermes_memory_mem0.backend import Backend, Mem0Error, Mem0NotFound, MemoryItem
 from hermes_memory_mem0.settings import Mem0Settings, apply_config_file
 from hermes_memory_mem0.text import cap_at_sentence

@@ -31,26 +31,23 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from hermes_core import (
+from hermes_core.markers import hookimpl
+from hermes_core.providers.base import ProviderSettings
+from hermes_core.providers.service.client import ServiceClient
+from hermes_core.providers.service.errors import ServiceError, ServiceNotFound
+from hermes_core.providers.service.provider import ServiceProvider
+from hermes_core.providers.service.recall import screen_recalled
+from hermes_core.providers.service.tools import text_arg
+from hermes_core.tool_results import tool_error, tool_ok
+from hermes_core.types import (
     MemoryContext,
     MemoryWrite,
     PromptBlock,
-    ProviderSettings,
     SessionInfo,
     ToolContext,
     ToolSpec,
     Turn,
-    hookimpl,
 )
-from hermes_core.providers.service import (
-    ServiceClient,
-    ServiceError,
-    ServiceNotFound,
-    ServiceProvider,
-    screen_recalled,
-)
-from hermes_core.providers.service.tools import text_arg
-from hermes_core.tool_results import tool_error, tool_ok
 from hermes_memory_supermemory.api import SupermemoryAPI
 from hermes_memory_supermemory.settings import (
     SupermemorySettings,
