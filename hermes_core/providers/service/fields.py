@@ -25,13 +25,26 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
-from pydantic import ValidationError
+from pydantic import AliasChoices, ValidationError
 
 from hermes_core.errors import ConfigError
 from hermes_core.fsutil import UnsafeFileError, read_regular_text
-from hermes_core.providers.base import ProviderSettings, setup_field
+from hermes_core.providers.base import ProviderSettings, provider_env_prefix, setup_field
 
 S = TypeVar("S", bound=ProviderSettings)
+
+
+def env_alias(provider: str, field: str, *fallbacks: str | None) -> AliasChoices:
+    """The ``validation_alias`` of a field that Hermes Agent's variables may also set:
+    ``HERMES_MEMORY__PROVIDERS__<PROVIDER>__<FIELD>`` first, then ``fallbacks`` (e.g.
+    ``HONCHO_API_KEY``; None ones skipped). Use with ``functools.partial`` per plugin."""
+    names = [provider_env_prefix(provider) + field.upper()]
+    return AliasChoices(*names, *(f for f in fallbacks if f))
+
+
+def advanced(**extra: Any) -> dict[str, Any]:
+    """``json_schema_extra`` of a field only ``setup --advanced`` asks (plus ``extra``)."""
+    return {"setup": "advanced", **extra}
 
 
 def timeout_field(
@@ -130,7 +143,9 @@ def with_file_values(settings: S, file_values: Mapping[str, Any], path: Path) ->
 
 __all__ = [
     "MAX_CONFIG_FILE_BYTES",
+    "advanced",
     "breaker_cooldown_field",
+    "env_alias",
     "failure_threshold_field",
     "prefetch_wait_field",
     "read_json_object",

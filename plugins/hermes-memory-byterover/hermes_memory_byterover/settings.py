@@ -10,13 +10,15 @@ from __future__ import annotations
 
 from typing import ClassVar, Literal
 
-from pydantic import AliasChoices, SecretStr
+from pydantic import SecretStr
 from pydantic_settings import SettingsConfigDict
 
 from hermes_core.providers.base import ProviderSettings, setup_field
-from hermes_core.providers.service.fields import breaker_cooldown_field, failure_threshold_field
-
-_PREFIX = "HERMES_MEMORY__PROVIDERS__BYTEROVER__"
+from hermes_core.providers.service.fields import (
+    breaker_cooldown_field,
+    env_alias,
+    failure_threshold_field,
+)
 
 
 class ByteRoverSettings(ProviderSettings):
@@ -40,7 +42,7 @@ class ByteRoverSettings(ProviderSettings):
         description="ByteRover API key for cloud sync (blank = local only)",
         env_var="BRV_API_KEY",
         url="https://app.byterover.dev",
-        validation_alias=AliasChoices(_PREFIX + "API_KEY", "BRV_API_KEY"),
+        validation_alias=env_alias("byterover", "api_key", "BRV_API_KEY"),
     )
     timeout_query: float = setup_field(
         10.0,

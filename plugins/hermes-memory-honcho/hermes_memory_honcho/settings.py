@@ -11,15 +11,17 @@ defaults below. ``hermes-memory memory setup honcho`` asks only the key, the URL
 from __future__ import annotations
 
 import re
+from functools import partial
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import AliasChoices, Field, SecretStr, field_validator
+from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import SettingsConfigDict
 
 from hermes_core.providers.base import ProviderSettings, setup_field
 from hermes_core.providers.service.fields import (
     breaker_cooldown_field,
+    env_alias,
     failure_threshold_field,
     read_json_object,
     retries_field,
@@ -30,7 +32,7 @@ from hermes_core.providers.service.fields import (
 CONFIG_FILE = "honcho.json"
 CLOUD_URL = "https://api.honcho.dev"
 KEY_URL = "https://app.honcho.dev"
-_PREFIX = "HERMES_MEMORY__PROVIDERS__HONCHO__"
+_env = partial(env_alias, "honcho")
 _ID = re.compile(r"^[A-Za-z0-9_-]{1,100}$")
 
 ReasoningLevel = Literal["minimal", "low", "medium", "high", "max"]
@@ -38,10 +40,6 @@ RecallMode = Literal["hybrid", "context", "tools"]
 ObservationMode = Literal["directional", "unified"]
 SessionStrategy = Literal["per-directory", "per-repo", "per-session", "global"]
 WriteMode = Literal["async", "turn", "session"]
-
-
-def _env(field: str, *fallbacks: str) -> AliasChoices:
-    return AliasChoices(_PREFIX + field.upper(), *fallbacks)
 
 
 class HonchoSettings(ProviderSettings):

@@ -8,24 +8,21 @@ Sources, first wins: explicit init values, ``HERMES_MEMORY__PROVIDERS__MEM0__<FI
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import AliasChoices, Field, SecretStr
+from pydantic import Field, SecretStr
 from pydantic_settings import SettingsConfigDict
 
 from hermes_core.providers.base import ProviderSettings
-from hermes_core.providers.service.fields import read_json_object, with_file_values
+from hermes_core.providers.service.fields import env_alias, read_json_object, with_file_values
 
 CONFIG_FILE = "mem0.json"
 DEFAULT_USER_ID = "hermes-user"
-_PREFIX = "HERMES_MEMORY__PROVIDERS__MEM0__"
+_env = partial(env_alias, "mem0")
 
 Mode = Literal["oss", "host", "platform"]
-
-
-def _env(field: str, fallback: str) -> AliasChoices:
-    return AliasChoices(_PREFIX + field.upper(), fallback)
 
 
 class Mem0Settings(ProviderSettings):

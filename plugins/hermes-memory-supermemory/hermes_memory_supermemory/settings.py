@@ -11,15 +11,17 @@ supermemory`` asks only the key, the URL and the container tag.
 from __future__ import annotations
 
 import re
+from functools import partial
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import AliasChoices, Field, SecretStr, field_validator
+from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import SettingsConfigDict
 
 from hermes_core.providers.base import ProviderSettings, setup_field
 from hermes_core.providers.service.fields import (
     breaker_cooldown_field,
+    env_alias,
     failure_threshold_field,
     read_json_object,
     retries_field,
@@ -30,7 +32,7 @@ from hermes_core.providers.service.fields import (
 CONFIG_FILE = "supermemory.json"
 CLOUD_URL = "https://api.supermemory.ai"
 KEY_URL = "https://app.supermemory.ai/integrations?connect=hermes"
-_PREFIX = "HERMES_MEMORY__PROVIDERS__SUPERMEMORY__"
+_env = partial(env_alias, "supermemory")
 TAG_PATTERN = r"^[A-Za-z0-9._{}-]{1,50}$"
 """A container tag (``{identity}`` allowed): the API allows 100 characters of
 ``[A-Za-z0-9._-]``; 50 leaves room for the per-user suffix."""
@@ -44,10 +46,6 @@ DEFAULT_ENTITY_CONTEXT = (
     "and explicit requests to remember something. Do not remember temporary intents, one-time "
     "tasks or assistant actions. When in doubt, store less."
 )
-
-
-def _env(field: str, *fallbacks: str) -> AliasChoices:
-    return AliasChoices(_PREFIX + field.upper(), *fallbacks)
 
 
 class SupermemorySettings(ProviderSettings):
