@@ -6,35 +6,26 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import yaml
-from click.testing import CliRunner
 from hermes_memory_hindsight import HindsightProvider
 from hindsight_double import HindsightDouble
-from prompt_toolkit.application import create_app_session
-from prompt_toolkit.input import create_pipe_input
-from prompt_toolkit.output import DummyOutput
 
-from hermes_core.cli.main import cli
 from hermes_core.host import MemoryHost
-
-CLEAR_LINE = "\x15"  # ctrl-u: drop the pre-filled default
+from hermes_core.testing.setup_cli import CLEAR_LINE, run_setup
 
 
 def test_setup_then_a_whole_session(hermes_home: Path, double: HindsightDouble) -> None:
-    answers = ["hs-test-key", double.server.base_url, CLEAR_LINE + "team"]
-    with create_pipe_input() as pipe, create_app_session(input=pipe, output=DummyOutput()):
-        pipe.send_text("".join(a + "\r" for a in answers))
-        result = CliRunner().invoke(cli, ["memory", "setup", "hindsight"])
-    assert result.exit_code == 0, result.output
-    assert "Get yours at https://ui.hindsight.vectorize.io" in result.output
-    assert "available ✓" in result.output
-    config = yaml.safe_load((hermes_home / "config.yaml").read_text(encoding="utf-8"))
-    assert config["memory"]["provider"] == "hindsight"
-    assert config["memory"]["providers"]["hindsight"] == {
+    run = run_setup(
+        hermes_home, "hindsight", ["hs-test-key", double.server.base_url, CLEAR_LINE + "team"]
+    )
+    assert run.exit_code == 0, run.output
+    assert "Get yours at https://ui.hindsight.vectorize.io" in run.output
+    assert "available ✓" in run.output
+    assert run.config["memory"]["provider"] == "hindsight"
+    assert run.provider_config("hindsight") == {
         "api_url": double.server.base_url,
         "bank_id": "team",
     }, "only the asked fields are written; the key goes to .env"
-    assert "HINDSIGHT_API_KEY=hs-test-key" in (hermes_home / ".env").read_text(encoding="utf-8")
+    assert "HINDSIGHT_API_KEY=hs-test-key" in run.env
     assert double.server.requests == [], "setup makes no call"
     # a server without an LLM builds no observations: recall raw facts too
     (hermes_home / "hindsight").mkdir()

@@ -19,6 +19,7 @@ from hermes_core.host import Session
 from hermes_core.providers.base import load_provider_settings
 from hermes_core.testing.harness import ProviderHarness
 from hermes_core.testing.loopback import LoopbackServer
+from hermes_core.testing.setup_cli import CLEAR_LINE, run_setup
 from hermes_core.types import MemoryWrite
 
 Double = tuple[HonchoDouble, LoopbackServer]
@@ -359,20 +360,10 @@ def test_context_mode_offers_no_tools(tmp_path: Path, double: Double) -> None:
 
 
 def test_setup_asks_key_url_workspace_only(hermes_home: Path) -> None:
-    import yaml
-    from click.testing import CliRunner
-    from prompt_toolkit.application import create_app_session
-    from prompt_toolkit.input import create_pipe_input
-    from prompt_toolkit.output import DummyOutput
-
-    from hermes_core.cli.main import cli
-
-    keys = "hk-secret-1234\r" + "\x7f" * 40 + "http://127.0.0.1:8000\r" + "\r"
-    with create_pipe_input() as pipe, create_app_session(input=pipe, output=DummyOutput()):
-        pipe.send_text(keys)
-        result = CliRunner().invoke(cli, ["memory", "setup", "honcho"])
-    assert result.exit_code == 0, result.output
-    assert "https://app.honcho.dev" in result.output
-    config = yaml.safe_load((hermes_home / "config.yaml").read_text(encoding="utf-8"))
-    assert config["memory"]["providers"]["honcho"] == {"base_url": "http://127.0.0.1:8000"}
-    assert "HONCHO_API_KEY=hk-secret-1234" in (hermes_home / ".env").read_text(encoding="utf-8")
+    run = run_setup(
+        hermes_home, "honcho", ["hk-secret-1234", CLEAR_LINE + "http://127.0.0.1:8000", ""]
+    )
+    assert run.exit_code == 0, run.output
+    assert "https://app.honcho.dev" in run.output
+    assert run.provider_config("honcho") == {"base_url": "http://127.0.0.1:8000"}
+    assert "HONCHO_API_KEY=hk-secret-1234" in run.env
