@@ -9,8 +9,9 @@ with its own ``service_harness`` fixture and sets ``breaker_fault`` to None. The
   ``is_available`` and ``health_check`` make no call);
 * a write while the service fails never raises, and what the provider could not deliver is
   counted by ``unsent_writes()``;
-* after ``shutdown`` (twice) ``api()`` raises ``ServiceError`` and every tool answers a
-  failure in the one shape (``"success": false``);
+* after ``shutdown`` (twice) ``api()`` raises ``ServiceError``, ``sync`` and ``prefetch``
+  neither raise nor call the service, and every tool answers a failure in the one shape
+  (``"success": false``);
 * an open circuit breaker shows in ``health_check`` (a failing check named
   ``"<name> circuit breaker"``, its fix naming :attr:`breaker_fix_names` when set), and the
   breaker blocks further calls;
@@ -78,13 +79,28 @@ class ServiceFrameChecks:
         assert isinstance(provider.unsent_writes(), int)
         assert provider.unsent_writes() >= 0
 
-    def test_shutdown_is_final(self, service_harness: ProviderHarness) -> None:
+    def requests_seen(self, request: pytest.FixtureRequest) -> int | None:
+        """Requests the double has answered so far (None without a double that counts)."""
+        try:
+            service = request.getfixturevalue("service")
+        except pytest.FixtureLookupError:
+            return None
+        seen = getattr(service, "requests", None)
+        return len(seen) if seen is not None else None
+
+    def test_shutdown_is_final(
+        self, service_harness: ProviderHarness, request: pytest.FixtureRequest
+    ) -> None:
         provider = self.provider_of(service_harness)
         specs: list[ToolSpec] = list(service_harness.call("register_tools") or [])
         provider.shutdown()
         provider.shutdown()
         with pytest.raises(ServiceError):
             provider.api()
+        before = self.requests_seen(request)
+        service_harness.sync("after shutdown", "ok")  # never raises, never calls
+        assert service_harness.prefetch("anything") is None
+        assert self.requests_seen(request) == before, "a shut-down provider called the service"
         ctx = ToolContext(session=service_harness.session.info)
         name, args = self.probe_tool
         probe = next((s for s in specs if s.name == name), None)

@@ -239,10 +239,11 @@ class ServiceProvider(MemoryProvider, Generic[S, A]):
         return executor.submit(ctx.run, fn)
 
     def first_sync(self, session: SessionInfo, turn: Turn) -> bool:
-        """True the first time ``turn`` of ``session`` is synced (a re-sent turn: False)."""
+        """True the first time ``turn`` of ``session`` is synced (a re-sent turn, or any
+        turn once the provider is shut down: False)."""
         key = (session.id, turn.number)
         with self._lock:
-            if key in self._synced:
+            if key in self._synced or self._closed:
                 return False
             self._synced.add(key)
             return True

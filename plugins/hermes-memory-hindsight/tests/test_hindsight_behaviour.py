@@ -267,18 +267,6 @@ def test_missions_are_set_once_per_bank(
     assert double.banks["hermes-alice"].mission == "Help Alice ship code."
 
 
-def test_shutdown_stops_calls(
-    make_provider: Make, double: HindsightDouble, hermes_home: Path
-) -> None:
-    p = provider_for(make_provider, double)
-    s = session(hermes_home)
-    p.shutdown()
-    p.sync(s, make_turn("after shutdown", "ok", session_id="s1"))
-    assert p.prefetch(s, "anything") is None
-    assert double.server.requests == []
-    assert tool(p, s, "hindsight_recall", query="x")["success"] is False
-
-
 def test_turns_synced_while_the_server_is_down_are_delivered_later(
     make_provider: Make, double: HindsightDouble, hermes_home: Path
 ) -> None:

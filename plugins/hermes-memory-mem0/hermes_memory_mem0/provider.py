@@ -295,8 +295,8 @@ class Mem0Provider(BackgroundRecall[Mem0Settings, Backend, MemoryItem]):
     def sync(self, session: SessionInfo, turn: Turn) -> None:
         key = (session.id, turn.number)
         with self._lock:
-            if key in self._synced:
-                return  # a resent turn: already stored
+            if key in self._synced or self._closed:
+                return  # a resent turn (already stored), or shut down
         messages = self.turn_messages(turn)
         if not messages:
             return

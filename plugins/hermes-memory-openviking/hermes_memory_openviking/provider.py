@@ -249,8 +249,8 @@ class OpenVikingProvider(ServiceProvider[OpenVikingSettings, VikingClient]):
     def sync(self, session: SessionInfo, turn: Turn) -> None:
         ident = self.identity(session)
         key = (session.id, turn.number)
-        if ident is None or key in self._synced:
-            return  # (the same turn again: already in the session)
+        if ident is None or key in self._synced or self._closed:
+            return  # (the same turn again: already in the session; or shut down)
         messages: list[dict[str, Any]] = []
         turn_id = f"{session.id}:{turn.number}"
         if (turn.user_text or "").strip():

@@ -287,19 +287,6 @@ def test_pre_compress_and_prompt_block(
     assert "Project: acme" in p.system_prompt_block(s).text
 
 
-def test_shutdown_stops_calls(
-    make_provider: Make, double: RetainDBDouble, hermes_home: Path
-) -> None:
-    p = provider_for(make_provider, double)
-    s = session(hermes_home)
-    p.shutdown()
-    p.shutdown()
-    p.sync(s, make_turn("after", "ok", session_id="s1"))
-    assert p.prefetch(s, "anything") is None
-    assert double.server.requests == []
-    assert tool(p, s, "retaindb_search", query="x")["success"] is False
-
-
 def test_writes_while_the_service_is_down_are_delivered_later(
     make_provider: Make, double: RetainDBDouble, hermes_home: Path
 ) -> None:
