@@ -15,21 +15,22 @@ with its own ``service_harness`` fixture and sets ``breaker_fault`` to None. The
 * an open circuit breaker shows in ``health_check`` (a failing check named
   ``"<name> circuit breaker"``, its fix naming :attr:`breaker_fix_names` when set), and the
   breaker blocks further calls;
-* ``hermes-memory memory setup <name>`` asks exactly :attr:`setup_asks`, in that order, and
-  Hermes Agent's environment variables (:attr:`env_settings`) fill the settings, no secret
-  in their ``repr`` (each check skipped while its attribute is empty).
+* ``hermes-memory memory setup <name>`` asks exactly :attr:`setup_asks`, in that order
+  (skipped while it is empty), and every environment variable a field names as its
+  ``env_var`` and accepts (Hermes Agent's ``HONCHO_API_KEY``…; :func:`env_fields`) fills that
+  field, no secret in the settings' ``repr``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, get_args
 
 import pytest
 from pydantic import SecretStr
 
-from hermes_core.providers.base import load_provider_settings
+from hermes_core.providers.base import ProviderSettings, load_provider_settings
 from hermes_core.providers.service import ServiceError, ServiceProvider
 from hermes_core.testing.harness import ProviderHarness
 from hermes_core.tool_results import check_result_shape, reports_failure
@@ -46,8 +47,6 @@ class ServiceFrameChecks:
     """Text the open breaker's health fix must contain (e.g. the key's env var)."""
     setup_asks: ClassVar[tuple[str, ...]] = ()
     """The fields ``hermes-memory memory setup`` asks, in order."""
-    env_settings: ClassVar[Mapping[str, tuple[str, str, Any]]] = {}
-    """``{ENV_VAR: (value set, field, value loaded)}``: Hermes Agent's variables."""
 
     def provider_of(self, harness: ProviderHarness) -> ServiceProvider[Any, Any]:
         provider = harness.provider
@@ -136,13 +135,14 @@ class ServiceFrameChecks:
     def test_environment_variables_fill_the_settings(
         self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     ) -> None:
-        if not self.env_settings:
-            pytest.skip("env_settings not declared")
-        for env, (value, _, _) in self.env_settings.items():
-            monkeypatch.setenv(env, value)
         cls = self.provider_class
+        fields = env_fields(cls.Settings)
+        if not fields:
+            pytest.skip("no field takes another program's environment variable")
+        for env, (value, _, _) in fields.items():
+            monkeypatch.setenv(env, value)
         loaded = load_provider_settings(cls.Settings, cls.name, tmp_path, {})
-        for env, (value, field, expected) in self.env_settings.items():
+        for env, (value, field, expected) in fields.items():
             got = getattr(loaded, field)
             if isinstance(got, SecretStr):
                 assert value not in repr(loaded), f"{field} shows in repr"
@@ -150,4 +150,26 @@ class ServiceFrameChecks:
             assert got == expected, f"{env}={value!r} gave {field}={got!r}"
 
 
-__all__ = ["ServiceFrameChecks"]
+def env_fields(settings: type[ProviderSettings]) -> dict[str, tuple[str, str, str]]:
+    """``{ENV_VAR: (value to set, field, value expected)}`` for every text field whose
+    ``env_var`` (e.g. ``HONCHO_API_KEY``, Hermes Agent's name) is also one of its
+    ``validation_alias`` choices; a URL field gets a URL with a trailing slash (expected
+    without it)."""
+    out: dict[str, tuple[str, str, str]] = {}
+    for name, info in settings.model_fields.items():
+        extra = info.json_schema_extra if isinstance(info.json_schema_extra, Mapping) else {}
+        env = extra.get("env_var")
+        choices = getattr(info.validation_alias, "choices", ())
+        kinds = set(get_args(info.annotation) or (info.annotation,)) - {type(None)}
+        if not isinstance(env, str) or env not in choices or not kinds <= {str, SecretStr}:
+            continue
+        if SecretStr in kinds:
+            out[env] = ("env-secret-4417", name, "env-secret-4417")
+        elif name.endswith("url"):
+            out[env] = ("http://127.0.0.1:9/", name, "http://127.0.0.1:9")
+        else:
+            out[env] = ("envvalue1", name, "envvalue1")
+    return out
+
+
+__all__ = ["ServiceFrameChecks", "env_fields"]

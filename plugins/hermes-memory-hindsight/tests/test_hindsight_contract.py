@@ -27,12 +27,6 @@ class TestHindsightAgainstTheDouble(ServiceProviderContract):
     key_setting = "HINDSIGHT_API_KEY"
     probe_tool: ClassVar[tuple[str, dict[str, Any]]] = ("hindsight_recall", {"query": "editor"})
     setup_asks = ("api_key", "api_url", "bank_id")
-    env_settings: ClassVar[dict[str, tuple[str, str, Any]]] = {
-        "HINDSIGHT_API_KEY": ("k-123", "api_key", "k-123"),
-        "HINDSIGHT_API_URL": ("http://127.0.0.1:8888/", "api_url", "http://127.0.0.1:8888"),
-        "HINDSIGHT_BANK_ID": ("team", "bank_id", "team"),
-        "HINDSIGHT_BUDGET": ("high", "recall_budget", "high"),
-    }
 
     def make_double(self) -> LoopbackServer:
         return HindsightDouble(api_key=KEY).server

@@ -23,7 +23,9 @@ def test_hermes_agent_environment_variables(
     hermes_home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("HINDSIGHT_API_URL", "http://127.0.0.1:8888/")
-    assert load(hermes_home).effective_mode() == "local_external"
+    monkeypatch.setenv("HINDSIGHT_BUDGET", "high")
+    s = load(hermes_home)
+    assert (s.recall_budget, s.effective_mode()) == ("high", "local_external")
 
 
 def test_hermes_agent_config_json_is_read(hermes_home: Path) -> None:

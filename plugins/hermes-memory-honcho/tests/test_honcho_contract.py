@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any
 
 from conftest import settings_for
 from hermes_memory_honcho import HonchoProvider
@@ -18,11 +18,6 @@ class TestHonchoContract(ServiceProviderContract):
     probe_tool = ("honcho_search", {"query": "locker code"})
     breaker_fix_names = "HONCHO_API_KEY"
     setup_asks = ("api_key", "base_url", "workspace")
-    env_settings: ClassVar[dict[str, tuple[str, str, Any]]] = {
-        "HONCHO_API_KEY": ("hk-123", "api_key", "hk-123"),
-        "HONCHO_BASE_URL": ("http://127.0.0.1:9/", "base_url", "http://127.0.0.1:9"),
-        "HONCHO_WORKSPACE": ("team", "workspace", "team"),
-    }
 
     def make_double(self) -> LoopbackServer:
         return honcho_double()[1]

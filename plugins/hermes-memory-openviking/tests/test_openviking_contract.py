@@ -17,12 +17,6 @@ class TestOpenVikingContract(ServiceProviderContract):
     key_setting = "OPENVIKING_API_KEY"
     probe_tool: ClassVar[tuple[str, dict[str, Any]]] = ("viking_search", {"query": "locker code"})
     setup_asks = ("url", "api_key", "account")
-    env_settings: ClassVar[dict[str, tuple[str, str, Any]]] = {
-        "OPENVIKING_ENDPOINT": ("http://10.0.0.5:1933/", "url", "http://10.0.0.5:1933"),
-        "OPENVIKING_API_KEY": ("k-1", "api_key", "k-1"),
-        "OPENVIKING_ACCOUNT": ("team", "account", "team"),
-        "OPENVIKING_AGENT": ("helper", "actor_peer", "helper"),
-    }
 
     def make_double(self) -> LoopbackServer:
         return OpenVikingDouble().server()

@@ -20,11 +20,6 @@ class TestRetainDBAgainstTheDouble(ServiceProviderContract):
     key_setting = "RETAINDB_API_KEY"
     probe_tool: ClassVar[tuple[str, dict[str, Any]]] = ("retaindb_search", {"query": "editor"})
     setup_asks = ("api_key", "base_url", "project")
-    env_settings: ClassVar[dict[str, tuple[str, str, Any]]] = {
-        "RETAINDB_API_KEY": ("rdb-secret", "api_key", "rdb-secret"),
-        "RETAINDB_BASE_URL": ("http://127.0.0.1:7000/", "base_url", "http://127.0.0.1:7000"),
-        "RETAINDB_PROJECT": ("team-a", "project", "team-a"),
-    }
 
     def make_double(self) -> LoopbackServer:
         return RetainDBDouble(api_key=KEY).server

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any
 
 from conftest import settings_for
 from hermes_memory_supermemory import SupermemoryProvider
@@ -18,10 +18,6 @@ class TestSupermemoryContract(ServiceProviderContract):
     probe_tool = ("supermemory_search", {"query": "locker code"})
     breaker_fix_names = "SUPERMEMORY_API_KEY"
     setup_asks = ("api_key", "base_url", "container_tag")
-    env_settings: ClassVar[dict[str, tuple[str, str, Any]]] = {
-        "SUPERMEMORY_API_KEY": ("sm-1", "api_key", "sm-1"),
-        "SUPERMEMORY_CONTAINER_TAG": ("team-{identity}", "container_tag", "team-{identity}"),
-    }
 
     def make_double(self) -> LoopbackServer:
         return supermemory_double()[1]
