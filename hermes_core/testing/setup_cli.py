@@ -1,12 +1,17 @@
 """``run_setup``: drive ``hermes-memory memory setup <provider>`` through a pipe, as a user
-typing at the prompts, and read back what it wrote (a provider's setup test in a few lines)."""
+typing at the prompts, and read back what it wrote; ``a_whole_session``: then one session
+through the host (remember, recall, search tool). A provider's end-to-end test in a few lines."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from hermes_core.host import MemoryHost
 
 CLEAR_LINE = "\x15"
 """ctrl-u at a prompt: drop the pre-filled default before typing."""
@@ -49,4 +54,29 @@ def run_setup(home: Path, provider: str, answers: Sequence[str], *options: str) 
     return SetupRun(result.exit_code, result.output, config or {}, env)
 
 
-__all__ = ["CLEAR_LINE", "SetupRun", "run_setup"]
+FACT = "Remember: I deploy with Ansible on Fridays."
+QUESTION = "When do I deploy with Ansible?"
+
+
+def a_whole_session(
+    host: MemoryHost, search_tool: str, *, user_id: str = "alice", prompt_has: str = ""
+) -> str:
+    """One session of ``user_id`` through ``host``: :data:`FACT` is stored, :data:`QUESTION`
+    recalls it in the turn's ``<memory-context>``, ``search_tool`` finds it
+    (``{"query": "Ansible"}``); the system prompt contains ``prompt_has``. Returns the
+    session id. Assertions fail the calling test."""
+    with host.session(source="cli", user_id=user_id) as s:
+        assert prompt_has in s.system_prompt()
+        assert s.before_turn(FACT) == ""
+        s.after_turn(FACT, "Noted.")
+        assert host.flush(10)
+        block = s.before_turn(QUESTION)
+        assert "<memory-context>" in block and "Fridays" in block
+        s.after_turn(QUESTION, "On Fridays.")
+        found = json.loads(s.call_tool(search_tool, {"query": "Ansible"}))
+        assert found["success"] and found["count"] >= 1
+    assert host.flush(10)
+    return s.id
+
+
+__all__ = ["CLEAR_LINE", "FACT", "QUESTION", "SetupRun", "a_whole_session", "run_setup"]

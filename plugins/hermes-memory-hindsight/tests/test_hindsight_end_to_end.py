@@ -10,7 +10,7 @@ from hermes_memory_hindsight import HindsightProvider
 from hindsight_double import HindsightDouble
 
 from hermes_core.host import MemoryHost
-from hermes_core.testing.setup_cli import CLEAR_LINE, run_setup
+from hermes_core.testing.setup_cli import CLEAR_LINE, a_whole_session, run_setup
 
 
 def test_setup_then_a_whole_session(hermes_home: Path, double: HindsightDouble) -> None:
@@ -37,17 +37,10 @@ def test_setup_then_a_whole_session(hermes_home: Path, double: HindsightDouble) 
     try:
         provider = host.provider
         assert isinstance(provider, HindsightProvider) and provider.is_available()
-        with host.session(source="cli", user_id="alice") as s:
-            assert "team-alice" in s.system_prompt()
-            assert s.before_turn("Remember: I deploy with Ansible on Fridays.") == ""
-            s.after_turn("Remember: I deploy with Ansible on Fridays.", "Noted.")
-            assert host.flush(10)
-            block = s.before_turn("When do I deploy with Ansible?")
-            assert "<memory-context>" in block and "Fridays" in block
-            s.after_turn("When do I deploy with Ansible?", "On Fridays.")
-            found = json.loads(s.call_tool("hindsight_recall", {"query": "Ansible"}))
-            assert found["success"] and found["count"] >= 1
-        assert host.flush(10)
+        session_id = a_whole_session(host, "hindsight_recall", prompt_has="team-alice")
     finally:
         host.close()
-    assert {f.document_id for f in double.facts("team-alice")} >= {s.id + "-t1", s.id + "-t2"}
+    assert {f.document_id for f in double.facts("team-alice")} >= {
+        session_id + "-t1",
+        session_id + "-t2",
+    }

@@ -3,14 +3,13 @@ and the Session API, against the loopback double."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from hermes_memory_retaindb import RetainDBProvider
 from retaindb_double import RetainDBDouble
 
 from hermes_core.host import MemoryHost
-from hermes_core.testing.setup_cli import CLEAR_LINE, run_setup
+from hermes_core.testing.setup_cli import CLEAR_LINE, a_whole_session, run_setup
 
 
 def test_setup_then_a_whole_session(hermes_home: Path, double: RetainDBDouble) -> None:
@@ -32,16 +31,7 @@ def test_setup_then_a_whole_session(hermes_home: Path, double: RetainDBDouble) -
     try:
         provider = host.provider
         assert isinstance(provider, RetainDBProvider) and provider.is_available()
-        with host.session(source="cli", user_id="alice") as s:
-            assert s.before_turn("Remember: I deploy with Ansible on Fridays.") == ""
-            s.after_turn("Remember: I deploy with Ansible on Fridays.", "Noted.")
-            assert host.flush(10)
-            block = s.before_turn("When do I deploy with Ansible?")
-            assert "<memory-context>" in block and "Fridays" in block
-            s.after_turn("When do I deploy with Ansible?", "On Fridays.")
-            found = json.loads(s.call_tool("retaindb_search", {"query": "Ansible"}))
-            assert found["success"] and found["count"] >= 1
-        assert host.flush(10)
+        a_whole_session(host, "retaindb_search")
     finally:
         host.close()
     routes = [r.route for r in double.server.requests]
