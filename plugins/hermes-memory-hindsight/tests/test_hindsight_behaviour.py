@@ -12,8 +12,9 @@ import pytest
 from hermes_memory_hindsight import HindsightProvider
 from hindsight_double import HindsightDouble
 
-from hermes_core import MemoryWrite, SessionInfo, ToolContext
+from hermes_core import MemoryWrite, SessionInfo
 from hermes_core.testing.fakes import make_session_info, make_turn
+from hermes_core.testing.harness import tool_result as tool
 
 KEY = "hs-test-key"
 Make = Callable[..., HindsightProvider]
@@ -35,14 +36,6 @@ def provider_for(make: Make, double: HindsightDouble, **extra: Any) -> Hindsight
 
 def session(home: Path, user: str | None = "alice", sid: str = "s1") -> SessionInfo:
     return make_session_info(home, session_id=sid, user_id=user)
-
-
-def tool(provider: HindsightProvider, s: SessionInfo, name: str, **args: Any) -> dict[str, Any]:
-    spec = {t.name: t for t in provider.register_tools(s)}[name]
-    result = spec.handler(args, ToolContext(session=s))
-    data = json.loads(result)
-    assert isinstance(data, dict)
-    return data
 
 
 def retains(double: HindsightDouble) -> list[Any]:

@@ -15,9 +15,9 @@ from hermes_memory_honcho.settings import read_honcho_json
 from honcho_double import HonchoDouble
 
 from hermes_core.errors import ConfigError
-from hermes_core.host import Session
 from hermes_core.providers.base import load_provider_settings
 from hermes_core.testing.harness import ProviderHarness
+from hermes_core.testing.harness import session_tool as tool
 from hermes_core.testing.loopback import LoopbackServer
 from hermes_core.testing.setup_cli import CLEAR_LINE, run_setup
 from hermes_core.types import MemoryWrite
@@ -27,12 +27,6 @@ Double = tuple[HonchoDouble, LoopbackServer]
 
 def harness_for(home: Path, server: LoopbackServer, **extra: Any) -> ProviderHarness:
     return ProviderHarness(HonchoProvider, home, settings_for(server.base_url, **extra))
-
-
-def tool(session: Session, name: str, **args: Any) -> dict[str, Any]:
-    result = json.loads(session.call_tool(name, args))
-    assert isinstance(result, dict)
-    return result
 
 
 # -- ids and settings

@@ -12,8 +12,9 @@ import pytest
 from hermes_memory_retaindb import RetainDBProvider
 from retaindb_double import RetainDBDouble
 
-from hermes_core import MemoryWrite, SessionInfo, ToolContext
+from hermes_core import MemoryWrite, SessionInfo
 from hermes_core.testing.fakes import make_session_info, make_turn
+from hermes_core.testing.harness import tool_result as tool
 
 KEY = "rdb-test-key"
 Make = Callable[..., RetainDBProvider]
@@ -27,13 +28,6 @@ def provider_for(make: Make, double: RetainDBDouble, **extra: Any) -> RetainDBPr
 
 def session(home: Path, user: str | None = "alice", sid: str = "s1") -> SessionInfo:
     return make_session_info(home, session_id=sid, user_id=user)
-
-
-def tool(p: RetainDBProvider, s: SessionInfo, name: str, **args: Any) -> dict[str, Any]:
-    spec = {t.name: t for t in p.register_tools(s)}[name]
-    data = json.loads(spec.handler(args, ToolContext(session=s)))
-    assert isinstance(data, dict)
-    return data
 
 
 def calls(double: RetainDBDouble, route: str) -> list[Any]:

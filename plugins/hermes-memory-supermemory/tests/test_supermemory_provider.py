@@ -13,9 +13,9 @@ from hermes_memory_supermemory.tags import base_tag, user_tag
 from supermemory_double import SupermemoryDouble
 
 from hermes_core.errors import ConfigError
-from hermes_core.host import Session
 from hermes_core.providers.base import load_provider_settings
 from hermes_core.testing.harness import ProviderHarness
+from hermes_core.testing.harness import session_tool as tool
 from hermes_core.testing.loopback import LoopbackServer
 from hermes_core.testing.setup_cli import CLEAR_LINE, run_setup
 from hermes_core.types import MemoryWrite
@@ -25,12 +25,6 @@ Double = tuple[SupermemoryDouble, LoopbackServer]
 
 def harness_for(home: Path, server: LoopbackServer, **extra: Any) -> ProviderHarness:
     return ProviderHarness(SupermemoryProvider, home, settings_for(server.base_url, **extra))
-
-
-def tool(session: Session, name: str, **args: Any) -> dict[str, Any]:
-    result = json.loads(session.call_tool(name, args))
-    assert isinstance(result, dict)
-    return result
 
 
 def test_tags_are_per_user_valid_and_injective(tmp_path: Path) -> None:
