@@ -94,6 +94,15 @@ def breaker_cooldown_field(
     return setup_field(60.0, description=description, setup="advanced", ge=0, le=3600, **kwargs)
 
 
+def recall_max_chars_field(
+    *,
+    description: str = "At most this many characters of recalled text per turn",
+    **kwargs: Any,
+) -> Any:
+    """``recall_max_chars``: characters of recalled text one turn may inject (4000)."""
+    return setup_field(4000, description=description, setup="advanced", ge=200, le=50_000, **kwargs)
+
+
 MAX_CONFIG_FILE_BYTES = 1_000_000
 """A provider's JSON config file larger than this is refused (it is a few hundred bytes)."""
 
@@ -149,6 +158,7 @@ __all__ = [
     "failure_threshold_field",
     "prefetch_wait_field",
     "read_json_object",
+    "recall_max_chars_field",
     "retries_field",
     "timeout_field",
     "with_file_values",

@@ -18,6 +18,7 @@ from hermes_core.providers.service.fields import (
     breaker_cooldown_field,
     env_alias,
     failure_threshold_field,
+    recall_max_chars_field,
 )
 
 
@@ -83,13 +84,7 @@ class ByteRoverSettings(ProviderSettings):
         ge=0,
         le=1000,
     )
-    recall_max_chars: int = setup_field(
-        4000,
-        description="At most this many characters of recalled text per turn",
-        setup="advanced",
-        ge=200,
-        le=50_000,
-    )
+    recall_max_chars: int = recall_max_chars_field()
     failure_threshold: int = failure_threshold_field()
     breaker_cooldown: float = breaker_cooldown_field()
 

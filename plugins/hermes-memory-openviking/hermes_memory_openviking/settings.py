@@ -23,6 +23,7 @@ from hermes_core.providers.service.fields import (
     breaker_cooldown_field,
     env_alias,
     failure_threshold_field,
+    recall_max_chars_field,
     retries_field,
     timeout_field,
 )
@@ -110,13 +111,7 @@ class OpenVikingSettings(ProviderSettings):
         ge=0.0,
         le=1.0,
     )
-    recall_max_chars: int = setup_field(
-        4000,
-        description="At most this many characters of recalled text per turn",
-        setup="advanced",
-        ge=200,
-        le=50_000,
-    )
+    recall_max_chars: int = recall_max_chars_field()
     recall_resources: bool = setup_field(
         False,
         description="Also inject matching resources (documents), not only memories",
