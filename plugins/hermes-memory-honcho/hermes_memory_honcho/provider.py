@@ -50,7 +50,7 @@ from hermes_core.tool_results import tool_error, tool_ok
 from hermes_core.types import MemoryContext, MemoryWrite, SessionInfo, ToolContext, ToolSpec, Turn
 from hermes_memory_honcho.api import HonchoAPI
 from hermes_memory_honcho.ids import honcho_id, session_key
-from hermes_memory_honcho.settings import KEY_URL, HonchoSettings, apply_honcho_json
+from hermes_memory_honcho.settings import CONFIG_FILE, KEY_URL, HonchoSettings, read_honcho_json
 
 log = logging.getLogger(__name__)
 
@@ -91,6 +91,7 @@ class HonchoProvider(ServiceProvider[HonchoSettings, HonchoAPI]):
     name = "honcho"
     Settings = HonchoSettings
     service = LABEL
+    config_file = CONFIG_FILE
     workers = 1
 
     def __init__(self, settings: ProviderSettings, home: Path) -> None:
@@ -105,8 +106,8 @@ class HonchoProvider(ServiceProvider[HonchoSettings, HonchoAPI]):
         self._written: OrderedDict[tuple[str, int, int], None] = OrderedDict()
         self._users: OrderedDict[str, _UserState] = OrderedDict()
 
-    def load_settings(self, settings: ProviderSettings) -> HonchoSettings:
-        return apply_honcho_json(super().load_settings(settings), self.home)
+    def config_values(self) -> dict[str, Any]:
+        return read_honcho_json(self.home)
 
     # -- identity
 

@@ -4,7 +4,7 @@ Sources, first wins: init, ``HERMES_MEMORY__PROVIDERS__HONCHO__<FIELD>`` and the
 names (``HONCHO_API_KEY``, ``HONCHO_BASE_URL``, ``HONCHO_WORKSPACE``, ``HONCHO_TIMEOUT``),
 ``$HERMES_HOME/.env``, ``memory.providers.honcho`` in config.yaml, then
 ``$HERMES_HOME/honcho.json`` (the file Hermes Agent writes: camelCase keys, with a
-``hosts.hermes`` block that overrides the root; see :func:`apply_honcho_json`), then the
+``hosts.hermes`` block that overrides the root; see the provider's ``config_values``), then the
 defaults below. ``hermes-memory memory setup honcho`` asks only the key, the URL and the workspace.
 """
 
@@ -26,7 +26,6 @@ from hermes_core.providers.service.fields import (
     read_json_object,
     retries_field,
     timeout_field,
-    with_file_values,
 )
 
 CONFIG_FILE = "honcho.json"
@@ -211,16 +210,10 @@ def read_honcho_json(home: Path) -> dict[str, Any]:
     return {_CAMEL.get(k, k): v for k, v in merged.items() if v is not None}
 
 
-def apply_honcho_json(settings: HonchoSettings, home: Path) -> HonchoSettings:
-    """``settings`` with ``honcho.json`` filling the fields no other source set."""
-    return with_file_values(settings, read_honcho_json(home), Path(home) / CONFIG_FILE)
-
-
 __all__ = [
     "CLOUD_URL",
     "CONFIG_FILE",
     "KEY_URL",
     "HonchoSettings",
-    "apply_honcho_json",
     "read_honcho_json",
 ]

@@ -38,7 +38,7 @@ from hermes_core.providers.service.settings import service_settings
 from hermes_core.tool_results import tool_json
 from hermes_core.types import MemoryContext, MemoryWrite, SessionInfo, ToolContext, ToolSpec, Turn
 from hermes_memory_mem0.backend import Backend, Mem0Error, Mem0NotFound, MemoryItem
-from hermes_memory_mem0.settings import Mem0Settings, apply_config_file
+from hermes_memory_mem0.settings import CONFIG_FILE, Mem0Settings, read_config_file
 from hermes_memory_mem0.text import cap_at_sentence
 
 if TYPE_CHECKING:
@@ -63,6 +63,7 @@ class Mem0Provider(BackgroundRecall[Mem0Settings, Backend, MemoryItem]):
     name = "mem0"
     Settings = Mem0Settings
     service = "Mem0"
+    config_file = CONFIG_FILE
     not_found_prefix = True
     breaker_fix = "check the mem0 server/API key; calls resume automatically"
 
@@ -85,8 +86,8 @@ class Mem0Provider(BackgroundRecall[Mem0Settings, Backend, MemoryItem]):
             self.service, threshold=FAILURE_THRESHOLD, cooldown=COOLDOWN, logger=log
         )
 
-    def load_settings(self, settings: ProviderSettings) -> Mem0Settings:
-        return apply_config_file(super().load_settings(settings), self.home)
+    def config_values(self) -> dict[str, Any]:
+        return read_config_file(self.home)
 
     # ------------------------------------------------------------ availability
 

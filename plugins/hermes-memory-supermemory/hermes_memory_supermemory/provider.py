@@ -50,8 +50,9 @@ from hermes_core.types import (
 )
 from hermes_memory_supermemory.api import SupermemoryAPI
 from hermes_memory_supermemory.settings import (
+    CONFIG_FILE,
     SupermemorySettings,
-    apply_supermemory_json,
+    read_supermemory_json,
 )
 from hermes_memory_supermemory.tags import base_tag, user_tag
 
@@ -80,6 +81,7 @@ class SupermemoryProvider(ServiceProvider[SupermemorySettings, SupermemoryAPI]):
     name = "supermemory"
     Settings = SupermemorySettings
     service = LABEL
+    config_file = CONFIG_FILE
     outbox_limit = MAX_QUEUED
 
     def __init__(self, settings: ProviderSettings, home: Path) -> None:
@@ -91,8 +93,8 @@ class SupermemoryProvider(ServiceProvider[SupermemorySettings, SupermemoryAPI]):
         )
         self._turns: OrderedDict[str, int] = OrderedDict()
 
-    def load_settings(self, settings: ProviderSettings) -> SupermemorySettings:
-        return apply_supermemory_json(super().load_settings(settings), self.home)
+    def config_values(self) -> dict[str, Any]:
+        return read_supermemory_json(self.home)
 
     def health_detail(self) -> str:
         return f"container {self.base_tag}.*"

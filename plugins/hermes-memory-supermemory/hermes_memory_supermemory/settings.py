@@ -4,7 +4,7 @@ Sources, first wins: init, ``HERMES_MEMORY__PROVIDERS__SUPERMEMORY__<FIELD>`` an
 Supermemory env names (``SUPERMEMORY_API_KEY``, ``SUPERMEMORY_BASE_URL``,
 ``SUPERMEMORY_CONTAINER_TAG``), ``$HERMES_HOME/.env``, ``memory.providers.supermemory`` in
 config.yaml, then ``$HERMES_HOME/supermemory.json`` (the file Hermes Agent writes, same
-keys; see :func:`apply_supermemory_json`), then the defaults. ``hermes-memory memory setup
+keys; see the provider's ``config_values``), then the defaults. ``hermes-memory memory setup
 supermemory`` asks only the key, the URL and the container tag.
 """
 
@@ -26,7 +26,6 @@ from hermes_core.providers.service.fields import (
     read_json_object,
     retries_field,
     timeout_field,
-    with_file_values,
 )
 
 CONFIG_FILE = "supermemory.json"
@@ -142,16 +141,10 @@ def read_supermemory_json(home: Path) -> dict[str, Any]:
     }
 
 
-def apply_supermemory_json(settings: SupermemorySettings, home: Path) -> SupermemorySettings:
-    """``settings`` with ``supermemory.json`` filling the fields no other source set."""
-    return with_file_values(settings, read_supermemory_json(home), Path(home) / CONFIG_FILE)
-
-
 __all__ = [
     "CLOUD_URL",
     "CONFIG_FILE",
     "KEY_URL",
     "SupermemorySettings",
-    "apply_supermemory_json",
     "read_supermemory_json",
 ]
