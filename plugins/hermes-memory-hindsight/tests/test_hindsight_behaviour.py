@@ -15,6 +15,7 @@ from hindsight_double import HindsightDouble
 from hermes_core import MemoryWrite, SessionInfo
 from hermes_core.testing.fakes import make_session_info, make_turn
 from hermes_core.testing.harness import tool_result as tool
+from hermes_core.testing.service_faults import crossover
 
 KEY = "hs-test-key"
 Make = Callable[..., HindsightProvider]
@@ -63,13 +64,7 @@ def test_a_bank_and_a_tag_per_user(
     assert recall.json["tags"] == ["user:alice"] and recall.json["tags_match"] == "all_strict"
 
 
-@pytest.mark.parametrize(
-    ("fact", "query", "expect"),
-    [
-        ("My locker code is 4417.", "What is my locker code?", "4417"),
-        ("我的储物柜密码是九三七二。", "我的储物柜密码是什么？", "九三七二"),
-    ],
-)
+@crossover
 def test_a_shared_bank_still_never_mixes_users(
     make_provider: Make,
     double: HindsightDouble,

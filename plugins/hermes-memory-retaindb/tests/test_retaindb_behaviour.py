@@ -15,6 +15,7 @@ from retaindb_double import RetainDBDouble
 from hermes_core import MemoryWrite, SessionInfo
 from hermes_core.testing.fakes import make_session_info, make_turn
 from hermes_core.testing.harness import tool_result as tool
+from hermes_core.testing.service_faults import crossover
 
 KEY = "rdb-test-key"
 Make = Callable[..., RetainDBProvider]
@@ -70,13 +71,7 @@ def test_project_defaults_to_the_hermes_profile(
     assert RetainDBProvider(RetainDBSettings(api_key=KEY, project="x"), tmp_path).project == "x"
 
 
-@pytest.mark.parametrize(
-    ("fact", "query", "expect"),
-    [
-        ("My locker code is 4417.", "What is my locker code?", "4417"),
-        ("我的储物柜密码是九三七二。", "我的储物柜密码是什么？", "九三七二"),
-    ],
-)
+@crossover
 def test_other_users_and_project_wide_rows_never_surface(
     make_provider: Make,
     double: RetainDBDouble,
