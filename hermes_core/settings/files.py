@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping
 from pathlib import Path
@@ -68,27 +67,6 @@ def _clean_env_value(value: str) -> str:
         escaped = cleaned.replace("\\", "\\\\").replace('"', '\\"')
         return f'"{escaped}"'
     return cleaned
-
-
-MAX_JSON_CONFIG_BYTES = 4 * 1024 * 1024
-"""A provider's JSON settings file larger than this is refused unread."""
-
-
-def read_json_config(path: Path) -> dict[str, Any]:
-    """A provider's JSON settings file (``honcho.json``, ``mem0.json``, …) as a dict, ``{}``
-    when absent. ConfigError naming the file (and the fix) when it is not a regular file,
-    is larger than :data:`MAX_JSON_CONFIG_BYTES`, is not JSON or not a JSON object."""
-    if not path.exists():
-        return {}
-    try:
-        data = json.loads(
-            read_regular_text(path, max_bytes=MAX_JSON_CONFIG_BYTES, what="settings file")
-        )
-    except (OSError, ValueError) as exc:
-        raise ConfigError(f"{path} is not valid JSON ({exc}) — fix or delete the file.") from exc
-    if not isinstance(data, dict):
-        raise ConfigError(f"{path} must hold a JSON object — fix or delete the file.")
-    return data
 
 
 def read_env_file(home: Path) -> dict[str, str]:
@@ -166,7 +144,6 @@ def set_config_value(home: Path, dotted: str, value: Any) -> dict[str, Any]:
 __all__ = [
     "ENV_KEY_DENYLIST",
     "read_env_file",
-    "read_json_config",
     "set_config_value",
     "validate_env_key",
     "write_env_values",

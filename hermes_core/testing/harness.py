@@ -7,6 +7,7 @@ lets exceptions through.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -14,7 +15,7 @@ from typing import Any
 from hermes_core.host import MemoryHost, Session
 from hermes_core.providers.base import MemoryProvider
 from hermes_core.testing.fakes import make_turn
-from hermes_core.types import MemoryContext, Turn
+from hermes_core.types import MemoryContext, SessionInfo, ToolContext, Turn
 
 
 class ProviderHarness:
@@ -68,4 +69,23 @@ class ProviderHarness:
         self.host.close()
 
 
-__all__ = ["ProviderHarness"]
+def tool_result(
+    provider: MemoryProvider, session: SessionInfo, name: str, **args: Any
+) -> dict[str, Any]:
+    """Call tool ``name`` of ``provider`` (as its ``register_tools`` offers it for
+    ``session``) with ``args``; the JSON object it answered."""
+    register = getattr(provider, "register_tools")  # noqa: B009 - a hook, not on the base
+    spec = {t.name: t for t in register(session)}[name]
+    data = json.loads(spec.handler(args, ToolContext(session=session)))
+    assert isinstance(data, dict), f"{name} answered {data!r}, not a JSON object"
+    return data
+
+
+def session_tool(session: Session, name: str, **args: Any) -> dict[str, Any]:
+    """Call tool ``name`` through ``session`` (the host's path); the JSON object it answered."""
+    data = json.loads(session.call_tool(name, args))
+    assert isinstance(data, dict), f"{name} answered {data!r}, not a JSON object"
+    return data
+
+
+__all__ = ["ProviderHarness", "session_tool", "tool_result"]

@@ -52,6 +52,17 @@ def _error_of(result: str) -> str:
     return str(data.get("error") or "")
 
 
+CROSSOVER_CASES = [
+    ("My locker code is 4417.", "What is my locker code?", "4417"),
+    ("我的储物柜密码是九三七二。", "我的储物柜密码是什么？", "九三七二"),
+]
+"""``(fact, query, expect)`` in English and Chinese: what one user stores and another must
+never get back."""
+
+crossover = pytest.mark.parametrize(("fact", "query", "expect"), CROSSOVER_CASES)
+"""Parametrise a two-user test over :data:`CROSSOVER_CASES`."""
+
+
 class ServiceProviderFaults:
     """Fault tests: hang, timeout, 500, 401, malformed JSON, breaker, two users."""
 
@@ -245,4 +256,10 @@ class ServiceProviderContract(ServiceProviderFaults, ServiceFrameChecks, Provide
         made.close()
 
 
-__all__ = ["SLACK_SECONDS", "ServiceProviderContract", "ServiceProviderFaults"]
+__all__ = [
+    "CROSSOVER_CASES",
+    "SLACK_SECONDS",
+    "ServiceProviderContract",
+    "ServiceProviderFaults",
+    "crossover",
+]

@@ -9,18 +9,28 @@ with its own ``service_harness`` fixture and sets ``breaker_fault`` to None. The
   ``is_available`` and ``health_check`` make no call);
 * a write while the service fails never raises, and what the provider could not deliver is
   counted by ``unsent_writes()``;
-* after ``shutdown`` (twice) ``api()`` raises ``ServiceError`` and every tool answers a
-  failure in the one shape (``"success": false``);
+* after ``shutdown`` (twice) ``api()`` raises ``ServiceError``, ``sync`` and ``prefetch``
+  neither raise nor call the service, and every tool answers a failure in the one shape
+  (``"success": false``);
 * an open circuit breaker shows in ``health_check`` (a failing check named
-  ``"<name> circuit breaker"``), and the breaker blocks further calls.
+  ``"<name> circuit breaker"``, its fix naming :attr:`breaker_fix_names` when set), and the
+  breaker blocks further calls;
+* ``hermes-memory memory setup <name>`` asks exactly :attr:`setup_asks`, in that order
+  (skipped while it is empty), and every environment variable a field names as its
+  ``env_var`` and accepts (Hermes Agent's ``HONCHO_API_KEY``…; :func:`env_fields`) fills that
+  field, no secret in the settings' ``repr``.
 """
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, ClassVar, get_args
 
 import pytest
+from pydantic import SecretStr
 
+from hermes_core.providers.base import ProviderSettings, load_provider_settings
 from hermes_core.providers.service import ServiceError, ServiceProvider
 from hermes_core.testing.harness import ProviderHarness
 from hermes_core.tool_results import check_result_shape, reports_failure
@@ -33,6 +43,10 @@ class ServiceFrameChecks:
     provider_class: ClassVar[type[Any]]
     probe_tool: ClassVar[tuple[str, dict[str, Any]]]
     breaker_threshold: ClassVar[int] = 3
+    breaker_fix_names: ClassVar[str] = ""
+    """Text the open breaker's health fix must contain (e.g. the key's env var)."""
+    setup_asks: ClassVar[tuple[str, ...]] = ()
+    """The fields ``hermes-memory memory setup`` asks, in order."""
 
     def provider_of(self, harness: ProviderHarness) -> ServiceProvider[Any, Any]:
         provider = harness.provider
@@ -64,13 +78,28 @@ class ServiceFrameChecks:
         assert isinstance(provider.unsent_writes(), int)
         assert provider.unsent_writes() >= 0
 
-    def test_shutdown_is_final(self, service_harness: ProviderHarness) -> None:
+    def requests_seen(self, request: pytest.FixtureRequest) -> int | None:
+        """Requests the double has answered so far (None without a double that counts)."""
+        try:
+            service = request.getfixturevalue("service")
+        except pytest.FixtureLookupError:
+            return None
+        seen = getattr(service, "requests", None)
+        return len(seen) if seen is not None else None
+
+    def test_shutdown_is_final(
+        self, service_harness: ProviderHarness, request: pytest.FixtureRequest
+    ) -> None:
         provider = self.provider_of(service_harness)
         specs: list[ToolSpec] = list(service_harness.call("register_tools") or [])
         provider.shutdown()
         provider.shutdown()
         with pytest.raises(ServiceError):
             provider.api()
+        before = self.requests_seen(request)
+        service_harness.sync("after shutdown", "ok")  # never raises, never calls
+        assert service_harness.prefetch("anything") is None
+        assert self.requests_seen(request) == before, "a shut-down provider called the service"
         ctx = ToolContext(session=service_harness.session.info)
         name, args = self.probe_tool
         probe = next((s for s in specs if s.name == name), None)
@@ -91,9 +120,56 @@ class ServiceFrameChecks:
         breaker = provider.breaker
         assert breaker is not None and breaker.state != "closed"
         checks = provider.health_check(service_harness.home)
-        assert any(c.name == f"{provider.name} circuit breaker" and not c.ok for c in checks), [
-            c.name for c in checks
-        ]
+        breaker_checks = [c for c in checks if c.name == f"{provider.name} circuit breaker"]
+        assert breaker_checks and not breaker_checks[0].ok, [c.name for c in checks]
+        assert self.breaker_fix_names in breaker_checks[0].fix, breaker_checks[0].fix
+
+    def test_setup_asks_its_fields(self) -> None:
+        if not self.setup_asks:
+            pytest.skip("setup_asks not declared")
+        from hermes_core.cli.prompts import setup_fields
+
+        asked = [name for name, _ in setup_fields(self.provider_class.Settings)]
+        assert asked == list(self.setup_asks)
+
+    def test_environment_variables_fill_the_settings(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        cls = self.provider_class
+        fields = env_fields(cls.Settings)
+        if not fields:
+            pytest.skip("no field takes another program's environment variable")
+        for env, (value, _, _) in fields.items():
+            monkeypatch.setenv(env, value)
+        loaded = load_provider_settings(cls.Settings, cls.name, tmp_path, {})
+        for env, (value, field, expected) in fields.items():
+            got = getattr(loaded, field)
+            if isinstance(got, SecretStr):
+                assert value not in repr(loaded), f"{field} shows in repr"
+                got = got.get_secret_value()
+            assert got == expected, f"{env}={value!r} gave {field}={got!r}"
 
 
-__all__ = ["ServiceFrameChecks"]
+def env_fields(settings: type[ProviderSettings]) -> dict[str, tuple[str, str, str]]:
+    """``{ENV_VAR: (value to set, field, value expected)}`` for every text field whose
+    ``env_var`` (e.g. ``HONCHO_API_KEY``, Hermes Agent's name) is also one of its
+    ``validation_alias`` choices; a URL field gets a URL with a trailing slash (expected
+    without it)."""
+    out: dict[str, tuple[str, str, str]] = {}
+    for name, info in settings.model_fields.items():
+        extra = info.json_schema_extra if isinstance(info.json_schema_extra, Mapping) else {}
+        env = extra.get("env_var")
+        choices = getattr(info.validation_alias, "choices", ())
+        kinds = set(get_args(info.annotation) or (info.annotation,)) - {type(None)}
+        if not isinstance(env, str) or env not in choices or not kinds <= {str, SecretStr}:
+            continue
+        if SecretStr in kinds:
+            out[env] = ("env-secret-4417", name, "env-secret-4417")
+        elif name.endswith("url"):
+            out[env] = ("http://127.0.0.1:9/", name, "http://127.0.0.1:9")
+        else:
+            out[env] = ("envvalue1", name, "envvalue1")
+    return out
+
+
+__all__ = ["ServiceFrameChecks", "env_fields"]

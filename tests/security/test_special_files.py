@@ -106,11 +106,28 @@ def test_settings_refuse_a_special_config_or_env(hermes_home: Path, name: str, k
 
 
 def test_provider_json_settings_refuse_a_fifo(tmp_path: Path) -> None:
-    from hermes_core.settings.files import read_json_config
+    from hermes_core.providers.service.fields import read_json_object
 
     path = _fifo(tmp_path / "honcho.json")
-    with pytest.raises(ConfigError, match=r"honcho\.json"):
-        _in_thread(lambda: read_json_config(path))
+    with pytest.raises(ConfigError, match=r"honcho\.json is a FIFO, not a regular file"):
+        _in_thread(lambda: read_json_object(path))
+
+
+@pytest.mark.parametrize("kind", ["huge", "directory"])
+def test_provider_json_settings_refuse_a_huge_file_or_a_directory(
+    tmp_path: Path, kind: str
+) -> None:
+    from hermes_core.providers.service.fields import read_json_object
+
+    path = tmp_path / "mem0.json"
+    if kind == "huge":
+        _huge(path)
+    else:
+        path.mkdir()
+    with pytest.raises(ConfigError, match=r"mem0\.json") as info:
+        read_json_object(path)
+    assert ("larger than" if kind == "huge" else "not a regular file") in str(info.value)
+    assert "Errno" not in str(info.value)
 
 
 def test_memory_tool_refuses_a_fifo_memory_file(hermes_home: Path) -> None:

@@ -55,6 +55,7 @@ class TestExampleServiceVariant(ServiceProviderFaults, ServiceFrameChecks):
     provider_class = ExampleServiceProvider
     key_setting = "EXAMPLE_SERVICE_API_KEY"
     probe_tool = ("example_search", {"query": "locker code"})
+    setup_asks = ("api_key", "base_url")  # what `hermes-memory memory setup` asks, in order
 
     def make_double(self) -> LoopbackServer:
         return example_double()

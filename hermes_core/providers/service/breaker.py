@@ -14,11 +14,12 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from typing import Literal
+from typing import Literal, TypeVar
 
-from hermes_core.providers.service.errors import ServicePaused
+from hermes_core.providers.service.errors import ServiceError, ServicePaused
 
 State = Literal["closed", "open", "half-open"]
+T = TypeVar("T")
 
 log = logging.getLogger("hermes_core.providers.service")
 
@@ -26,7 +27,8 @@ log = logging.getLogger("hermes_core.providers.service")
 class CircuitBreaker:
     """Counts consecutive failures reported through :meth:`record_failure`.
 
-    Use: ``breaker.before_call()`` (raises ``ServicePaused`` while open), then
+    Use: :meth:`call` around one call (an HTTP request, a CLI run, an in-process library
+    call), or by hand ``breaker.before_call()`` (raises ``ServicePaused`` while open), then
     ``record_success()`` or ``record_failure(reason)``.
     """
 
@@ -132,6 +134,27 @@ class CircuitBreaker:
                 reason or "service error",
                 self.cooldown,
             )
+
+    def call(self, fn: Callable[[], T]) -> T:
+        """Run ``fn`` unless paused (:class:`ServicePaused`). A :class:`ServiceError` that
+        ``counts`` is recorded as a failure, one that does not (not found, a refused
+        request) as a success; anything else raised (not a service verdict) frees the probe.
+        What ``fn`` raised is re-raised."""
+        self.before_call()
+        try:
+            result = fn()
+        except ServiceError as exc:
+            if exc.counts:
+                text = str(exc)
+                self.record_failure(text if len(text) <= 160 else text[:157] + "...")
+            else:
+                self.record_success()
+            raise
+        except BaseException:
+            self.release_probe()
+            raise
+        self.record_success()
+        return result
 
     def release_probe(self) -> None:
         """A probe ended without a verdict (e.g. a not-found answer): allow another probe."""

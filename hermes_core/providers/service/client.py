@@ -188,9 +188,8 @@ class ServiceClient:
         transport trouble.
         """
         method = method.upper()
-        self.breaker.before_call()
-        try:
-            result = self._send(
+        return self.breaker.call(
+            lambda: self._send(
                 method,
                 path,
                 json_body=json_body,
@@ -201,17 +200,7 @@ class ServiceClient:
                 retries=self.retries if retries is None else max(0, retries),
                 idempotent=(method in _IDEMPOTENT) if idempotent is None else idempotent,
             )
-        except ServiceError as exc:
-            if exc.counts:
-                self.breaker.record_failure(_short(exc))
-            else:
-                self.breaker.record_success()
-            raise
-        except BaseException:
-            self.breaker.release_probe()
-            raise
-        self.breaker.record_success()
-        return result
+        )
 
     def _send(
         self,

@@ -25,13 +25,26 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
-from pydantic import ValidationError
+from pydantic import AliasChoices, ValidationError
 
 from hermes_core.errors import ConfigError
-from hermes_core.fsutil import read_regular_text
-from hermes_core.providers.base import ProviderSettings, setup_field
+from hermes_core.fsutil import UnsafeFileError, read_regular_text
+from hermes_core.providers.base import ProviderSettings, provider_env_prefix, setup_field
 
 S = TypeVar("S", bound=ProviderSettings)
+
+
+def env_alias(provider: str, field: str, *fallbacks: str | None) -> AliasChoices:
+    """The ``validation_alias`` of a field that Hermes Agent's variables may also set:
+    ``HERMES_MEMORY__PROVIDERS__<PROVIDER>__<FIELD>`` first, then ``fallbacks`` (e.g.
+    ``HONCHO_API_KEY``; None ones skipped). Use with ``functools.partial`` per plugin."""
+    names = [provider_env_prefix(provider) + field.upper()]
+    return AliasChoices(*names, *(f for f in fallbacks if f))
+
+
+def advanced(**extra: Any) -> dict[str, Any]:
+    """``json_schema_extra`` of a field only ``setup --advanced`` asks (plus ``extra``)."""
+    return {"setup": "advanced", **extra}
 
 
 def timeout_field(
@@ -81,30 +94,39 @@ def breaker_cooldown_field(
     return setup_field(60.0, description=description, setup="advanced", ge=0, le=3600, **kwargs)
 
 
+def recall_max_chars_field(
+    *,
+    description: str = "At most this many characters of recalled text per turn",
+    **kwargs: Any,
+) -> Any:
+    """``recall_max_chars``: characters of recalled text one turn may inject (4000)."""
+    return setup_field(4000, description=description, setup="advanced", ge=200, le=50_000, **kwargs)
+
+
 MAX_CONFIG_FILE_BYTES = 1_000_000
 """A provider's JSON config file larger than this is refused (it is a few hundred bytes)."""
 
 
 def read_json_object(path: Path) -> dict[str, Any]:
     """The JSON object in ``path`` (``{}`` when absent), e.g. Hermes Agent's
-    ``$HERMES_HOME/honcho.json``. Raises :class:`~hermes_core.errors.ConfigError` naming the
-    file when it is not a regular file, larger than :data:`MAX_CONFIG_FILE_BYTES`, not JSON,
-    or not an object."""
-    if not path.exists():
-        return {}
-    if not path.is_file():
-        raise ConfigError(f"{path} is not a regular file — remove it or replace it with JSON.")
-    if path.stat().st_size > MAX_CONFIG_FILE_BYTES:
-        raise ConfigError(
-            f"{path} is larger than {MAX_CONFIG_FILE_BYTES:,} bytes — this is not a provider "
-            "config file; fix or delete it."
-        )
+    ``$HERMES_HOME/honcho.json``: the one reader of a provider's own JSON config file.
+
+    Read through :func:`~hermes_core.fsutil.read_regular_text` (opened non-blocking, the
+    type checked on the open descriptor, at most :data:`MAX_CONFIG_FILE_BYTES`), so a FIFO,
+    device or directory (also one swapped in after a check) is refused, never waited on.
+    Raises :class:`~hermes_core.errors.ConfigError` naming the file and the fix when it is
+    not a regular file, too large, not JSON, or not an object."""
     try:
-        # opened non-blocking and re-checked after open: a file swapped for a FIFO after the
-        # checks above is refused, never waited on
         text = read_regular_text(path, max_bytes=MAX_CONFIG_FILE_BYTES, what="provider config")
+    except FileNotFoundError:
+        return {}
+    except UnsafeFileError as exc:  # names the file, what it is, and the fix
+        raise ConfigError(str(exc.strerror or exc)) from exc
+    except OSError as exc:
+        raise ConfigError(f"{path} cannot be read ({exc}) — fix its permissions.") from exc
+    try:
         data = json.loads(text)
-    except (OSError, ValueError) as exc:
+    except ValueError as exc:
         raise ConfigError(f"{path} is not valid JSON ({exc}) — fix or delete the file.") from exc
     if not isinstance(data, dict):
         raise ConfigError(f"{path} must hold a JSON object — fix or delete the file.")
@@ -130,10 +152,13 @@ def with_file_values(settings: S, file_values: Mapping[str, Any], path: Path) ->
 
 __all__ = [
     "MAX_CONFIG_FILE_BYTES",
+    "advanced",
     "breaker_cooldown_field",
+    "env_alias",
     "failure_threshold_field",
     "prefetch_wait_field",
     "read_json_object",
+    "recall_max_chars_field",
     "retries_field",
     "timeout_field",
     "with_file_values",

@@ -2,8 +2,9 @@
 
 The frame owns what every service provider needs and none should write again:
 
-* settings: coerced to the provider's ``Settings`` (:meth:`ServiceProvider.load_settings`,
-  override to merge a config file);
+* settings: coerced to the provider's ``Settings`` (:meth:`ServiceProvider.load_settings`),
+  the provider's own JSON file (``config_file``, :meth:`ServiceProvider.config_values`)
+  filling what no other source set;
 * availability: :meth:`~ServiceProvider.unavailable_reason` says which setting to fill when
   the ``key_field`` is empty (env var and key URL taken from the field), no network;
 * the lazy client: :meth:`~ServiceProvider.api` builds a
@@ -45,6 +46,7 @@ from hermes_core.providers.service.errors import (
     ServicePaused,
     ServiceSettings,
 )
+from hermes_core.providers.service.fields import read_json_object, with_file_values
 from hermes_core.providers.service.outbox import Outbox
 from hermes_core.providers.service.settings import service_settings
 from hermes_core.tool_results import tool_error
@@ -80,7 +82,9 @@ class ServiceProvider(MemoryProvider, Generic[S, A]):
     ``url_field`` (the settings fields holding the key and the base URL, or None),
     ``workers`` (background threads), ``breaker_fix`` (what the health check says while
     the breaker is open), ``not_found_prefix`` (a :class:`ServiceNotFound` in a tool reads
-    ``"not found: ..."``), ``outbox_limit`` (writes kept while the service is down).
+    ``"not found: ..."``), ``outbox_limit`` (writes kept while the service is down),
+    ``config_file`` (a JSON file under ``$HERMES_HOME``, e.g. ``honcho.json``, whose values
+    fill the settings nobody set; see :meth:`config_values`).
     """
 
     service: ClassVar[str] = ""
@@ -90,6 +94,7 @@ class ServiceProvider(MemoryProvider, Generic[S, A]):
     breaker_fix: ClassVar[str] = ""
     not_found_prefix: ClassVar[bool] = False
     outbox_limit: ClassVar[int] = 500
+    config_file: ClassVar[str | None] = None
 
     settings: S
 
@@ -117,11 +122,21 @@ class ServiceProvider(MemoryProvider, Generic[S, A]):
     # ------------------------------------------------------------ settings, availability
 
     def load_settings(self, settings: ProviderSettings) -> S:
-        """``settings`` as this provider's ``Settings`` (override to merge a config file)."""
+        """``settings`` as this provider's ``Settings``, with :meth:`config_values` (the
+        provider's own JSON file, :attr:`config_file`) filling the fields no other source
+        set explicitly."""
         cls = self.Settings
         if not isinstance(settings, cls):
             settings = cls.model_validate(settings.model_dump())
+        if self.config_file:
+            path = self.home / self.config_file
+            settings = with_file_values(settings, self.config_values(), path)
         return settings  # type: ignore[return-value]
+
+    def config_values(self) -> Mapping[str, Any]:
+        """The values of :attr:`config_file` (default: its JSON object, read safely; override
+        to map another program's keys onto the fields)."""
+        return read_json_object(self.home / (self.config_file or ""))
 
     def setting(self, field: str) -> Any:
         return getattr(self.settings, field, None)
@@ -239,10 +254,11 @@ class ServiceProvider(MemoryProvider, Generic[S, A]):
         return executor.submit(ctx.run, fn)
 
     def first_sync(self, session: SessionInfo, turn: Turn) -> bool:
-        """True the first time ``turn`` of ``session`` is synced (a re-sent turn: False)."""
+        """True the first time ``turn`` of ``session`` is synced (a re-sent turn, or any
+        turn once the provider is shut down: False)."""
         key = (session.id, turn.number)
         with self._lock:
-            if key in self._synced:
+            if key in self._synced or self._closed:
                 return False
             self._synced.add(key)
             return True

@@ -25,7 +25,14 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from hermes_core import (
+from hermes_core.markers import hookimpl
+from hermes_core.providers.service.breaker import CircuitBreaker
+from hermes_core.providers.service.errors import ServiceError
+from hermes_core.providers.service.provider import ServiceProvider
+from hermes_core.providers.service.recall import screen_text
+from hermes_core.providers.service.tools import tool_error as _fail
+from hermes_core.providers.service.tools import tool_json as _json
+from hermes_core.types import (
     ChatMessage,
     MemoryContext,
     MemoryWrite,
@@ -34,16 +41,7 @@ from hermes_core import (
     ToolContext,
     ToolSpec,
     Turn,
-    hookimpl,
 )
-from hermes_core.providers.service import (
-    CircuitBreaker,
-    ServiceError,
-    ServiceProvider,
-    screen_text,
-)
-from hermes_core.providers.service.tools import tool_error as _fail
-from hermes_core.providers.service.tools import tool_json as _json
 from hermes_memory_byterover.runner import INSTALL, SERVICE, BrvAnswer, BrvRunner, resolve
 from hermes_memory_byterover.settings import ByteRoverSettings
 

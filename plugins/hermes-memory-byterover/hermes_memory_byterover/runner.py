@@ -26,10 +26,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from hermes_core.providers.service import (
-    CircuitBreaker,
+from hermes_core.providers.service.breaker import CircuitBreaker
+from hermes_core.providers.service.errors import (
     ServiceBadResponse,
-    ServiceError,
     ServiceRequestError,
     ServiceUnavailable,
 )
@@ -88,20 +87,7 @@ class BrvRunner:
     def run(self, args: Sequence[str], *, cwd: Path, timeout: float, setting: str) -> BrvAnswer:
         """Run ``brv *args`` in ``cwd`` for at most ``timeout`` s. ``setting`` names the
         timeout setting a timeout message points at. Raises ServiceError."""
-        self.breaker.before_call()
-        try:
-            answer = self._run(list(args), cwd, timeout, setting)
-        except ServiceError as exc:
-            if exc.counts:
-                self.breaker.record_failure(str(exc)[:160])
-            else:
-                self.breaker.record_success()
-            raise
-        except BaseException:
-            self.breaker.release_probe()
-            raise
-        self.breaker.record_success()
-        return answer
+        return self.breaker.call(lambda: self._run(list(args), cwd, timeout, setting))
 
     def _run(self, args: list[str], cwd: Path, timeout: float, setting: str) -> BrvAnswer:
         command = args[0] if args else ""

@@ -10,13 +10,16 @@ from __future__ import annotations
 
 from typing import ClassVar, Literal
 
-from pydantic import AliasChoices, SecretStr
+from pydantic import SecretStr
 from pydantic_settings import SettingsConfigDict
 
 from hermes_core.providers.base import ProviderSettings, setup_field
-from hermes_core.providers.service.fields import breaker_cooldown_field, failure_threshold_field
-
-_PREFIX = "HERMES_MEMORY__PROVIDERS__BYTEROVER__"
+from hermes_core.providers.service.fields import (
+    breaker_cooldown_field,
+    env_alias,
+    failure_threshold_field,
+    recall_max_chars_field,
+)
 
 
 class ByteRoverSettings(ProviderSettings):
@@ -40,7 +43,7 @@ class ByteRoverSettings(ProviderSettings):
         description="ByteRover API key for cloud sync (blank = local only)",
         env_var="BRV_API_KEY",
         url="https://app.byterover.dev",
-        validation_alias=AliasChoices(_PREFIX + "API_KEY", "BRV_API_KEY"),
+        validation_alias=env_alias("byterover", "api_key", "BRV_API_KEY"),
     )
     timeout_query: float = setup_field(
         10.0,
@@ -81,13 +84,7 @@ class ByteRoverSettings(ProviderSettings):
         ge=0,
         le=1000,
     )
-    recall_max_chars: int = setup_field(
-        4000,
-        description="At most this many characters of recalled text per turn",
-        setup="advanced",
-        ge=200,
-        le=50_000,
-    )
+    recall_max_chars: int = recall_max_chars_field()
     failure_threshold: int = failure_threshold_field()
     breaker_cooldown: float = breaker_cooldown_field()
 

@@ -32,21 +32,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from hermes_core import (
-    MemoryContext,
-    MemoryWrite,
-    ProviderSettings,
-    SessionInfo,
-    ToolContext,
-    ToolSpec,
-    Turn,
-    hookimpl,
-)
-from hermes_core.providers.service import (
+from hermes_core.markers import hookimpl
+from hermes_core.providers.base import ProviderSettings
+from hermes_core.providers.service.client import ServiceClient
+from hermes_core.providers.service.errors import ServiceError, ServiceNotFound
+from hermes_core.providers.service.provider import (
     BackgroundRecall,
-    ServiceClient,
-    ServiceError,
-    ServiceNotFound,
     ToolRefused,
     compress_query,
     flagged,
@@ -55,6 +46,7 @@ from hermes_core.providers.service import (
 )
 from hermes_core.providers.service.tools import required_text, text_arg
 from hermes_core.tool_results import tool_ok
+from hermes_core.types import MemoryContext, MemoryWrite, SessionInfo, ToolContext, ToolSpec, Turn
 from hermes_memory_hindsight.api import Fact, HindsightAPI
 from hermes_memory_hindsight.banks import render_bank_id, session_tag, user_tag
 from hermes_memory_hindsight.settings import HindsightSettings, apply_config_file

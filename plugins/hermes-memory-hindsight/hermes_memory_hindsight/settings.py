@@ -13,16 +13,19 @@ every other field keeps its default and is not written to config (`--advanced` a
 from __future__ import annotations
 
 import json
+from functools import partial
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
-from pydantic import AliasChoices, Field, SecretStr, field_validator
+from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import SettingsConfigDict
 
 from hermes_core.errors import ConfigError
 from hermes_core.providers.base import ProviderSettings
 from hermes_core.providers.service.fields import (
+    advanced,
     breaker_cooldown_field,
+    env_alias,
     failure_threshold_field,
     prefetch_wait_field,
     read_json_object,
@@ -35,24 +38,12 @@ CLOUD_URL = "https://api.hindsight.vectorize.io"
 LOCAL_URL = "http://localhost:8888"
 KEY_URL = "https://ui.hindsight.vectorize.io"
 CONFIG_FILE = Path("hindsight") / "config.json"
-_PREFIX = "HERMES_MEMORY__PROVIDERS__HINDSIGHT__"
-_ADVANCED: dict[str, Any] = {"setup": "advanced"}
+_env = partial(env_alias, "hindsight")
 
 Mode = Literal["cloud", "local_external"]
 Budget = Literal["low", "mid", "high"]
 MemoryMode = Literal["hybrid", "context", "tools"]
 TagsMatch = Literal["any", "all", "any_strict", "all_strict"]
-
-
-def _env(field: str, fallback: str | None = None) -> AliasChoices:
-    names = [_PREFIX + field.upper()]
-    if fallback:
-        names.append(fallback)
-    return AliasChoices(*names)
-
-
-def _advanced(**extra: Any) -> dict[str, Any]:
-    return {**_ADVANCED, **extra}
 
 
 class HindsightSettings(ProviderSettings):
@@ -96,7 +87,7 @@ class HindsightSettings(ProviderSettings):
         "Hindsight server you run (URL required, key optional). Set automatically from "
         "api_url when it is not the cloud URL.",
         validation_alias=_env("mode", "HINDSIGHT_MODE"),
-        json_schema_extra=_advanced(env_var="HINDSIGHT_MODE"),
+        json_schema_extra=advanced(env_var="HINDSIGHT_MODE"),
     )
     bank_id_template: str = Field(
         "{bank}-{user}",
@@ -104,90 +95,90 @@ class HindsightSettings(ProviderSettings):
         "{profile}, {platform}, {session}; empty placeholders collapse. Whatever the "
         "template, every memory is also tagged with its user and recall filters on that tag, "
         "so two users never see each other's memories.",
-        json_schema_extra=_advanced(),
+        json_schema_extra=advanced(),
     )
     user_id: str = Field(
         "local",
         min_length=1,
         description="User for sessions that carry no user_id (the single local user).",
-        json_schema_extra=_advanced(),
+        json_schema_extra=advanced(),
     )
     bank_mission: str | None = Field(
         None,
         description="Reflect mission of new banks (who the agent is, how to reason).",
-        json_schema_extra=_advanced(),
+        json_schema_extra=advanced(),
     )
     bank_retain_mission: str | None = Field(
         None,
         description="Retain mission of new banks (steers what gets extracted).",
-        json_schema_extra=_advanced(),
+        json_schema_extra=advanced(),
     )
     recall_budget: Budget = Field(
         "mid",
         description="Recall thoroughness: low, mid or high.",
         validation_alias=_env("recall_budget", "HINDSIGHT_BUDGET"),
-        json_schema_extra=_advanced(env_var="HINDSIGHT_BUDGET"),
+        json_schema_extra=advanced(env_var="HINDSIGHT_BUDGET"),
     )
     recall_prefetch_method: Literal["recall", "reflect"] = Field(
         "recall",
         description="Automatic recall before each turn: recall (ranked facts) or reflect "
         "(an LLM synthesis by the server).",
-        json_schema_extra=_advanced(),
+        json_schema_extra=advanced(),
     )
     recall_context_budget: int = Field(
         4096,
         ge=64,
         le=32768,
         description="Tokens one recall may return (Hermes Agent calls it recall_max_tokens).",
-        validation_alias=AliasChoices(
-            _PREFIX + "RECALL_CONTEXT_BUDGET", "recall_context_budget", "recall_max_tokens"
+        validation_alias=_env(
+            "recall_context_budget", "recall_context_budget", "recall_max_tokens"
         ),
-        json_schema_extra=_advanced(),
+        json_schema_extra=advanced(),
     )
     recall_max_input_chars: int = Field(
         800,
         ge=16,
         description="Automatic recall sends at most this many characters of the user's message.",
-        json_schema_extra=_advanced(),
+        json_schema_extra=advanced(),
     )
     recall_max_results: int = Field(
         8,
         ge=1,
         le=50,
         description="At most this many memories go into the prompt.",
-        json_schema_extra=_advanced(),
+        json_schema_extra=advanced(),
     )
     recall_types: list[str] = Field(
         default_factory=lambda: ["observation"],
         description="Fact types recalled: observation (consolidated), world, experience. "
         "A comma-separated string or a list.",
-        json_schema_extra=_advanced(),
+        json_schema_extra=advanced(),
     )
     recall_tags: list[str] = Field(
         default_factory=list,
         description="Extra tags recall filters on (besides the user's own tag).",
-        json_schema_extra=_advanced(),
+        json_schema_extra=advanced(),
     )
     auto_recall: bool = Field(
         True,
         description="Recall memories automatically before each turn.",
-        json_schema_extra=_advanced(),
+        json_schema_extra=advanced(),
     )
     recall_sync: bool = Field(
         False,
         description="False: wait at most prefetch_wait for this turn's recall, else use the "
         "one started after the previous turn. True: wait up to the host's prefetch_timeout.",
-        json_schema_extra=_advanced(),
+        json_schema_extra=advanced(),
     )
     auto_retain: bool = Field(
         True,
         description="Retain every completed turn automatically.",
-        json_schema_extra=_advanced(),
+        json_schema_extra=advanced(),
     )
     retain_async: bool = Field(
         True,
         description="Let the server process retains in the background.",
-        json_schema_extra=_advanced(),
+        json_schema_extra=advanced(),
     )
     retain_every_n_turns: int = Field(
         1,
@@ -195,38 +186,38 @@ class HindsightSettings(ProviderSettings):
         le=100,
         description="Retain every N turns (turns in between are buffered; "
         "the rest is retained at session end).",
-        json_schema_extra=_advanced(),
+        json_schema_extra=advanced(),
     )
     retain_context: str = Field(
         "conversation between Hermes Agent and the User",
         description="Context label sent with retained turns.",
-        json_schema_extra=_advanced(),
+        json_schema_extra=advanced(),
     )
     retain_user_prefix: str = Field(
         "User",
         description="Label before user messages in retained turns.",
-        json_schema_extra=_advanced(),
+        json_schema_extra=advanced(),
     )
     retain_assistant_prefix: str = Field(
         "Assistant",
         description="Label before assistant messages in retained turns.",
-        json_schema_extra=_advanced(),
+        json_schema_extra=advanced(),
     )
     retain_tags: list[str] = Field(
         default_factory=list,
         description="Extra tags attached to every retained memory.",
-        json_schema_extra=_advanced(),
+        json_schema_extra=advanced(),
     )
     retain_source: str | None = Field(
         None,
         description="Optional metadata.source of retained memories.",
-        json_schema_extra=_advanced(),
+        json_schema_extra=advanced(),
     )
     memory_mode: MemoryMode = Field(
         "hybrid",
         description="hybrid = automatic recall and tools; context = automatic recall only; "
         "tools = tools only.",
-        json_schema_extra=_advanced(),
+        json_schema_extra=advanced(),
     )
     timeout: float = timeout_field(
         60.0,

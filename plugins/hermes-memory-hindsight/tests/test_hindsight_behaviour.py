@@ -12,8 +12,10 @@ import pytest
 from hermes_memory_hindsight import HindsightProvider
 from hindsight_double import HindsightDouble
 
-from hermes_core import MemoryWrite, SessionInfo, ToolContext
+from hermes_core import MemoryWrite, SessionInfo
 from hermes_core.testing.fakes import make_session_info, make_turn
+from hermes_core.testing.harness import tool_result as tool
+from hermes_core.testing.service_faults import crossover
 
 KEY = "hs-test-key"
 Make = Callable[..., HindsightProvider]
@@ -35,14 +37,6 @@ def provider_for(make: Make, double: HindsightDouble, **extra: Any) -> Hindsight
 
 def session(home: Path, user: str | None = "alice", sid: str = "s1") -> SessionInfo:
     return make_session_info(home, session_id=sid, user_id=user)
-
-
-def tool(provider: HindsightProvider, s: SessionInfo, name: str, **args: Any) -> dict[str, Any]:
-    spec = {t.name: t for t in provider.register_tools(s)}[name]
-    result = spec.handler(args, ToolContext(session=s))
-    data = json.loads(result)
-    assert isinstance(data, dict)
-    return data
 
 
 def retains(double: HindsightDouble) -> list[Any]:
@@ -70,13 +64,7 @@ def test_a_bank_and_a_tag_per_user(
     assert recall.json["tags"] == ["user:alice"] and recall.json["tags_match"] == "all_strict"
 
 
-@pytest.mark.parametrize(
-    ("fact", "query", "expect"),
-    [
-        ("My locker code is 4417.", "What is my locker code?", "4417"),
-        ("我的储物柜密码是九三七二。", "我的储物柜密码是什么？", "九三七二"),
-    ],
-)
+@crossover
 def test_a_shared_bank_still_never_mixes_users(
     make_provider: Make,
     double: HindsightDouble,
@@ -265,18 +253,6 @@ def test_missions_are_set_once_per_bank(
     puts = [r for r in double.server.requests if r.method == "PUT"]
     assert len(puts) == 1 and puts[0].json == {"reflect_mission": "Help Alice ship code."}
     assert double.banks["hermes-alice"].mission == "Help Alice ship code."
-
-
-def test_shutdown_stops_calls(
-    make_provider: Make, double: HindsightDouble, hermes_home: Path
-) -> None:
-    p = provider_for(make_provider, double)
-    s = session(hermes_home)
-    p.shutdown()
-    p.sync(s, make_turn("after shutdown", "ok", session_id="s1"))
-    assert p.prefetch(s, "anything") is None
-    assert double.server.requests == []
-    assert tool(p, s, "hindsight_recall", query="x")["success"] is False
 
 
 def test_turns_synced_while_the_server_is_down_are_delivered_later(

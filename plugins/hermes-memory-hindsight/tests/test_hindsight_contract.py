@@ -26,6 +26,7 @@ class TestHindsightAgainstTheDouble(ServiceProviderContract):
     provider_class = HindsightProvider
     key_setting = "HINDSIGHT_API_KEY"
     probe_tool: ClassVar[tuple[str, dict[str, Any]]] = ("hindsight_recall", {"query": "editor"})
+    setup_asks = ("api_key", "api_url", "bank_id")
 
     def make_double(self) -> LoopbackServer:
         return HindsightDouble(api_key=KEY).server

@@ -13,8 +13,9 @@ from typing import Any
 import pytest
 from hermes_memory_hindsight import HindsightProvider
 
-from hermes_core import MemoryWrite, SessionInfo, ToolContext
+from hermes_core import MemoryWrite
 from hermes_core.testing.fakes import make_session_info, make_turn
+from hermes_core.testing.harness import tool_result as tool
 
 Make = Callable[..., HindsightProvider]
 
@@ -35,13 +36,6 @@ def real(make_provider: Make, real_server: str) -> Callable[..., HindsightProvid
         return make_provider(**settings)
 
     return build
-
-
-def tool(p: HindsightProvider, s: SessionInfo, name: str, **args: Any) -> dict[str, Any]:
-    spec = {t.name: t for t in p.register_tools(s)}[name]
-    data = json.loads(spec.handler(args, ToolContext(session=s)))
-    assert isinstance(data, dict)
-    return data
 
 
 @pytest.mark.parametrize("template", ["{bank}-{user}", "{bank}"])

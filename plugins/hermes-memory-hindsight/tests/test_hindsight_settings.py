@@ -10,7 +10,6 @@ from hermes_memory_hindsight import HindsightProvider, HindsightSettings
 from hermes_memory_hindsight.banks import render_bank_id, sanitize
 from hermes_memory_hindsight.settings import CLOUD_URL
 
-from hermes_core.cli.prompts import skipped_in_setup
 from hermes_core.errors import ConfigError
 from hermes_core.providers.base import load_provider_settings
 from hermes_core.testing.fakes import make_session_info
@@ -20,22 +19,13 @@ def load(home: Path, raw: dict[str, object] | None = None) -> HindsightSettings:
     return load_provider_settings(HindsightSettings, "hindsight", home, raw or {})
 
 
-def test_setup_asks_only_key_url_and_bank() -> None:
-    asked = [n for n, info in HindsightSettings.model_fields.items() if not skipped_in_setup(info)]
-    assert asked == ["api_key", "api_url", "bank_id"]
-
-
 def test_hermes_agent_environment_variables(
     hermes_home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("HINDSIGHT_API_KEY", "k-123")
     monkeypatch.setenv("HINDSIGHT_API_URL", "http://127.0.0.1:8888/")
-    monkeypatch.setenv("HINDSIGHT_BANK_ID", "team")
     monkeypatch.setenv("HINDSIGHT_BUDGET", "high")
     s = load(hermes_home)
-    assert s.key() == "k-123" and s.api_url == "http://127.0.0.1:8888"
-    assert (s.bank_id, s.recall_budget, s.effective_mode()) == ("team", "high", "local_external")
-    assert "k-123" not in repr(s)
+    assert (s.recall_budget, s.effective_mode()) == ("high", "local_external")
 
 
 def test_hermes_agent_config_json_is_read(hermes_home: Path) -> None:

@@ -38,29 +38,19 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from hermes_core import (
-    MemoryContext,
-    MemoryWrite,
-    ProviderSettings,
-    SessionInfo,
-    ToolContext,
-    ToolSpec,
-    Turn,
-    hookimpl,
-)
 from hermes_core.context import dedupe_bullets
-from hermes_core.providers.service import (
-    ServiceClient,
-    ServiceError,
-    ServiceNotFound,
-    ServiceProvider,
-    screen_recalled,
-)
+from hermes_core.markers import hookimpl
+from hermes_core.providers.base import ProviderSettings
+from hermes_core.providers.service.client import ServiceClient
+from hermes_core.providers.service.errors import ServiceError, ServiceNotFound
+from hermes_core.providers.service.provider import ServiceProvider
+from hermes_core.providers.service.recall import screen_recalled
 from hermes_core.providers.service.tools import text_arg
 from hermes_core.tool_results import tool_error, tool_ok
+from hermes_core.types import MemoryContext, MemoryWrite, SessionInfo, ToolContext, ToolSpec, Turn
 from hermes_memory_honcho.api import HonchoAPI
 from hermes_memory_honcho.ids import honcho_id, session_key
-from hermes_memory_honcho.settings import KEY_URL, HonchoSettings, apply_honcho_json
+from hermes_memory_honcho.settings import CONFIG_FILE, KEY_URL, HonchoSettings, read_honcho_json
 
 log = logging.getLogger(__name__)
 
@@ -101,6 +91,7 @@ class HonchoProvider(ServiceProvider[HonchoSettings, HonchoAPI]):
     name = "honcho"
     Settings = HonchoSettings
     service = LABEL
+    config_file = CONFIG_FILE
     workers = 1
 
     def __init__(self, settings: ProviderSettings, home: Path) -> None:
@@ -115,8 +106,8 @@ class HonchoProvider(ServiceProvider[HonchoSettings, HonchoAPI]):
         self._written: OrderedDict[tuple[str, int, int], None] = OrderedDict()
         self._users: OrderedDict[str, _UserState] = OrderedDict()
 
-    def load_settings(self, settings: ProviderSettings) -> HonchoSettings:
-        return apply_honcho_json(super().load_settings(settings), self.home)
+    def config_values(self) -> dict[str, Any]:
+        return read_honcho_json(self.home)
 
     # -- identity
 

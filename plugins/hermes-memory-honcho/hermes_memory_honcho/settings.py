@@ -4,33 +4,34 @@ Sources, first wins: init, ``HERMES_MEMORY__PROVIDERS__HONCHO__<FIELD>`` and the
 names (``HONCHO_API_KEY``, ``HONCHO_BASE_URL``, ``HONCHO_WORKSPACE``, ``HONCHO_TIMEOUT``),
 ``$HERMES_HOME/.env``, ``memory.providers.honcho`` in config.yaml, then
 ``$HERMES_HOME/honcho.json`` (the file Hermes Agent writes: camelCase keys, with a
-``hosts.hermes`` block that overrides the root; see :func:`apply_honcho_json`), then the
+``hosts.hermes`` block that overrides the root; see the provider's ``config_values``), then the
 defaults below. ``hermes-memory memory setup honcho`` asks only the key, the URL and the workspace.
 """
 
 from __future__ import annotations
 
 import re
+from functools import partial
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import AliasChoices, Field, SecretStr, field_validator
+from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import SettingsConfigDict
 
 from hermes_core.providers.base import ProviderSettings, setup_field
 from hermes_core.providers.service.fields import (
     breaker_cooldown_field,
+    env_alias,
     failure_threshold_field,
     read_json_object,
     retries_field,
     timeout_field,
-    with_file_values,
 )
 
 CONFIG_FILE = "honcho.json"
 CLOUD_URL = "https://api.honcho.dev"
 KEY_URL = "https://app.honcho.dev"
-_PREFIX = "HERMES_MEMORY__PROVIDERS__HONCHO__"
+_env = partial(env_alias, "honcho")
 _ID = re.compile(r"^[A-Za-z0-9_-]{1,100}$")
 
 ReasoningLevel = Literal["minimal", "low", "medium", "high", "max"]
@@ -38,10 +39,6 @@ RecallMode = Literal["hybrid", "context", "tools"]
 ObservationMode = Literal["directional", "unified"]
 SessionStrategy = Literal["per-directory", "per-repo", "per-session", "global"]
 WriteMode = Literal["async", "turn", "session"]
-
-
-def _env(field: str, *fallbacks: str) -> AliasChoices:
-    return AliasChoices(_PREFIX + field.upper(), *fallbacks)
 
 
 class HonchoSettings(ProviderSettings):
@@ -213,16 +210,10 @@ def read_honcho_json(home: Path) -> dict[str, Any]:
     return {_CAMEL.get(k, k): v for k, v in merged.items() if v is not None}
 
 
-def apply_honcho_json(settings: HonchoSettings, home: Path) -> HonchoSettings:
-    """``settings`` with ``honcho.json`` filling the fields no other source set."""
-    return with_file_values(settings, read_honcho_json(home), Path(home) / CONFIG_FILE)
-
-
 __all__ = [
     "CLOUD_URL",
     "CONFIG_FILE",
     "KEY_URL",
     "HonchoSettings",
-    "apply_honcho_json",
     "read_honcho_json",
 ]

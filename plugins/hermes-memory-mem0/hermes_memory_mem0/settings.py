@@ -3,29 +3,26 @@
 Sources, first wins: explicit init values, ``HERMES_MEMORY__PROVIDERS__MEM0__<FIELD>`` and the
 ``MEM0_*`` fallbacks (``MEM0_API_KEY``, ``MEM0_HOST``, ``MEM0_MODE``, ``MEM0_USER_ID``,
 ``MEM0_AGENT_ID``), ``$HERMES_HOME/.env``, ``memory.providers.mem0`` in config.yaml, then
-``$HERMES_HOME/mem0.json`` (see :func:`apply_config_file`), then the defaults below.
+``$HERMES_HOME/mem0.json`` (see the provider's ``config_values``), then the defaults below.
 """
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import AliasChoices, Field, SecretStr
+from pydantic import Field, SecretStr
 from pydantic_settings import SettingsConfigDict
 
 from hermes_core.providers.base import ProviderSettings
-from hermes_core.providers.service.fields import read_json_object, with_file_values
+from hermes_core.providers.service.fields import env_alias, read_json_object
 
 CONFIG_FILE = "mem0.json"
 DEFAULT_USER_ID = "hermes-user"
-_PREFIX = "HERMES_MEMORY__PROVIDERS__MEM0__"
+_env = partial(env_alias, "mem0")
 
 Mode = Literal["oss", "host", "platform"]
-
-
-def _env(field: str, fallback: str) -> AliasChoices:
-    return AliasChoices(_PREFIX + field.upper(), fallback)
 
 
 class Mem0Settings(ProviderSettings):
@@ -143,19 +140,10 @@ def read_config_file(home: Path) -> dict[str, Any]:
     return flat
 
 
-def apply_config_file(settings: Mem0Settings, home: Path) -> Mem0Settings:
-    """``settings`` with ``$HERMES_HOME/mem0.json`` filling the fields nobody set explicitly.
-
-    Raises ConfigError naming the file and the field when a value is invalid.
-    """
-    return with_file_values(settings, read_config_file(home), Path(home) / CONFIG_FILE)
-
-
 __all__ = [
     "CONFIG_FILE",
     "DEFAULT_USER_ID",
     "Mem0Settings",
     "Mode",
-    "apply_config_file",
     "read_config_file",
 ]

@@ -18,13 +18,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from mem0_testutil import ctx, make_session
 
-from hermes_core import MemoryWrite, SessionInfo, Turn
+from hermes_core import MemoryWrite, Turn
 from hermes_core.testing.fake_llm import FakeLLMServer
-
-
-def tool(provider: Mem0Provider, session: SessionInfo, name: str, **args: Any) -> dict[str, Any]:
-    spec = {t.name: t for t in provider.register_tools(session)}[name]
-    return json.loads(spec.handler(args, ctx(session)))  # type: ignore[no-any-return]
+from hermes_core.testing.harness import tool_result as tool
 
 
 def test_storage_lives_under_home_and_telemetry_is_off(

@@ -10,10 +10,11 @@ from pathlib import Path
 import pytest
 from fake_mem0 import FakeMem0Server
 from hermes_memory_mem0 import Mem0Provider
-from mem0_testutil import ctx, make_session
+from mem0_testutil import make_session
 
 from hermes_core import MemoryWrite, Turn
 from hermes_core.testing.fakes import make_turn
+from hermes_core.testing.harness import tool_result as tool
 
 
 @pytest.fixture(params=["host", "platform"])
@@ -27,11 +28,6 @@ def remote(
         else:
             provider = make_provider(mode="platform", platform_url=server.url, api_key="m0-key")
         yield server, provider
-
-
-def tool(provider: Mem0Provider, session, name: str, **args):  # type: ignore[no-untyped-def]
-    spec = {t.name: t for t in provider.register_tools(session)}[name]
-    return json.loads(spec.handler(args, ctx(session)))
 
 
 def test_routes_and_auth_headers(remote, home: Path) -> None:  # type: ignore[no-untyped-def]
@@ -153,7 +149,7 @@ def test_breaker_trips_after_five_server_errors(remote, home: Path) -> None:  # 
         assert tool(provider, s, "mem0_search", query="anything")["success"] is False
     before = len(server.requests)
     out = tool(provider, s, "mem0_search", query="anything")
-    assert out["success"] is False and "Mem0 temporarily unavailable" in out["error"]
+    assert out["success"] is False and "Mem0 is paused after 5 consecutive failures" in out["error"]
     assert len(server.requests) == before  # paused: no request was sent
     assert provider.prefetch(s, "anything") is None
     checks = provider.health_check(home)

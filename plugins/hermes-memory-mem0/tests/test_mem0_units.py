@@ -7,12 +7,13 @@ from pathlib import Path
 
 import pytest
 from hermes_memory_mem0 import Mem0Provider, Mem0Settings
-from hermes_memory_mem0.backend import Mem0Error, Mem0Invalid, Mem0NotFound, Mem0Unavailable
-from hermes_memory_mem0.breaker import CircuitBreaker
+from hermes_memory_mem0.backend import Mem0Error, Mem0Invalid, Mem0NotFound
+from hermes_memory_mem0.provider import COOLDOWN, FAILURE_THRESHOLD
 from hermes_memory_mem0.text import cap_at_sentence
 
 from hermes_core.errors import ConfigError
 from hermes_core.providers.base import load_provider_settings
+from hermes_core.providers.service import CircuitBreaker, ServicePaused
 
 # ----------------------------------------------------------------- cap_at_sentence
 
@@ -52,28 +53,33 @@ def _boom() -> None:
     raise Mem0Error("server down")
 
 
+def _breaker(clock: Clock) -> CircuitBreaker:
+    return CircuitBreaker("Mem0", threshold=FAILURE_THRESHOLD, cooldown=COOLDOWN, clock=clock)
+
+
 def test_breaker_opens_after_five_failures_and_resumes() -> None:
     clock = Clock()
-    breaker = CircuitBreaker(clock=clock)
+    breaker = _breaker(clock)
     for _ in range(4):
         with pytest.raises(Mem0Error):
             breaker.call(_boom)
-    assert not breaker.is_open()
+    assert breaker.state == "closed"
     with pytest.raises(Mem0Error):
         breaker.call(_boom)
-    assert breaker.is_open()
+    assert breaker.state == "open"
     calls = []
-    with pytest.raises(Mem0Unavailable, match="Mem0 temporarily unavailable"):
+    with pytest.raises(ServicePaused, match="Mem0 is paused after 5 consecutive failures"):
         breaker.call(lambda: calls.append(1))
     assert calls == []  # the function was not even tried
     clock.now += 119
-    assert breaker.is_open()
+    assert breaker.state == "open"
     clock.now += 2
     assert breaker.call(lambda: "ok") == "ok"
+    assert breaker.state == "closed"
 
 
 def test_breaker_ignores_not_found_and_validation() -> None:
-    breaker = CircuitBreaker(clock=Clock())
+    breaker = _breaker(Clock())
 
     def missing() -> None:
         raise Mem0NotFound("gone")
@@ -86,29 +92,30 @@ def test_breaker_ignores_not_found_and_validation() -> None:
             breaker.call(missing)
         with pytest.raises(Mem0Invalid):
             breaker.call(invalid)
-    assert not breaker.is_open()
+    assert breaker.state == "closed"
     assert breaker.failures == 0
 
 
 def test_breaker_success_resets_the_count() -> None:
-    breaker = CircuitBreaker(clock=Clock())
+    breaker = _breaker(Clock())
     for _ in range(3):
         for _ in range(4):
             with pytest.raises(Mem0Error):
                 breaker.call(_boom)
         breaker.call(lambda: None)
-    assert not breaker.is_open()
+    assert breaker.state == "closed"
 
 
-def test_breaker_wraps_foreign_exceptions() -> None:
-    breaker = CircuitBreaker(clock=Clock())
+def test_oss_calls_count_foreign_exceptions_as_mem0_errors(tmp_path: Path) -> None:
+    provider = Mem0Provider(Mem0Settings(mode="oss"), tmp_path)
 
     def crash() -> None:
         raise RuntimeError("disk on fire")
 
     with pytest.raises(Mem0Error, match="disk on fire"):
-        breaker.call(crash)
-    assert breaker.failures == 1
+        provider._call(crash)
+    assert provider.breaker is not None and provider.breaker.failures == 1
+    provider.shutdown()
 
 
 # ----------------------------------------------------------------- settings

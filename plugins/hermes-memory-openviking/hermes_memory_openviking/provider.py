@@ -27,30 +27,25 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from hermes_core import (
-    MemoryContext,
-    MemoryWrite,
-    PromptBlock,
-    ProviderSettings,
-    SessionInfo,
-    ToolContext,
-    ToolSpec,
-    Turn,
-    hookimpl,
-)
-from hermes_core.providers.service import (
-    ServiceClient,
-    ServiceError,
-    ServiceNotFound,
-    ServiceProvider,
-    ServiceRequestError,
-    ToolRefused,
-    screen_text,
-)
+from hermes_core.markers import hookimpl
+from hermes_core.providers.base import ProviderSettings
+from hermes_core.providers.service.client import ServiceClient
+from hermes_core.providers.service.errors import ServiceError, ServiceNotFound, ServiceRequestError
+from hermes_core.providers.service.provider import ServiceProvider, ToolRefused
+from hermes_core.providers.service.recall import screen_text
 from hermes_core.providers.service.tools import text_arg
 from hermes_core.providers.service.tools import tool_error as _fail
 from hermes_core.providers.service.tools import tool_json as _json
 from hermes_core.recall_trace import item_scores
+from hermes_core.types import (
+    MemoryContext,
+    MemoryWrite,
+    PromptBlock,
+    SessionInfo,
+    ToolContext,
+    ToolSpec,
+    Turn,
+)
 from hermes_memory_openviking.client import VikingClient
 from hermes_memory_openviking.scope import (
     Identity,
@@ -263,8 +258,8 @@ class OpenVikingProvider(ServiceProvider[OpenVikingSettings, VikingClient]):
     def sync(self, session: SessionInfo, turn: Turn) -> None:
         ident = self.identity(session)
         key = (session.id, turn.number)
-        if ident is None or key in self._synced:
-            return  # (the same turn again: already in the session)
+        if ident is None or key in self._synced or self._closed:
+            return  # (the same turn again: already in the session; or shut down)
         messages: list[dict[str, Any]] = []
         turn_id = f"{session.id}:{turn.number}"
         if (turn.user_text or "").strip():

@@ -12,26 +12,25 @@ rest keeps its defaults (``--advanced`` asks them too).
 
 from __future__ import annotations
 
+from functools import partial
 from typing import ClassVar, Literal
 
-from pydantic import AliasChoices, SecretStr, field_validator
+from pydantic import SecretStr, field_validator
 from pydantic_settings import SettingsConfigDict
 
 from hermes_core.providers.base import ProviderSettings, setup_field
 from hermes_core.providers.service.fields import (
     breaker_cooldown_field,
+    env_alias,
     failure_threshold_field,
+    recall_max_chars_field,
     retries_field,
     timeout_field,
 )
 
-_PREFIX = "HERMES_MEMORY__PROVIDERS__OPENVIKING__"
+_env = partial(env_alias, "openviking")
 DEFAULT_URL = "http://127.0.0.1:1933"
 IDENTIFIER = r"^[A-Za-z0-9_.@-]+$"
-
-
-def _env(field: str, *fallbacks: str) -> AliasChoices:
-    return AliasChoices(_PREFIX + field.upper(), *fallbacks)
 
 
 class OpenVikingSettings(ProviderSettings):
@@ -112,13 +111,7 @@ class OpenVikingSettings(ProviderSettings):
         ge=0.0,
         le=1.0,
     )
-    recall_max_chars: int = setup_field(
-        4000,
-        description="At most this many characters of recalled text per turn",
-        setup="advanced",
-        ge=200,
-        le=50_000,
-    )
+    recall_max_chars: int = recall_max_chars_field()
     recall_resources: bool = setup_field(
         False,
         description="Also inject matching resources (documents), not only memories",

@@ -16,6 +16,7 @@ class TestOpenVikingContract(ServiceProviderContract):
     settings: ClassVar[dict[str, Any]] = {}
     key_setting = "OPENVIKING_API_KEY"
     probe_tool: ClassVar[tuple[str, dict[str, Any]]] = ("viking_search", {"query": "locker code"})
+    setup_asks = ("url", "api_key", "account")
 
     def make_double(self) -> LoopbackServer:
         return OpenVikingDouble().server()

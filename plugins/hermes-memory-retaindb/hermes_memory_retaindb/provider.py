@@ -32,21 +32,11 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from hermes_core import (
-    MemoryContext,
-    MemoryWrite,
-    PromptBlock,
-    SessionInfo,
-    ToolContext,
-    ToolSpec,
-    Turn,
-    hookimpl,
-)
-from hermes_core.providers.service import (
+from hermes_core.markers import hookimpl
+from hermes_core.providers.service.client import ServiceClient
+from hermes_core.providers.service.errors import ServiceError, ServiceNotFound
+from hermes_core.providers.service.provider import (
     BackgroundRecall,
-    ServiceClient,
-    ServiceError,
-    ServiceNotFound,
     ToolRefused,
     compress_query,
     remembered,
@@ -55,6 +45,15 @@ from hermes_core.providers.service import (
 from hermes_core.providers.service.tools import number_arg, required_text, text_arg
 from hermes_core.recall_trace import item_scores
 from hermes_core.tool_results import tool_ok
+from hermes_core.types import (
+    MemoryContext,
+    MemoryWrite,
+    PromptBlock,
+    SessionInfo,
+    ToolContext,
+    ToolSpec,
+    Turn,
+)
 from hermes_memory_retaindb.api import Memory, RetainDBAPI, idempotency_key
 from hermes_memory_retaindb.settings import MEMORY_TYPES, RetainDBSettings
 

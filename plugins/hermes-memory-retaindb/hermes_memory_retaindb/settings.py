@@ -10,15 +10,18 @@ every other field keeps its default and is not written to config (`--advanced` a
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import ClassVar, Literal
 
-from pydantic import AliasChoices, Field, SecretStr, field_validator
+from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import SettingsConfigDict
 
 from hermes_core.providers.base import ProviderSettings
 from hermes_core.providers.service.fields import (
+    advanced,
     breaker_cooldown_field,
+    env_alias,
     failure_threshold_field,
     prefetch_wait_field,
     retries_field,
@@ -27,7 +30,7 @@ from hermes_core.providers.service.fields import (
 
 DEFAULT_URL = "https://api.retaindb.com"
 KEY_URL = "https://www.retaindb.com"
-_PREFIX = "HERMES_MEMORY__PROVIDERS__RETAINDB__"
+_env = partial(env_alias, "retaindb")
 
 MEMORY_TYPES = (
     "factual",
@@ -41,17 +44,6 @@ MEMORY_TYPES = (
 MemoryType = Literal[
     "factual", "preference", "goal", "instruction", "event", "opinion", "relationship"
 ]
-
-
-def _env(field: str, fallback: str | None = None) -> AliasChoices:
-    names = [_PREFIX + field.upper()]
-    if fallback:
-        names.append(fallback)
-    return AliasChoices(*names)
-
-
-def _advanced(**extra: Any) -> dict[str, Any]:
-    return {"setup": "advanced", **extra}
 
 
 class RetainDBSettings(ProviderSettings):
@@ -89,49 +81,49 @@ class RetainDBSettings(ProviderSettings):
         "local",
         min_length=1,
         description="User for sessions that carry no user_id (the single local user).",
-        json_schema_extra=_advanced(),
+        json_schema_extra=advanced(),
     )
     agent_id: str = Field(
         "hermes",
         min_length=1,
         description="Agent id sent with writes.",
-        json_schema_extra=_advanced(),
+        json_schema_extra=advanced(),
     )
     top_k: int = Field(
         8,
         ge=1,
         le=20,
         description="Memories recalled per search (max 20).",
-        json_schema_extra=_advanced(),
+        json_schema_extra=advanced(),
     )
     profile_in_context: int = Field(
         5,
         ge=0,
         le=20,
         description="Profile memories added to automatic recall (0 = none).",
-        json_schema_extra=_advanced(),
+        json_schema_extra=advanced(),
     )
     default_importance: float = Field(
         0.7,
         ge=0,
         le=1,
         description="Importance of memories stored without one.",
-        json_schema_extra=_advanced(),
+        json_schema_extra=advanced(),
     )
     write_mode: Literal["async", "sync"] = Field(
         "async",
         description="How automatic writes are committed: async (queued by RetainDB, visible "
         "at once through include_pending) or sync (committed before the call returns).",
-        json_schema_extra=_advanced(),
+        json_schema_extra=advanced(),
     )
     ingest: Literal["turn", "session"] = Field(
         "turn",
         description="turn = send each completed turn for extraction; session = send the "
         "whole transcript once, at session end.",
-        json_schema_extra=_advanced(),
+        json_schema_extra=advanced(),
     )
     search_profile: Literal["fast", "balanced", "quality"] = Field(
-        "fast", description="RetainDB search profile.", json_schema_extra=_advanced()
+        "fast", description="RetainDB search profile.", json_schema_extra=advanced()
     )
     timeout: float = timeout_field()
     prefetch_wait: float = prefetch_wait_field(

@@ -12,8 +12,10 @@ import pytest
 from hermes_memory_retaindb import RetainDBProvider
 from retaindb_double import RetainDBDouble
 
-from hermes_core import MemoryWrite, SessionInfo, ToolContext
+from hermes_core import MemoryWrite, SessionInfo
 from hermes_core.testing.fakes import make_session_info, make_turn
+from hermes_core.testing.harness import tool_result as tool
+from hermes_core.testing.service_faults import crossover
 
 KEY = "rdb-test-key"
 Make = Callable[..., RetainDBProvider]
@@ -27,13 +29,6 @@ def provider_for(make: Make, double: RetainDBDouble, **extra: Any) -> RetainDBPr
 
 def session(home: Path, user: str | None = "alice", sid: str = "s1") -> SessionInfo:
     return make_session_info(home, session_id=sid, user_id=user)
-
-
-def tool(p: RetainDBProvider, s: SessionInfo, name: str, **args: Any) -> dict[str, Any]:
-    spec = {t.name: t for t in p.register_tools(s)}[name]
-    data = json.loads(spec.handler(args, ToolContext(session=s)))
-    assert isinstance(data, dict)
-    return data
 
 
 def calls(double: RetainDBDouble, route: str) -> list[Any]:
@@ -76,13 +71,7 @@ def test_project_defaults_to_the_hermes_profile(
     assert RetainDBProvider(RetainDBSettings(api_key=KEY, project="x"), tmp_path).project == "x"
 
 
-@pytest.mark.parametrize(
-    ("fact", "query", "expect"),
-    [
-        ("My locker code is 4417.", "What is my locker code?", "4417"),
-        ("我的储物柜密码是九三七二。", "我的储物柜密码是什么？", "九三七二"),
-    ],
-)
+@crossover
 def test_other_users_and_project_wide_rows_never_surface(
     make_provider: Make,
     double: RetainDBDouble,
@@ -285,19 +274,6 @@ def test_pre_compress_and_prompt_block(
     notes = p.on_pre_compress(s, [{"role": "user", "content": "我的猫叫什么？"}])
     assert notes is not None and "墨墨" in notes
     assert "Project: acme" in p.system_prompt_block(s).text
-
-
-def test_shutdown_stops_calls(
-    make_provider: Make, double: RetainDBDouble, hermes_home: Path
-) -> None:
-    p = provider_for(make_provider, double)
-    s = session(hermes_home)
-    p.shutdown()
-    p.shutdown()
-    p.sync(s, make_turn("after", "ok", session_id="s1"))
-    assert p.prefetch(s, "anything") is None
-    assert double.server.requests == []
-    assert tool(p, s, "retaindb_search", query="x")["success"] is False
 
 
 def test_writes_while_the_service_is_down_are_delivered_later(

@@ -19,6 +19,7 @@ class TestRetainDBAgainstTheDouble(ServiceProviderContract):
     provider_class = RetainDBProvider
     key_setting = "RETAINDB_API_KEY"
     probe_tool: ClassVar[tuple[str, dict[str, Any]]] = ("retaindb_search", {"query": "editor"})
+    setup_asks = ("api_key", "base_url", "project")
 
     def make_double(self) -> LoopbackServer:
         return RetainDBDouble(api_key=KEY).server

@@ -8,29 +8,12 @@ import pytest
 from hermes_memory_retaindb import RetainDBProvider, RetainDBSettings
 from hermes_memory_retaindb.settings import DEFAULT_URL
 
-from hermes_core.cli.prompts import skipped_in_setup
 from hermes_core.errors import ConfigError
 from hermes_core.providers.base import load_provider_settings
 
 
 def load(home: Path, raw: dict[str, object] | None = None) -> RetainDBSettings:
     return load_provider_settings(RetainDBSettings, "retaindb", home, raw or {})
-
-
-def test_setup_asks_only_key_url_and_project() -> None:
-    asked = [n for n, info in RetainDBSettings.model_fields.items() if not skipped_in_setup(info)]
-    assert asked == ["api_key", "base_url", "project"]
-
-
-def test_hermes_agent_environment_variables(
-    hermes_home: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("RETAINDB_API_KEY", "rdb-secret")
-    monkeypatch.setenv("RETAINDB_BASE_URL", "http://127.0.0.1:7000/")
-    monkeypatch.setenv("RETAINDB_PROJECT", "team-a")
-    s = load(hermes_home)
-    assert (s.key(), s.base_url, s.project) == ("rdb-secret", "http://127.0.0.1:7000", "team-a")
-    assert "rdb-secret" not in repr(s)
 
 
 def test_dotenv_and_config_yaml(hermes_home: Path) -> None:

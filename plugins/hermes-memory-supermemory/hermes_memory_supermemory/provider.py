@@ -31,30 +31,28 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from hermes_core import (
+from hermes_core.markers import hookimpl
+from hermes_core.providers.base import ProviderSettings
+from hermes_core.providers.service.client import ServiceClient
+from hermes_core.providers.service.errors import ServiceError, ServiceNotFound
+from hermes_core.providers.service.provider import ServiceProvider
+from hermes_core.providers.service.recall import screen_recalled
+from hermes_core.providers.service.tools import text_arg
+from hermes_core.tool_results import tool_error, tool_ok
+from hermes_core.types import (
     MemoryContext,
     MemoryWrite,
     PromptBlock,
-    ProviderSettings,
     SessionInfo,
     ToolContext,
     ToolSpec,
     Turn,
-    hookimpl,
 )
-from hermes_core.providers.service import (
-    ServiceClient,
-    ServiceError,
-    ServiceNotFound,
-    ServiceProvider,
-    screen_recalled,
-)
-from hermes_core.providers.service.tools import text_arg
-from hermes_core.tool_results import tool_error, tool_ok
 from hermes_memory_supermemory.api import SupermemoryAPI
 from hermes_memory_supermemory.settings import (
+    CONFIG_FILE,
     SupermemorySettings,
-    apply_supermemory_json,
+    read_supermemory_json,
 )
 from hermes_memory_supermemory.tags import base_tag, user_tag
 
@@ -83,6 +81,7 @@ class SupermemoryProvider(ServiceProvider[SupermemorySettings, SupermemoryAPI]):
     name = "supermemory"
     Settings = SupermemorySettings
     service = LABEL
+    config_file = CONFIG_FILE
     outbox_limit = MAX_QUEUED
 
     def __init__(self, settings: ProviderSettings, home: Path) -> None:
@@ -94,8 +93,8 @@ class SupermemoryProvider(ServiceProvider[SupermemorySettings, SupermemoryAPI]):
         )
         self._turns: OrderedDict[str, int] = OrderedDict()
 
-    def load_settings(self, settings: ProviderSettings) -> SupermemorySettings:
-        return apply_supermemory_json(super().load_settings(settings), self.home)
+    def config_values(self) -> dict[str, Any]:
+        return read_supermemory_json(self.home)
 
     def health_detail(self) -> str:
         return f"container {self.base_tag}.*"

@@ -4,33 +4,34 @@ Sources, first wins: init, ``HERMES_MEMORY__PROVIDERS__SUPERMEMORY__<FIELD>`` an
 Supermemory env names (``SUPERMEMORY_API_KEY``, ``SUPERMEMORY_BASE_URL``,
 ``SUPERMEMORY_CONTAINER_TAG``), ``$HERMES_HOME/.env``, ``memory.providers.supermemory`` in
 config.yaml, then ``$HERMES_HOME/supermemory.json`` (the file Hermes Agent writes, same
-keys; see :func:`apply_supermemory_json`), then the defaults. ``hermes-memory memory setup
+keys; see the provider's ``config_values``), then the defaults. ``hermes-memory memory setup
 supermemory`` asks only the key, the URL and the container tag.
 """
 
 from __future__ import annotations
 
 import re
+from functools import partial
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import AliasChoices, Field, SecretStr, field_validator
+from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import SettingsConfigDict
 
 from hermes_core.providers.base import ProviderSettings, setup_field
 from hermes_core.providers.service.fields import (
     breaker_cooldown_field,
+    env_alias,
     failure_threshold_field,
     read_json_object,
     retries_field,
     timeout_field,
-    with_file_values,
 )
 
 CONFIG_FILE = "supermemory.json"
 CLOUD_URL = "https://api.supermemory.ai"
 KEY_URL = "https://app.supermemory.ai/integrations?connect=hermes"
-_PREFIX = "HERMES_MEMORY__PROVIDERS__SUPERMEMORY__"
+_env = partial(env_alias, "supermemory")
 TAG_PATTERN = r"^[A-Za-z0-9._{}-]{1,50}$"
 """A container tag (``{identity}`` allowed): the API allows 100 characters of
 ``[A-Za-z0-9._-]``; 50 leaves room for the per-user suffix."""
@@ -44,10 +45,6 @@ DEFAULT_ENTITY_CONTEXT = (
     "and explicit requests to remember something. Do not remember temporary intents, one-time "
     "tasks or assistant actions. When in doubt, store less."
 )
-
-
-def _env(field: str, *fallbacks: str) -> AliasChoices:
-    return AliasChoices(_PREFIX + field.upper(), *fallbacks)
 
 
 class SupermemorySettings(ProviderSettings):
@@ -144,16 +141,10 @@ def read_supermemory_json(home: Path) -> dict[str, Any]:
     }
 
 
-def apply_supermemory_json(settings: SupermemorySettings, home: Path) -> SupermemorySettings:
-    """``settings`` with ``supermemory.json`` filling the fields no other source set."""
-    return with_file_values(settings, read_supermemory_json(home), Path(home) / CONFIG_FILE)
-
-
 __all__ = [
     "CLOUD_URL",
     "CONFIG_FILE",
     "KEY_URL",
     "SupermemorySettings",
-    "apply_supermemory_json",
     "read_supermemory_json",
 ]

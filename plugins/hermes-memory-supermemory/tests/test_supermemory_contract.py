@@ -16,6 +16,8 @@ class TestSupermemoryContract(ServiceProviderContract):
     provider_class = SupermemoryProvider
     key_setting = "SUPERMEMORY_API_KEY"
     probe_tool = ("supermemory_search", {"query": "locker code"})
+    breaker_fix_names = "SUPERMEMORY_API_KEY"
+    setup_asks = ("api_key", "base_url", "container_tag")
 
     def make_double(self) -> LoopbackServer:
         return supermemory_double()[1]

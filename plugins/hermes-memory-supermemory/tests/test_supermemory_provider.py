@@ -13,10 +13,11 @@ from hermes_memory_supermemory.tags import base_tag, user_tag
 from supermemory_double import SupermemoryDouble
 
 from hermes_core.errors import ConfigError
-from hermes_core.host import Session
 from hermes_core.providers.base import load_provider_settings
 from hermes_core.testing.harness import ProviderHarness
+from hermes_core.testing.harness import session_tool as tool
 from hermes_core.testing.loopback import LoopbackServer
+from hermes_core.testing.setup_cli import CLEAR_LINE, run_setup
 from hermes_core.types import MemoryWrite
 
 Double = tuple[SupermemoryDouble, LoopbackServer]
@@ -24,12 +25,6 @@ Double = tuple[SupermemoryDouble, LoopbackServer]
 
 def harness_for(home: Path, server: LoopbackServer, **extra: Any) -> ProviderHarness:
     return ProviderHarness(SupermemoryProvider, home, settings_for(server.base_url, **extra))
-
-
-def tool(session: Session, name: str, **args: Any) -> dict[str, Any]:
-    result = json.loads(session.call_tool(name, args))
-    assert isinstance(result, dict)
-    return result
 
 
 def test_tags_are_per_user_valid_and_injective(tmp_path: Path) -> None:
@@ -308,34 +303,9 @@ def test_auto_recall_and_capture_off(hermes_home: Path, double: Double) -> None:
         harness.close()
 
 
-def test_health_check_reports_the_breaker(hermes_home: Path, double: Double) -> None:
-    _, server = double
-    harness = harness_for(hermes_home, server, failure_threshold=1)
-    try:
-        assert harness.call("health_check", home=hermes_home)[0].ok
-        server.fault(status=502)
-        tool(harness.session, "supermemory_search", query="anything")
-        checks = harness.call("health_check", home=hermes_home)
-        assert any(not c.ok and "SUPERMEMORY_API_KEY" in c.fix for c in checks), checks
-    finally:
-        harness.close()
-
-
 def test_setup_asks_key_url_tag_only(hermes_home: Path) -> None:
-    import yaml
-    from click.testing import CliRunner
-    from prompt_toolkit.application import create_app_session
-    from prompt_toolkit.input import create_pipe_input
-    from prompt_toolkit.output import DummyOutput
-
-    from hermes_core.cli.main import cli
-
-    keys = "sm-secret-1234\r" + "\r" + "\x7f" * 20 + "team\r"
-    with create_pipe_input() as pipe, create_app_session(input=pipe, output=DummyOutput()):
-        pipe.send_text(keys)
-        result = CliRunner().invoke(cli, ["memory", "setup", "supermemory"])
-    assert result.exit_code == 0, result.output
-    assert "app.supermemory.ai" in result.output
-    config = yaml.safe_load((hermes_home / "config.yaml").read_text(encoding="utf-8"))
-    assert config["memory"]["providers"]["supermemory"] == {"container_tag": "team"}
-    assert "SUPERMEMORY_API_KEY=sm-secret-1234" in (hermes_home / ".env").read_text()
+    run = run_setup(hermes_home, "supermemory", ["sm-secret-1234", "", CLEAR_LINE + "team"])
+    assert run.exit_code == 0, run.output
+    assert "app.supermemory.ai" in run.output
+    assert run.provider_config("supermemory") == {"container_tag": "team"}
+    assert "SUPERMEMORY_API_KEY=sm-secret-1234" in run.env

@@ -1,0 +1,82 @@
+"""``run_setup``: drive ``hermes-memory memory setup <provider>`` through a pipe, as a user
+typing at the prompts, and read back what it wrote; ``a_whole_session``: then one session
+through the host (remember, recall, search tool). A provider's end-to-end test in a few lines."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from hermes_core.host import MemoryHost
+
+CLEAR_LINE = "\x15"
+"""ctrl-u at a prompt: drop the pre-filled default before typing."""
+
+
+@dataclass(frozen=True)
+class SetupRun:
+    """What one setup run printed and wrote."""
+
+    exit_code: int
+    output: str
+    config: dict[str, Any]
+    """``config.yaml`` after the run (``{}`` when absent)."""
+    env: str
+    """``.env`` after the run (``""`` when absent)."""
+
+    def provider_config(self, name: str) -> Any:
+        """``memory.providers.<name>`` as written."""
+        return self.config.get("memory", {}).get("providers", {}).get(name)
+
+
+def run_setup(home: Path, provider: str, answers: Sequence[str], *options: str) -> SetupRun:
+    """Run ``hermes-memory memory setup <provider> [options]`` with ``answers`` typed at
+    the prompts in turn (each followed by Enter; ``""`` keeps the default) under
+    ``HERMES_HOME`` = ``home`` (the caller sets it, e.g. the ``hermes_home`` fixture)."""
+    import yaml
+    from click.testing import CliRunner
+    from prompt_toolkit.application import create_app_session
+    from prompt_toolkit.input import create_pipe_input
+    from prompt_toolkit.output import DummyOutput
+
+    from hermes_core.cli.main import cli
+
+    with create_pipe_input() as pipe, create_app_session(input=pipe, output=DummyOutput()):
+        pipe.send_text("".join(answer + "\r" for answer in answers))
+        result = CliRunner().invoke(cli, ["memory", "setup", provider, *options])
+    config_file, env_file = home / "config.yaml", home / ".env"
+    config = yaml.safe_load(config_file.read_text(encoding="utf-8")) if config_file.exists() else {}
+    env = env_file.read_text(encoding="utf-8") if env_file.exists() else ""
+    return SetupRun(result.exit_code, result.output, config or {}, env)
+
+
+FACT = "Remember: I deploy with Ansible on Fridays."
+QUESTION = "When do I deploy with Ansible?"
+
+
+def a_whole_session(
+    host: MemoryHost, search_tool: str, *, user_id: str = "alice", prompt_has: str = ""
+) -> str:
+    """One session of ``user_id`` through ``host``: :data:`FACT` is stored, :data:`QUESTION`
+    recalls it in the turn's ``<memory-context>``, ``search_tool`` finds it
+    (``{"query": "Ansible"}``); the system prompt contains ``prompt_has``. Returns the
+    session id. Assertions fail the calling test."""
+    with host.session(source="cli", user_id=user_id) as s:
+        assert prompt_has in s.system_prompt()
+        assert s.before_turn(FACT) == ""
+        s.after_turn(FACT, "Noted.")
+        assert host.flush(10)
+        block = s.before_turn(QUESTION)
+        assert "<memory-context>" in block and "Fridays" in block
+        s.after_turn(QUESTION, "On Fridays.")
+        found = json.loads(s.call_tool(search_tool, {"query": "Ansible"}))
+        assert found["success"] and found["count"] >= 1
+    assert host.flush(10)
+    return s.id
+
+
+__all__ = ["CLEAR_LINE", "FACT", "QUESTION", "SetupRun", "a_whole_session", "run_setup"]
