@@ -24,7 +24,7 @@ from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any
 
-from hermes_core.security.redact import REDACTED, redact, redact_payload
+from hermes_core.security.redaction import REDACTED, redact, redact_payload
 from hermes_core.security.scan import Scope, find_threats
 from hermes_core.security.unicode import INVISIBLE_RANGES, confusables_of
 from hermes_core.types import MemoryContext

@@ -54,7 +54,7 @@ from hermes_core.context import (
 from hermes_core.errors import ECHO_LIMIT, clip
 from hermes_core.providers import recall_skips
 from hermes_core.providers.base import MemoryProvider
-from hermes_core.security.redact import redact, redact_payload
+from hermes_core.security.redaction import redact, redact_payload
 from hermes_core.tool_results import tool_error
 from hermes_core.types import (
     ChatMessage,

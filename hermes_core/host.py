@@ -43,7 +43,7 @@ from hermes_core.providers.registry import ProviderRegistry, ProviderStatus
 from hermes_core.recall_trace import TraceSource, TraceTurn
 from hermes_core.recall_trace import record as record_trace
 from hermes_core.scope import check_user_id
-from hermes_core.security.redact import redact
+from hermes_core.security.redaction import redact
 from hermes_core.settings.base import load_settings, resolve_home
 from hermes_core.settings.models import CompressionSettings, HermesSettings
 from hermes_core.types import (

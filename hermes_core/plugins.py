@@ -152,6 +152,58 @@ def plugin_report(pm: pluggy.PluginManager) -> PluginLoadReport:
     return report if isinstance(report, PluginLoadReport) else PluginLoadReport()
 
 
+def plugin_rows() -> list[dict[str, Any]]:
+    """Every plugin of a fresh plugin manager as ``hermes-memory plugins`` lists it: loaded
+    plugins (``builtin`` or ``plugin``, version, hooks), blocked and failed ones, then every
+    installed memory provider (not imported: ``hooks`` is None; ``active`` when it is
+    ``memory.provider``)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    from hermes_core import __version__
+    from hermes_core.hooks import iter_plugin_hooks
+    from hermes_core.providers.discovery import list_installed
+    from hermes_core.providers.registry import PROVIDER_PLUGIN_PREFIX
+    from hermes_core.settings.base import load_settings
+
+    pm = create_plugin_manager()
+    report = plugin_report(pm)
+    settings = load_settings()
+    rows: list[dict[str, Any]] = []
+    for name, hooks in iter_plugin_hooks(pm):
+        builtin = name in BUILTIN_PLUGINS
+        try:
+            plugin_version = __version__ if builtin else version(name)
+        except PackageNotFoundError:
+            plugin_version = None
+        rows.append(
+            {
+                "name": name,
+                "kind": "builtin" if builtin else "plugin",
+                "version": plugin_version,
+                "hooks": hooks,
+                "active": True,
+                "blocked": False,
+            }
+        )
+    for name in report.blocked:
+        rows.append({"name": name, "kind": "plugin", "active": False, "blocked": True})
+    for name, error in report.failed.items():
+        rows.append({"name": name, "kind": "plugin", "active": False, "error": error})
+    for provider in list_installed():
+        rows.append(
+            {
+                "name": PROVIDER_PLUGIN_PREFIX + provider.name,
+                "kind": "memory-provider",
+                "distribution": provider.distribution,
+                "version": provider.version,
+                "hooks": None,  # not imported unless active: see `hermes-memory memory status`
+                "active": provider.name == settings.memory.provider,
+                "blocked": False,
+            }
+        )
+    return rows
+
+
 __all__ = [
     "BUILTIN_PLUGINS",
     "ESSENTIAL_PLUGINS",
@@ -160,4 +212,5 @@ __all__ = [
     "defaulted_hook_arguments",
     "describe_hook_error",
     "plugin_report",
+    "plugin_rows",
 ]

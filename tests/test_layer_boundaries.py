@@ -176,3 +176,105 @@ def test_the_face_check_can_fail(tmp_path: Path) -> None:
         "hermes_core.layers.sessions.db",
         "hermes_core.layers.skills.not_public",
     ]
+
+
+STORAGE_DRIVERS = ("sqlite3", "psycopg", "psycopg_pool")
+"""Database drivers: only the layers (and the modules they share) talk to them."""
+
+BACKEND_NAMES = frozenset({"sqlite", "postgresql", "postgres", "files"})
+"""Storage kinds a layer decides on (``sessions.backend``, ``memory.store``)."""
+
+BACKEND_CLASSES = frozenset(
+    {"SessionDB", "PostgresSessionDB", "MemoryStore", "PostgresMemoryStore", "FilesBackend"}
+    | {"PostgresBackend"}
+)
+"""Storage implementations behind a layer's face: the CLI never asks which one it holds."""
+
+
+def _is_text_of(node: ast.expr) -> bool:
+    """``str(x)`` / ``repr(x)`` / ``x.args`` / ``x.message``: the text of an error."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+        return node.func.id in ("str", "repr")
+    return isinstance(node, ast.Attribute) and node.attr in ("args", "message")
+
+
+def cli_logic(path: Path) -> list[str]:
+    """Layer logic in a CLI module ``path``: a storage driver imported, a comparison with a
+    storage backend name, an ``isinstance`` check against a storage class, or a hint chosen
+    by matching an error's text (``"x" in str(exc)``, ``str(exc).startswith(…)``,
+    ``re.search(…, str(exc))``)."""
+    found: list[str] = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        line = getattr(node, "lineno", 0)
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            names = (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+            )
+            found += [f"{line}: imports {n}" for n in names if n.split(".")[0] in STORAGE_DRIVERS]
+        elif isinstance(node, ast.Compare):
+            sides = [node.left, *node.comparators]
+            for side in sides:
+                values = side.elts if isinstance(side, ast.Tuple | ast.List | ast.Set) else [side]
+                if any(isinstance(v, ast.Constant) and v.value in BACKEND_NAMES for v in values):
+                    found.append(f"{line}: compares with a backend name")
+            if any(isinstance(op, ast.In | ast.NotIn) for op in node.ops) and any(
+                _is_text_of(c) for c in node.comparators
+            ):
+                found.append(f"{line}: matches an error's text")
+        elif isinstance(node, ast.Call):
+            func = node.func
+            if isinstance(func, ast.Name) and func.id == "isinstance" and len(node.args) == 2:
+                classes = node.args[1]
+                members = classes.elts if isinstance(classes, ast.Tuple) else [classes]
+                if any(isinstance(m, ast.Name) and m.id in BACKEND_CLASSES for m in members):
+                    found.append(f"{line}: asks which storage class it holds")
+            if (
+                isinstance(func, ast.Attribute)
+                and func.attr in ("startswith", "endswith", "find", "count")
+                and _is_text_of(func.value)
+            ):
+                found.append(f"{line}: matches an error's text")
+            if (
+                isinstance(func, ast.Attribute)
+                and isinstance(func.value, ast.Name)
+                and func.value.id == "re"
+                and any(_is_text_of(a) for a in node.args)
+            ):
+                found.append(f"{line}: matches an error's text")
+    return found
+
+
+def test_the_cli_only_parses_and_prints() -> None:
+    """The CLI holds no layer logic of the kinds that crept in before: storage drivers,
+    branches on a backend name or class, hints picked by matching error text (a layer raises
+    a typed error whose message carries the hint)."""
+    cli = LAYERS_ROOT.parent / "cli"
+    paths = sorted(cli.rglob("*.py"))
+    assert len(paths) > 15
+    offenders = {
+        f"{path.relative_to(cli)}: {finding}" for path in paths for finding in cli_logic(path)
+    }
+    assert offenders == set()
+
+
+def test_the_cli_logic_check_can_fail(tmp_path: Path) -> None:
+    samples = {
+        "import sqlite3\n": "imports sqlite3",
+        "from psycopg import errors\n": "imports psycopg",
+        "if settings.store == 'postgresql':\n    pass\n": "backend name",
+        "if backend in ('sqlite', 'x'):\n    pass\n": "backend name",
+        "if isinstance(db, SessionDB):\n    pass\n": "storage class",
+        "if 'locked' in str(exc):\n    pass\n": "error's text",
+        "if str(exc).startswith('no such'):\n    pass\n": "error's text",
+        "if re.search('disk', str(exc)):\n    pass\n": "error's text",
+        "if 'x' in exc.args:\n    pass\n": "error's text",
+    }
+    probe = tmp_path / "probe.py"
+    for source, expected in samples.items():
+        probe.write_text(source, encoding="utf-8")
+        found = cli_logic(probe)
+        assert len(found) == 1 and expected in found[0], (source, found)
+    probe.write_text("text = str(exc)\nif mode == 'full':\n    pass\n", encoding="utf-8")
+    assert cli_logic(probe) == []

@@ -19,12 +19,15 @@ from typing import Any
 
 from hermes_core.embedding import Embedder
 from hermes_core.layers.skills import (
+    DEFAULT_AVAILABLE_TOOLS,
+    DEFAULT_AVAILABLE_TOOLSETS,
     IndexCache,
     SkillRoot,
     SkillVectors,
     invalidate_index_cache,
     load_library,
     rank_skills,
+    skill_roots,
     visible_skills,
 )
 from hermes_core.llm.tokens import estimate_tokens
@@ -173,4 +176,108 @@ def run_bench(
     return result
 
 
-__all__ = ["SkillsBenchResult", "TaskResult", "load_tasks", "run_bench"]
+def bench_roots(library: Path | None, home: Path) -> tuple[SkillRoot, ...]:
+    """The roots to measure: ``library`` alone (read-only), else the skills roots of
+    ``home`` (``$HERMES_HOME/skills`` and ``skills.external_dirs``)."""
+    if library is not None:
+        return (SkillRoot(library, read_only=True, label="bench"),)
+    from hermes_core.settings.base import load_settings
+
+    return skill_roots(home, load_settings(home).skills.external_dirs)
+
+
+TaskSet = tuple[str, list[dict[str, str]]]
+"""A task file's stem and its tasks."""
+
+
+def load_task_sets(paths: Sequence[Path]) -> list[TaskSet]:
+    """One :data:`TaskSet` per file (``[("", [])]`` for none: the index figures only).
+    Raises ValueError naming the file and the expected form."""
+    sets: list[TaskSet] = []
+    for path in paths:
+        try:
+            sets.append((path.stem, load_tasks(path)))
+        except (OSError, ValueError) as exc:
+            raise ValueError(f"{exc} — see tests/layers/skills/data/tasks.yaml") from exc
+    return sets or [("", [])]
+
+
+@dataclass
+class SuiteResult:
+    """Every task set ranked in every mode: ``per_set[i][j]`` is set ``i`` in mode ``j``
+    (``modes[0]`` is ``lexical``; ``semantic+lexical`` follows when an embedder was given)."""
+
+    sets: list[TaskSet]
+    modes: list[str]
+    per_set: list[list[SkillsBenchResult]]
+
+    def to_json(self) -> dict[str, Any]:
+        """The first set's figures (the semantic run under ``semantic``), and each set with
+        tasks under ``sets`` by stem."""
+
+        def payload(results: list[SkillsBenchResult]) -> dict[str, Any]:
+            out = results[0].as_dict()
+            if len(results) > 1:
+                out["semantic"] = results[1].as_dict()
+            return out
+
+        return {
+            **payload(self.per_set[0]),
+            "sets": {
+                stem: payload(results)
+                for (stem, tasks), results in zip(self.sets, self.per_set, strict=True)
+                if tasks
+            },
+        }
+
+
+def run_suite(
+    roots: Sequence[SkillRoot],
+    sets: list[TaskSet],
+    *,
+    platform: str,
+    tools: Sequence[str] = (),
+    embedder: Embedder | None = None,
+    start: Callable[[str, int], Callable[[], None]] | None = None,
+) -> SuiteResult:
+    """:func:`run_bench` for every set, lexically and (with ``embedder``) fused with it; the
+    agent has the default tools plus ``tools``. ``start(label, total)`` opens a progress
+    counter for one run and returns its advance callback."""
+    modes: list[tuple[str, Embedder | None]] = [("lexical", None)]
+    if embedder is not None:
+        modes.append(("semantic+lexical", embedder))
+    per_set: list[list[SkillsBenchResult]] = []
+    for stem, task_list in sets:
+        runs = []
+        for label, model in modes:
+            advance = (
+                start(f"ranking {stem or 'tasks'} ({label})", max(1, len(task_list)))
+                if start is not None
+                else None
+            )
+            runs.append(
+                run_bench(
+                    roots,
+                    task_list,
+                    platform=platform,
+                    available_tools=[*DEFAULT_AVAILABLE_TOOLS, *tools],
+                    available_toolsets=list(DEFAULT_AVAILABLE_TOOLSETS),
+                    progress=advance,
+                    embedder=model,
+                )
+            )
+        per_set.append(runs)
+    return SuiteResult(sets, [label for label, _model in modes], per_set)
+
+
+__all__ = [
+    "SkillsBenchResult",
+    "SuiteResult",
+    "TaskResult",
+    "TaskSet",
+    "bench_roots",
+    "load_task_sets",
+    "load_tasks",
+    "run_bench",
+    "run_suite",
+]

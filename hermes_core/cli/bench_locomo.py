@@ -25,13 +25,13 @@ budget_option = click.option(
 
 
 def _parse_ks(text: str) -> tuple[int, ...]:
+    """``--k`` (:func:`hermes_core.bench.options.parse_cutoffs`); BadParameter naming the form."""
+    from hermes_core.bench.options import BenchOptionError, parse_cutoffs
+
     try:
-        ks = tuple(sorted({int(part) for part in text.split(",") if part.strip()}))
-    except ValueError:
-        raise click.BadParameter("use comma-separated integers, e.g. 5,10") from None
-    if not ks or min(ks) < 1:
-        raise click.BadParameter("use comma-separated positive integers, e.g. 5,10")
-    return ks
+        return parse_cutoffs(text)
+    except BenchOptionError as exc:
+        raise click.BadParameter(str(exc)) from None
 
 
 def render_report(report: Any, level: str) -> Table:
@@ -123,39 +123,24 @@ def _build_retriever(
     backend: str = "sqlite",
     url: str | None = None,
 ) -> Any:
-    """``builtin``, ``provider`` (the active one, or --provider) or ``provider:NAME``."""
-    from hermes_core.bench.retrievers import BuiltinRetriever, load_provider_retriever
+    """``builtin``, ``provider`` (the active one, or --provider) or ``provider:NAME``
+    (:func:`hermes_core.bench.options.build_retriever`)."""
+    from hermes_core.bench.options import BenchOptionError, BenchSetupError, build_retriever
     from hermes_core.settings.base import resolve_home
 
-    if spec == "builtin":
-        if backend == "postgresql" and not url:
-            url = _settings_url()
-        try:
-            return BuiltinRetriever(workdir, backend=backend, url=url)
-        except Exception as exc:
-            raise click.ClickException(f"cannot build the builtin retriever: {exc}") from exc
-    kind, _, name = spec.partition(":")
-    if kind != "provider":
-        raise click.BadParameter(
-            f"{spec!r}: use builtin, provider or provider:NAME", param_hint="--retriever"
-        )
     try:
-        return load_provider_retriever(resolve_home(), workdir, name or default_provider)
-    except Exception as exc:
-        raise click.ClickException(f"cannot build the retriever {spec!r}: {exc}") from exc
-
-
-def _settings_url() -> str:
-    """``sessions.url`` of the current home (``--backend postgresql`` without ``--url``)."""
-    from hermes_core.settings.base import load_settings, resolve_home
-
-    url = load_settings(resolve_home()).sessions.url
-    if url is None:
-        raise click.ClickException(
-            "--backend postgresql needs a database: pass --url postgresql://… or set "
-            "HERMES_SESSIONS__URL in $HERMES_HOME/.env"
+        return build_retriever(
+            spec,
+            workdir,
+            home=resolve_home(),
+            default_provider=default_provider,
+            backend=backend,
+            url=url,
         )
-    return url.get_secret_value()
+    except BenchOptionError as exc:
+        raise click.BadParameter(str(exc), param_hint="--retriever") from exc
+    except BenchSetupError as exc:
+        raise click.ClickException(str(exc)) from exc
 
 
 def retriever_options(func: Any) -> Any:

@@ -49,7 +49,7 @@ def command(ops: int, prefill: int, postgres_url: str | None, json_out: Path | N
             postgres_url=postgres_url,
             progress=lambda name: progress.update(bar, advance=1, description=name),
         )
-    store = "postgresql" if postgres_url else "files"
+    store = result.settings["store"]
     table = Table(
         title=f"hermes-memory bench memory ({store}; {ops} calls each, {prefill} entries prefilled)"
     )

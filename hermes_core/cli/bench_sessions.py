@@ -11,22 +11,6 @@ from hermes_core.cli.bench_output import json_out_option, write_json
 from hermes_core.cli.output import Table, console, progress_bar
 
 
-def _sizes(text: str) -> tuple[int, ...]:
-    out: list[int] = []
-    for part in text.split(","):
-        part = part.strip().lower()
-        if not part:
-            continue
-        mult = {"k": 1000, "m": 1_000_000}.get(part[-1:], 1)
-        try:
-            out.append(int(part.rstrip("km")) * mult)
-        except ValueError:
-            raise click.BadParameter("use sizes like 10k,100k,1m") from None
-    if not out or min(out) < 100:
-        raise click.BadParameter("use sizes of at least 100 messages, e.g. 10k,100k")
-    return tuple(out)
-
-
 def render(results: list[dict[str, Any]]) -> Table:
     """One column per size."""
     table = Table(title="Session archive performance (ms unless noted; p50 / p95)")
@@ -73,17 +57,6 @@ def _needle(found: dict[str, Any] | None) -> str:
 
 def _pp(t: dict[str, Any]) -> str:
     return f"{t['p50_ms']:.1f} / {t['p95_ms']:.1f}"
-
-
-def _backends(text: str) -> tuple[str, ...]:
-    out = tuple(dict.fromkeys(p.strip().lower() for p in text.split(",") if p.strip()))
-    bad = [b for b in out if b not in ("sqlite", "postgresql")]
-    if bad or not out:
-        raise click.BadParameter(
-            f"unknown backend(s) {', '.join(bad) or '(none)'}: use sqlite, postgresql or "
-            "sqlite,postgresql"
-        )
-    return out
 
 
 def render_concurrent(rows: list[dict[str, Any]]) -> Table:
@@ -140,14 +113,26 @@ def command(
 ) -> None:
     """Synthetic EN+ZH archives: insert throughput, discovery/scroll latency, DB size; on
     one backend or several side by side."""
+    from hermes_core.bench.options import (
+        BenchOptionError,
+        BenchSetupError,
+        archive_url,
+        parse_backends,
+        parse_message_counts,
+    )
     from hermes_core.bench.sessions import run_concurrent, run_perf
+    from hermes_core.layers.sessions import SessionStoreError
+    from hermes_core.settings.base import resolve_home
 
-    counts = _sizes(sizes)
-    backends = _backends(backend_list)
-    if "postgresql" in backends and not url:
-        from hermes_core.cli.bench_locomo import _settings_url
-
-        url = _settings_url()
+    try:
+        counts = parse_message_counts(sizes)
+        backends = parse_backends(backend_list)
+    except BenchOptionError as exc:
+        raise click.BadParameter(str(exc)) from None
+    try:
+        url = archive_url(backends, url, resolve_home())
+    except BenchSetupError as exc:
+        raise click.ClickException(str(exc)) from exc
     try:
         with progress_bar() as progress:
             task = progress.add_task("writing messages", total=sum(counts) * len(backends))
@@ -167,12 +152,8 @@ def command(
                     run_concurrent(b, Path(tmp), writers=writers, turns=turns, url=url)
                     for b in backends
                 ]
-    except Exception as exc:
-        from hermes_core.layers.sessions import SessionStoreError
-
-        if isinstance(exc, SessionStoreError | ValueError):
-            raise click.ClickException(str(exc)) from exc
-        raise
+    except (SessionStoreError, ValueError) as exc:
+        raise click.ClickException(str(exc)) from exc
     console().print(render(results))
     if concurrent:
         console().print(render_concurrent(concurrent))

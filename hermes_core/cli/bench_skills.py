@@ -2,23 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import click
-from rich.progress import TaskID
 
-from hermes_core.bench.skills import SkillsBenchResult, load_tasks, run_bench
+from hermes_core.bench.skills import bench_roots, load_task_sets, run_suite
 from hermes_core.cli.bench_output import json_out_option, write_json
 from hermes_core.cli.output import Table, console, progress_bar
-from hermes_core.embedding import INSTALL_HINT, Embedder, embedder_status, load_embedder
-from hermes_core.layers.skills import (
-    DEFAULT_AVAILABLE_TOOLS,
-    DEFAULT_AVAILABLE_TOOLSETS,
-    SkillRoot,
-    skill_roots,
-)
-from hermes_core.settings.base import load_settings, resolve_home
+from hermes_core.embedding import INSTALL_HINT, embedder_status, load_embedder
+from hermes_core.settings.base import resolve_home
 
 
 @click.command(name="skills")
@@ -53,53 +46,29 @@ def command(
 ) -> None:
     """Index size (chars, estimated tokens) and skills_find top-1/top-3 per task set, lexical
     and (with the [embed] extra installed) semantic + lexical."""
-    if library is not None:
-        roots: tuple[SkillRoot, ...] = (SkillRoot(library, read_only=True, label="bench"),)
-    else:
-        home = resolve_home()
-        roots = skill_roots(home, load_settings(home).skills.external_dirs)
-    sets: list[tuple[str, list[dict[str, str]]]] = []
-    for path in task_files:
-        try:
-            sets.append((path.stem, load_tasks(path)))
-        except (OSError, ValueError) as exc:
-            raise click.ClickException(f"{exc} — see tests/layers/skills/data/tasks.yaml") from exc
-    if not sets:
-        sets.append(("", []))
+    home = resolve_home()
+    roots = bench_roots(library, home)
+    try:
+        sets = load_task_sets(task_files)
+    except ValueError as exc:
+        raise click.ClickException(str(exc)) from exc
     any_tasks = any(tasks for _stem, tasks in sets)
     out = console()
     embedder = load_embedder() if any_tasks else None
-    modes: list[tuple[str, Embedder | None]] = [("lexical", None)]
-    if embedder is not None:
-        modes.append(("semantic+lexical", embedder))
-    per_set: list[list[SkillsBenchResult]] = []
     with progress_bar() as progress:
-        for stem, task_list in sets:
-            runs = []
-            for label, model in modes:
-                bar = progress.add_task(
-                    f"ranking {stem or 'tasks'} ({label})", total=max(1, len(task_list))
-                )
 
-                def advance(bar: TaskID = bar) -> None:
-                    progress.advance(bar)
+        def start(label: str, total: int) -> Callable[[], None]:
+            bar = progress.add_task(label, total=total)
+            return lambda: progress.advance(bar)
 
-                runs.append(
-                    run_bench(
-                        roots,
-                        task_list,
-                        platform=platform,
-                        available_tools=[*DEFAULT_AVAILABLE_TOOLS, *tools],
-                        available_toolsets=list(DEFAULT_AVAILABLE_TOOLSETS),
-                        progress=advance,
-                        embedder=model,
-                    )
-                )
-            per_set.append(runs)
+        suite = run_suite(
+            roots, sets, platform=platform, tools=tools, embedder=embedder, start=start
+        )
+    per_set, modes = suite.per_set, suite.modes
     result = per_set[0][0]
     table = Table(title="hermes-memory bench skills")
     table.add_column("metric")
-    for label, _model in modes:
+    for label in modes:
         table.add_column(label, justify="right")
     rows = [
         ("skills (valid)", str(result.skills)),
@@ -145,21 +114,7 @@ def command(
                     f"{miss.task!r} expected {miss.expected}, got {miss.ranked}",
                     markup=False,
                 )
-    payload = _payload(per_set[0])
-    payload["sets"] = {
-        stem: _payload(results)
-        for (stem, tasks), results in zip(sets, per_set, strict=True)
-        if tasks
-    }
-    write_json(json_out, payload)
-
-
-def _payload(results: list[SkillsBenchResult]) -> dict[str, Any]:
-    """The lexical run's figures, with the semantic run's under ``semantic`` when measured."""
-    payload = results[0].as_dict()
-    if len(results) > 1:
-        payload["semantic"] = results[1].as_dict()
-    return payload
+    write_json(json_out, suite.to_json())
 
 
 def _share(hits: int, total: int) -> str:

@@ -13,12 +13,10 @@ import json
 import logging
 import sys
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
-import httpx
 from prompt_toolkit.completion import CompleteEvent, Completer, Completion
 from prompt_toolkit.document import Document
 from pydantic import SecretStr
@@ -29,6 +27,7 @@ from rich.text import Text
 
 from hermes_core import activity
 from hermes_core.errors import HermesError
+from hermes_core.llm.probe import probe_endpoint
 from hermes_core.settings.base import load_settings, resolve_home
 from hermes_core.settings.models import HermesSettings
 
@@ -40,7 +39,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-PROBE_TIMEOUT = 3.0
 
 SETUP_HELP = """hermes-memory chat talks to any OpenAI-compatible endpoint. Point it at one:
   Ollama     hermes-memory chat --base-url http://127.0.0.1:11434/v1 --model llama3.1
@@ -80,40 +78,6 @@ def apply_overrides(
     if not update:
         return settings
     return settings.model_copy(update={"llm": settings.llm.model_copy(update=update)})
-
-
-@dataclass
-class Probe:
-    """What ``GET {base_url}/models`` told us."""
-
-    reachable: bool
-    models: list[str] = field(default_factory=list)
-    error: str = ""
-    status: int | None = None
-
-
-def probe_endpoint(
-    base_url: str, api_key: SecretStr | None, timeout: float = PROBE_TIMEOUT
-) -> Probe:
-    """Is the endpoint up? Any HTTP answer counts as reachable; only transport errors do not."""
-    headers = {}
-    secret = api_key.get_secret_value() if api_key is not None else ""
-    if secret:
-        headers["Authorization"] = f"Bearer {secret}"
-    try:
-        response = httpx.get(base_url.rstrip("/") + "/models", headers=headers, timeout=timeout)
-    except httpx.TimeoutException:
-        return Probe(False, error=f"no answer within {timeout:g}s")
-    except httpx.HTTPError as exc:
-        return Probe(False, error=f"{type(exc).__name__}: {exc}")
-    models: list[str] = []
-    if response.status_code == 200:
-        try:
-            data = response.json().get("data") or []
-            models = [str(m.get("id")) for m in data if isinstance(m, dict) and m.get("id")]
-        except (ValueError, AttributeError):
-            models = []
-    return Probe(True, models=models, status=response.status_code)
 
 
 def resolve_endpoint(settings: HermesSettings, home: Path) -> tuple[HermesSettings, str]:
@@ -632,12 +596,10 @@ def register(cli: click.Group) -> None:
 __all__ = [
     "ChatUI",
     "EventPrinter",
-    "Probe",
     "SlashCompleter",
     "apply_overrides",
     "close_host",
     "print_shutdown_notes",
-    "probe_endpoint",
     "register",
     "resolve_endpoint",
     "setup_help",

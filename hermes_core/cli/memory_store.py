@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import shlex
-import sqlite3
 import subprocess
 import tempfile
 import time
@@ -128,7 +127,10 @@ def show(target: str | None, as_json: bool, user_id: str | None = None) -> None:
         if unreadable:
             raise SystemExit(1)
         return
+    from hermes_core.layers.memory import unreadable_fix
+
     out = console()
+    fix = unreadable_fix(home, settings)
     for info in infos:
         title = f"{FILENAMES[info['target']]} ({info['target']})"
         if not info["enabled"]:
@@ -137,11 +139,7 @@ def show(target: str | None, as_json: bool, user_id: str | None = None) -> None:
         if info["error"]:
             out.print(
                 f"[red]✗ could not be read: {escape(info['error'])}[/red]"
-                + (
-                    " — fix the file (it must be UTF-8) or move it aside"
-                    if info["store"] == "files"
-                    else ""
-                )
+                + (f" — {fix}" if fix else "")
             )
             continue
         out.print(usage_bar(info["chars"], info["limit"]))
@@ -445,21 +443,13 @@ def archive_cmd(
 def restore_cmd(entry_id: int, user_id: str | None = None) -> None:
     """Put ``user_id``'s archived entry back into its file (must fit the budget and scan
     clean)."""
-    from hermes_core.layers.memory import MemoryEngine, restore_hint
+    from hermes_core.layers.memory import RestoreFailed, restore_entry
 
     home = _home()
-    engine = MemoryEngine(home, _settings(home), user_id)
     try:
-        outcome = engine.restore_archived(entry_id)
-    except (OSError, RuntimeError, sqlite3.Error) as exc:
-        raise click.ClickException(
-            f"could not restore entry {entry_id}: {exc} — nothing was changed and the entry "
-            "stays in the archive; fix that and retry"
-        ) from exc
-    if not outcome.success:
-        error = str(outcome.payload.get("error", "failed"))
-        hint = restore_hint(outcome, user_id)
-        raise click.ClickException(f"could not restore entry {entry_id}: {error} — {hint}")
+        engine, outcome = restore_entry(home, _settings(home), user_id, entry_id)
+    except RestoreFailed as exc:
+        raise click.ClickException(str(exc)) from exc
     with _provider_mirror(home, engine.user_id) as notify:
         for write in outcome.writes:
             if notify is not None:
@@ -540,7 +530,7 @@ def _print_moved(rows: list[Any], verb: str, as_json: bool) -> None:
 def export_cmd(dest: Path | None, user_id: str | None, as_json: bool) -> None:
     """Write the stored MEMORY.md / USER.md files (all users, or ``user_id``'s) out as files,
     byte for byte as the file store writes them."""
-    from hermes_core.layers.memory import export_files
+    from hermes_core.layers.memory import export_files, export_note
 
     home = _home()
     settings = _settings(home)
@@ -550,11 +540,9 @@ def export_cmd(dest: Path | None, user_id: str | None, as_json: bool) -> None:
     except (HermesError, OSError) as exc:
         raise click.ClickException(f"export failed: {exc}") from exc
     _print_moved(rows, "export", as_json)
-    if not as_json and rows and settings.store == "postgresql" and dest is None:
-        console().print(
-            "The files in $HERMES_HOME/memories now match the database; `memory.store: files` "
-            "would use them."
-        )
+    note = export_note(home, settings, dest)
+    if not as_json and rows and note:
+        console().print(note)
 
 
 def import_cmd(source: Path | None, user_id: str | None, replace: bool, as_json: bool) -> None:

@@ -6,65 +6,18 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from importlib.metadata import PackageNotFoundError, version
-from typing import Any
 
 import click
 
 from hermes_core.cli.output import print_json
 
 
-def _plugin_rows() -> list[dict[str, Any]]:
-    from hermes_core import __version__
-    from hermes_core.hooks import iter_plugin_hooks
-    from hermes_core.plugins import BUILTIN_PLUGINS, create_plugin_manager, plugin_report
-    from hermes_core.providers.discovery import list_installed
-    from hermes_core.providers.registry import PROVIDER_PLUGIN_PREFIX
-    from hermes_core.settings.base import load_settings
-
-    pm = create_plugin_manager()
-    report = plugin_report(pm)
-    settings = load_settings()
-    rows: list[dict[str, Any]] = []
-    for name, hooks in iter_plugin_hooks(pm):
-        builtin = name in BUILTIN_PLUGINS
-        try:
-            plugin_version = __version__ if builtin else version(name)
-        except PackageNotFoundError:
-            plugin_version = None
-        rows.append(
-            {
-                "name": name,
-                "kind": "builtin" if builtin else "plugin",
-                "version": plugin_version,
-                "hooks": hooks,
-                "active": True,
-                "blocked": False,
-            }
-        )
-    for name in report.blocked:
-        rows.append({"name": name, "kind": "plugin", "active": False, "blocked": True})
-    for name, error in report.failed.items():
-        rows.append({"name": name, "kind": "plugin", "active": False, "error": error})
-    for provider in list_installed():
-        rows.append(
-            {
-                "name": PROVIDER_PLUGIN_PREFIX + provider.name,
-                "kind": "memory-provider",
-                "distribution": provider.distribution,
-                "version": provider.version,
-                "hooks": None,  # not imported unless active: see `hermes-memory memory status`
-                "active": provider.name == settings.memory.provider,
-                "blocked": False,
-            }
-        )
-    return rows
-
-
 @click.command()
 def plugins() -> None:
     """Registered plugins and installed providers, as JSON (name, version, hooks, active)."""
-    print_json(_plugin_rows())
+    from hermes_core.plugins import plugin_rows
+
+    print_json(plugin_rows())
 
 
 def _pip(args: list[str]) -> None:

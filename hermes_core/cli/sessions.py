@@ -8,9 +8,6 @@ parses arguments and prints.
 
 from __future__ import annotations
 
-import contextlib
-import re
-import sqlite3
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -25,73 +22,23 @@ from hermes_core.cli.output import Table, console, print_json, progress_bar
 from hermes_core.settings.base import resolve_home
 from hermes_core.text import plural
 
-_AGE = re.compile(r"^\s*(\d+)\s*([dhwmy])\s*$", re.IGNORECASE)
-_AGE_SECONDS = {"h": 3600, "d": 86400, "w": 7 * 86400, "m": 30 * 86400, "y": 365 * 86400}
 
-
-def _index_hermes_agent(db: Any, home: Path) -> None:
-    """Say plainly when ``home`` is a Hermes Agent home, and index its sessions (read-only on
-    its file) so listings and search include them. Notes go to stderr (``--json`` stays
-    clean)."""
-    from hermes_core.homefiles import inspect_state_db
-    from hermes_core.layers.sessions import refresh_hermes_agent
-
-    found = inspect_state_db(home)
-    if not found.is_hermes_agent:
-        return
-    console(stderr=True).print(
-        f"{found.describe()}: hermes-core reads it and never writes to it; its own "
-        f"tables are in {db.path.name}",
-        markup=False,
-    )
-    refresh_hermes_agent(db, home)
+def _note(text: str) -> None:
+    """An operator note, to stderr (``--json`` output stays clean)."""
+    console(stderr=True).print(text, markup=False)
 
 
 @contextmanager
 def _open_db(index: bool = True) -> Iterator[Any]:
-    from hermes_core.homefiles import own_db_path
-    from hermes_core.layers.sessions import (
-        SessionDB,
-        SessionStoreError,
-        SessionStoreUnusable,
-        open_store,
-    )
-    from hermes_core.settings.base import load_settings
+    """The configured archive (:func:`hermes_core.layers.sessions.open_archive`); its errors,
+    and those of the command's block, become ClickExceptions carrying the layer's message."""
+    from hermes_core.layers.sessions import SessionStoreError, open_archive
 
-    home = resolve_home()
-    sessions_settings = None
     try:
-        sessions_settings = load_settings(home).sessions
-    except Exception:
-        sessions_settings = None
-    try:
-        db = open_store(home, sessions_settings)
-    except SessionStoreUnusable as exc:
-        raise click.ClickException(str(exc)) from exc
-    except (OSError, SessionStoreError) as exc:
-        raise click.ClickException(
-            f"cannot open {own_db_path(home)}: {exc} — check the path and its permissions "
-            "(HERMES_HOME)"
-        ) from exc
-    except sqlite3.DatabaseError as exc:
-        path = own_db_path(home)
-        raise click.ClickException(
-            f"{path} is not a readable SQLite database ({exc}) — move it aside "
-            f"(mv {path} {path}.bad) and rerun; a fresh archive is created, the old file kept"
-        ) from exc
-    if index and isinstance(db, SessionDB):
-        _index_hermes_agent(db, home)
-    try:
-        yield db
+        with open_archive(resolve_home(), index=index, note=_note) as db:
+            yield db
     except SessionStoreError as exc:
         raise click.ClickException(str(exc)) from exc
-    except sqlite3.Error as exc:
-        raise click.ClickException(
-            f"state.db failed: {exc} — the command's changes were rolled back; check the "
-            "disk (space, permissions) and `hermes-memory doctor`, then rerun"
-        ) from exc
-    finally:
-        db.close()
 
 
 def _user_option(fn: Any) -> Any:
@@ -124,33 +71,21 @@ def _when(ts: float | None) -> str:
 
 
 def _resolve(db: Any, ref: str, user_id: str | None) -> str:
-    sid = db.resolve_session(ref, user_id=user_id or None)
-    if sid is None:
-        raise click.ClickException(
-            f"no session matches '{ref}' — list ids with `hermes-memory sessions list`"
-            + (" (add --user USER_ID for a user's sessions)" if not user_id else "")
-        )
-    return str(sid)
+    from hermes_core.layers.sessions import resolve_ref
 
-
-MAX_AGE_S = 200 * 365 * 86400
-"""The largest ``--older-than`` age (200 years): anything older predates every archive."""
+    return resolve_ref(db, ref, user_id)  # SessionNotFound: a ClickException via _open_db
 
 
 def parse_age(text: str) -> float:
-    """Seconds in ``90d`` / ``12h`` / ``2w`` / ``6m`` / ``1y``. Raises ClickException."""
-    match = _AGE.match(text)
-    if not match:
-        raise click.ClickException(
-            f"cannot read age '{text}' — use a number and a unit, e.g. 90d, 12h, 2w, 6m, 1y"
-        )
-    digits = match.group(1)
-    seconds = int(digits) * _AGE_SECONDS[match.group(2).lower()] if len(digits) <= 12 else None
-    if seconds is None or seconds > MAX_AGE_S:
-        raise click.ClickException(
-            f"age '{text[:40]}' is more than 200 years — use a smaller number, e.g. 10y"
-        )
-    return seconds
+    """Seconds in ``90d`` / ``12h`` / ``2w`` / ``6m`` / ``1y``
+    (:func:`hermes_core.layers.sessions.parse_age`). Raises ClickException."""
+    from hermes_core.layers.sessions import AgeError
+    from hermes_core.layers.sessions import parse_age as parse
+
+    try:
+        return parse(text)
+    except AgeError as exc:
+        raise click.ClickException(str(exc)) from exc
 
 
 @click.group(name="sessions")
@@ -283,19 +218,19 @@ def search_cmd(
     user_id: str | None,
 ) -> None:
     """Full-text search across every session (the session_search discover mode)."""
-    from hermes_core.layers.sessions import SessionSearch
+    from hermes_core.layers.sessions import search_archive
 
-    args: dict[str, Any] = {"query": query, "limit": limit, "detail": "full"}
-    for key, value in (
-        ("after", after),
-        ("before", before),
-        ("tool", tool),
-        ("role_filter", role_filter),
-    ):
-        if value:
-            args[key] = value
     with _open_db() as db:
-        result = SessionSearch(db, hidden_sources=()).run(args, user_id=user_id or None)
+        result = search_archive(
+            db,
+            query,
+            limit=limit,
+            after=after,
+            before=before,
+            tool=tool,
+            role_filter=role_filter,
+            user_id=user_id,
+        )
     if as_json:
         print_json(result)
         if not result.get("success"):
@@ -339,15 +274,13 @@ def export_cmd(
 ) -> None:
     """Export one session, or --all of them, (all rows, compacted included) as JSONL or
     Markdown. A JSONL export of many sessions imports back with `hermes-memory sessions import`."""
-    from hermes_core.layers.sessions import export_session, export_sessions
+    from hermes_core.layers.sessions import export_session, export_sessions, scope_session_ids
 
     if export_all == bool(session):
         raise click.UsageError("name one SESSION, or pass --all (not both)")
     with _open_db() as db:
         if export_all:
-            ids = db.sessions_older_than(
-                float("inf"), user_id=_scope(user_id, False), source=source
-            )
+            ids = scope_session_ids(db, user_id, source)
             if not ids:
                 hint = "" if user_id else " (without a user id; try --user ID)"
                 console(stderr=True).print(
@@ -453,40 +386,36 @@ def import_cmd(
 
 def _import_hermes_agent(path: Path, keep_users: bool, as_json: bool, user_id: str | None) -> None:
     from hermes_core.layers.sessions import (
-        HermesAgentHomeError,
-        import_hermes_agent,
-        locate_state_db,
-        session_stamps,
+        SessionStoreError,
+        count_hermes_agent_sessions,
+        import_from_hermes_agent,
     )
 
     try:
-        total = len(session_stamps(locate_state_db(path)))
-    except (HermesAgentHomeError, sqlite3.Error) as exc:
+        total = count_hermes_agent_sessions(path)
+    except SessionStoreError as exc:
         raise click.ClickException(str(exc)) from exc
     with _open_db(index=False) as db, progress_bar() as progress:
         task = progress.add_task("importing Hermes Agent sessions", total=None)
-        done = import_hermes_agent(
+        done = import_from_hermes_agent(
             db,
             path,
-            user_id=user_id or None,
+            total=total,
+            user_id=user_id,
             keep_users=keep_users,
             progress=lambda n: progress.advance(task, n),
         )
-    report = [row.to_dict() for row in done]
     if as_json:
-        print_json(report)
+        print_json(done.rows)
         return
-    fresh = [r for r in report if r["status"] == "imported"]
-    grown = [r for r in report if r["status"] == "continued"]
-    messages = sum(int(r["messages"]) for r in fresh)
-    added = sum(int(r["messages"]) for r in grown)
     console().print(
-        f"imported {len(fresh)} of {total} Hermes Agent session(s), {messages} message(s); "
-        f"{len(grown)} continued ({added} new message(s)); "
-        f"{len(report) - len(fresh) - len(grown)} already imported",
+        f"imported {done.imported} of {done.total} Hermes Agent session(s), "
+        f"{done.imported_messages} message(s); "
+        f"{done.continued} continued ({done.added_messages} new message(s)); "
+        f"{done.unchanged} already imported",
         markup=False,
     )
-    for row in report:
+    for row in done.rows:
         if row["renamed_from"]:
             console().print(
                 f"  {row['renamed_from']} existed; stored as {row['session_id']}", markup=False
@@ -512,6 +441,8 @@ def prune_cmd(
 ) -> None:
     """Delete sessions (of the --user scope, of --source when given) whose last activity is
     older than the age."""
+    from hermes_core.layers.sessions import prune_sessions
+
     cutoff = time.time() - parse_age(older_than)
     with _open_db() as db:
         ids = db.sessions_older_than(cutoff, user_id=_scope(user_id, all_users), source=source)
@@ -529,10 +460,7 @@ def prune_cmd(
                 )
             with progress_bar() as progress:
                 task = progress.add_task("pruning", total=len(ids))
-                for start in range(0, len(ids), 50):
-                    chunk = ids[start : start + 50]
-                    removed += db.delete_sessions(chunk)
-                    progress.advance(task, len(chunk))
+                removed = prune_sessions(db, ids, lambda n: progress.advance(task, n))
     summary = {
         "cutoff": cutoff,
         "sessions": len(ids),
@@ -604,13 +532,8 @@ def title_cmd(session: str, title: str, user_id: str | None) -> None:
 @sessions.command(name="reindex")
 def reindex_cmd() -> None:
     """Rebuild the full-text index from the stored messages."""
-    from hermes_core.layers.sessions import SessionStoreError
-
     with _open_db() as db:
-        try:
-            count = db.reindex()
-        except SessionStoreError as exc:
-            raise click.ClickException(str(exc)) from exc
+        count = db.reindex()
     console().print(f"indexed {plural(count, 'message')}")
 
 
@@ -652,8 +575,9 @@ def migrate_cmd(
     HERMES_SESSIONS__URL in $HERMES_HOME/.env."""
     from hermes_core.layers.sessions import (
         SessionStoreError,
-        copy_archive,
-        merge_archive,
+        migrate_archive,
+        migration_total,
+        open_migration_source,
         open_url,
     )
 
@@ -662,34 +586,21 @@ def migrate_cmd(
     except SessionStoreError as exc:
         raise click.ClickException(str(exc)) from exc
     try:
-        if source_url is not None:
-            try:
-                source_cm: Any = contextlib.closing(open_url(source_url))
-            except SessionStoreError as exc:
-                raise click.ClickException(str(exc)) from exc
-        else:
-            source_cm = _open_db()
-        with source_cm as source:
-            if source.location == target.location:
-                raise click.ClickException(
-                    f"--to names the archive being copied ({target.location}); pass another one"
+        with open_migration_source(resolve_home(), source_url, note=_note) as source:
+            total = migration_total(source, target)
+            with progress_bar() as progress:
+                task = progress.add_task(
+                    "merging sessions" if merge else "copying sessions", total=total
                 )
-            total = source.count_sessions(user_id=_scope(None, all_users=True))
-            try:
-                with progress_bar() as progress:
-                    task = progress.add_task(
-                        "merging sessions" if merge else "copying sessions", total=total
-                    )
-                    report = (merge_archive if merge else copy_archive)(
-                        source,
-                        target,
-                        batch=batch,
-                        progress=lambda n: progress.advance(task, n),
-                    )
-            except SessionStoreError as exc:
-                raise click.ClickException(
-                    f"{exc} (rows copied so far are kept; re-run to resume)"
-                ) from exc
+                report = migrate_archive(
+                    source,
+                    target,
+                    merge=merge,
+                    batch=batch,
+                    progress=lambda n: progress.advance(task, n),
+                )
+    except SessionStoreError as exc:
+        raise click.ClickException(str(exc)) from exc
     finally:
         target.close()
     if as_json:

@@ -6,9 +6,7 @@ Thin wrappers over :mod:`hermes_core.layers.skills`; every listing takes ``--jso
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
-from typing import Any
 
 import click
 from rich.markup import escape
@@ -20,24 +18,25 @@ from hermes_core.layers.skills import (
     HistoryError,
     InstallError,
     ManageError,
-    SkillRoot,
     SkillsService,
-    SkillStatsStore,
     approve_pending,
-    check_installable,
     describe,
-    hidden_reason,
+    find_rows,
+    history_rows,
     install_skill,
     invalidate_index_cache,
     linked_files,
     list_pending,
-    list_versions,
-    load_library,
+    list_skills,
     local_root,
+    pending_detail,
+    pending_ids,
     present_env_names,
     reject_pending,
     revert,
+    skill_status,
     store_env_values,
+    validate_skills,
 )
 from hermes_core.layers.skills import browse_skills as browse
 from hermes_core.settings.base import load_settings, resolve_home
@@ -53,17 +52,6 @@ def _service() -> SkillsService:
     return SkillsService.from_settings(home, settings.skills)
 
 
-def _status(service: SkillsService, skill: Any) -> str:
-    reason = hidden_reason(
-        skill,
-        platform=service.platform,
-        disabled=service.settings.disabled,
-        available_tools=service.available_tools,
-        available_toolsets=service.available_toolsets,
-    )
-    return "shown" if reason is None else f"hidden: {reason}"
-
-
 @click.group()
 def skills() -> None:
     """Skills (SKILL.md procedural memory) in $HERMES_HOME/skills and skills.external_dirs."""
@@ -75,33 +63,13 @@ def skills() -> None:
 def list_cmd(category: str | None, as_json: bool) -> None:
     """Every skill with its category, source, index status and usage counts."""
     service = _service()
-    library = service.library()
-    stats = SkillStatsStore(service.home).stats_or_empty()
-    rows: list[dict[str, Any]] = []
-    for skill in sorted(library.skills.values(), key=lambda s: (s.category, s.name)):
-        if category and not (
-            skill.category == category or skill.category.startswith(category + "/")
-        ):
-            continue
-        record = stats.get(skill.name)
-        rows.append(
-            {
-                "name": skill.name,
-                "category": skill.category,
-                "description": skill.meta.description,
-                "source": skill.root.label,
-                "status": _status(service, skill),
-                "views": record.views if record else 0,
-                "successes": record.successes if record else 0,
-                "failures": record.failures if record else 0,
-                "path": str(skill.directory),
-            }
-        )
+    listing = list_skills(service, category)
+    rows = listing.rows
     if as_json:
         print_json(
             {
                 "skills": rows,
-                "problems": [{"path": str(p.path), "error": p.error} for p in library.problems],
+                "problems": listing.problems,
             }
         )
         return
@@ -128,8 +96,8 @@ def list_cmd(category: str | None, as_json: bool) -> None:
                 f"{row['successes']}/{row['failures']}",
             )
         out.print(table)
-    for problem in library.problems:
-        out.print(f"{mark(False)} {escape(f'{problem.path}: {problem.error}')}")
+    for problem in listing.problems:
+        out.print(f"{mark(False)} {escape(problem['path'] + ': ' + problem['error'])}")
 
 
 @skills.command("show")
@@ -145,7 +113,7 @@ def show_cmd(name: str) -> None:
         f"[bold]{escape(skill.name)}[/bold] "
         + escape(f"({skill.category}, {skill.root.label}) — {skill.directory}")
     )
-    out.print(f"status: {_status(service, skill)}", markup=False)
+    out.print(f"status: {skill_status(service, skill)}", markup=False)
     out.print(
         read_regular_text(skill.skill_md, max_bytes=4 << 20, what="SKILL.md"),
         markup=False,
@@ -161,18 +129,7 @@ def show_cmd(name: str) -> None:
 def search_cmd(query: str, limit: int, as_json: bool) -> None:
     """Rank visible skills for a task description (what skills_find returns)."""
     service = _service()
-    ranked, mode = service.find(query, limit)
-    rows: list[dict[str, Any]] = [
-        {
-            "name": r.skill.name,
-            "category": r.skill.category,
-            "score": r.score,
-            "relevance": r.relevance,
-            "success_rate": round(r.stats.success_rate, 3),
-            "description": r.skill.meta.description,
-        }
-        for r in ranked
-    ]
+    rows, mode = find_rows(service, query, limit)
     if as_json:
         print_json({"query": query, "matching": mode, "results": rows})
         return
@@ -231,60 +188,27 @@ def remove_cmd(name: str, yes: bool) -> None:
     console().print(f"{mark(True)} {escape(str(result['message']))}")
 
 
-def _validate_targets(
-    path: Path | None, service: SkillsService
-) -> tuple[list[SkillRoot], Path | None]:
-    """Roots to scan, and the single skill directory when ``path`` names one skill."""
-    if path is None:
-        return list(service.roots), None
-    if path.is_file():
-        path = path.parent
-    if (path / "SKILL.md").exists():
-        return [SkillRoot(path.parent, read_only=True, label="path")], path
-    return [SkillRoot(path, read_only=True, label="path")], None
-
-
 @skills.command("validate")
 @click.argument("path", required=False, type=click.Path(exists=True, path_type=Path))
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def validate_cmd(path: Path | None, as_json: bool) -> None:
     """Validate one skill, a directory of skills, or every root (exit 1 if any is invalid)."""
     service = _service()
-    roots, single = _validate_targets(path, service)
-    library = load_library(roots)
-    skills_found = list(library.skills.values()) + list(library.shadowed)
-    problems = list(library.problems)
-    if single is not None:
-        skills_found = [s for s in skills_found if s.directory == single]
-        problems = [p for p in problems if p.path.parent == single]
-    # A well-formed skill can still be refused by `install` (symlinks, size, threat scan):
-    # validate reports that too, so a ✓ here means the skill would install.
-    refused: list[dict[str, str]] = []
-    for skill in list(skills_found):
-        try:
-            check_installable(skill.directory)
-        except InstallError as exc:
-            skills_found.remove(skill)
-            refused.append({"path": str(skill.skill_md), "error": str(exc)})
+    report = validate_skills(service, path)
     if as_json:
-        print_json(
-            {
-                "valid": [{"name": s.name, "path": str(s.skill_md)} for s in skills_found],
-                "invalid": [{"path": str(p.path), "error": p.error} for p in problems] + refused,
-            }
-        )
+        print_json({"valid": report.valid, "invalid": report.problems + report.refused})
     else:
         out = console()
-        for skill in skills_found:
-            out.print(f"{mark(True)} {escape(f'{skill.name}  {skill.skill_md}')}")
-        for problem in problems:
-            out.print(f"{mark(False)} {escape(f'{problem.path}: {problem.error}')}")
-        for item in refused:
+        for skill in report.valid:
+            out.print(f"{mark(True)} {escape(skill['name'] + '  ' + skill['path'])}")
+        for item in report.problems + report.refused:
             out.print(f"{mark(False)} {escape(item['path'] + ': ' + item['error'])}")
-        out.print(f"{len(skills_found)} valid, {len(problems) + len(refused)} invalid")
-    if problems or refused:
+        out.print(
+            f"{len(report.valid)} valid, {len(report.problems) + len(report.refused)} invalid"
+        )
+    if not report.ok:
         raise SystemExit(1)
-    if not skills_found and not problems and not refused:
+    if report.empty:
         raise click.ClickException("no SKILL.md found — pass a skill directory or a skills root.")
 
 
@@ -304,8 +228,7 @@ def pending_cmd(as_json: bool) -> None:
         table.add_column(column, overflow="fold")
     for record in records:
         args = record["args"]
-        detail = args.get("content") or args.get("new_string") or args.get("file_path") or ""
-        detail = str(detail).replace("\n", " ")
+        detail = pending_detail(record)
         table.add_row(
             escape(str(record["id"])),
             escape(str(args.get("action"))),
@@ -316,12 +239,6 @@ def pending_cmd(as_json: bool) -> None:
     console().print(table)
 
 
-def _ids(service: SkillsService, target: str) -> list[str]:
-    if target == "all":
-        return [str(r["id"]) for r in list_pending(service.home)]
-    return [target]
-
-
 @skills.command("approve")
 @click.argument("target", metavar="ID|all")
 def approve_cmd(target: str) -> None:
@@ -329,7 +246,7 @@ def approve_cmd(target: str) -> None:
     service = _service()
     manager = service.manager()
     failures = 0
-    for pending_id in _ids(service, target):
+    for pending_id in pending_ids(service.home, target):
         try:
             result = approve_pending(manager, pending_id)
         except ManageError as exc:
@@ -350,7 +267,7 @@ def approve_cmd(target: str) -> None:
 def reject_cmd(target: str) -> None:
     """Discard staged writes."""
     service = _service()
-    for pending_id in _ids(service, target):
+    for pending_id in pending_ids(service.home, target):
         try:
             reject_pending(service.home, pending_id)
         except ManageError as exc:
@@ -470,21 +387,9 @@ def history_cmd(name: str, as_json: bool) -> None:
     """Kept versions of a skill (taken before each patch, edit and delete)."""
     service = _service()
     try:
-        versions = list_versions(local_root(service.home), name)
+        rows = history_rows(service.home, name)
     except HistoryError as exc:
         raise click.ClickException(str(exc)) from exc
-    rows: list[dict[str, Any]] = [
-        {
-            "version": v.number,
-            "action": v.action,
-            "origin": v.origin,
-            "created_at": v.created_at,
-            "when": time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(v.created_at)),
-            "description": v.description(),
-            "path": str(v.path),
-        }
-        for v in versions
-    ]
     if as_json:
         print_json({"name": name, "versions": rows})
         return

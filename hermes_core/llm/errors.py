@@ -9,7 +9,7 @@
 from __future__ import annotations
 
 from hermes_core.errors import HermesError
-from hermes_core.security.redact import redact
+from hermes_core.security.redaction import redact
 
 LOCAL_SERVER_HINT = (
     "Is the server running? Typical base URLs: Ollama http://127.0.0.1:11434/v1, "

@@ -114,7 +114,7 @@ def _redact(text: str) -> str:
     loads) is imported only when there is a reason to redact."""
     if not text:
         return ""
-    from hermes_core.security.redact import redact
+    from hermes_core.security.redaction import redact
 
     return redact(text)
 

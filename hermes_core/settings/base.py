@@ -135,7 +135,7 @@ def format_validation_error(exc: ValidationError, *, prefix: str = "") -> str:
 
     Secrets in the message or the rejected value (a password inside a URL, an API key) are
     redacted: the text is printed and logged."""
-    from hermes_core.security.redact import redact  # lazy: only needed on an error
+    from hermes_core.security.redaction import redact  # lazy: only needed on an error
 
     lines = []
     for err in exc.errors():

@@ -272,7 +272,7 @@ def test_redaction_leaves_prose_alone(text: str) -> None:
 
 def test_redaction_lives_in_security_and_context_re_exports_it() -> None:
     import hermes_core.context as context
-    from hermes_core.security import redact as module
+    from hermes_core.security import redaction as module
 
     assert context.redact is module.redact and context.redact_payload is module.redact_payload
     assert context.REDACTED == module.REDACTED == "[redacted]"

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from hermes_core.fsutil import PRIVATE_FILE_MODE, ensure_private_dir
 from hermes_core.homefiles import own_db_path
-from hermes_core.security.redact import redact
+from hermes_core.security.redaction import redact
 from hermes_core.statedb import write_refusal
 from hermes_core.types import CompressionResult
 

@@ -28,7 +28,7 @@ from hermes_core.layers.compression.messages import (
 from hermes_core.llm.client import LLMClient
 from hermes_core.llm.errors import LLMResponseError
 from hermes_core.llm.tokens import estimate_messages_tokens
-from hermes_core.security.redact import redact_payload
+from hermes_core.security.redaction import redact_payload
 from hermes_core.text import CJK_CHAR
 
 REDACTED = "[REDACTED]"

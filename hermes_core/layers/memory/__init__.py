@@ -19,9 +19,17 @@ from hermes_core.lazy import lazy_names
 
 if TYPE_CHECKING:
     from .approval import approve_pending, reject_pending
-    from .backends import describe, open_pending, pending_users, postgres_target, store_user_ids
+    from .backends import (
+        describe,
+        export_note,
+        open_pending,
+        pending_users,
+        postgres_target,
+        store_user_ids,
+        unreadable_fix,
+    )
     from .edit import EditRefused, begin_edit, save_edit, save_recovery
-    from .engine import MemoryEngine, Outcome, restore_hint
+    from .engine import MemoryEngine, Outcome, RestoreFailed, restore_entry, restore_hint
     from .pending import PendingStore
     from .pgstore import delete_owner
     from .plugin import MemoryLayer
@@ -30,6 +38,10 @@ if TYPE_CHECKING:
     from .users import memory_users
 
 _HOME: dict[str, str] = {
+    "RestoreFailed": "engine",
+    "restore_entry": "engine",
+    "unreadable_fix": "backends",
+    "export_note": "backends",
     "approve_pending": "approval",
     "begin_edit": "edit",
     "char_count": "store",
@@ -69,12 +81,14 @@ __all__ = [
     "MemoryLayer",
     "Outcome",
     "PendingStore",
+    "RestoreFailed",
     "approve_pending",
     "begin_edit",
     "char_count",
     "delete_owner",
     "describe",
     "export_files",
+    "export_note",
     "import_files",
     "memories_dir",
     "memory_users",
@@ -83,8 +97,10 @@ __all__ = [
     "percent",
     "postgres_target",
     "reject_pending",
+    "restore_entry",
     "restore_hint",
     "save_edit",
     "save_recovery",
     "store_user_ids",
+    "unreadable_fix",
 ]

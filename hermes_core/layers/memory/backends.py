@@ -60,6 +60,14 @@ class StorageBackend(Protocol):
         """Where memory lives, for humans (never raises; a URL's password is masked)."""
         ...
 
+    def unreadable_fix(self) -> str:
+        """What to do when a stored file cannot be read ("" when the error says it)."""
+        ...
+
+    def export_note(self, dest: Path | None) -> str:
+        """A note after exporting the stored files to ``dest`` (None: the home) ("" none)."""
+        ...
+
     def where(self, owner: str, store: EntryStore) -> str:
         """Where ``owner``'s memory lives (``store`` is one of their stores), for humans."""
         ...
@@ -88,6 +96,12 @@ class FilesBackend:
 
     def describe(self) -> str:
         return f"files in {memories_dir(self.home)}"
+
+    def unreadable_fix(self) -> str:
+        return "fix the file (it must be UTF-8) or move it aside"
+
+    def export_note(self, dest: Path | None) -> str:
+        return ""
 
     def where(self, owner: str, store: EntryStore) -> str:
         return str(scope_dir(memories_dir(self.home), owner))
@@ -123,6 +137,17 @@ class PostgresBackend:
             return f"postgresql at {postgres_target(self.settings).shown}"
         except ConfigError:
             return "postgresql (no memory.url configured)"
+
+    def unreadable_fix(self) -> str:
+        return ""
+
+    def export_note(self, dest: Path | None) -> str:
+        if dest is not None:
+            return ""
+        return (
+            "The files in $HERMES_HOME/memories now match the database; `memory.store: files` "
+            "would use them."
+        )
 
     def where(self, owner: str, store: EntryStore) -> str:
         return store.location
@@ -163,6 +188,17 @@ def describe(home: Path, settings: MemorySettings) -> str:
     return backend(home, settings).describe()
 
 
+def unreadable_fix(home: Path, settings: MemorySettings) -> str:
+    """What to do when a stored MEMORY.md / USER.md cannot be read under ``settings.store``
+    (files: fix the encoding or move the file aside; the database's error says its fix)."""
+    return backend(home, settings).unreadable_fix()
+
+
+def export_note(home: Path, settings: MemorySettings, dest: Path | None) -> str:
+    """The note ``hermes-memory memory export`` prints after exporting to ``dest`` ("" none)."""
+    return backend(home, settings).export_note(dest)
+
+
 def store_user_ids(home: Path, settings: MemorySettings) -> list[str]:
     """User ids that have memory of their own in the configured store. Raises
     :class:`~hermes_core.pg.DatabaseUnavailable` when the server cannot be reached."""
@@ -187,9 +223,11 @@ __all__ = [
     "StorageBackend",
     "backend",
     "describe",
+    "export_note",
     "open_pending",
     "open_store",
     "pending_users",
     "postgres_target",
     "store_user_ids",
+    "unreadable_fix",
 ]

@@ -11,11 +11,13 @@ an :class:`Outcome`; none raises for a refused write.
 from __future__ import annotations
 
 import logging
+import sqlite3
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, cast
 
+from hermes_core.errors import HermesError
 from hermes_core.scope import user_option
 from hermes_core.security.scan import find_threats
 from hermes_core.settings.models import MemorySettings
@@ -556,12 +558,41 @@ def _write_for(
     )
 
 
+class RestoreFailed(HermesError):
+    """An archived entry could not be restored; the message says why and what to do."""
+
+
+def restore_entry(
+    home: Path, settings: MemorySettings, user_id: str | None, entry_id: int
+) -> tuple[MemoryEngine, Outcome]:
+    """Restore ``user_id``'s archived entry ``entry_id`` (:meth:`MemoryEngine.restore_archived`)
+    and return the engine and the successful outcome (its ``writes`` are for the provider
+    mirror). Raises :class:`RestoreFailed` naming the next step: a refusal (missing, already
+    restored, blocked, no room) with :func:`restore_hint`, or a storage failure (nothing
+    changed, the entry stays in the archive)."""
+    engine = MemoryEngine(home, settings, user_id)
+    try:
+        outcome = engine.restore_archived(entry_id)
+    except (OSError, RuntimeError, sqlite3.Error) as exc:
+        raise RestoreFailed(
+            f"could not restore entry {entry_id}: {exc} — nothing was changed and the entry "
+            "stays in the archive; fix that and retry"
+        ) from exc
+    if not outcome.success:
+        error = str(outcome.payload.get("error", "failed"))
+        hint = restore_hint(outcome, user_id)
+        raise RestoreFailed(f"could not restore entry {entry_id}: {error} — {hint}")
+    return engine, outcome
+
+
 __all__ = [
     "BATCH_SUFFIX",
     "DONE_NOTE",
     "MemoryEngine",
     "Outcome",
+    "RestoreFailed",
     "StaleWrite",
     "limit_for",
+    "restore_entry",
     "restore_hint",
 ]

@@ -3,7 +3,8 @@
 ``archive`` (the storage seam: ``SessionStore`` and the shared ``ArchiveBase``), ``db``
 (SQLite: state.db + FTS5; schema, migrations, records), ``pg`` / ``pg_schema`` / ``pg_fts``
 (PostgreSQL), ``store`` (opening the configured backend), ``migrate`` (copying between
-backends), ``fts`` (query sanitiser, CJK), ``ranking``, ``timeparse``, ``search`` (the tool),
+backends), ``operations`` (what the ``sessions`` commands do), ``fts`` (query sanitiser,
+CJK), ``ranking``, ``timeparse``, ``search`` (the tool),
 ``plugin`` (the hooks; registered from ``hermes_core.plugins.BUILTIN_PLUGINS``).
 
 The layer's public face is ``__all__`` below: code outside the layers (cli/, mcp/, compat/,
@@ -29,6 +30,22 @@ if TYPE_CHECKING:
         session_stamps,
     )
     from .migrate import copy_archive, merge_archive
+    from .operations import (
+        AgeError,
+        AgentImportSummary,
+        SessionNotFound,
+        count_hermes_agent_sessions,
+        import_from_hermes_agent,
+        migrate_archive,
+        migration_total,
+        open_archive,
+        open_migration_source,
+        parse_age,
+        prune_sessions,
+        resolve_ref,
+        scope_session_ids,
+        search_archive,
+    )
     from .pg import PostgresSessionDB
     from .plugin import refresh_hermes_agent
     from .ranking import rank
@@ -37,6 +54,20 @@ if TYPE_CHECKING:
     from .transfer import TransferError, export_session, export_sessions, import_groups, read_import
 
 _HOME: dict[str, str] = {
+    "AgeError": "operations",
+    "AgentImportSummary": "operations",
+    "SessionNotFound": "operations",
+    "count_hermes_agent_sessions": "operations",
+    "import_from_hermes_agent": "operations",
+    "migrate_archive": "operations",
+    "migration_total": "operations",
+    "open_archive": "operations",
+    "open_migration_source": "operations",
+    "parse_age": "operations",
+    "prune_sessions": "operations",
+    "resolve_ref": "operations",
+    "scope_session_ids": "operations",
+    "search_archive": "operations",
     "build_match": "fts",
     "copy_archive": "migrate",
     "merge_archive": "migrate",
@@ -65,25 +96,39 @@ _HOME: dict[str, str] = {
 __getattr__ = lazy_names(__name__, _HOME)
 
 __all__ = [
+    "AgeError",
+    "AgentImportSummary",
     "HermesAgentHomeError",
     "PostgresSessionDB",
     "SessionDB",
+    "SessionNotFound",
     "SessionSearch",
     "SessionStoreError",
     "SessionStoreUnusable",
     "TransferError",
     "build_match",
     "copy_archive",
+    "count_hermes_agent_sessions",
     "export_session",
     "export_sessions",
+    "import_from_hermes_agent",
     "import_groups",
     "import_hermes_agent",
     "locate_state_db",
     "merge_archive",
+    "migrate_archive",
+    "migration_total",
+    "open_archive",
+    "open_migration_source",
     "open_store",
     "open_url",
+    "parse_age",
+    "prune_sessions",
     "rank",
     "read_import",
     "refresh_hermes_agent",
+    "resolve_ref",
+    "scope_session_ids",
+    "search_archive",
     "session_stamps",
 ]

@@ -51,7 +51,7 @@ from hermes_core.layers.sessions.sanitize import (
     optional_text,
 )
 from hermes_core.scope import check_user_id
-from hermes_core.security.redact import redact
+from hermes_core.security.redaction import redact
 from hermes_core.text import like_escape
 
 T = TypeVar("T")

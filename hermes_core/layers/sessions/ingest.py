@@ -5,8 +5,8 @@ writes.
 * Every value is sanitised (:mod:`.sanitize`), never refused; an item that is not a message
   at all raises :class:`SessionStoreError` (and then nothing of the batch is written).
 * With ``redact_secrets`` the text, tool-call arguments and reasoning of the whole batch pass
-  through :func:`hermes_core.security.redact.redact_payload` as one hand-off (a secret seen in one
-  message is masked in all of them) before they are indexed.
+  through :func:`hermes_core.security.redaction.redact_payload` as one hand-off (a secret seen
+  in one message is masked in all of them) before they are indexed.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from hermes_core.layers.sessions.sanitize import (
     optional_text,
 )
 from hermes_core.llm.tokens import estimate_message_tokens
-from hermes_core.security.redact import redact_payload
+from hermes_core.security.redaction import redact_payload
 
 INSERT_COLUMNS = (
     "session_id, role, content, tool_call_id, tool_calls, tool_name, timestamp, token_count, "

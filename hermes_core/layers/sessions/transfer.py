@@ -44,7 +44,7 @@ from hermes_core.layers.sessions.records import (
     scope_sql,
 )
 from hermes_core.layers.sessions.sanitize import INT_MAX, TIMESTAMP_MAX, clean_value
-from hermes_core.security.redact import redact
+from hermes_core.security.redaction import redact
 
 EXPORT_FORMATS = ("jsonl", "md")
 ROLES = ("system", "developer", "user", "assistant", "tool", "function")

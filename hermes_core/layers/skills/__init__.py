@@ -1,8 +1,9 @@
 """Built-in layer: skills (SKILL.md files) as procedural memory, agent-wide.
 
 ``model`` (the SKILL.md format), ``library`` and ``paths`` (finding skills on disk), ``index``
-(the prompt index), ``tools``, ``manage``, ``find`` and ``install``, ``plugin`` (the hooks;
-registered from ``hermes_core.plugins.BUILTIN_PLUGINS``).
+(the prompt index), ``tools``, ``manage``, ``find`` and ``install``, ``listing`` (what the
+``skills`` commands show), ``plugin`` (the hooks; registered from
+``hermes_core.plugins.BUILTIN_PLUGINS``).
 
 The layer's public face is ``__all__`` below: code outside the layers (cli/, mcp/, compat/,
 agent/, bench/, host.py, hooks.py) imports these names from ``hermes_core.layers.skills`` and
@@ -24,12 +25,32 @@ if TYPE_CHECKING:
     from .index import IndexCache, hidden_reason, invalidate_index_cache, visible_skills
     from .install import InstallError, check_installable, install_skill
     from .library import SkillRoot, linked_files, load_library, local_root, skill_roots
+    from .listing import (
+        SkillListing,
+        ValidationReport,
+        find_rows,
+        history_rows,
+        list_skills,
+        pending_detail,
+        pending_ids,
+        skill_status,
+        validate_skills,
+    )
     from .manage import ManageError, approve_pending, list_pending, reject_pending
     from .model import EnvVarSpec
     from .semantic import SkillVectors
     from .tools import DEFAULT_AVAILABLE_TOOLS, DEFAULT_AVAILABLE_TOOLSETS, SkillsService
 
 _HOME: dict[str, str] = {
+    "SkillListing": "listing",
+    "ValidationReport": "listing",
+    "find_rows": "listing",
+    "history_rows": "listing",
+    "list_skills": "listing",
+    "pending_detail": "listing",
+    "pending_ids": "listing",
+    "skill_status": "listing",
+    "validate_skills": "listing",
     "approve_pending": "manage",
     "browse_skills": "browse",
     "check_installable": "install",
@@ -77,28 +98,37 @@ __all__ = [
     "IndexCache",
     "InstallError",
     "ManageError",
+    "SkillListing",
     "SkillRoot",
     "SkillStatsStore",
     "SkillVectors",
     "SkillsService",
+    "ValidationReport",
     "approve_pending",
     "browse_skills",
     "check_installable",
     "describe",
+    "find_rows",
     "hidden_reason",
+    "history_rows",
     "install_skill",
     "invalidate_index_cache",
     "linked_files",
     "list_pending",
+    "list_skills",
     "list_versions",
     "load_library",
     "local_root",
     "missing_env",
+    "pending_detail",
+    "pending_ids",
     "present_env_names",
     "rank_skills",
     "reject_pending",
     "revert",
     "skill_roots",
+    "skill_status",
     "store_env_values",
+    "validate_skills",
     "visible_skills",
 ]

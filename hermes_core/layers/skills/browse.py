@@ -16,9 +16,9 @@ from typing import Any
 from hermes_core.fsutil import read_regular_text
 from hermes_core.layers.skills.envkeys import missing_env, present_env_names
 from hermes_core.layers.skills.find import SkillStatsStore
-from hermes_core.layers.skills.index import hidden_reason
 from hermes_core.layers.skills.install import INSTALLED_MARKER
 from hermes_core.layers.skills.library import Skill
+from hermes_core.layers.skills.listing import hidden_by, in_category
 from hermes_core.layers.skills.tools import SkillsService
 
 
@@ -78,17 +78,9 @@ def browse(service: SkillsService, category: str | None = None) -> list[BrowseRo
     present = present_env_names(service.home, needed)
     rows: list[BrowseRow] = []
     for skill in sorted(library.skills.values(), key=lambda s: (s.category, s.name)):
-        if category and not (
-            skill.category == category or skill.category.startswith(category + "/")
-        ):
+        if not in_category(skill.category, category):
             continue
-        reason = hidden_reason(
-            skill,
-            platform=service.platform,
-            disabled=service.settings.disabled,
-            available_tools=service.available_tools,
-            available_toolsets=service.available_toolsets,
-        )
+        reason = hidden_by(service, skill)
         record = stats.get(skill.name)
         source, origin = source_of(skill)
         rows.append(
