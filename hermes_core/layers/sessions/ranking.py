@@ -75,6 +75,10 @@ RELAX_MIN_SESSIONS = 10
 """Below this many matching sessions the dropped names/question words are searched too."""
 TIME_BOOST = 5.0
 """Multiplier bonus for messages inside a date the query mentions ("on 3 June, 2023")."""
+RELATIVE_BOOST = 2.0
+"""Multiplier bonus for messages inside a time named relative to the question ("two weeks
+ago", "last Saturday"; resolved only when :func:`rank` is given ``now``). Lower than
+:data:`TIME_BOOST`: "a month ago" is a rounded, wide window."""
 WINDOW_PRIOR = 0.2
 """Score (share of the best hit) of sessions inside a named date that no keyword matched."""
 SHORT_TOKENS = 15
@@ -616,11 +620,14 @@ class _Query:
     window: TimeWindow | None
 
 
-def _prepare_query(db: SessionStore, query: str, user_id: UserScope) -> _Query:
-    """Stage 1 — query terms: normalise, split off a named date, drop stopwords, question
-    scaffolding and participant names (kept aside for relaxation), build the MATCH."""
+def _prepare_query(
+    db: SessionStore, query: str, user_id: UserScope, now: float | None = None
+) -> _Query:
+    """Stage 1 — query terms: normalise, split off a named date (or, with ``now``, a time
+    relative to it), drop stopwords, question scaffolding and participant names (kept aside
+    for relaxation), build the MATCH."""
     query = normalize(query) if isinstance(query, str) else query
-    window = query_time_window(query) if TIME_BOOST else None
+    window = query_time_window(query, now if RELATIVE_BOOST else None) if TIME_BOOST else None
     if window is not None and parse_query(window.rest):
         query = window.rest
     parsed = parse_query(query)
@@ -707,9 +714,10 @@ def _apply_dates(
     without a keyword hit get a :data:`WINDOW_PRIOR` pseudo-hit."""
     if window is None:
         return
+    boost = RELATIVE_BOOST if window.relative else TIME_BOOST
     for hit in hits:
         if window.contains(hit.timestamp):
-            hit.score *= 1.0 + TIME_BOOST
+            hit.score *= 1.0 + boost
     if WINDOW_PRIOR and hits and (window.month is not None or math.isfinite(window.start)):
         hits.extend(_window_hits(db, window, hits, where, params))
 
@@ -785,13 +793,16 @@ def rank(
     filters: SearchFilters | None = None,
     *,
     candidates: int | None = None,
+    now: float | None = None,
 ) -> Ranking:
     """Rank messages and sessions for ``query`` through the stages listed in the module
-    docstring. Never raises for odd query text; returns an empty ranking when nothing is
-    searchable or FTS5 is unavailable."""
+    docstring. ``now`` (epoch seconds of the question; ``session_search`` passes the current
+    time) resolves relative times in the query ("two weeks ago", "上周六"); without it only
+    absolute dates are read. Never raises for odd query text; returns an empty ranking when
+    nothing is searchable or FTS5 is unavailable."""
     filters = filters or SearchFilters()
     candidates = CANDIDATES if candidates is None else candidates
-    q = _prepare_query(db, query, filters.user_id)
+    q = _prepare_query(db, query, filters.user_id, now)
     if q.match is None:
         return Ranking([], [], q.terms, None, Cost())
     where, params = _filter_sql(filters)

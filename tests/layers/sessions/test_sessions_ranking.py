@@ -83,3 +83,25 @@ def test_empty_and_operator_queries(db: SessionDB) -> None:
     assert rank(db, "!!! ???").sessions == []
     assert [s.session_id for s in rank(db, "alpha NOT gamma").sessions] == ["a"]
     assert {s.session_id for s in rank(db, "beta OR gamma").sessions} == {"a", "b"}
+
+
+def test_relative_time_boosts_that_time_only_with_now(db: SessionDB) -> None:
+    # two purchases: the older one mentions the keyword more, the question says "10 days ago"
+    _add(db, "old", datetime(2023, 1, 10, 12), [("me", "I bought a toaster, a great toaster")])
+    _add(db, "recent", datetime(2023, 2, 27, 12), [("me", "I bought a toaster today")])
+    asked = datetime(2023, 3, 9, 15).timestamp()
+    assert rank(db, "which toaster did I buy?").sessions[0].session_id == "old"
+    assert rank(db, "which toaster did I buy 10 days ago?").sessions[0].session_id == "old"
+    ranked = rank(db, "which toaster did I buy 10 days ago?", now=asked)
+    assert ranked.sessions[0].session_id == "recent"
+    # a boost, not a filter: the other purchase is still found
+    assert [s.session_id for s in ranked.sessions] == ["recent", "old"]
+    assert "ago" not in {w for t in ranked.terms for w in t.words}
+
+
+def test_relative_time_in_chinese(db: SessionDB) -> None:
+    _add(db, "old", datetime(2023, 1, 10, 12), [("me", "我买了烤面包机，烤面包机很好")])
+    _add(db, "sat", datetime(2023, 3, 4, 12), [("me", "我买了烤面包机")])
+    asked = datetime(2023, 3, 9, 15).timestamp()  # a Thursday
+    assert rank(db, "烤面包机").sessions[0].session_id == "old"
+    assert rank(db, "上周六买的烤面包机", now=asked).sessions[0].session_id == "sat"
