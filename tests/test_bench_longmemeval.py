@@ -302,3 +302,31 @@ def test_locomo_bench_prints_the_literature_columns(tmp_path: Path) -> None:
     scores = json.loads(out.read_text(encoding="utf-8"))["scores"]["all"]
     assert scores["answer"]["span_questions"] == 1
     assert {"hit@1", "recall_any@5", "ndcg@5"} <= set(scores["session"])
+
+
+class _Dated(_Scripted):
+    """Records the ``asked_at`` it was given."""
+
+    def __init__(self, order: Sequence[str]) -> None:
+        super().__init__(order)
+        self.asked: list[Any] = []
+
+    def search(self, query: str, k: int, *, asked_at: Any = None) -> RetrievalResult:
+        self.asked.append(asked_at)
+        return super().search(query, k)
+
+
+def test_question_date_reaches_retrievers_that_take_it(lme_plain: Path) -> None:
+    from datetime import datetime
+
+    from hermes_core.bench.retrievers import accepts_asked_at
+
+    order = ["answer_1:1", "answer_z:1"]
+    dated = _Dated(order)
+    assert accepts_asked_at(dated) and not accepts_asked_at(_Scripted(order))
+    report = run_longmemeval(load_longmemeval_file(lme_plain), dated, budgets=())
+    # m1 and u1 were asked 2023/05/30 23:40; the abstention question has no date
+    assert dated.asked == [datetime(2023, 5, 30, 23, 40), datetime(2023, 5, 30, 23, 40), None]
+    # a retriever without the keyword is called without it and scores the same
+    plain = run_longmemeval(load_longmemeval_file(lme_plain), _Scripted(order), budgets=())
+    assert plain.scores == report.scores

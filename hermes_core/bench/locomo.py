@@ -41,6 +41,7 @@ from hermes_core.bench.retrievers import (
     BenchSession,
     BenchTurn,
     Retriever,
+    accepts_asked_at,
     session_ranking,
 )
 
@@ -72,6 +73,9 @@ class BenchQuestion:
     answer: str = ""
     groups: tuple[str, ...] = ()
     """Report groups; empty: derived from ``category`` (:func:`group_of`)."""
+    asked_at: datetime | None = None
+    """When the question was asked (LongMemEval ``question_date``); ``None`` on LoCoMo,
+    whose questions carry no date (the last session's date would be a guess)."""
 
 
 @dataclass(slots=True)
@@ -345,9 +349,10 @@ def run_benchmark(
     budgets: Sequence[int] = (DEFAULT_BUDGET,),
 ) -> BenchReport:
     """Index each conversation through ``retriever`` (reset first) and score every question.
-    ``progress(n)`` is called after each question. Turn-level scores count only questions
-    with gold turns; answer in context (one figure per token budget in ``budgets``) only span
-    questions (:func:`~hermes_core.bench.answer_context.is_span`)."""
+    ``progress(n)`` is called after each question. A question's ``asked_at`` is passed to
+    retrievers whose ``search`` accepts it (:func:`accepts_asked_at`). Turn-level scores
+    count only questions with gold turns; answer in context (one figure per token budget in
+    ``budgets``) only span questions (:func:`~hermes_core.bench.answer_context.is_span`)."""
     ks = tuple(sorted(set(int(k) for k in ks if int(k) > 0))) or (5, 10)
     budgets = tuple(sorted(set(int(b) for b in budgets if int(b) > 0)))
     kmax = max(ks)
@@ -355,6 +360,7 @@ def run_benchmark(
     per_question: list[dict[str, Any]] = []
     search_ms: list[float] = []
     index_seconds = 0.0
+    dated = accepts_asked_at(retriever)
     for conv in conversations:
         started = time.perf_counter()
         retriever.reset()
@@ -363,7 +369,11 @@ def run_benchmark(
         lines = _context_lines(conv) if budgets else {}
         for q in conv.questions:
             started = time.perf_counter()
-            result = retriever.search(q.question, max(kmax, CONTEXT_TURNS if budgets else 0))
+            want = max(kmax, CONTEXT_TURNS if budgets else 0)
+            if dated:
+                result = retriever.search(q.question, want, asked_at=q.asked_at)
+            else:
+                result = retriever.search(q.question, want)
             search_ms.append((time.perf_counter() - started) * 1000)
             turn_ids = [t.turn_id for t in result.turns]
             sessions = session_ranking(result, kmax)

@@ -5,7 +5,9 @@ LongMemEval-S): per question the retriever is reset, the haystack indexed throug
 retriever's write path (``builtin``: the agent's ``SessionDB.append_messages``), the question
 asked and the answer scored (:func:`hermes_core.bench.locomo.run_benchmark` does the
 scoring). Turn ids are ``<session_id>:<turn index from 1>``; gold sessions are
-``answer_session_ids``, gold turns those marked ``has_answer``.
+``answer_session_ids``, gold turns those marked ``has_answer``; the question's
+``question_date`` is passed to the retriever as ``asked_at`` ("two weeks ago" is relative
+to it).
 
 Groups: ``all`` (every non-abstention question), one per ``question_type``, and
 ``abstention`` (ids ending ``_abs``: the answer is not in the history; reported apart and
@@ -135,6 +137,7 @@ def _instance(path: Path, index: int, inst: Any) -> BenchConversation:
         conv.unscored_questions += 1
         return conv
     answer = inst.get("answer")
+    asked = parse_lme_date(str(inst.get("question_date") or ""))
     conv.questions.append(
         BenchQuestion(
             question=str(inst.get("question") or ""),
@@ -144,6 +147,7 @@ def _instance(path: Path, index: int, inst: Any) -> BenchConversation:
             qid=qid,
             answer="" if answer is None else str(answer),
             groups=(ABSTENTION, f"{ABSTENTION} {qtype}") if abstention else ("all", qtype),
+            asked_at=datetime.fromtimestamp(asked) if asked is not None else None,
         )
     )
     return conv

@@ -21,13 +21,19 @@ closed afterwards. Two implementations exist:
   needed). ``index`` is called once per conversation, always after ``reset``; ``search``
   must return turns best first using the ``turn_id`` s it was given (``D3:7`` on LoCoMo);
   return ``sessions=()`` to have the session ranking derived from the turn order.
+  ``search`` may take the keyword ``asked_at`` (when the question was asked: LongMemEval's
+  ``question_date``; ``None`` on LoCoMo, whose questions carry no date) to resolve "two
+  weeks ago" in the question; retrievers whose ``search`` does not accept it are called
+  without it (:func:`accepts_asked_at`).
 """
 
 from __future__ import annotations
 
+import inspect
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
@@ -84,11 +90,30 @@ class Retriever(Protocol):
     def index(self, conversation_id: str, sessions: Sequence[BenchSession]) -> None:
         """Store every turn of one conversation."""
 
-    def search(self, query: str, k: int) -> RetrievalResult:
-        """The top ``k`` turns for ``query`` (and up to ``k`` sessions, optional)."""
+    def search(self, query: str, k: int, *, asked_at: datetime | None = None) -> RetrievalResult:
+        """The top ``k`` turns for ``query`` (and up to ``k`` sessions, optional).
+        ``asked_at``: when the question was asked (optional keyword: implementations without
+        it are called without it)."""
 
     def close(self) -> None:
         """Release files and connections."""
+
+
+def accepts_asked_at(retriever: object) -> bool:
+    """Whether ``retriever.search`` takes the ``asked_at`` keyword (or ``**kwargs``);
+    checked once per run so older provider retrievers keep working."""
+    method = getattr(retriever, "search", None)
+    if method is None:
+        return False
+    try:
+        params = inspect.signature(method).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    return any(
+        (p.name == "asked_at" and p.kind is not inspect.Parameter.POSITIONAL_ONLY)
+        or p.kind is inspect.Parameter.VAR_KEYWORD
+        for p in params
+    )
 
 
 def session_ranking(result: RetrievalResult, k: int) -> list[str]:
@@ -182,10 +207,12 @@ class BuiltinRetriever:
             for mid, turn in zip(ids, session.turns, strict=True):
                 self._turn_of[mid] = (session.session_id, turn.turn_id)
 
-    def search(self, query: str, k: int) -> RetrievalResult:
+    def search(self, query: str, k: int, *, asked_at: datetime | None = None) -> RetrievalResult:
+        """Ranked as ``session_search`` ranks, with ``asked_at`` as its "now"."""
         from hermes_core.layers.sessions import rank
 
-        ranking = rank(self._db, query)
+        now = asked_at.timestamp() if asked_at is not None else None
+        ranking = rank(self._db, query, now=now)
         turns = tuple(
             RetrievedTurn(*self._turn_of[h.message_id], score=h.score)
             for h in ranking.turns[:k]
@@ -243,6 +270,7 @@ __all__ = [
     "RetrievalResult",
     "RetrievedTurn",
     "Retriever",
+    "accepts_asked_at",
     "load_provider_retriever",
     "session_ranking",
 ]

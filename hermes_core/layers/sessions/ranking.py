@@ -10,8 +10,11 @@ Pipeline (every step measured on LoCoMo in docs/benchmarks.md):
    roles, time range, tool) down to :data:`CANDIDATES`.
 3. Term coverage: a candidate's BM25 is scaled by the IDF-weighted share of the query terms
    it contains. Very short messages are damped.
+   Pseudo-relevance feedback: the specific words (in at most 100 messages) of the user's
+   own best-matching statements are searched too; their score, ×0.3, re-ranks the matches.
 4. Dates named in the query ("on 3 June, 2023", "in August 2023", "in June") boost messages
-   from that time; sessions active then without any keyword hit get a small prior.
+   from that time (with ``now``, also times relative to it: "two weeks ago", "上周六");
+   sessions active then without any keyword hit get a small prior.
 5. Messages spoken by a participant the query names get a small boost.
 6. Neighbour context: a message gains a share of its best adjacent message's score.
 7. Session aggregation: best message plus decaying shares of the next best; ``cron``-like
@@ -67,14 +70,25 @@ EXACT_POSTINGS_MAX = 5000
 COVERAGE_POWER = 1.0
 NEIGHBOUR_SHARE = 0.5
 SESSION_DECAY = (1.0, 0.3, 0.1)
-PRF_WEIGHT = 0.0
-"""Weight of pseudo-relevance feedback (expansion words from the best hits)."""
+PRF_WEIGHT = 0.3
+"""Weight of pseudo-relevance feedback: expansion words from the user's best-matching
+statements (:func:`_feedback`)."""
 PRF_DOCS = 3
+PRF_DF_MAX = 100
+"""Expansion words found in more messages than this are not used: the feedback query then
+reads at most ``PRF_TERMS * PRF_DF_MAX`` index rows whatever the archive's size, and the
+words left are the specific ones (names, models, places) that carry over to other sessions."""
+PRF_POOL = 60
+"""The best hits searched for the user's own statements that seed the feedback."""
 PRF_TERMS = 5
 RELAX_MIN_SESSIONS = 10
 """Below this many matching sessions the dropped names/question words are searched too."""
 TIME_BOOST = 5.0
 """Multiplier bonus for messages inside a date the query mentions ("on 3 June, 2023")."""
+RELATIVE_BOOST = 2.0
+"""Multiplier bonus for messages inside a time named relative to the question ("two weeks
+ago", "last Saturday"; resolved only when :func:`rank` is given ``now``). Lower than
+:data:`TIME_BOOST`: "a month ago" is a rounded, wide window."""
 WINDOW_PRIOR = 0.2
 """Score (share of the best hit) of sessions inside a named date that no keyword matched."""
 SHORT_TOKENS = 15
@@ -490,6 +504,19 @@ def _index_texts(db: SessionStore, rowids: Sequence[int]) -> dict[int, str]:
 _FEEDBACK_WORD = re.compile(r"[a-z][a-z'-]{3,}")
 
 
+def _feedback_seeds(db: SessionStore, hits: Sequence[TurnHit]) -> list[TurnHit]:
+    """The :data:`PRF_DOCS` best hits the *user* wrote (among the best :data:`PRF_POOL`),
+    or the best hits of any role when the user wrote none of them: what a person said about
+    themselves names the things a later question is about ("my Yamaha FG800"), while an
+    assistant's long answers spread generic advice words."""
+    ordered = sorted(hits, key=lambda h: (-h.score, h.message_id))
+    ids = [h.message_id for h in ordered[:PRF_POOL]]
+    rows = db.read(f"SELECT id, role FROM messages WHERE id IN ({','.join('?' * len(ids))})", ids)
+    role = {int(r[0]): str(r[1]) for r in rows}
+    mine = [h for h in ordered[:PRF_POOL] if role.get(h.message_id) == "user"]
+    return (mine or ordered)[:PRF_DOCS]
+
+
 def _feedback(
     db: SessionStore,
     hits: list[TurnHit],
@@ -499,11 +526,19 @@ def _feedback(
     params: list[Any],
     limit: int,
     total: int,
+    cost: Cost | None = None,
+    floor: int = 0,
 ) -> list[TurnHit]:
-    """Pseudo-relevance feedback: the most distinctive words of the best few hits form a
-    second query whose (normalised) scores are added with weight :data:`PRF_WEIGHT`."""
-    top = sorted(hits, key=lambda h: -h.score)[:PRF_DOCS]
-    texts = _index_texts(db, [h.message_id for h in top])
+    """Pseudo-relevance feedback: the most distinctive words of the user's best-matching
+    statements (:func:`_feedback_seeds`) form a second query whose (normalised) scores are
+    added with weight :data:`PRF_WEIGHT` to the hits that also matched the query: it
+    re-ranks the matches (a session about the same things the user said rises), it never
+    adds a message holding no query term, so every result still matches the query. Words in
+    more than :data:`PRF_DF_MAX` messages above ``floor`` (the primary query's window) are
+    not used, so the second query stays cheap on a large archive; it is ranked like any
+    other (:func:`_candidates`).
+    Latin-script words only: CJK queries get no expansion."""
+    texts = _index_texts(db, [h.message_id for h in _feedback_seeds(db, hits)])
     query_words = {w for t in terms for w in t.words}
     counts: dict[str, int] = defaultdict(int)
     for text in texts.values():
@@ -519,27 +554,24 @@ def _feedback(
     weighted: list[tuple[float, str]] = []
     for word in pool:
         expr = f'"{word}"'
-        n = db.fts_count(expr)
-        if n == 0:
+        n = db.fts_count(expr, floor, cap=PRF_DF_MAX + 1)
+        if n == 0 or n > PRF_DF_MAX:
             continue
         weighted.append((counts[word] * math.log(1 + (total - n + 0.5) / (n + 0.5)), expr))
     weighted.sort(reverse=True)
     chosen = [expr for _, expr in weighted[:PRF_TERMS]]
     if not chosen:
         return hits
-    extra, _ = _candidates(db, " OR ".join(chosen), where, params, limit)
+    extra_terms = [Term((expr.strip('"'),)) for expr in chosen]
+    extra, _ = _candidates(db, " OR ".join(chosen), where, params, limit, extra_terms, cost)
     if not extra:
         return hits
     scale = max(h.score for h in hits) / (max(h.bm25 for h in extra) or 1.0)
     by_id = {h.message_id: h for h in hits}
     for hit in extra:
-        bonus = PRF_WEIGHT * hit.bm25 * scale
-        if hit.message_id in by_id:
-            by_id[hit.message_id].score += bonus
-        else:
-            hit.score = bonus
-            by_id[hit.message_id] = hit
-    return list(by_id.values())
+        if hit.message_id in by_id:  # re-rank matches; never add a message without a term
+            by_id[hit.message_id].score += PRF_WEIGHT * hit.bm25 * scale
+    return hits
 
 
 def _window_hits(
@@ -616,11 +648,14 @@ class _Query:
     window: TimeWindow | None
 
 
-def _prepare_query(db: SessionStore, query: str, user_id: UserScope) -> _Query:
-    """Stage 1 — query terms: normalise, split off a named date, drop stopwords, question
-    scaffolding and participant names (kept aside for relaxation), build the MATCH."""
+def _prepare_query(
+    db: SessionStore, query: str, user_id: UserScope, now: float | None = None
+) -> _Query:
+    """Stage 1 — query terms: normalise, split off a named date (or, with ``now``, a time
+    relative to it), drop stopwords, question scaffolding and participant names (kept aside
+    for relaxation), build the MATCH."""
     query = normalize(query) if isinstance(query, str) else query
-    window = query_time_window(query) if TIME_BOOST else None
+    window = query_time_window(query, now if RELATIVE_BOOST else None) if TIME_BOOST else None
     if window is not None and parse_query(window.rest):
         query = window.rest
     parsed = parse_query(query)
@@ -707,9 +742,10 @@ def _apply_dates(
     without a keyword hit get a :data:`WINDOW_PRIOR` pseudo-hit."""
     if window is None:
         return
+    boost = RELATIVE_BOOST if window.relative else TIME_BOOST
     for hit in hits:
         if window.contains(hit.timestamp):
-            hit.score *= 1.0 + TIME_BOOST
+            hit.score *= 1.0 + boost
     if WINDOW_PRIOR and hits and (window.month is not None or math.isfinite(window.start)):
         hits.extend(_window_hits(db, window, hits, where, params))
 
@@ -785,13 +821,16 @@ def rank(
     filters: SearchFilters | None = None,
     *,
     candidates: int | None = None,
+    now: float | None = None,
 ) -> Ranking:
     """Rank messages and sessions for ``query`` through the stages listed in the module
-    docstring. Never raises for odd query text; returns an empty ranking when nothing is
-    searchable or FTS5 is unavailable."""
+    docstring. ``now`` (epoch seconds of the question; ``session_search`` passes the current
+    time) resolves relative times in the query ("two weeks ago", "上周六"); without it only
+    absolute dates are read. Never raises for odd query text; returns an empty ranking when
+    nothing is searchable or FTS5 is unavailable."""
     filters = filters or SearchFilters()
     candidates = CANDIDATES if candidates is None else candidates
-    q = _prepare_query(db, query, filters.user_id)
+    q = _prepare_query(db, query, filters.user_id, now)
     if q.match is None:
         return Ranking([], [], q.terms, None, Cost())
     where, params = _filter_sql(filters)
@@ -802,7 +841,8 @@ def rank(
         return Ranking([], [], q.terms, q.match, cost)
     total = _score_coverage(db, q.terms, hits, window, cost)
     if PRF_WEIGHT and hits and not q.explicit:
-        hits = _feedback(db, hits, q.terms, q.named, where, params, candidates, total)
+        floor = window.floor if window is not None else 0
+        hits = _feedback(db, hits, q.terms, q.named, where, params, candidates, total, cost, floor)
     _apply_dates(db, q.window, hits, where, params)
     _apply_speakers(db, q.named, hits)
     _apply_neighbours(hits)

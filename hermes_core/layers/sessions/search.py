@@ -34,6 +34,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -362,6 +363,8 @@ class SessionSearch:
 
     ``summarizer(session_header, transcript, query) -> str | None`` is injected (tests and
     the plugin pass :func:`llm_summarizer`); ``None`` return means "unavailable".
+    ``clock()`` is "now" for times named relative to the call in a query ("two weeks ago",
+    "上周六"; epoch seconds, default :func:`time.time`).
     """
 
     def __init__(
@@ -373,8 +376,10 @@ class SessionSearch:
         profile: str = "default",
         summarizer: Callable[[dict[str, Any], str, str], str | None] | None = None,
         demoted_sources: Sequence[str] = ("cron",),
+        clock: Callable[[], float] = time.time,
     ) -> None:
         self.db = db
+        self.clock = clock
         self.demoted_sources = tuple(demoted_sources)
         self.hidden_sources = tuple(hidden_sources)
         self.default_limit = default_limit
@@ -471,7 +476,7 @@ class SessionSearch:
             demoted_sources=self.demoted_sources,
             user_id=opts.user_id,
         )
-        ranking = rank(self.db, opts.query, filters)
+        ranking = rank(self.db, opts.query, filters, now=self.clock())
         words = [
             w for t in ranking.terms for w in ((t.text,) if CJK_CHAR.search(t.text) else t.words)
         ]

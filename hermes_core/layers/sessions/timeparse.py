@@ -8,6 +8,12 @@
   it denotes plus the query with the date words removed; the ranking boosts messages from that
   window (a date mentioned in a question is strong evidence of *when* it was discussed).
   Chinese dates (``2023年6月3日``, ``2023年6月``) are recognised too.
+* Given ``now`` (the time the question is asked), :func:`query_time_window` also resolves
+  expressions relative to it when the query names no absolute date: "two weeks ago", "a
+  month ago", "last Saturday", "last week/month/year", "yesterday", "in the past three
+  months", "this week"; in Chinese "两周前", "一个月前", "上周六", "上个月", "去年", "昨天",
+  "过去三个月", "本周". Such windows are marked ``relative`` (people round "a month ago", so
+  the window is wider than the named point: :data:`RELATIVE_SLACK`).
 """
 
 from __future__ import annotations
@@ -91,6 +97,8 @@ class TimeWindow:
     rest: str
     month: int | None = None
     """Set for a month named without a year ("in June"): any year's June matches."""
+    relative: bool = False
+    """Resolved from an expression relative to the question time ("two weeks ago")."""
 
     def contains(self, ts: float) -> bool:
         """Whether epoch ``ts`` falls in the window (month windows: that month or the first
@@ -121,10 +129,19 @@ def _window(year: int, month: int, day: int | None) -> tuple[float, float] | Non
         return None
 
 
-def query_time_window(query: str) -> TimeWindow | None:
-    """The first absolute date (day, month or year precision) mentioned in ``query``."""
+def query_time_window(query: str, now: float | None = None) -> TimeWindow | None:
+    """The first absolute date (day, month or year precision) mentioned in ``query``; when
+    there is none and ``now`` (epoch seconds of the question) is given, the first expression
+    relative to ``now`` (:func:`relative_window`)."""
     if not isinstance(query, str) or not query:
         return None
+    found = _absolute_window(query)
+    if found is None and now is not None:
+        return relative_window(query, now)
+    return found
+
+
+def _absolute_window(query: str) -> TimeWindow | None:
     candidates: list[tuple[re.Match[str], tuple[float, float] | None]] = []
     for m in _DAY_MONTH_YEAR.finditer(query):
         candidates.append(
@@ -169,4 +186,182 @@ def query_time_window(query: str) -> TimeWindow | None:
     return None
 
 
-__all__ = ["TimeWindow", "parse_bound", "query_time_window"]
+_NUMBER_WORDS = {
+    "a": 1,
+    "an": 1,
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "eleven": 11,
+    "twelve": 12,
+    "a couple of": 2,
+    "a couple": 2,
+    "couple of": 2,
+    "a few": 3,
+    "few": 3,
+    "several": 3,
+}
+_NUMBER_RE = r"\d{1,3}|" + "|".join(sorted(_NUMBER_WORDS, key=len, reverse=True))
+_UNIT_DAYS = {"day": 1, "week": 7, "fortnight": 14, "month": 30, "year": 365}
+_UNIT_RE = r"(day|week|fortnight|month|year)s?"
+_WEEKDAYS = {name.lower(): i for i, name in enumerate(calendar.day_name)}
+_WEEKDAY_RE = "|".join(_WEEKDAYS)
+_EN_AGO = re.compile(rf"\b({_NUMBER_RE})\s+{_UNIT_RE}\s+(?:ago|back|earlier)\b", re.I)
+_EN_PAST = re.compile(
+    rf"\b(?:in|during|over|within|for)\s+the\s+(?:past|last)\s+(?:({_NUMBER_RE})\s+)?"
+    rf"{_UNIT_RE}\b",
+    re.I,
+)
+_EN_LAST_WEEKDAY = re.compile(rf"\b(?:last|this past|past)\s+({_WEEKDAY_RE})\b", re.I)
+_EN_LAST_UNIT = re.compile(r"\b(last|this|previous)\s+(week|month|year)\b", re.I)
+_EN_YESTERDAY = re.compile(r"\b(?:the\s+day\s+before\s+)?yesterday\b", re.I)
+_ZH_NUMBERS = {
+    "一": 1,
+    "两": 2,
+    "二": 2,
+    "三": 3,
+    "四": 4,
+    "五": 5,
+    "六": 6,
+    "七": 7,
+    "八": 8,
+    "九": 9,
+    "十": 10,
+    "几": 3,
+    "半": 0.5,
+}
+_ZH_NUMBER_RE = r"\d{1,3}|十[一二三四五六七八九]?|[一两二三四五六七八九]十?|几|半"
+_ZH_UNITS = {"天": 1, "日": 1, "周": 7, "星期": 7, "礼拜": 7, "月": 30, "年": 365}
+_ZH_UNIT_RE = r"(天|日|周|星期|礼拜|月|年)"
+_ZH_AGO = re.compile(rf"({_ZH_NUMBER_RE})\s*个?\s*{_ZH_UNIT_RE}(?:以前|之前|前)")
+_ZH_PAST = re.compile(rf"(?:过去|最近|近|这)\s*的?\s*({_ZH_NUMBER_RE})\s*个?\s*{_ZH_UNIT_RE}")
+_ZH_WEEKDAYS = {"一": 0, "二": 1, "三": 2, "四": 3, "五": 4, "六": 5, "日": 6, "天": 6}
+_ZH_LAST_WEEKDAY = re.compile(r"上(?:个)?(?:周|星期|礼拜)([一二三四五六日天])")
+_ZH_LAST_UNIT = re.compile(r"(上个?|本|这个?|今|去)(周|星期|礼拜|月|年)")
+_ZH_YESTERDAY = re.compile(r"(大前天|前天|昨天|昨日)")
+
+RELATIVE_SLACK = 0.25
+"""A point named relative to the question ("a month ago") matches messages this share of
+its distance either side (at least :data:`DAY_SLACK_S`): "a month ago" is 30 ± 7.5 days."""
+DAY_S = 86400.0
+
+
+def _zh_number(text: str) -> float:
+    if text.isdigit():
+        return float(text)
+    if text in _ZH_NUMBERS:
+        return float(_ZH_NUMBERS[text])
+    if text.startswith("十"):  # 十一 … 十九
+        return 10.0 + _ZH_NUMBERS.get(text[1:], 0)
+    if text.endswith("十"):  # 二十 … 九十
+        return 10.0 * _ZH_NUMBERS.get(text[:-1], 1)
+    return 1.0
+
+
+def _en_number(text: str | None) -> float:
+    if not text:
+        return 1.0
+    text = " ".join(text.lower().split())
+    return float(text) if text.isdigit() else float(_NUMBER_WORDS.get(text, 1))
+
+
+def _ago(now: float, days: float) -> tuple[float, float]:
+    """The window of a point ``days`` before ``now`` (:data:`RELATIVE_SLACK` either side)."""
+    point = now - days * DAY_S
+    slack = max(DAY_SLACK_S, RELATIVE_SLACK * days * DAY_S)
+    return point - slack, min(point + slack, now + DAY_S)
+
+
+def _day_start(now: float, days_back: int) -> float:
+    day = datetime.fromtimestamp(now).replace(hour=0, minute=0, second=0, microsecond=0)
+    return (day - timedelta(days=days_back)).timestamp()
+
+
+def _last_weekday(now: float, weekday: int) -> tuple[float, float]:
+    """The most recent ``weekday`` strictly before the day of ``now`` (± DAY_SLACK_S)."""
+    today = datetime.fromtimestamp(now).weekday()
+    back = (today - weekday) % 7 or 7
+    start = _day_start(now, back)
+    return start - DAY_SLACK_S, start + DAY_S + DAY_SLACK_S
+
+
+def _calendar_unit(now: float, unit: str, which: str) -> tuple[float, float]:
+    """``which`` ("last"/"this") week, month or year around ``now``: the last one in full
+    (plus a few days of slack: things are told after they happen), this one up to now."""
+    day = datetime.fromtimestamp(now).replace(hour=0, minute=0, second=0, microsecond=0)
+    if unit == "week":
+        this_start = day - timedelta(days=day.weekday())
+        last_start = this_start - timedelta(days=7)
+    elif unit == "month":
+        this_start = day.replace(day=1)
+        last_start = (this_start - timedelta(days=1)).replace(day=1)
+    else:
+        this_start = day.replace(month=1, day=1)
+        last_start = this_start.replace(year=this_start.year - 1)
+    if which == "this":
+        return this_start.timestamp(), now + DAY_S
+    slack = DAY_SLACK_S if unit == "week" else MONTH_SLACK_S
+    return last_start.timestamp() - DAY_SLACK_S, this_start.timestamp() + slack
+
+
+def _relative_candidates(query: str, now: float) -> list[tuple[re.Match[str], tuple[float, float]]]:
+    out: list[tuple[re.Match[str], tuple[float, float]]] = []
+    for m in _EN_AGO.finditer(query):
+        out.append((m, _ago(now, _en_number(m.group(1)) * _UNIT_DAYS[m.group(2).lower()])))
+    for m in _EN_PAST.finditer(query):
+        days = _en_number(m.group(1)) * _UNIT_DAYS[m.group(2).lower()]
+        out.append((m, (now - days * DAY_S - DAY_SLACK_S, now + DAY_S)))
+    for m in _EN_LAST_WEEKDAY.finditer(query):
+        out.append((m, _last_weekday(now, _WEEKDAYS[m.group(1).lower()])))
+    for m in _EN_LAST_UNIT.finditer(query):
+        which = "this" if m.group(1).lower() == "this" else "last"
+        out.append((m, _calendar_unit(now, m.group(2).lower(), which)))
+    for m in _EN_YESTERDAY.finditer(query):
+        back = 2 if m.group(0).lower().startswith("the") else 1
+        start = _day_start(now, back)
+        out.append((m, (start - DAY_SLACK_S, start + DAY_S + DAY_SLACK_S)))
+    for m in _ZH_AGO.finditer(query):
+        out.append((m, _ago(now, _zh_number(m.group(1)) * _ZH_UNITS[m.group(2)])))
+    for m in _ZH_PAST.finditer(query):
+        days = _zh_number(m.group(1)) * _ZH_UNITS[m.group(2)]
+        out.append((m, (now - days * DAY_S - DAY_SLACK_S, now + DAY_S)))
+    for m in _ZH_LAST_WEEKDAY.finditer(query):
+        out.append((m, _last_weekday(now, _ZH_WEEKDAYS[m.group(1)])))
+    for m in _ZH_LAST_UNIT.finditer(query):
+        prefix, unit_zh = m.group(1), m.group(2)
+        unit = {"月": "month", "年": "year"}.get(unit_zh, "week")
+        if prefix == "今" and unit != "year":
+            continue  # 今周/今月 are not said; 今天 is not a window
+        if prefix == "去" and unit != "year":
+            continue
+        which = "last" if prefix in ("上", "上个", "去") else "this"
+        out.append((m, _calendar_unit(now, unit, which)))
+    for m in _ZH_YESTERDAY.finditer(query):
+        back = {"大前天": 3, "前天": 2}.get(m.group(1), 1)
+        start = _day_start(now, back)
+        out.append((m, (start - DAY_SLACK_S, start + DAY_S + DAY_SLACK_S)))
+    return out
+
+
+def relative_window(query: str, now: float) -> TimeWindow | None:
+    """The first expression of ``query`` relative to ``now`` (epoch seconds), as a
+    ``relative`` :class:`TimeWindow`, or ``None``. A longer match at the same place wins
+    ("上周六" over "上周")."""
+    if not isinstance(query, str) or not query:
+        return None
+    found = _relative_candidates(query, float(now))
+    if not found:
+        return None
+    m, (start, end) = min(found, key=lambda c: (c[0].start(), -len(c[0].group(0))))
+    rest = (query[: m.start()] + " " + query[m.end() :]).strip()
+    return TimeWindow(start, end, m.group(0), rest, relative=True)
+
+
+__all__ = ["RELATIVE_SLACK", "TimeWindow", "parse_bound", "query_time_window", "relative_window"]

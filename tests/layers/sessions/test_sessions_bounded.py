@@ -94,14 +94,17 @@ def test_unbounded_ranking_would_grow(
 ) -> None:
     """The counters can fail: ranking every match reads rows in proportion to the archive."""
     monkeypatch.setattr(ranking, "EXACT_MAX", 10**9)
+    monkeypatch.setattr(ranking, "PRF_WEIGHT", 0.0)  # the feedback pass would rank as many again
     small, large = archives
     rows = [rank(db, "coffee").cost.rows_ranked for db in (small, large)]
     assert rows == [2_000, 8_000]
 
 
 def test_selective_queries_still_rank_the_whole_archive(
-    archives: tuple[SessionDB, SessionDB],
+    archives: tuple[SessionDB, SessionDB], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # the primary ranking only: the feedback pass's expansion words are broad here
+    monkeypatch.setattr(ranking, "PRF_WEIGHT", 0.0)
     _, large = archives
     result = rank(large, "kubernetes")
     assert result.cost.windows == 0
@@ -124,7 +127,11 @@ def test_window_widens_when_filters_leave_too_few(tmp_path: Path, small_window: 
     db.close()
 
 
-def test_window_ranks_fuller_matches_first(tmp_path: Path, small_window: None) -> None:
+def test_window_ranks_fuller_matches_first(
+    tmp_path: Path, small_window: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the window stage alone: feedback would add its expansion words' scores on top
+    monkeypatch.setattr(ranking, "PRF_WEIGHT", 0.0)
     db = SessionDB.open(tmp_path / "h")
     _fill(db, 1_500)
     result = rank(db, "topic7 数据库")

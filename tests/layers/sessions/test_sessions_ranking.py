@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from datetime import datetime
 
+import pytest
+
+from hermes_core.layers.sessions import ranking
 from hermes_core.layers.sessions.db import SessionDB
 from hermes_core.layers.sessions.ranking import SearchFilters, rank
 from hermes_core.scope import ALL_USERS
@@ -83,3 +86,72 @@ def test_empty_and_operator_queries(db: SessionDB) -> None:
     assert rank(db, "!!! ???").sessions == []
     assert [s.session_id for s in rank(db, "alpha NOT gamma").sessions] == ["a"]
     assert {s.session_id for s in rank(db, "beta OR gamma").sessions} == {"a", "b"}
+
+
+def test_relative_time_boosts_that_time_only_with_now(db: SessionDB) -> None:
+    # two purchases: the older one mentions the keyword more, the question says "10 days ago"
+    _add(db, "old", datetime(2023, 1, 10, 12), [("me", "I bought a toaster, a great toaster")])
+    _add(db, "recent", datetime(2023, 2, 27, 12), [("me", "I bought a toaster today")])
+    asked = datetime(2023, 3, 9, 15).timestamp()
+    assert rank(db, "which toaster did I buy?").sessions[0].session_id == "old"
+    assert rank(db, "which toaster did I buy 10 days ago?").sessions[0].session_id == "old"
+    ranked = rank(db, "which toaster did I buy 10 days ago?", now=asked)
+    assert ranked.sessions[0].session_id == "recent"
+    # a boost, not a filter: the other purchase is still found
+    assert [s.session_id for s in ranked.sessions] == ["recent", "old"]
+    assert "ago" not in {w for t in ranked.terms for w in t.words}
+
+
+def test_relative_time_in_chinese(db: SessionDB) -> None:
+    _add(db, "old", datetime(2023, 1, 10, 12), [("me", "我买了烤面包机，烤面包机很好")])
+    _add(db, "sat", datetime(2023, 3, 4, 12), [("me", "我买了烤面包机")])
+    asked = datetime(2023, 3, 9, 15).timestamp()  # a Thursday
+    assert rank(db, "烤面包机").sessions[0].session_id == "old"
+    assert rank(db, "上周六买的烤面包机", now=asked).sessions[0].session_id == "sat"
+
+
+def test_feedback_reranks_matches_by_the_users_own_statements(
+    db: SessionDB, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def add(sid: str, day: int, role: str, text: str) -> int:
+        db.create_session(sid, started_at=datetime(2023, 1, day).timestamp())
+        return db.append_messages(sid, [{"role": role, "content": text}], user_id=ALL_USERS)[0]
+
+    # the user's own statement names "yamaha"; an assistant answer repeats "scales"
+    add("mine", 1, "user", "I play my old Yamaha guitar every evening")
+    add("advice", 2, "assistant", "Guitar practice: guitar scales, guitar scales, more scales")
+    # two later mentions of guitar, equal but for one word: written in this order
+    yamaha = add("yamaha", 3, "user", "a guitar shop visit, tried the Yamaha amp today")
+    scales = add("scales", 4, "user", "a guitar shop visit, tried the scales book today")
+    add("piano", 5, "user", "The Yamaha piano needs tuning again")
+
+    def order() -> list[int]:
+        return [h.message_id for h in rank(db, "guitar").turns]
+
+    with_feedback = order()
+    assert with_feedback.index(yamaha) < with_feedback.index(scales)
+    # never adds a message without a query term
+    assert "piano" not in {h.session_id for h in rank(db, "guitar").turns}
+    monkeypatch.setattr(ranking, "PRF_WEIGHT", 0.0)
+    plain = order()
+    assert set(plain) == set(with_feedback)
+    scored = {h.message_id: h.score for h in rank(db, "guitar").turns}
+    assert scored[yamaha] == scored[scales]  # without feedback the two tie
+
+
+def test_feedback_seeds_are_the_users_statements(db: SessionDB) -> None:
+    db.create_session("s", started_at=datetime(2023, 1, 1).timestamp())
+    ids = db.append_messages(
+        "s",
+        [
+            {"role": "assistant", "content": "guitar guitar guitar scales"},
+            {"role": "user", "content": "my Yamaha guitar"},
+        ],
+        user_id=ALL_USERS,
+    )
+    hits = rank(db, "guitar").turns
+    seeds = ranking._feedback_seeds(db, hits)
+    assert [h.message_id for h in seeds] == [ids[1]]
+    # no statement by the user among the hits: the best hits of any role
+    only_assistant = [h for h in hits if h.message_id == ids[0]]
+    assert [h.message_id for h in ranking._feedback_seeds(db, only_assistant)] == [ids[0]]

@@ -426,3 +426,16 @@ def test_discover_finds_a_session_by_its_title_and_scroll_flags_the_anchor(
             )
             flagged = [m for m in scrolled["messages"] if m.get("anchor")]
             assert [m["id"] for m in flagged] == [top["match_message_id"]]
+
+
+def test_discover_reads_relative_times_against_its_clock(db: SessionDB, add_session: Any) -> None:
+    asked = 1_700_000_000.0  # the searcher's "now"
+    add_session(
+        db, "old", [("user", "the kettle broke, the kettle leaks")], started_at=asked - 90 * DAY
+    )
+    add_session(db, "recent", [("user", "the kettle broke")], started_at=asked - 14 * DAY)
+    args = {"query": "kettle two weeks ago", "limit": 2}
+    found = SessionSearch(db, clock=lambda: asked).run(args)
+    assert [r["session_id"] for r in found["results"]] == ["recent", "old"]
+    later = SessionSearch(db, clock=lambda: asked + 365 * DAY).run(args)
+    assert [r["session_id"] for r in later["results"]] == ["old", "recent"]
