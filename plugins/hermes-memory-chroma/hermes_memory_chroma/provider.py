@@ -44,6 +44,7 @@ from hermes_core import (
     hookimpl,
 )
 from hermes_core.providers.inspect import ProviderMemory
+from hermes_core.recall_pack import DEFAULT_RECALL_TOKENS
 
 from hermes_memory_chroma.compactor import ChatClient, Compaction, Compactor, message_text
 from hermes_memory_chroma.embedder_names import embedder_missing
@@ -51,6 +52,8 @@ from hermes_memory_chroma.settings import ChromaSettings
 from hermes_memory_chroma.text import content_hash
 
 if TYPE_CHECKING:  # numpy and chromadb load with these, only when the store is first used
+    from hermes_core.settings.models import HermesSettings
+
     from hermes_memory_chroma.embedders import Embedder
     from hermes_memory_chroma.retriever import Retriever
     from hermes_memory_chroma.store import MemoryStore
@@ -96,6 +99,7 @@ class ChromaProvider(MemoryProvider):
         self._closed = False
         self._breaker: Any = None
         self._http_client: Any = None
+        self._recall_tokens = DEFAULT_RECALL_TOKENS  # memory.recall_max_tokens, at configure
 
     # ------------------------------------------------------------------ identity
 
@@ -307,6 +311,11 @@ class ChromaProvider(MemoryProvider):
     # ------------------------------------------------------------------ hooks
 
     @hookimpl
+    def configure(self, settings: HermesSettings) -> None:
+        """Take the host's recall budget (``memory.recall_max_tokens``)."""
+        self._recall_tokens = settings.memory.recall_max_tokens
+
+    @hookimpl
     def prefetch(self, session: SessionInfo, query: str) -> MemoryContext | None:
         if not query or not query.strip():
             return None
@@ -315,7 +324,7 @@ class ChromaProvider(MemoryProvider):
         if self.settings.mode == "server":
             self.store.retry()  # memories the server could not take yet (never raises for it)
         hits = self.retriever.search(self.user_for(session), query, gate=True)
-        text = format_block(hits)
+        text = format_block(hits, query, max_tokens=self._recall_tokens)
         if not text:
             return None
         return MemoryContext(text=text, count=text.count("\n"), label="chroma")
