@@ -325,11 +325,20 @@ def pack_recall(
     return text
 
 
+def focus_excerpt(text: str, query: str, max_tokens: int) -> str:
+    """One text cut to at most ``max_tokens`` estimated tokens around ``query``'s terms (the
+    same excerpt :func:`pack_recall` gives a lone hit); ``text`` unchanged when it fits."""
+    if estimate_tokens(text) <= max_tokens:
+        return text
+    return pack_recall([RecallHit(text)], query, max_tokens)
+
+
 __all__ = [
     "DEFAULT_RECALL_TOKENS",
     "GAP",
     "MIN_SHARE",
     "RecallHit",
+    "focus_excerpt",
     "pack_recall",
     "query_terms",
     "safe_cut",
