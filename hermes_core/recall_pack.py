@@ -3,26 +3,28 @@
 A retriever answers with hits best first; what reaches the model is a few hundred to a few
 thousand tokens. Whole hits, cut where the budget ends, let one long turn (an assistant's
 essay) push out the short turn that holds the answer. :func:`pack_recall` instead gives each
-hit a line ``[date] speaker: excerpt`` where the excerpt is the hit's sentences that carry
-the query's terms (weighted by how rare each term is among the hits), each with its next and
-previous sentence for context, then the rest of the hit in order; a hit without any query
-term shows its head.
+hit a line ``speaker: excerpt`` under its ``[date]``, where the excerpt is the hit's
+sentences that carry the query's terms (weighted by how rare each term is among the hits),
+each followed by its next and previous sentence, then the rest of the hit in order; a hit
+without any query term shows its head.
 
 Contract of :func:`pack_recall`:
 
-* **Budget.** The returned text (lines joined by ``\\n``) is estimated at most ``max_tokens``
-  tokens by :func:`hermes_core.llm.tokens.estimate_tokens`; ``""`` when nothing fits.
-* **Fair share.** First pass, best hit first: each hit gets at most
-  ``max(min_share, room / hits)`` tokens (its header included), so no hit can eat the
-  budget while later hits wait. Second pass, best hit first: the room left over lets kept
-  hits grow, then hits the first pass left out get a line, while room remains.
-* **Kept.** Each hit's ``date`` and ``speaker`` lead its line; lines keep the hits' order.
+* **Budget.** The returned text is estimated at most ``max_tokens`` tokens by
+  :func:`hermes_core.llm.tokens.estimate_tokens`; ``""`` when nothing fits.
+* **Fair share.** First pass, best hit first, over ``first_pass`` (0.7) of the budget: each
+  hit gets at most ``max(min_share, that room / hits)`` tokens (64 at least), so no hit can
+  eat the budget while later hits wait. Second pass, best hit first: all the room left lets
+  kept hits grow, then gives hits the first pass left out a line.
+* **Kept.** Each hit's ``date`` is the ``[date]`` line its group of lines sits under
+  (groups in the order of their best hit, lines in rank order inside) and its ``speaker``
+  leads its line.
 * **Dedupe.** A hit whose text (case, spacing and punctuation ignored) equals an earlier
   hit's, or is empty, is dropped.
 * **Sentences.** English splits after ``.!?`` followed by space and at line breaks; Chinese
-  (and Japanese) after ``。！？``. A sentence longer than a hit's share is cut to a window
-  around its first query term, never inside a surrogate pair or before a combining mark.
-  Left-out stretches show as ``…``.
+  (and Japanese) after ``。！？``. A sentence longer than the room left shows a window
+  around its first query term, never cut inside a surrogate pair or before a combining
+  mark. Left-out stretches show as ``…``.
 * **Deterministic**: same input, same output; no clock, no randomness, no I/O.
 """
 
@@ -35,13 +37,17 @@ from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from hermes_core.llm.tokens import estimate_tokens
+from hermes_core.llm.tokens import estimate_tokens, wide_chars
 from hermes_core.text import CJK_CHAR, CJK_RANGES
 
 DEFAULT_RECALL_TOKENS = 1500
 """Default token budget of one recall block (``memory.recall_max_tokens``)."""
 MIN_SHARE = 64
 """Fewest tokens the first pass offers a hit (header included) however many hits there are."""
+WINDOW_MIN = 12
+"""Fewest tokens worth a window of a sentence that does not fit whole (after the first)."""
+FIRST_PASS = 0.7
+"""Share of the budget the first pass hands out; the rest goes to rounds of more of each hit."""
 GAP = "…"
 """Marks text left out between or around excerpt pieces."""
 
@@ -89,21 +95,31 @@ def query_terms(query: str) -> list[str]:
     return list(dict.fromkeys(terms))
 
 
-def _term_regex(terms: Sequence[str]) -> re.Pattern[str] | None:
-    """One pattern finding every term (group ``t<i>`` for ``terms[i]``), overlapping matches
-    included: CJK as a substring, a word by its stem at a word start (``tokenizers`` finds
-    ``tokenizer``; a stem keeps at least four letters)."""
-    if not terms:
-        return None
-    alternatives = []
-    for i, term in enumerate(terms):
+def _needles(terms: Sequence[str]) -> list[tuple[str, bool]]:
+    """Each term as searched in lower-cased text: ``(needle, at word start only)``. CJK
+    terms are substrings; a word is found by its stem at a word start (``tokenizers``
+    finds ``tokenizer``; a stem keeps at least four letters)."""
+    out = []
+    for term in terms:
         if CJK_CHAR.match(term):
-            body = re.escape(term)
+            out.append((term, False))
         else:
-            stem = term[: max(4, len(term) - 3)] if len(term) > 5 else term
-            body = rf"(?<![^\W_]){re.escape(stem)}"
-        alternatives.append(f"(?P<t{i}>{body})")
-    return re.compile(f"(?=(?:{'|'.join(alternatives)}))", re.IGNORECASE)
+            out.append((term[: max(4, len(term) - 3)] if len(term) > 5 else term, True))
+    return out
+
+
+def _find_terms(text: str, needles: Sequence[tuple[str, bool]]) -> list[tuple[int, int]]:
+    """``(offset, term index)`` of every occurrence of the needles in ``text`` (case
+    ignored; offsets are into ``text.lower()``, equal to ``text``'s for almost all text)."""
+    lowered = text.lower()
+    spots: list[tuple[int, int]] = []
+    for index, (needle, word_start) in enumerate(needles):
+        at = lowered.find(needle)
+        while at >= 0:
+            if not word_start or at == 0 or not lowered[at - 1].isalnum():
+                spots.append((at, index))
+            at = lowered.find(needle, at + 1)
+    return spots
 
 
 def _sentence_spans(text: str) -> list[tuple[int, int]]:
@@ -180,23 +196,39 @@ def _window(sentence: str, positions: Sequence[int], tokens: int) -> str:
     return ""
 
 
+def _chars(text: str) -> tuple[int, int]:
+    """``(wide, rest)`` characters of ``text`` as :func:`estimate_tokens` counts them."""
+    wide = wide_chars(text)
+    return wide, len(text) - wide
+
+
 @dataclass(slots=True)
 class _Plan:
     """One hit being packed: where the query terms are, and (once it is first grown) its
-    sentences, their costs and the order to add them in."""
+    sentences, their sizes and the order to add them in. A line's cost is counted as
+    :func:`estimate_tokens` counts (wide characters + a quarter of the rest, its newline and
+    a space and a gap mark per sentence included), so little room is lost to rounding."""
 
     hit: RecallHit
     spots: list[tuple[int, int]]  # (offset in text, term index)
-    header_cost: int
+    wide: int  # the speaker prefix's and newline's, then the chosen sentences' too
+    rest: int
     sentences: list[str] = field(default_factory=list)
-    costs: list[int] = field(default_factory=list)
+    sizes: list[tuple[int, int]] = field(default_factory=list)
     order: list[int] = field(default_factory=list)
     positions: dict[int, list[int]] = field(default_factory=dict)
-    chosen: set[int] = field(default_factory=set)
-    partial: str = ""
+    chosen: dict[int, str] = field(default_factory=dict)  # index → sentence or its window
+    windowed: dict[int, tuple[int, int]] = field(default_factory=dict)  # index → its size
     next_pick: int = 0
-    kept: bool = False
     prepared: bool = False
+
+    @property
+    def kept(self) -> bool:
+        return bool(self.chosen)
+
+    def cost(self, wide: int = 0, rest: int = 0) -> int:
+        """Tokens of this line with ``wide``/``rest`` more characters."""
+        return self.wide + wide + (self.rest + rest + 3) // 4
 
     def prepare(self, weights: Sequence[float]) -> None:
         """Split into sentences and order them: the sentences holding query terms by the
@@ -206,7 +238,7 @@ class _Plan:
         text = self.hit.text
         spans = _sentence_spans(text)
         self.sentences = [" ".join(text[a:b].split()) for a, b in spans]
-        self.costs = [estimate_tokens(s) for s in self.sentences]
+        self.sizes = [_chars(s) for s in self.sentences]
         starts = [a for a, _ in spans]
         terms_in: dict[int, set[int]] = {}
         for offset, term in self.spots:
@@ -214,60 +246,79 @@ class _Plan:
             terms_in.setdefault(i, set()).add(term)
             self.positions.setdefault(i, []).append(max(0, offset - starts[i]))
         score = {i: sum(weights[t] for t in found) for i, found in terms_in.items()}
+        ranked = sorted(score, key=lambda i: (-score[i], i))
         order: list[int] = []
-        for i in sorted(score, key=lambda i: (-score[i], i)):
+        for i in ranked:
             order.extend(j for j in (i, i + 1, i - 1) if 0 <= j < len(spans))
         order.extend(range(len(spans)))
         self.order = list(dict.fromkeys(order))
 
     def render(self) -> str:
+        """``speaker: excerpt`` (the date is the group's header)."""
         parts: list[str] = []
         previous = -1
         for i in sorted(self.chosen):
             if (parts and i != previous + 1) or (not parts and i > 0):
                 parts.append(GAP)
-            parts.append(self.sentences[i])
+            parts.append(self.chosen[i])
             previous = i
-        if self.partial:
-            parts.append(self.partial)
-        elif self.chosen and previous < len(self.sentences) - 1:
+        if previous < len(self.sentences) - 1 and not parts[-1].endswith(GAP):
             parts.append(GAP)
-        return self.hit.header() + " ".join(parts)
+        who = f"{self.hit.speaker}: " if self.hit.speaker else ""
+        return who + " ".join(parts)
+
+    def _take(self, i: int, piece: str, size: tuple[int, int]) -> None:
+        if i in self.windowed:
+            old = self.windowed.pop(i)
+            self.wide -= old[0]
+            self.rest -= old[1]
+        self.chosen[i] = piece
+        self.wide += size[0]
+        self.rest += size[1]
 
     def grow(self, allowance: int, weights: Sequence[float]) -> int:
-        """Add sentences in priority order while they fit ``allowance`` more tokens (the
-        first sentence of a hit that shows nothing yet is cut to fit); the tokens spent,
-        its header included the first time."""
-        if not self.kept and self.header_cost + 2 > allowance:
+        """Add sentences in priority order while the line costs at most ``allowance`` more
+        tokens; a sentence too long for what is left shows a window around its query
+        terms (widened to the whole sentence by a later call when it fits). The tokens the
+        line grew by (its speaker and newline included the first time)."""
+        before = self.cost() if self.kept else 0
+        limit = before + allowance
+        if not self.kept and self.cost(0, 4) > limit:
             return 0
         if not self.prepared:
             self.prepare(weights)
-        spent = 0 if self.kept else self.header_cost
-        while self.next_pick < len(self.order) and not self.partial:
+        for i in list(self.windowed):  # a window first: the whole sentence when it fits
+            wide, rest = self.sizes[i]
+            old_wide, old_rest = self.windowed[i]
+            if self.cost(wide - old_wide, rest + 3 - old_rest) <= limit:
+                self._take(i, self.sentences[i], (wide, rest + 3))
+        while self.next_pick < len(self.order):
             i = self.order[self.next_pick]
-            cost = self.costs[i] + 1
-            if spent + cost <= allowance:
-                self.chosen.add(i)
-                spent += cost
+            if i in self.chosen:
                 self.next_pick += 1
                 continue
-            if not self.chosen:
-                piece = _window(self.sentences[i], self.positions.get(i, []), allowance - spent)
+            wide, rest = self.sizes[i]
+            if self.cost(wide, rest + 3) <= limit:  # a space and a gap mark at most
+                self._take(i, self.sentences[i], (wide, rest + 3))
+                self.next_pick += 1
+                continue
+            room = limit - self.cost() - 1
+            if room >= WINDOW_MIN or not self.chosen:
+                piece = _window(self.sentences[i], self.positions.get(i, []), room)
                 if piece:
-                    self.partial = piece
-                    spent += estimate_tokens(piece) + 1
+                    size = _chars(piece)
+                    self._take(i, piece, (size[0], size[1] + 1))
+                    self.windowed[i] = (size[0], size[1] + 1)
+                    self.next_pick += 1
             break
-        if not self.chosen and not self.partial:
-            return 0  # the header alone is not worth a line
-        self.kept = True
-        return spent
+        return self.cost() - before if self.kept else 0
 
 
 def _plans(hits: Sequence[RecallHit], query: str) -> tuple[list[_Plan], list[float]]:
     """Plans of the distinct non-empty hits, in order, and each query term's weight
     (``log(1 + hits / hits containing it)``: a term every hit has weighs little)."""
     terms = query_terms(query)
-    pattern = _term_regex(terms)
+    needles = _needles(terms)
     seen: set[str] = set()
     plans: list[_Plan] = []
     df = [0] * len(terms)
@@ -276,17 +327,18 @@ def _plans(hits: Sequence[RecallHit], query: str) -> tuple[list[_Plan], list[flo
         if not key or key in seen:
             continue
         seen.add(key)
-        spots: list[tuple[int, int]] = []
-        if pattern is not None:
-            for match in pattern.finditer(hit.text):
-                group = match.lastgroup
-                if group is not None:
-                    spots.append((match.start(), int(group[1:])))
+        spots = _find_terms(hit.text, needles)
         for term in {t for _, t in spots}:
             df[term] += 1
-        plans.append(_Plan(hit, spots, estimate_tokens(hit.header())))
+        who = f"{hit.speaker}: " if hit.speaker else ""
+        wide, rest = _chars(who)
+        plans.append(_Plan(hit, spots, wide, rest + 1))
     weights = [math.log(1.0 + len(plans) / n) if n else 0.0 for n in df]
     return plans, weights
+
+
+def _date_header(date: str) -> str:
+    return f"[{date}]"
 
 
 def pack_recall(
@@ -295,34 +347,62 @@ def pack_recall(
     max_tokens: int = DEFAULT_RECALL_TOKENS,
     *,
     min_share: int = MIN_SHARE,
+    first_pass: float = FIRST_PASS,
 ) -> str:
     """``hits`` (best first) packed into at most ``max_tokens`` estimated tokens of
-    ``[date] speaker: excerpt`` lines focused on ``query`` (see the module docstring for the
-    full contract). ``""`` when ``hits`` is empty or nothing fits."""
+    query-focused ``speaker: excerpt`` lines under ``[date]`` headers (see the module
+    docstring for the full contract). ``""`` when ``hits`` is empty or nothing fits."""
     if max_tokens <= 0 or not hits:
         return ""
     plans, weights = _plans(hits, query)
     if not plans:
         return ""
     room = max_tokens
-    share = max(min_share, room // len(plans))
+    dated: set[str] = set()
+
+    def grow(plan: _Plan, allowance: int) -> int:
+        date = plan.hit.date
+        header = 0
+        if date and date not in dated and not plan.kept:
+            wide, rest = _chars(_date_header(date))
+            header = wide + (rest + 1 + 3) // 4
+        spent = plan.grow(allowance - header, weights)
+        if spent and header:
+            dated.add(date)
+            spent += header
+        return spent
+
+    first_room = int(max_tokens * first_pass)
+    share = max(min_share, first_room // len(plans))
     for plan in plans:  # first pass: a fair share each, best first
+        if max_tokens - room >= first_room:
+            break
+        room -= grow(plan, min(share, room))
+    for plan in plans:  # second pass: all that is left to the best hits, in order
         if room <= 0:
             break
-        room -= plan.grow(min(share, room), weights) + (1 if plan.kept else 0)
-    for plan in plans:  # second pass: leftover room to the best hits, then to left-out ones
-        if room <= 2:
-            break
-        was_kept = plan.kept
-        room -= plan.grow(room, weights)
-        if plan.kept and not was_kept:
-            room -= 1
-    lines = [plan.render() for plan in plans if plan.kept and (plan.chosen or plan.partial)]
-    text = "\n".join(lines)
-    while lines and estimate_tokens(text) > max_tokens:  # estimates are sub-additive; be sure
-        lines.pop()
+        room -= grow(plan, room)
+    return _render(plans, max_tokens)
+
+
+def _render(plans: Sequence[_Plan], max_tokens: int) -> str:
+    """Kept lines grouped under their date (groups in the order of their best hit, lines in
+    rank order inside), dropped from the end in the never-expected case of an overrun."""
+    kept = [plan for plan in plans if plan.kept]
+    while kept:
+        groups: dict[str, list[str]] = {}
+        for plan in kept:
+            groups.setdefault(plan.hit.date, []).append(plan.render())
+        lines: list[str] = []
+        for date, rendered in groups.items():
+            if date:
+                lines.append(_date_header(date))
+            lines.extend(rendered)
         text = "\n".join(lines)
-    return text
+        if estimate_tokens(text) <= max_tokens:
+            return text
+        kept.pop()
+    return ""
 
 
 def focus_excerpt(text: str, query: str, max_tokens: int) -> str:
@@ -335,6 +415,7 @@ def focus_excerpt(text: str, query: str, max_tokens: int) -> str:
 
 __all__ = [
     "DEFAULT_RECALL_TOKENS",
+    "FIRST_PASS",
     "GAP",
     "MIN_SHARE",
     "RecallHit",

@@ -142,7 +142,7 @@ def test_recall_block_respects_the_budget() -> None:
     assert recall_block([], 1500) == "" and recall_block(lines, 0) == ""
     small = [ContextLine("d1", "user", "alpha"), ContextLine("", "", "beta gamma")]
     block = recall_block(small, 1500)
-    assert "[d1] user: alpha" in block and "\nbeta gamma" in block
+    assert "[d1]\nuser: alpha" in block and "\nbeta gamma" in block
     # an answer beyond the budget is not in the block; a long turn before it cannot hide it
     far = [ContextLine("", "user", f"filler {i} " * 40) for i in range(20)]
     far.append(ContextLine("", "user", "the violin"))

@@ -42,17 +42,19 @@ def test_a_long_hit_cannot_eat_the_budget() -> None:
     answer = RecallHit("My sister's wedding is on June 3rd.", "2023/05/02", "user")
     text = pack_recall([long_hit, answer], "When is my sister's wedding?", 200)
     assert "June 3rd" in text
-    first, second = text.split("\n")
-    assert first.startswith("[2023/05/01] assistant: ")
-    assert second == "[2023/05/02] user: My sister's wedding is on June 3rd."
+    lines = text.split("\n")
+    assert lines[:2] == ["[2023/05/01]", lines[1]] and lines[1].startswith("assistant: ")
+    assert lines[2:] == ["[2023/05/02]", "user: My sister's wedding is on June 3rd."]
 
 
 def test_fair_share_arithmetic() -> None:
-    # 4 long hits, 400 tokens: each first gets at most max(64, 400 // 4) = 100 tokens
+    # 4 long hits, 400 tokens: the first pass hands out 0.7 × 400 = 280 tokens, at most
+    # max(64, 280 // 4) = 70 a hit; the second pass gives the 120 or so left to the best hit
     hits = [RecallHit(FILLER + f" marker{i}") for i in range(4)]
     lines = pack_recall(hits, "gardening", 400).split("\n")
     assert len(lines) == 4
-    assert all(estimate_tokens(line) <= 100 for line in lines)
+    assert all(estimate_tokens(line) <= 70 for line in lines[1:])
+    assert 150 <= estimate_tokens(lines[0]) <= 400 - 3 * 60
 
 
 def test_second_pass_gives_leftover_room_to_the_best_hit() -> None:
@@ -71,10 +73,10 @@ def test_excerpt_is_the_sentence_with_the_query_terms_and_its_neighbours() -> No
         "The dentist appointment moved to Friday at 4 pm. Bring the insurance card. " + FILLER
     )
     out = pack_recall(
-        [RecallHit(text, "2023/01/02", "user")], "When is the dentist appointment?", 40
+        [RecallHit(text, "2023/01/02", "user")], "When is the dentist appointment?", 30
     )
     assert "dentist appointment moved to Friday at 4 pm." in out
-    assert out.startswith("[2023/01/02] user: " + GAP)
+    assert out.startswith("[2023/01/02]\nuser: " + GAP)
     assert "Bring the insurance card." in out  # the next sentence rides along
     assert "talked about many things" not in out
 
@@ -89,7 +91,7 @@ def test_chinese_sentences_split_on_full_stops() -> None:
     text = "".join(f"第{i}段讲园艺和土壤。" for i in range(80)) + "我的航班是六月三日。之后再说。"
     out = pack_recall([RecallHit(text, "2024-06-01", "用户")], "我的航班是哪天？", 40)
     assert "我的航班是六月三日。" in out
-    assert out.startswith("[2024-06-01] 用户: ")
+    assert out.startswith("[2024-06-01]\n用户: ")
     assert estimate_tokens(out) <= 40
 
 
@@ -110,14 +112,21 @@ def test_hit_without_query_terms_shows_its_head() -> None:
     assert out.startswith("First sentence here.")
 
 
-def test_date_and_speaker_lead_each_line_in_rank_order() -> None:
+def test_lines_sit_under_their_date_in_rank_order() -> None:
     hits = [
         RecallHit("b about cats.", "2023/02/02", "Bob"),
         RecallHit("a about cats.", "2023/01/01", "Ann"),
+        RecallHit("c about cats.", "2023/02/02", "Cy"),
+        RecallHit("d about cats.", "", "Di"),
     ]
-    assert pack_recall(hits, "cats") == (
-        "[2023/02/02] Bob: b about cats.\n[2023/01/01] Ann: a about cats."
-    )
+    assert pack_recall(hits, "cats").split("\n") == [
+        "[2023/02/02]",
+        "Bob: b about cats.",
+        "Cy: c about cats.",
+        "[2023/01/01]",
+        "Ann: a about cats.",
+        "Di: d about cats.",
+    ]
 
 
 def test_duplicates_are_removed() -> None:
@@ -127,7 +136,7 @@ def test_duplicates_are_removed() -> None:
         RecallHit("Coffee too.", "d3", "user"),
     ]
     lines = pack_recall(hits, "tea").split("\n")
-    assert lines == ["[d1] user: I like green tea.", "[d3] user: Coffee too."]
+    assert lines == ["[d1]", "user: I like green tea.", "[d3]", "user: Coffee too."]
 
 
 def test_deterministic() -> None:
@@ -176,3 +185,23 @@ def test_fifty_hits_pack_quickly_enough_to_run_every_turn(lang: str) -> None:
     hits = [RecallHit(unit + f" {i}", f"2023/05/{i % 28 + 1:02d}", "user") for i in range(50)]
     out = pack_recall(hits, "soil" if lang == "en" else "土壤", 1500)
     assert out.count("\n") >= 10
+
+
+def test_rare_query_terms_outweigh_common_ones() -> None:
+    # "garden" is in every hit, "heron" in one: the heron sentence is shown first
+    first = RecallHit(
+        "The garden is green and big and lovely today. "
+        + "Filler sentence here. " * 30
+        + "A heron nests by the pond."
+    )
+    others = [RecallHit(f"More garden notes {i}.") for i in range(3)]
+    out = pack_recall([first, *others], "garden heron", 12).split("\n")[0]
+    assert out == GAP + " A heron nests by the pond."
+    assert "green and big" not in out
+
+
+def test_packing_fifty_hits_twice_gives_the_same_block_and_order() -> None:
+    hits = [RecallHit(f"Turn {i}: the tea was {i} degrees.", f"d{i % 5}", "u") for i in range(50)]
+    out = pack_recall(hits, "tea degrees", 1500)
+    assert out == pack_recall(hits, "tea degrees", 1500)
+    assert out.index("Turn 0:") < out.index("Turn 5:")  # d0 group first, rank order inside

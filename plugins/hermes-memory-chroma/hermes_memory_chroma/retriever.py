@@ -270,10 +270,10 @@ def format_block(
     hits: Sequence[Hit], query: str = "", *, max_tokens: int = DEFAULT_RECALL_TOKENS
 ) -> str:
     """Hits as a plain prompt block (unfenced; the host adds the fence) of at most
-    ``max_tokens`` estimated tokens: a header line, then one ``[day] type: excerpt`` line per
-    hit, best first, packed by :func:`hermes_core.recall_pack.pack_recall` (the sentences
-    that carry ``query``'s terms, a fair share of the budget per hit); ``""`` without hits
-    or when nothing fits."""
+    ``max_tokens`` estimated tokens: a header line, then ``type: excerpt`` lines under the
+    ``[day]`` they were stored, best first, packed by
+    :func:`hermes_core.recall_pack.pack_recall` (the sentences that carry ``query``'s terms,
+    a fair share of the budget per hit); ``""`` without hits or when nothing fits."""
     room = max_tokens - estimate_tokens(FORMAT_HEADER) - 1
     if not hits or room <= 0:
         return ""
