@@ -341,6 +341,9 @@ def _date_header(date: str) -> str:
     return f"[{date}]"
 
 
+_DATE_LINE = re.compile(r"\[[^\]\n]*\]")
+
+
 def pack_recall(
     hits: Sequence[RecallHit],
     query: str,
@@ -405,6 +408,12 @@ def _render(plans: Sequence[_Plan], max_tokens: int) -> str:
     return ""
 
 
+def hits_shown(block: str) -> int:
+    """How many hits a block made by :func:`pack_recall` shows (its lines that are not a
+    ``[date]`` header; a hit's line always starts with its speaker or its text)."""
+    return sum(1 for line in block.splitlines() if line and not _DATE_LINE.fullmatch(line))
+
+
 def focus_excerpt(text: str, query: str, max_tokens: int) -> str:
     """One text cut to at most ``max_tokens`` estimated tokens around ``query``'s terms (the
     same excerpt :func:`pack_recall` gives a lone hit); ``text`` unchanged when it fits."""
@@ -420,6 +429,7 @@ __all__ = [
     "MIN_SHARE",
     "RecallHit",
     "focus_excerpt",
+    "hits_shown",
     "pack_recall",
     "query_terms",
     "safe_cut",

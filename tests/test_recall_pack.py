@@ -10,6 +10,7 @@ from hermes_core.llm.tokens import estimate_tokens
 from hermes_core.recall_pack import (
     GAP,
     RecallHit,
+    hits_shown,
     pack_recall,
     query_terms,
     safe_cut,
@@ -127,6 +128,14 @@ def test_lines_sit_under_their_date_in_rank_order() -> None:
         "Ann: a about cats.",
         "Di: d about cats.",
     ]
+
+
+def test_hits_shown_counts_lines_not_dates() -> None:
+    hits = [RecallHit(f"[note] cat {i}.", "2023/01/01", "") for i in range(3)]
+    hits.append(RecallHit("cat 3.", "2023/01/02", "user"))
+    block = pack_recall(hits, "cat")
+    assert block.count("\n") == 5 and hits_shown(block) == 4
+    assert hits_shown("") == 0
 
 
 def test_duplicates_are_removed() -> None:

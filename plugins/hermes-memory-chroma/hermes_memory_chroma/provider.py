@@ -44,7 +44,7 @@ from hermes_core import (
     hookimpl,
 )
 from hermes_core.providers.inspect import ProviderMemory
-from hermes_core.recall_pack import DEFAULT_RECALL_TOKENS
+from hermes_core.recall_pack import DEFAULT_RECALL_TOKENS, hits_shown
 
 from hermes_memory_chroma.compactor import ChatClient, Compaction, Compactor, message_text
 from hermes_memory_chroma.embedder_names import embedder_missing
@@ -327,7 +327,7 @@ class ChromaProvider(MemoryProvider):
         text = format_block(hits, query, max_tokens=self._recall_tokens)
         if not text:
             return None
-        return MemoryContext(text=text, count=text.count("\n"), label="chroma")
+        return MemoryContext(text=text, count=hits_shown(text) - 1, label="chroma")
 
     @hookimpl
     def sync(self, session: SessionInfo, turn: Turn) -> None:
