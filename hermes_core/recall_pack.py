@@ -51,7 +51,7 @@ FIRST_PASS = 0.7
 GAP = "…"
 """Marks text left out between or around excerpt pieces."""
 
-_SENTENCE_END = re.compile(r"[.!?][\"'”’)\]]*\s+|[。！？][”’」』）]*\s*|\s*\n\s*")
+_SENTENCE_END = re.compile(r"([.!?][\"'”’)\]]*)\s+|([。！？][”’」』）]*)\s*|\s*\n\s*")
 _WORD = re.compile(rf"[^\W_{CJK_RANGES}]+|[{CJK_RANGES}]+")
 _KEY_DROP = str.maketrans(
     "", "", "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~…。，、！？；：“”‘’（）《》「」"
@@ -124,18 +124,16 @@ def _find_terms(text: str, needles: Sequence[tuple[str, bool]]) -> list[tuple[in
 
 def _sentence_spans(text: str) -> list[tuple[int, int]]:
     """``(start, end)`` of each sentence of ``text`` (ends after ``.!?`` + space, after
-    ``。！？``, at line breaks), blank stretches left out."""
+    ``。！？``, at line breaks; closing quotes and brackets stay with their sentence), blank
+    stretches left out."""
     spans: list[tuple[int, int]] = []
     start = 0
     for match in _SENTENCE_END.finditer(text):
-        end = match.start() if text[match.start()].isspace() else match.start() + 1
-        end = max(end, start)
-        while end < match.end() and not text[end].isspace():
-            end += 1  # closing quotes or brackets stay with their sentence
-        if text[start:end].strip():
+        end = match.end(match.lastindex) if match.lastindex else match.start()
+        if end > start and (not text[start].isspace() or text[start:end].strip()):
             spans.append((start, end))
         start = match.end()
-    if text[start:].strip():
+    if start < len(text) and text[start:].strip():
         spans.append((start, len(text)))
     return spans
 
@@ -146,7 +144,33 @@ def split_sentences(text: str) -> list[str]:
 
 
 def _dedupe_key(text: str) -> str:
+    """``text`` without case, punctuation and runs of spaces: equal keys, same hit."""
     return " ".join(text.casefold().translate(_KEY_DROP).split())
+
+
+class _Seen:
+    """Dedupe keys seen so far; the full key of a long text is made only when an earlier
+    text starts the same way (keys equal ⇒ their first 40 key characters are equal)."""
+
+    HEAD = 40
+
+    def __init__(self) -> None:
+        self.texts: dict[str, list[str]] = {}  # head of the key → texts kept with it
+
+    def add(self, text: str) -> bool:
+        """False when ``text`` is empty or duplicates an earlier one; else remember it."""
+        head = _dedupe_key(text[: self.HEAD * 3])[: self.HEAD]
+        if len(head) < self.HEAD and len(text) > self.HEAD * 3:
+            head = _dedupe_key(text)  # mostly punctuation: the whole key decides
+        if not head:
+            return False
+        earlier = self.texts.setdefault(head, [])
+        if earlier:
+            key = _dedupe_key(text)
+            if any(_dedupe_key(other) == key for other in earlier):
+                return False
+        earlier.append(text)
+        return True
 
 
 def safe_cut(text: str, index: int) -> int:
@@ -319,14 +343,12 @@ def _plans(hits: Sequence[RecallHit], query: str) -> tuple[list[_Plan], list[flo
     (``log(1 + hits / hits containing it)``: a term every hit has weighs little)."""
     terms = query_terms(query)
     needles = _needles(terms)
-    seen: set[str] = set()
+    seen = _Seen()
     plans: list[_Plan] = []
     df = [0] * len(terms)
     for hit in hits:
-        key = _dedupe_key(hit.text)
-        if not key or key in seen:
+        if not seen.add(hit.text):
             continue
-        seen.add(key)
         spots = _find_terms(hit.text, needles)
         for term in {t for _, t in spots}:
             df[term] += 1

@@ -148,6 +148,16 @@ def test_duplicates_are_removed() -> None:
     assert lines == ["[d1]", "user: I like green tea.", "[d3]", "user: Coffee too."]
 
 
+def test_long_duplicates_are_removed_and_near_misses_kept() -> None:
+    base = "We planned the trip. " * 20
+    hits = [
+        RecallHit(base + "Tickets cost 40 euros."),
+        RecallHit(base.replace(" ", "  ").upper() + "Tickets cost 40 euros!"),  # duplicate
+        RecallHit(base + "Tickets cost 41 euros."),  # same head, other text: kept
+    ]
+    assert hits_shown(pack_recall(hits, "tickets", 1500)) == 2
+
+
 def test_deterministic() -> None:
     hits = [RecallHit(FILLER + f" tea {i}.", f"d{i}", "u") for i in range(20)]
     assert pack_recall(hits, "tea soil", 700) == pack_recall(list(hits), "tea soil", 700)
