@@ -237,7 +237,7 @@ class _Plan:
     spots: list[tuple[int, int]]  # (offset in text, term index)
     wide: int  # the speaker prefix's and newline's, then the chosen sentences' too
     rest: int
-    sentences: list[str] = field(default_factory=list)
+    spans: list[tuple[int, int]] = field(default_factory=list)
     sizes: list[tuple[int, int]] = field(default_factory=list)
     order: list[int] = field(default_factory=list)
     positions: dict[int, list[int]] = field(default_factory=dict)
@@ -245,6 +245,12 @@ class _Plan:
     windowed: dict[int, tuple[int, int]] = field(default_factory=dict)  # index → its size
     next_pick: int = 0
     prepared: bool = False
+
+    def sentence(self, i: int) -> str:
+        """Sentence ``i`` with its runs of whitespace collapsed (never longer than its span,
+        whose size is what it is charged)."""
+        a, b = self.spans[i]
+        return " ".join(self.hit.text[a:b].split())
 
     @property
     def kept(self) -> bool:
@@ -261,8 +267,11 @@ class _Plan:
         self.prepared = True
         text = self.hit.text
         spans = _sentence_spans(text)
-        self.sentences = [" ".join(text[a:b].split()) for a, b in spans]
-        self.sizes = [_chars(s) for s in self.sentences]
+        self.spans = spans
+        if wide_chars(text):
+            self.sizes = [_chars(text[a:b]) for a, b in spans]
+        else:  # no wide characters anywhere: a sentence costs its length (an upper bound)
+            self.sizes = [(0, b - a) for a, b in spans]
         starts = [a for a, _ in spans]
         terms_in: dict[int, set[int]] = {}
         for offset, term in self.spots:
@@ -286,7 +295,7 @@ class _Plan:
                 parts.append(GAP)
             parts.append(self.chosen[i])
             previous = i
-        if previous < len(self.sentences) - 1 and not parts[-1].endswith(GAP):
+        if previous < len(self.spans) - 1 and not parts[-1].endswith(GAP):
             parts.append(GAP)
         who = f"{self.hit.speaker}: " if self.hit.speaker else ""
         return who + " ".join(parts)
@@ -315,7 +324,7 @@ class _Plan:
             wide, rest = self.sizes[i]
             old_wide, old_rest = self.windowed[i]
             if self.cost(wide - old_wide, rest + 3 - old_rest) <= limit:
-                self._take(i, self.sentences[i], (wide, rest + 3))
+                self._take(i, self.sentence(i), (wide, rest + 3))
         while self.next_pick < len(self.order):
             i = self.order[self.next_pick]
             if i in self.chosen:
@@ -323,12 +332,12 @@ class _Plan:
                 continue
             wide, rest = self.sizes[i]
             if self.cost(wide, rest + 3) <= limit:  # a space and a gap mark at most
-                self._take(i, self.sentences[i], (wide, rest + 3))
+                self._take(i, self.sentence(i), (wide, rest + 3))
                 self.next_pick += 1
                 continue
             room = limit - self.cost() - 1
             if room >= WINDOW_MIN or not self.chosen:
-                piece = _window(self.sentences[i], self.positions.get(i, []), room)
+                piece = _window(self.sentence(i), self.positions.get(i, []), room)
                 if piece:
                     size = _chars(piece)
                     self._take(i, piece, (size[0], size[1] + 1))
