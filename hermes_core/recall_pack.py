@@ -43,11 +43,11 @@ from hermes_core.text import CJK_CHAR, CJK_RANGES
 DEFAULT_RECALL_TOKENS = 1500
 """Default token budget of one recall block (``memory.recall_max_tokens``)."""
 MIN_SHARE = 64
-"""Fewest tokens the first pass offers a hit (header included) however many hits there are."""
+"""Fewest tokens the first pass offers a hit (its line and date) however many hits there are."""
 WINDOW_MIN = 12
 """Fewest tokens worth a window of a sentence that does not fit whole (after the first)."""
 FIRST_PASS = 0.7
-"""Share of the budget the first pass hands out; the rest goes to rounds of more of each hit."""
+"""Share of the budget the first pass hands out; the rest goes to the best hits first."""
 GAP = "…"
 """Marks text left out between or around excerpt pieces."""
 
@@ -73,11 +73,6 @@ class RecallHit:
     text: str
     date: str = ""
     speaker: str = ""
-
-    def header(self) -> str:
-        """``[date] speaker: `` (parts left out when empty)."""
-        head = f"[{self.date}] " if self.date else ""
-        return head + (f"{self.speaker}: " if self.speaker else "")
 
 
 def query_terms(query: str) -> list[str]:
@@ -206,7 +201,7 @@ def _window(sentence: str, positions: Sequence[int], tokens: int) -> str:
     starting a little before the first query term."""
     if tokens <= 1:
         return ""
-    wide = sum(1 for c in sentence if CJK_CHAR.match(c))
+    wide = wide_chars(sentence)
     chars_per_token = 1.0 if wide * 2 > len(sentence) else 4.0
     width = int((tokens - 1) * chars_per_token)
     first = positions[0] if positions else 0
