@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import json
 import logging
+import math
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -57,6 +59,20 @@ class TraceTurn:
         out = asdict(self)
         out["sources"] = [asdict(s) | {"scores": list(s.scores)} for s in self.sources]
         return out
+
+
+def item_scores(scores: Sequence[object]) -> tuple[float, ...]:
+    """``MemoryContext.scores`` for recalled memories whose scores are ``scores`` (in the
+    order of their ``- `` lines): all of them as floats, or ``()`` when any is missing or
+    not a finite number (the trace then shows the block as it was)."""
+    out: list[float] = []
+    for value in scores:
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            return ()
+        if not math.isfinite(float(value)):
+            return ()
+        out.append(float(value))
+    return tuple(out)
 
 
 def trace_root(home: Path) -> Path:
@@ -177,6 +193,7 @@ __all__ = [
     "find_phrase",
     "forget_phrase",
     "forget_user",
+    "item_scores",
     "load",
     "record",
     "trace_path",

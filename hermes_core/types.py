@@ -83,7 +83,9 @@ class MemoryContext:
     ``text`` is plain, *unfenced* text (the host adds the one ``<memory-context>`` fence).
     ``count`` is how many memories were recalled (drives "🧠 label — recalled N memories");
     ``label`` names the source shown in that line. ``scores`` are the recalled memories'
-    relevance scores when the implementation reports them (the recall trace shows them);
+    relevance scores when the implementation reports them, optional: ``scores[i]`` belongs
+    to the i-th memory in ``text`` (written as one ``- `` line each, the recall trace pairs
+    them); leave it empty unless every memory has one (the trace then shows the block);
     ``source`` is the plugin that recalled it (set by the host, not by implementations).
     """
 

@@ -15,6 +15,7 @@ import click
 from hermes_core.cli.forget import register_forget_command
 from hermes_core.cli.memory_store import register_memory_commands
 from hermes_core.cli.output import Table, console, mark, print_json, shown
+from hermes_core.cli.provider_memories import register_provider_memory_commands
 from hermes_core.errors import ConfigError, HermesError
 from hermes_core.providers.base import MemoryProvider, env_var_for, load_provider_settings
 from hermes_core.providers.discovery import InstalledProvider, list_installed
@@ -486,6 +487,7 @@ def off() -> None:
 
 register_memory_commands(memory)  # show, edit, pending, approve, reject, restore, archive, users
 register_forget_command(memory)  # forget PHRASE / --everything
+register_provider_memory_commands(memory)  # provider-list, provider-expire
 
 from hermes_core.cli.memory_bridge import export_to_hermes_agent  # noqa: E402
 

@@ -30,6 +30,7 @@ from hermes_core.providers.inspect import ProviderMemory, inspectable
 from hermes_core.scope import normalize_user_id
 
 from .compact import compact, sqlite_files
+from .provider_memories import provider_user
 from .rawscan import RawScan, scan_home
 
 if TYPE_CHECKING:
@@ -179,16 +180,8 @@ def _provider_matches(
     if lister is None:
         return [], f"provider {provider.name} cannot list its memories; it was not searched"
     needle = phrase.casefold()
-    uid = _provider_user(host, user_id)
+    uid = provider_user(host, user_id)
     return [m for m in lister.inspect_memories(uid) if needle in m.text.casefold()], ""
-
-
-def _provider_user(host: MemoryHost, user_id: str | None) -> str:
-    """The provider's user for ``user_id`` (its configured default user for no user)."""
-    if user_id:
-        return user_id
-    default = getattr(host.provider.settings, "user_id", "") if host.provider else ""
-    return str(default or "")
 
 
 def find_subject(host: MemoryHost, user_id: str | None, phrase: str) -> Matches:
@@ -232,7 +225,7 @@ def forget_subject(host: MemoryHost, user_id: str | None, phrase: str) -> Forget
     removed.provider, removed.provider_note = _provider_matches(host, uid, phrase)
     lister = inspectable(host.provider)
     if lister is not None and removed.provider:
-        lister.inspect_forget(_provider_user(host, uid), [m.id for m in removed.provider])
+        lister.inspect_forget(provider_user(host, uid), [m.id for m in removed.provider])
     removed.trace = recall_trace.find_phrase(host.home, uid, phrase)
     recall_trace.forget_phrase(host.home, uid, phrase)
     return ForgetReport(uid, phrase, removed, prove(host, uid, phrase))
@@ -241,7 +234,7 @@ def forget_subject(host: MemoryHost, user_id: str | None, phrase: str) -> Forget
 def prove(host: MemoryHost, user_id: str | None, phrase: str) -> Proof:
     """Let the provider compact its files (its optional ``inspect_compact()``), compact
     the home's SQLite files, then search every store and every file again."""
-    provider_compact = getattr(host.provider, "inspect_compact", None)
+    provider_compact = getattr(inspectable(host.provider), "inspect_compact", None)
     problems: list[str] = []
     if callable(provider_compact):
         try:
@@ -251,7 +244,27 @@ def prove(host: MemoryHost, user_id: str | None, phrase: str) -> Proof:
     compacted, failed = compact_home(host.home)
     problems += failed
     searched = find_subject(host, user_id, phrase)
-    return Proof(searched, scan_home(host.home, phrase), compacted, problems)
+    return Proof(searched, scan_everywhere(host, phrase), compacted, problems)
+
+
+def scan_everywhere(host: MemoryHost, phrase: str) -> RawScan:
+    """The raw byte search of the home plus the directories outside it where the provider
+    keeps data (its optional ``inspect_paths()``, e.g. mem0's ``MEM0_DIR``), those reported
+    by absolute path."""
+    raw = scan_home(host.home, phrase)
+    paths = getattr(inspectable(host.provider), "inspect_paths", None)
+    home = host.home.resolve()
+    for extra in paths() if callable(paths) else []:
+        root = Path(extra).resolve()
+        if root == home or home in root.parents or not root.is_dir():
+            continue
+        more = scan_home(root, phrase)
+        raw = RawScan(
+            raw.found + [str(root / f) for f in more.found],
+            raw.skipped + [str(root / f) for f in more.skipped],
+            raw.scanned + more.scanned,
+        )
+    return raw
 
 
 @dataclass
@@ -288,7 +301,7 @@ def forget_user(host: MemoryHost, user_id: str) -> UserForgetReport:
     if lister is not None:
         removed["provider"] = lister.inspect_forget_user(uid)
     removed["trace"] = int(recall_trace.forget_user(host.home, uid))
-    provider_compact = getattr(host.provider, "inspect_compact", None)
+    provider_compact = getattr(inspectable(host.provider), "inspect_compact", None)
     if callable(provider_compact):
         provider_compact()
     compacted, problems = compact_home(host.home)
@@ -308,4 +321,5 @@ __all__ = [
     "forget_user",
     "open_archive",
     "prove",
+    "scan_everywhere",
 ]

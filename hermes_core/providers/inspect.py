@@ -6,9 +6,22 @@ replaced them and when) and deletion by id or of a whole user. Providers that ca
 what they store (remote services without a listing API) simply do not implement it; the
 inspector then says so instead of pretending to have searched them.
 
+A provider whose listing depends on its configuration (mem0: the local mode only) may offer
+``inspect_supported()`` (no arguments): when it answers False, :func:`inspectable` and
+:func:`expiring` treat the provider as one without the capabilities.
+
 A provider may also offer ``inspect_compact()`` (no arguments): called before a forget
 proof's raw byte search, to rewrite its own files so deleted memories leave no bytes behind
-(chroma zeroes the unused capacity of its vector index files there).
+(chroma zeroes the unused capacity of its vector index files there), and
+``inspect_paths()`` (no arguments): directories outside ``$HERMES_HOME`` where it keeps
+data (mem0: ``MEM0_DIR``), which the proof's raw byte search covers as well.
+
+Expiry is a second, optional capability: a provider that implements
+:class:`ExpiringProvider` as well lets a user give one memory an expiry date (the page and
+``hermes-memory memory provider-expire``); its ``prefetch`` must then leave expired memories out
+(:func:`hermes_core.providers.expiry.drop_expired` over the dates of
+:class:`~hermes_core.providers.expiry.ExpiryLedger`) and its ``inspect_memories`` fills
+``ProviderMemory.expires_at``. A provider without it is shown as "keeps no expiry dates".
 """
 
 from __future__ import annotations
@@ -74,9 +87,43 @@ class InspectableProvider(Protocol):
         ...
 
 
+@runtime_checkable
+class ExpiringProvider(Protocol):
+    """A provider whose memories can carry an expiry date (chroma, holographic, mem0 local).
+    Expired memories stay listed (``expires_at`` in the past) but leave recall."""
+
+    def inspect_set_expiry(self, user_id: str, memory_id: str, expires_at: float | None) -> bool:
+        """Give ``user_id``'s memory ``memory_id`` an expiry (epoch seconds) or clear it
+        (``None``); False when the user has no such memory (nothing is recorded then)."""
+        ...
+
+
 def inspectable(provider: object) -> InspectableProvider | None:
-    """``provider`` when it implements :class:`InspectableProvider`, else ``None``."""
-    return provider if isinstance(provider, InspectableProvider) else None
+    """``provider`` when it implements :class:`InspectableProvider` (and does not answer
+    False from ``inspect_supported()``), else ``None``."""
+    if not isinstance(provider, InspectableProvider):
+        return None
+    supported = getattr(provider, "inspect_supported", None)
+    return None if callable(supported) and not supported() else provider
 
 
-__all__ = ["InspectableProvider", "ProviderMemory", "inspectable"]
+def expiring(provider: object) -> ExpiringProvider | None:
+    """``provider`` when it can list its memories and keep expiry dates, else ``None``."""
+    if inspectable(provider) is not None and isinstance(provider, ExpiringProvider):
+        return provider
+    return None
+
+
+def is_expired(memory: ProviderMemory, now: float) -> bool:
+    """Whether ``memory`` carries an expiry that has passed at ``now``."""
+    return memory.expires_at is not None and memory.expires_at <= now
+
+
+__all__ = [
+    "ExpiringProvider",
+    "InspectableProvider",
+    "ProviderMemory",
+    "expiring",
+    "inspectable",
+    "is_expired",
+]

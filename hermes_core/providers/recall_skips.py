@@ -5,7 +5,9 @@ opening its store or loading its model, or stuck), is still busy with an earlier
 raises, is skipped for that turn. The facade logs one line and calls :func:`record`, which
 counts the skip per provider and kind in ``$HERMES_HOME/recall-skips.json`` (0600, written
 atomically under a lock, so several processes may share a home). ``hermes-memory memory status``
-and ``hermes-memory doctor`` read it back (:func:`load`, :func:`health_check`).
+and ``hermes-memory doctor`` read it back (:func:`load`, :func:`health_check`). Each entry also
+counts skips per UTC day (``days``: the last :data:`KEEP_DAYS` days), which the provider page
+of ``hermes-memory ui`` charts (:func:`per_day`).
 """
 
 from __future__ import annotations
@@ -25,6 +27,9 @@ LEDGER = "recall-skips.json"
 RECENT_SECONDS = 24 * 3600.0
 """Skips younger than this make the doctor's check fail; older ones are history."""
 
+KEEP_DAYS = 60
+"""Days of per-day counts kept per provider."""
+
 SkipKind = Literal["timeout", "busy", "failed"]
 KINDS: tuple[SkipKind, ...] = ("timeout", "busy", "failed")
 
@@ -40,6 +45,11 @@ def record(
             entry = data.setdefault(provider, {k: 0 for k in KINDS})
             entry[kind] = int(entry.get(kind, 0)) + 1
             entry["last_at"] = time.time() if now is None else now
+            day = time.strftime("%Y-%m-%d", time.gmtime(entry["last_at"]))
+            stored = entry.get("days")
+            days: dict[str, Any] = dict(stored) if isinstance(stored, dict) else {}
+            days[day] = int(days.get(day, 0)) + 1
+            entry["days"] = dict(sorted(days.items())[-KEEP_DAYS:])
             entry["last_kind"] = kind
             entry["last_detail"] = detail
             atomic_write_text(path, json.dumps(data, ensure_ascii=False, indent=1) + "\n")
@@ -64,6 +74,19 @@ def load(home: Path) -> dict[str, dict[str, Any]]:
 def total(entry: dict[str, Any]) -> int:
     """Skips of one provider, all kinds."""
     return sum(int(entry.get(kind, 0)) for kind in KINDS)
+
+
+def per_day(home: Path) -> dict[str, int]:
+    """Skipped recalls per UTC day (``YYYY-MM-DD``), all providers together, oldest first."""
+    counts: dict[str, int] = {}
+    for entry in load(home).values():
+        days = entry.get("days")
+        for day, count in days.items() if isinstance(days, dict) else ():
+            try:
+                counts[str(day)] = counts.get(str(day), 0) + int(count)
+            except (TypeError, ValueError):
+                continue
+    return dict(sorted(counts.items()))
 
 
 def describe(entry: dict[str, Any]) -> str:
@@ -93,4 +116,15 @@ def health_check(home: Path, *, now: float | None = None) -> list[HealthCheck]:
     return checks
 
 
-__all__ = ["KINDS", "LEDGER", "SkipKind", "describe", "health_check", "load", "record", "total"]
+__all__ = [
+    "KEEP_DAYS",
+    "KINDS",
+    "LEDGER",
+    "SkipKind",
+    "describe",
+    "health_check",
+    "load",
+    "per_day",
+    "record",
+    "total",
+]

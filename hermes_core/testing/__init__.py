@@ -15,4 +15,6 @@ autouse, imports deferred until a fixture is used. See docs/testing-providers.md
   violations), ``provider_factory`` (providers shut down after the test)
 * :class:`hermes_core.testing.service_faults.ServiceProviderContract` — the contract plus the
   fault tests every service provider inherits
+* :mod:`hermes_core.testing.inspector` — ``forget_and_prove``, ``forget_user_and_prove``,
+  ``memories_by_user``: what a provider with the inspector's capabilities must guarantee
 """

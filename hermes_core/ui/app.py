@@ -52,6 +52,7 @@ ACTIONS: dict[str, Callable[[pages.Ctx], pages.Done]] = {
     "/session/delete": pages.session_delete,
     "/skill/revert": pages.skill_revert,
     "/provider/forget": pages.provider_forget,
+    "/provider/expire": pages.provider_expire,
     "/forget/user": pages.forget_user_action,
 }
 RESULT_PAGES: dict[str, tuple[str, Callable[[pages.Ctx], str]]] = {

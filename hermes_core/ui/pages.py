@@ -7,6 +7,7 @@ layers' public functions and :mod:`hermes_core.inspector`, and returns HTML buil
 from __future__ import annotations
 
 import json
+import statistics
 import time
 from collections import Counter
 from collections.abc import Mapping
@@ -18,6 +19,7 @@ from hermes_core.errors import HermesError
 from hermes_core.host import new_session_id
 from hermes_core.inspector import forget
 from hermes_core.inspector.people import list_people
+from hermes_core.inspector.provider_memories import forget_memories, list_memories, set_expiry
 from hermes_core.layers.memory.approval import approve_pending, reject_pending
 from hermes_core.layers.memory.archive import MemoryArchive
 from hermes_core.layers.memory.backends import open_pending
@@ -32,7 +34,8 @@ from hermes_core.layers.skills.history import HistoryError, list_versions, rever
 from hermes_core.layers.skills.library import local_root, read_text_file
 from hermes_core.layers.skills.tools import SkillsService
 from hermes_core.providers import recall_skips
-from hermes_core.providers.inspect import inspectable
+from hermes_core.providers.expiry import parse_date
+from hermes_core.providers.inspect import inspectable, is_expired
 from hermes_core.types import MemoryTarget, SessionInfo, ToolContext
 
 from .html import bar_chart, esc, form, hidden, link, table, usage_bar, user_label, when
@@ -304,17 +307,16 @@ def memory_expire(ctx: Ctx) -> Done:
     entry = ctx.get("old")
     if entry not in engine.store(target).entries():
         return Done("/memory", "refused: that entry is no longer in the file", False)
-    raw = ctx.get("date").strip()
-    if not raw:
-        engine.archive.set_expiry(target, entry, None)
-        return Done("/memory", "expiry cleared")
     try:
-        moment = time.mktime(time.strptime(raw, "%Y-%m-%d"))
-    except ValueError:
-        return Done("/memory", "refused: give the date as YYYY-MM-DD", False)
+        moment = parse_date(ctx.get("date"))
+    except HermesError as exc:
+        return Done("/memory", f"refused: {exc}", False)
     engine.archive.set_expiry(target, entry, moment)
-    state = "expired: it leaves the prompt" if moment <= time.time() else f"expires {raw}"
-    return Done("/memory", state)
+    if moment is None:
+        return Done("/memory", "expiry cleared")
+    if moment <= time.time():
+        return Done("/memory", "expired: it leaves the prompt")
+    return Done("/memory", f"expires {ctx.get('date').strip()}")
 
 
 def memory_approve(ctx: Ctx) -> Done:
@@ -602,20 +604,39 @@ def provider_page(ctx: Ctx) -> str:
             cls="skips",
         )
     )
-    lister = inspectable(active)
-    if lister is None:
-        parts.append("<p>This provider cannot list its memories (or none is active).</p>")
+    parts.append(_recall_charts(ctx))
+    listing = list_memories(host, ctx.user, ctx.get("q"))
+    if inspectable(active) is None:  # none active, or one that cannot list its memories
+        parts.append(f'<p class="note">{esc(listing.note)}</p>')
         return "".join(parts)
-    uid = ctx.user or str(getattr(active.settings, "user_id", "") if active else "")
-    query = ctx.get("q").strip().casefold()
-    memories = [m for m in lister.inspect_memories(uid) if not query or query in m.text.casefold()]
+    now = time.time()
     rows = []
-    for m in memories:
+    for m in listing.memories:
         text = f'<div class="entry{"" if m.active else " replaced"}">{esc(m.text)}</div>'
         if not m.active:
             text += (
                 f'<span class="tag">replaced by {esc(m.superseded_by)} '
                 f"{esc(when(m.replaced_at))}</span>"
+            )
+        if m.expires_at is not None:
+            text += (
+                '<span class="tag expired">expired — left recall</span>'
+                if is_expired(m, now)
+                else f'<span class="tag">expires {esc(when(m.expires_at)[:10])}</span>'
+            )
+        actions = ctx.form(
+            "/provider/forget",
+            hidden("id", m.id),
+            "Forget",
+            confirm="Delete this memory from the provider?",
+        )
+        if listing.can_expire and m.active:
+            actions += ctx.form(
+                "/provider/expire",
+                hidden("id", m.id)
+                + f'<input type="date" name="date" aria-label="expiry of memory {esc(m.id)}" '
+                + f'value="{esc(when(m.expires_at)[:10]) if m.expires_at else ""}">',
+                "Set expiry",
             )
         rows.append(
             (
@@ -624,12 +645,7 @@ def provider_page(ctx: Ctx) -> str:
                 esc(m.kind),
                 esc(f"session {m.session_id}" if m.session_id else m.source or "—"),
                 esc(when(m.created_at)),
-                ctx.form(
-                    "/provider/forget",
-                    hidden("id", m.id),
-                    "Forget",
-                    confirm="Delete this memory from the provider?",
-                ),
+                actions,
             )
         )
     search = (
@@ -639,23 +655,81 @@ def provider_page(ctx: Ctx) -> str:
         + 'placeholder="filter memories"><button>Filter</button></form>'
     )
     parts.append(f"<h2>Memories of {esc(user_label(ctx.user))}</h2>" + search)
+    if listing.note:
+        parts.append(f'<p class="note">{esc(listing.note)}</p>')
     parts.append(
         table(("id", "memory", "type", "provenance", "created", ""), rows, cls="provider-memories")
     )
     return "".join(parts)
 
 
+def _recall_charts(ctx: Ctx) -> str:
+    """Recall latency per day (median of the user's traced turns) beside the skipped
+    recalls per day (every provider, every user: the ledger is per home)."""
+    by_day: dict[str, list[float]] = {}
+    for turn in recall_trace.load(ctx.host.home, ctx.user):
+        day = time.strftime("%Y-%m-%d", time.gmtime(turn.at))
+        by_day.setdefault(day, []).append(turn.latency_ms)
+    latency = [(day, statistics.median(values)) for day, values in sorted(by_day.items())]
+    skips = recall_skips.per_day(ctx.host.home)
+    return (
+        '<div class="charts">'
+        + bar_chart(
+            f"Recall latency per day (median ms, {user_label(ctx.user)}'s traced turns)",
+            latency[-14:],
+            unit=" ms",
+        )
+        + bar_chart(
+            "Recall skips per day (all providers)",
+            [(day, float(n)) for day, n in list(skips.items())[-14:]],
+        )
+        + "</div>"
+    )
+
+
 def provider_forget(ctx: Ctx) -> Done:
-    active = ctx.host.provider
-    lister = inspectable(active)
-    if lister is None or active is None:
-        return Done("/provider", "the active provider cannot delete memories one by one", False)
-    uid = ctx.user or str(getattr(active.settings, "user_id", ""))
-    count = lister.inspect_forget(uid, [ctx.get("id")])
+    try:
+        count = forget_memories(ctx.host, ctx.user, [ctx.get("id")])
+    except HermesError as exc:
+        return Done("/provider", str(exc), False)
     return Done("/provider", f"deleted {count} memory" if count else "no such memory", bool(count))
 
 
+def provider_expire(ctx: Ctx) -> Done:
+    """Give a provider memory an expiry date (``YYYY-MM-DD``) or clear it (empty)."""
+    try:
+        moment = set_expiry(ctx.host, ctx.user, ctx.get("id"), ctx.get("date"))
+    except HermesError as exc:
+        return Done("/provider", f"refused: {exc}", False)
+    if moment is None:
+        return Done("/provider", "expiry cleared")
+    if moment <= time.time():
+        return Done("/provider", "expired: it leaves recall")
+    return Done("/provider", f"expires {ctx.get('date').strip()}")
+
+
 # ----------------------------------------------------------------------------------- trace
+
+
+def _traced_source(source: recall_trace.TraceSource) -> str:
+    """One recalled block: who, how many, and each memory with its score when the provider
+    reported one per memory (``MemoryContext.scores``, in the order of the block's
+    ``- `` lines); otherwise the block as it went in front of the model."""
+    head = (
+        f'<span class="tag">{esc(source.label or source.layer)}</span> {esc(source.layer)} · '
+        f"{source.count} memor{'y' if source.count == 1 else 'ies'}"
+    )
+    items = [line[2:] for line in source.text.splitlines() if line.startswith("- ")]
+    if source.scores and len(items) == len(source.scores):
+        rows = [
+            (esc(f"{score:.3f}"), f"<pre>{esc(item)}</pre>")
+            for item, score in zip(items, source.scores, strict=True)
+        ]
+        return f"<div>{head}{table(('score', 'memory'), rows, cls='scored')}</div>"
+    scores = (
+        f" · scores {esc(', '.join(f'{x:.3f}' for x in source.scores))}" if source.scores else ""
+    )
+    return f"<div>{head}{scores}<pre>{esc(source.text)}</pre></div>"
 
 
 def trace_page(ctx: Ctx) -> str:
@@ -666,13 +740,7 @@ def trace_page(ctx: Ctx) -> str:
         note = f"<p>The last {ctx.host.settings.memory.recall_trace_turns} turns are kept.</p>"
     rows = []
     for t in turns:
-        sources = "".join(
-            f'<div><span class="tag">{esc(s.label or s.layer)}</span> {esc(s.layer)} · {s.count} '
-            f"memor{'y' if s.count == 1 else 'ies'}"
-            + (f" · scores {esc(', '.join(f'{x:.3f}' for x in s.scores))}" if s.scores else "")
-            + f"<pre>{esc(s.text)}</pre></div>"
-            for s in t.sources
-        )
+        sources = "".join(_traced_source(s) for s in t.sources)
         rows.append(
             (
                 esc(when(t.at)),

@@ -12,12 +12,14 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
-from ui_kit import SCRIPT, SECRET, SECRET_ZH
+from ui_kit import SCRIPT, SECRET, SECRET_ZH, holographic_provider
 
 from hermes_core import MemoryHost
 from hermes_core.layers.memory.engine import MemoryEngine
+from hermes_core.providers import recall_skips
 from hermes_core.settings.base import load_settings
 from hermes_core.ui.app import create_app
 from hermes_core.ui.guard import Guard
@@ -50,12 +52,14 @@ except ImportError:  # pragma: no cover - depends on the machine
 class Server:
     """The inspector on a real uvicorn on 127.0.0.1 (a thread of this process)."""
 
-    def __init__(self, home: Path, *, read_only: bool = False) -> None:
+    def __init__(self, home: Path, *, read_only: bool = False, provider: Any = None) -> None:
         import uvicorn
 
         self.port = free_port("127.0.0.1")
         self.url = f"http://127.0.0.1:{self.port}"
         self.host = MemoryHost.open(home, load_entrypoints=False)
+        if provider is not None:
+            self.host.registry.activate_class(provider, {})
         app = create_app(self.host, Guard(home=home, read_only=read_only))
         config = uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning")
         self.server = uvicorn.Server(config)
@@ -154,6 +158,40 @@ def test_forget_a_subject_shows_a_clean_proof(page: Page, server: Server, ui_hom
     assert leftovers == []
 
 
+def test_provider_memories_expire_and_are_forgotten_with_proof(page: Page, ui_home: Path) -> None:
+    """holographic: two users' facts, an expiry set in the page, forget with a clean proof."""
+    running = Server(ui_home, provider=holographic_provider())
+    try:
+        store = running.host.provider.store  # type: ignore[union-attr]
+        store.add("alice", "Alice is planning a trip to Zanzibar in May.")
+        store.add("alice", "Alice drinks tea.")
+        store.add("bob", "Bob sails to Madeira in June.")
+        page.goto(f"{running.url}/provider?u=bob")
+        assert "Bob sails" in page.inner_text("main") and "Alice" not in page.inner_text("main")
+        page.goto(f"{running.url}/provider?u=alice")
+        row = page.locator("table.provider-memories tr", has_text="Zanzibar")
+        row.locator("input[type=date]").fill("2001-01-01")
+        row.locator("button:has-text('Set expiry')").click()
+        page.wait_for_load_state()
+        assert "expired" in page.inner_text(".notice")
+        assert "expired — left recall" in page.inner_text("table.provider-memories")
+        assert "Recall skips per day" in page.inner_text("main")
+        page.goto(f"{running.url}/forget?u=alice")
+        page.fill("input[name=phrase]", "Zanzibar")
+        page.click("button:has-text('Find every match')")
+        page.wait_for_load_state()
+        matches = page.inner_text("table.matches")
+        assert "Alice is planning" in matches and "Bob" not in matches
+        page.click("button:has-text('Delete these')")
+        page.wait_for_selector("#verdict")
+        assert "zero hits" in page.inner_text("#verdict")
+        assert page.locator("table.proof td:nth-child(2)").all_inner_texts()[3] == "0"
+        page.goto(f"{running.url}/provider?u=bob")
+        assert "Bob sails to Madeira" in page.inner_text("main")  # bob's own fact stays
+    finally:
+        running.stop()
+
+
 def test_read_only_refuses(page: Page, ui_home: Path) -> None:
     running = Server(ui_home, read_only=True)
     try:
@@ -180,7 +218,7 @@ def test_screenshots_for_the_docs(page: Page, server: Server) -> None:
     out = Path(target)
     out.mkdir(parents=True, exist_ok=True)
     page.set_viewport_size({"width": 1100, "height": 720})
-    for name, path in (("people", "/"), ("memory", "/memory?u=alice"), ("trace", "/trace?u=alice")):
+    for name, path in (("people", "/"), ("memory", "/memory?u=alice")):
         page.goto(f"{server.url}{path}")
         page.screenshot(path=str(out / f"ui-{name}.png"))
     page.goto(f"{server.url}/forget?u=alice")
@@ -189,3 +227,22 @@ def test_screenshots_for_the_docs(page: Page, server: Server) -> None:
     page.click("button:has-text('Delete these')")
     page.wait_for_selector("#verdict")
     page.screenshot(path=str(out / "ui-forget-proof.png"))
+    running = Server(server.host.home, provider=holographic_provider())
+    try:
+        provider: Any = running.host.provider
+        for fact in ("Alice is planning a trip to Zanzibar in May.", "Alice 喜欢喝乌龙茶。"):
+            provider.store.add("alice", fact)
+        with running.host.session(user_id="alice") as s:
+            s.before_turn("Where is Alice going in May, Zanzibar?")
+            s.before_turn("乌龙茶")
+        first = provider.inspect_memories("alice")[-1]
+        provider.inspect_set_expiry("alice", first.id, 978307200.0)  # 2001-01-01
+        for ago in (2, 1, 1, 0):
+            when = time.time() - ago * 86400
+            recall_skips.record(running.host.home, "holographic", "timeout", "slow", now=when)
+        page.goto(f"{running.url}/provider?u=alice")
+        page.screenshot(path=str(out / "ui-provider.png"), full_page=True)
+        page.goto(f"{running.url}/trace?u=alice")
+        page.screenshot(path=str(out / "ui-trace.png"))
+    finally:
+        running.stop()

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import importlib
+import sys
 from pathlib import Path
+from typing import Any
 
 from hermes_core import MemoryHost
 
@@ -37,3 +40,16 @@ def seed(home: Path) -> None:
             "memory",
             {"action": "add", "target": "memory", "content": "Alice's team ships on Fridays."},
         )
+
+
+def holographic_provider() -> Any:
+    """The holographic provider class: installed, or straight from this checkout's
+    plugins/ (it needs nothing beyond the core), so the core's browser tests can show a
+    provider that lists, expires and forgets its memories."""
+    try:
+        module = importlib.import_module("hermes_memory_holographic.provider")
+    except ImportError:
+        plugin = Path(__file__).resolve().parents[2] / "plugins" / "hermes-memory-holographic"
+        sys.path.insert(0, str(plugin))
+        module = importlib.import_module("hermes_memory_holographic.provider")
+    return module.HolographicProvider

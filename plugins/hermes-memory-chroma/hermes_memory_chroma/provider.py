@@ -43,6 +43,7 @@ from hermes_core import (
     Turn,
     hookimpl,
 )
+from hermes_core.providers.expiry import ExpiryLedger, drop_expired
 from hermes_core.providers.inspect import ProviderMemory
 from hermes_core.recall_pack import DEFAULT_RECALL_TOKENS, hits_shown
 
@@ -100,6 +101,7 @@ class ChromaProvider(MemoryProvider):
         self._breaker: Any = None
         self._http_client: Any = None
         self._recall_tokens = DEFAULT_RECALL_TOKENS  # memory.recall_max_tokens, at configure
+        self.expiry = ExpiryLedger(home, self.name)
 
     # ------------------------------------------------------------------ identity
 
@@ -267,7 +269,8 @@ class ChromaProvider(MemoryProvider):
 
     def inspect_memories(self, user_id: str) -> list[ProviderMemory]:
         """Every memory of ``user_id``, superseded ones included (``replaced_at`` is when
-        they were replaced), newest first."""
+        they were replaced) and their expiry dates, newest first."""
+        dates = self.expiry.expiries(user_id)
         return [
             ProviderMemory(
                 id=m.id,
@@ -278,6 +281,7 @@ class ChromaProvider(MemoryProvider):
                 session_id=m.session_id,
                 superseded_by=m.superseded_by,
                 replaced_at=m.updated_at if m.superseded_by else None,
+                expires_at=dates.get(m.id),
             )
             for m in self.store.list_memories(user_id, include_superseded=True)
         ]
@@ -287,6 +291,7 @@ class ChromaProvider(MemoryProvider):
         text in chromadb's write-ahead log)."""
         count = self.store.delete_many(user_id, memory_ids)
         self.store.scrub_write_log(memory_ids)
+        self.expiry.forget(user_id, memory_ids)
         return count
 
     def inspect_compact(self) -> None:
@@ -300,7 +305,16 @@ class ChromaProvider(MemoryProvider):
         ids = [m.id for m in self.store.list_memories(user_id, include_superseded=True)]
         count = self.clear_user_memory(user_id)
         self.store.scrub_write_log(ids)
+        self.expiry.forget_user(user_id)
         return count
+
+    def inspect_set_expiry(self, user_id: str, memory_id: str, expires_at: float | None) -> bool:
+        """Give one memory of ``user_id`` an expiry date, or clear it (``None``); an expired
+        memory stays stored but leaves ``prefetch``."""
+        if not self.store.get(user_id, [memory_id]):
+            return False
+        self.expiry.set_date(user_id, memory_id, expires_at)
+        return True
 
     def expire(self, user_id: str) -> list[str]:
         """Delete ``user_id``'s never-recalled low-value memories older than ``ttl_days``."""
@@ -323,11 +337,19 @@ class ChromaProvider(MemoryProvider):
 
         if self.settings.mode == "server":
             self.store.retry()  # memories the server could not take yet (never raises for it)
-        hits = self.retriever.search(self.user_for(session), query, gate=True)
+        user = self.user_for(session)
+        hits = self.retriever.search(user, query, gate=True)
+        hits = drop_expired(hits, self.expiry.expired(user), lambda h: h.memory.id)
         text = format_block(hits, query, max_tokens=self._recall_tokens)
         if not text:
             return None
-        return MemoryContext(text=text, count=hits_shown(text) - 1, label="chroma")
+        count = hits_shown(text) - 1  # the header line is not a memory
+        return MemoryContext(
+            text=text,
+            count=count,
+            label="chroma",
+            scores=tuple(h.score for h in hits[:count]),
+        )
 
     @hookimpl
     def sync(self, session: SessionInfo, turn: Turn) -> None:

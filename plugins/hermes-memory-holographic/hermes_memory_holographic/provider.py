@@ -6,7 +6,12 @@
   ``- [trust] content`` lines;
 * ``on_memory_write`` mirrors built-in adds (user → ``user_pref``, memory → ``general``);
 * ``on_session_end`` extracts stated preferences only when ``auto_extract`` is on;
-* per-turn ``sync`` is deliberately absent (facts are curated, not transcribed).
+* per-turn ``sync`` is deliberately absent (facts are curated, not transcribed);
+* the inspector's capabilities (``hermes-memory ui``, ``hermes-memory memory forget``): list, delete
+  and forget a whole user (:class:`~hermes_core.providers.inspect.InspectableProvider`), and
+  expiry dates (:class:`~hermes_core.providers.inspect.ExpiringProvider`; an expired fact
+  stays listed but leaves ``prefetch``). Facts are edited in place, so there is no
+  superseded version to show.
 
 Every call is scoped by ``user_id = session.user_id or "default"``.
 """
@@ -36,6 +41,8 @@ from hermes_core import (
     ToolSpec,
     hookimpl,
 )
+from hermes_core.providers.expiry import ExpiryLedger, drop_expired
+from hermes_core.providers.inspect import ProviderMemory
 from hermes_memory_holographic import hrr as hrr_mod
 from hermes_memory_holographic.settings import HolographicSettings
 from hermes_memory_holographic.store import CATEGORIES, Fact, FactStore, FactStoreError
@@ -108,6 +115,7 @@ class HolographicProvider(MemoryProvider):
         self._store: FactStore | None = None
         self._lock = threading.Lock()
         self._closed = False
+        self.expiry = ExpiryLedger(home, self.name)
 
     # ------------------------------------------------------------ availability
 
@@ -186,11 +194,69 @@ class HolographicProvider(MemoryProvider):
             )
         except FactStoreError:
             return None
+        facts = drop_expired(facts, self.expiry.expired(uid), lambda f: f.id)
         if not facts:
             return None
         self.store.mark_retrieved(uid, [f.id for f in facts])
         lines = [HEADING, *(f"- [{f.trust:.2f}] {f.content}" for f in facts)]
-        return MemoryContext(text="\n".join(lines), count=len(facts), label=LABEL)
+        return MemoryContext(
+            text="\n".join(lines),
+            count=len(facts),
+            label=LABEL,
+            scores=tuple(f.score for f in facts if f.score is not None),
+        )
+
+    # ------------------------------------------------------------ the inspector
+
+    def inspect_users(self) -> list[str]:
+        """User ids with facts (``hermes-memory ui``'s People page)."""
+        return self.store.users()
+
+    def inspect_memories(self, user_id: str) -> list[ProviderMemory]:
+        """Every fact of ``user_id`` (any trust), newest change first, with its expiry.
+        ``""`` (the no-user scope) is the ``default`` user, as in ``prefetch``."""
+        user_id = user_id or DEFAULT_USER
+        dates = self.expiry.expiries(user_id)
+        return [
+            ProviderMemory(
+                id=str(f.id),
+                text=f.content,
+                created_at=f.created_at,
+                kind=f.category,
+                source=f"trust {f.trust:.2f}" + (f", tags {', '.join(f.tags)}" if f.tags else ""),
+                expires_at=dates.get(str(f.id)),
+            )
+            for f in self.store.all_facts(user_id)
+        ]
+
+    def inspect_forget(self, user_id: str, memory_ids: Sequence[str]) -> int:
+        """Delete these facts of ``user_id`` (index rows, vectors, orphaned entities and
+        expiry dates too); returns how many existed."""
+        user_id = user_id or DEFAULT_USER
+        ids = [int(i) for i in memory_ids if str(i).isdigit()]
+        removed = self.store.remove_many(user_id, ids)
+        self.expiry.forget(user_id, [str(f.id) for f in removed])
+        return len(removed)
+
+    def inspect_forget_user(self, user_id: str) -> int:
+        """Delete every fact of ``user_id`` and their expiry dates."""
+        user_id = user_id or DEFAULT_USER
+        count = self.store.remove_user(user_id)
+        self.expiry.forget_user(user_id)
+        return count
+
+    def inspect_compact(self) -> None:
+        """Before a forget proof: merge the full-text index so deleted facts' terms leave
+        the file (the host then checkpoints and vacuums every SQLite file of the home)."""
+        self.store.optimize_index()
+
+    def inspect_set_expiry(self, user_id: str, memory_id: str, expires_at: float | None) -> bool:
+        """Give one fact of ``user_id`` an expiry date, or clear it (``None``)."""
+        user_id = user_id or DEFAULT_USER
+        if not memory_id.isdigit() or self.store.get(user_id, int(memory_id)) is None:
+            return False
+        self.expiry.set_date(user_id, memory_id, expires_at)
+        return True
 
     @hookimpl
     def on_memory_write(self, session: SessionInfo, write: MemoryWrite) -> None:

@@ -514,6 +514,37 @@ class FactStore:
             self._refresh_vector(user_id, fact.id)
             return fact
 
+    def remove_many(self, user_id: str, fact_ids: Iterable[int]) -> list[Fact]:
+        """Delete these facts of ``user_id`` (unknown ids are skipped); returns the removed."""
+        removed = []
+        for fact_id in fact_ids:
+            try:
+                removed.append(self.remove(user_id, int(fact_id)))
+            except (FactStoreError, ValueError):
+                continue
+        return removed
+
+    def remove_user(self, user_id: str) -> int:
+        """Delete every fact, entity, index row and vector of ``user_id``; returns the facts."""
+        user_id = self._need_user(user_id)
+        with self._txn(user_id):
+            ids = [
+                int(r["id"])
+                for r in self._db.execute("SELECT id FROM facts WHERE user_id = ?", (user_id,))
+            ]
+            self._db.executemany("DELETE FROM facts_fts WHERE rowid = ?", [(i,) for i in ids])
+            self._db.execute("DELETE FROM facts WHERE user_id = ?", (user_id,))
+            self._db.execute("DELETE FROM entities WHERE user_id = ?", (user_id,))
+            if self._vectors_cache is not None:
+                self._vectors_cache.drop(user_id)
+        return len(ids)
+
+    def optimize_index(self) -> None:
+        """Merge the full-text index into one segment, so the terms of deleted facts leave
+        the file (FTS5 otherwise keeps them in older segments until a merge)."""
+        with self._lock, self._db:
+            self._db.execute("INSERT INTO facts_fts(facts_fts) VALUES ('optimize')")
+
     def mark_retrieved(self, user_id: str, ids: Iterable[int]) -> None:
         """Count one retrieval of each fact. The commit is not synced to disk on its own
         (``synchronous = NORMAL`` for this transaction: a recall pays no fsync); the next
@@ -558,6 +589,26 @@ class FactStore:
         params.append(int(limit))
         with self._lock:
             return [self._fact(r) for r in self._db.execute(sql, params)]
+
+    def users(self) -> list[str]:
+        """User ids that have facts."""
+        with self._lock:
+            return [
+                str(r["user_id"])
+                for r in self._db.execute("SELECT DISTINCT user_id FROM facts ORDER BY user_id")
+            ]
+
+    def all_facts(self, user_id: str) -> list[Fact]:
+        """Every fact of ``user_id`` whatever its trust, newest change first."""
+        user_id = self._need_user(user_id)
+        with self._lock:
+            return [
+                self._fact(r)
+                for r in self._db.execute(
+                    "SELECT * FROM facts WHERE user_id = ? ORDER BY updated_at DESC, id DESC",
+                    (user_id,),
+                )
+            ]
 
     def count(self, user_id: str) -> int:
         with self._lock:

@@ -12,7 +12,10 @@ Behaviour:
   ``prefetch_wait`` seconds for it and otherwise falls back to the result queued at the end of
   the previous turn;
 * tools ``mem0_search``, ``mem0_add`` (verbatim), ``mem0_update``, ``mem0_delete``;
-* a circuit breaker pauses calls for 120 s after 5 consecutive service failures.
+* a circuit breaker pauses calls for 120 s after 5 consecutive service failures;
+* in mode ``oss`` the inspector can list, forget and expire memories
+  (:mod:`hermes_memory_mem0.local_inspect`; expired ones leave ``prefetch``); the remote
+  modes answer ``inspect_supported() == False``.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import concurrent.futures as cf
 import contextvars
 import importlib.util
 import logging
+import os
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -38,6 +42,9 @@ from hermes_core import (
     Turn,
     hookimpl,
 )
+from hermes_core.providers.expiry import ExpiryLedger, drop_expired
+from hermes_core.providers.inspect import ProviderMemory
+from hermes_core.recall_trace import item_scores
 from hermes_core.tool_results import tool_error, tool_json
 from hermes_memory_mem0.backend import (
     Backend,
@@ -90,6 +97,7 @@ class Mem0Provider(MemoryProvider):
         self._cached: dict[str, list[MemoryItem]] = {}
         self._synced: set[tuple[str, int]] = set()
         self._closed = False
+        self.expiry = ExpiryLedger(self.home, self.name)
 
     # ------------------------------------------------------------ availability
 
@@ -255,15 +263,23 @@ class Mem0Provider(MemoryProvider):
         except Exception as exc:
             log.warning("mem0 prefetch failed: %s", exc)
             return None
-        return self.format_context(items)
+        return self.format_context(
+            drop_expired(items, self.expiry.expired(self.user_id(session)), lambda i: i.id)
+        )
 
     @staticmethod
     def format_context(items: Sequence[MemoryItem]) -> MemoryContext | None:
-        """``## Mem0 Memory`` and one ``- memory`` line per recalled item (None if empty)."""
-        lines = [f"- {i.memory.strip()}" for i in items if i.memory.strip()]
-        if not lines:
+        """``## Mem0 Memory`` and one ``- memory`` line per recalled item (None if empty),
+        with each item's score when every one has one."""
+        shown = [i for i in items if i.memory.strip()]
+        if not shown:
             return None
-        return MemoryContext(text="\n".join([HEADING, *lines]), count=len(lines), label=LABEL)
+        return MemoryContext(
+            text="\n".join([HEADING, *(f"- {i.memory.strip()}" for i in shown)]),
+            count=len(shown),
+            label=LABEL,
+            scores=item_scores([i.score for i in shown]),
+        )
 
     def turn_messages(self, turn: Turn) -> list[dict[str, str]]:
         """The user and assistant text of ``turn``, each capped at a sentence boundary."""
@@ -436,6 +452,69 @@ class Mem0Provider(MemoryProvider):
                 )
             )
         return checks
+
+    # ------------------------------------------------------------ the inspector (mode oss)
+
+    def inspect_supported(self) -> bool:
+        """Listing, forgetting and expiry work on the local store only (mode ``oss``)."""
+        return self.settings.mode == "oss"
+
+    def _local(self) -> Any:
+        from hermes_memory_mem0.oss import OssBackend
+
+        backend = self.backend()
+        if not isinstance(backend, OssBackend):
+            raise Mem0Invalid("listing mem0 memories needs mode 'oss' (the local store)")
+        return backend
+
+    def inspect_users(self) -> list[str]:
+        from hermes_memory_mem0 import local_inspect
+
+        backend = self._local()
+        return list(backend._call(local_inspect.users, backend.memory))
+
+    def inspect_memories(self, user_id: str) -> list[ProviderMemory]:
+        from hermes_memory_mem0 import local_inspect
+
+        backend, uid = self._local(), user_id or self.settings.user_id
+        dates = self.expiry.expiries(uid)
+        return list(backend._call(local_inspect.memories, backend.memory, uid, dates))
+
+    def inspect_forget(self, user_id: str, memory_ids: Sequence[str]) -> int:
+        from hermes_memory_mem0 import local_inspect
+
+        backend, uid = self._local(), user_id or self.settings.user_id
+        count = int(backend._call(local_inspect.forget, backend.memory, uid, list(memory_ids)))
+        self.expiry.forget(uid, memory_ids)
+        return count
+
+    def inspect_forget_user(self, user_id: str) -> int:
+        from hermes_memory_mem0 import local_inspect
+
+        backend, uid = self._local(), user_id or self.settings.user_id
+        count = int(backend._call(local_inspect.forget_user, backend.memory, uid))
+        self.expiry.forget_user(uid)
+        return count
+
+    def inspect_compact(self) -> None:
+        from hermes_memory_mem0 import local_inspect
+
+        backend = self._local()
+        backend._call(local_inspect.compact, backend.config.data_dir / "chroma")
+
+    def inspect_paths(self) -> list[Path]:
+        """``MEM0_DIR`` (mem0's own directory; set before mem0 is imported), which a forget
+        proof searches too when it lies outside the home."""
+        mem0_dir = os.environ.get("MEM0_DIR")
+        return [Path(mem0_dir)] if mem0_dir else []
+
+    def inspect_set_expiry(self, user_id: str, memory_id: str, expires_at: float | None) -> bool:
+        """Give one local memory of ``user_id`` an expiry date, or clear it (``None``)."""
+        uid = user_id or self.settings.user_id
+        if memory_id not in {m.id for m in self.inspect_memories(uid) if m.active}:
+            return False
+        self.expiry.set_date(uid, memory_id, expires_at)
+        return True
 
     def shutdown(self) -> None:
         with self._state_lock:

@@ -50,6 +50,7 @@ from hermes_core.providers.service import (
 from hermes_core.providers.service.tools import text_arg
 from hermes_core.providers.service.tools import tool_error as _fail
 from hermes_core.providers.service.tools import tool_json as _json
+from hermes_core.recall_trace import item_scores
 from hermes_memory_openviking.client import VikingClient
 from hermes_memory_openviking.scope import (
     Identity,
@@ -200,8 +201,10 @@ class OpenVikingProvider(ServiceProvider[OpenVikingSettings, VikingClient]):
         return items[: s.recall_limit]
 
     def format_context(self, items: Sequence[Mapping[str, Any]]) -> MemoryContext | None:
-        """``## OpenViking Memory`` and one ``- [category] text (uri)`` line per item."""
+        """``## OpenViking Memory`` and one ``- [category] text (uri)`` line per item, with
+        each item's score from ``find`` (when every shown item has one)."""
         lines: list[str] = []
+        scores: list[object] = []
         used = len(HEADING)
         for item in items:
             text = " ".join(str(item.get("abstract") or "").split())
@@ -212,10 +215,16 @@ class OpenVikingProvider(ServiceProvider[OpenVikingSettings, VikingClient]):
             if used + len(line) + 1 > self.settings.recall_max_chars:
                 break
             lines.append(line)
+            scores.append(item.get("score"))
             used += len(line) + 1
         if not lines:
             return None
-        return MemoryContext(text="\n".join([HEADING, *lines]), count=len(lines), label=LABEL)
+        return MemoryContext(
+            text="\n".join([HEADING, *lines]),
+            count=len(lines),
+            label=LABEL,
+            scores=item_scores(scores),
+        )
 
     # ------------------------------------------------------------ hooks
 

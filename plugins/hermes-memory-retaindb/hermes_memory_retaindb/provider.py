@@ -53,6 +53,7 @@ from hermes_core.providers.service import (
     unflagged,
 )
 from hermes_core.providers.service.tools import number_arg, required_text, text_arg
+from hermes_core.recall_trace import item_scores
 from hermes_core.tool_results import tool_ok
 from hermes_memory_retaindb.api import Memory, RetainDBAPI, idempotency_key
 from hermes_memory_retaindb.settings import MEMORY_TYPES, RetainDBSettings
@@ -168,11 +169,18 @@ class RetainDBProvider(BackgroundRecall[RetainDBSettings, RetainDBAPI, Memory]):
         )
 
     def format_context(self, items: Sequence[Memory]) -> MemoryContext | None:
-        """``## RetainDB Memory`` and one ``- memory`` line each (None if none)."""
-        lines = [f"- {_compact(m.content)}" for m in items if _compact(m.content)]
+        """``## RetainDB Memory`` and one ``- memory`` line each (None if none), with each
+        memory's search score when the API returned one for every item."""
+        shown = [m for m in items if _compact(m.content)]
+        lines = [f"- {_compact(m.content)}" for m in shown]
         if not lines:
             return None
-        return MemoryContext(text="\n".join([HEADING, *lines]), count=len(lines), label=LABEL)
+        return MemoryContext(
+            text="\n".join([HEADING, *lines]),
+            count=len(lines),
+            label=LABEL,
+            scores=item_scores([m.score for m in shown]),
+        )
 
     def _turn_messages(self, turn: Turn) -> list[dict[str, str]]:
         stamp = _iso(turn.ended_at)

@@ -1,0 +1,78 @@
+"""Checks for providers that implement the inspector's capabilities (docs/ui.md).
+
+:func:`forget_and_prove` runs "forget a subject" for one user against a real home and
+asserts what a provider author must guarantee: the phrase was in the files before, the
+preview found exactly the expected provider memories, the proof is clean and no file below
+``roots`` (the home, plus any directory the provider keeps data in) holds its bytes after.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from hermes_core.host import MemoryHost
+from hermes_core.inspector import forget
+from hermes_core.providers.inspect import InspectableProvider, inspectable
+
+
+def file_bytes(*roots: Path) -> bytes:
+    """Every regular file's bytes below ``roots`` (symlinks not followed), concatenated."""
+    return b"".join(
+        p.read_bytes()
+        for root in roots
+        for p in sorted(Path(root).rglob("*"))
+        if p.is_file() and not p.is_symlink()
+    )
+
+
+def forget_and_prove(
+    home: Path,
+    user_id: str,
+    phrase: str,
+    *,
+    provider_matches: int = 1,
+    roots: tuple[Path, ...] = (),
+) -> InspectableProvider:
+    """Forget ``phrase`` for ``user_id`` in ``home`` and assert the proof (see the module
+    docstring); returns the provider (open on a closed host: only for its files' sake)."""
+    needle = phrase.encode()
+    assert needle in file_bytes(home, *roots), "the phrase should be stored before forgetting"
+    with MemoryHost.open(home) as host:
+        lister = inspectable(host.provider)
+        assert lister is not None, "the active provider cannot list its memories"
+        preview = forget.find_subject(host, user_id, phrase)
+        assert preview.counts["provider"] == provider_matches, preview.to_dict()
+        assert preview.provider_note == ""
+        report = forget.forget_subject(host, user_id, phrase)
+        assert report.proof.clean, report.proof.to_dict()
+        assert not [m for m in lister.inspect_memories(user_id) if phrase in m.text]
+    assert needle not in file_bytes(home, *roots), "the phrase's bytes survived the forget"
+    return lister
+
+
+def memories_by_user(home: Path) -> dict[str, list[str]]:
+    """``{user: sorted memory texts}`` of the active provider of ``home``."""
+    with MemoryHost.open(home) as host:
+        lister = inspectable(host.provider)
+        assert lister is not None, "the active provider cannot list its memories"
+        return {
+            u: sorted(m.text for m in lister.inspect_memories(u)) for u in lister.inspect_users()
+        }
+
+
+def forget_user_and_prove(
+    home: Path, user_id: str, phrase: str, *, roots: tuple[Path, ...] = ()
+) -> int:
+    """Forget ``user_id`` entirely, assert that the provider lists nothing of them and that
+    a proof for ``phrase`` (one of their memories) is clean; returns the provider's count."""
+    with MemoryHost.open(home) as host:
+        report = forget.forget_user(host, user_id)
+        assert not report.problems, report.problems
+        lister = inspectable(host.provider)
+        assert lister is not None and user_id not in lister.inspect_users()
+        assert forget.prove(host, user_id, phrase).clean
+    assert phrase.encode() not in file_bytes(home, *roots)
+    return report.removed.get("provider", 0)
+
+
+__all__ = ["file_bytes", "forget_and_prove", "forget_user_and_prove", "memories_by_user"]
