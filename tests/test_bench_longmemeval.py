@@ -142,11 +142,14 @@ def test_recall_block_respects_the_budget() -> None:
     assert recall_block([], 1500) == "" and recall_block(lines, 0) == ""
     small = [ContextLine("d1", "user", "alpha"), ContextLine("", "", "beta gamma")]
     block = recall_block(small, 1500)
-    assert "[d1] user: alpha" in block and "\nbeta gamma" in block
-    # an answer beyond the budget is not in the block
-    far = [ContextLine("", "user", "filler " * 400), ContextLine("", "user", "the violin")]
+    assert "[d1]\nuser: alpha" in block and "\nbeta gamma" in block
+    # an answer beyond the budget is not in the block; a long turn before it cannot hide it
+    far = [ContextLine("", "user", f"filler {i} " * 40) for i in range(20)]
+    far.append(ContextLine("", "user", "the violin"))
     assert not contains_answer(recall_block(far, 200), "violin")
     assert contains_answer(recall_block(far, 2000), "violin")
+    long_first = [ContextLine("", "user", "filler. " * 400), ContextLine("", "user", "the violin")]
+    assert contains_answer(recall_block(long_first, 200, "violin"), "violin")
 
 
 def test_share_metric_and_ndcg() -> None:

@@ -1,11 +1,13 @@
 """Answer in context: the offline stand-in for end-to-end accuracy (no LLM runs).
 
 For one question, the *recall block* is what ``before_turn`` would put in front of the model:
-the retriever's turns best first, one line each (``[date] speaker: text``), fenced by
-:func:`hermes_core.context.build_memory_context_block` and cut to a token budget
-(:func:`hermes_core.llm.tokens.estimate_tokens`; the line that crosses the budget is cut
-inside, the rest dropped). The question scores 1 when the block contains the gold answer,
-both normalised by :func:`normalize_answer` (case, punctuation, whitespace).
+the retriever's turns best first, packed by the product's packer
+(:func:`hermes_core.recall_pack.pack_recall`: one ``[date] speaker: excerpt`` line per turn,
+query-focused excerpts, a fair share of the budget per turn) and fenced by
+:func:`hermes_core.context.build_memory_context_block`, all within a token budget
+(:func:`hermes_core.llm.tokens.estimate_tokens`, fence included). The question scores 1 when
+the block contains the gold answer, both normalised by :func:`normalize_answer` (case,
+punctuation, whitespace).
 
 Only *span* questions are scored: those whose normalised answer occurs in their own
 evidence text (a computed total or a judgement cannot be found verbatim anywhere);
@@ -21,9 +23,10 @@ from dataclasses import dataclass
 
 from hermes_core.context import build_memory_context_block
 from hermes_core.llm.tokens import estimate_tokens
+from hermes_core.recall_pack import DEFAULT_RECALL_TOKENS, RecallHit, pack_recall
 from hermes_core.text import has_cjk
 
-DEFAULT_BUDGET = 1500
+DEFAULT_BUDGET = DEFAULT_RECALL_TOKENS
 """Tokens of the recall block (``--budget``)."""
 _SPACES = re.compile(r"\s+")
 
@@ -63,54 +66,22 @@ class ContextLine:
     speaker: str
     text: str
 
-    def render(self) -> str:
-        """``[date] speaker: text`` (parts left out when empty)."""
-        head = f"[{self.date}] " if self.date else ""
-        who = f"{self.speaker}: " if self.speaker else ""
-        return f"{head}{who}{' '.join(self.text.split())}"
+    def hit(self) -> RecallHit:
+        """The packer's view of this turn."""
+        return RecallHit(self.text, self.date, self.speaker)
 
 
-def _cut(text: str, tokens: int) -> str:
-    """The longest prefix of ``text`` estimated at most ``tokens`` tokens."""
-    if tokens <= 0:
-        return ""
-    lo, hi = 0, len(text)
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if estimate_tokens(text[:mid]) <= tokens:
-            lo = mid
-        else:
-            hi = mid - 1
-    return text[:lo]
-
-
-def recall_block(lines: Sequence[ContextLine], budget: int = DEFAULT_BUDGET) -> str:
-    """The fenced recall block of ``lines`` (best first) within ``budget`` estimated tokens,
-    fence included; ``""`` when nothing fits or ``lines`` is empty."""
+def recall_block(
+    lines: Sequence[ContextLine], budget: int = DEFAULT_BUDGET, query: str = ""
+) -> str:
+    """The fenced recall block of ``lines`` (best first) packed for ``query`` within
+    ``budget`` estimated tokens, fence included; ``""`` when nothing fits or ``lines`` is
+    empty. Without a query each turn shows its head."""
     if budget <= 0 or not lines:
         return ""
     overhead = estimate_tokens(build_memory_context_block("x")) + 1
-    room = budget - overhead
-    kept: list[str] = []
-    used = 0
-    for line in lines:
-        rendered = line.render()
-        cost = estimate_tokens(rendered) + 1
-        if used + cost <= room:
-            kept.append(rendered)
-            used += cost
-            continue
-        rest = _cut(rendered, room - used - 1)
-        if rest:
-            kept.append(rest)
-        break
-    block = build_memory_context_block("\n".join(kept))
-    while block and estimate_tokens(block) > budget and kept:
-        kept[-1] = _cut(kept[-1], estimate_tokens(kept[-1]) - 8)
-        if not kept[-1]:
-            kept.pop()
-        block = build_memory_context_block("\n".join(kept))
-    return block
+    text = pack_recall([line.hit() for line in lines], query, budget - overhead)
+    return build_memory_context_block(text) if text else ""
 
 
 __all__ = [

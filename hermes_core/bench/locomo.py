@@ -389,7 +389,9 @@ def run_benchmark(
             if budgets and is_span(q.answer, _evidence_text(q, conv)):
                 shown = [lines[t] for t in turn_ids if t in lines]
                 found = {
-                    f"in_context@{b}": float(contains_answer(recall_block(shown, b), q.answer))
+                    f"in_context@{b}": float(
+                        contains_answer(recall_block(shown, b, q.question), q.answer)
+                    )
                     for b in budgets
                 }
                 tally.add(groups, "answer", found)

@@ -24,11 +24,16 @@ MESSAGE_OVERHEAD_TOKENS = 4
 """Per-message framing (role, separators) in chat formats."""
 
 
+def wide_chars(text: str) -> int:
+    """Characters of ``text`` that :func:`estimate_tokens` counts one token each."""
+    return len(_WIDE.findall(text))
+
+
 def estimate_tokens(text: str | None) -> int:
     """Estimated tokens of ``text``: one per CJK/wide character plus ceil(rest / 4)."""
     if not text:
         return 0
-    wide = len(_WIDE.findall(text))
+    wide = wide_chars(text)
     rest = len(text) - wide
     return wide + (rest + 3) // 4
 

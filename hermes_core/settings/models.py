@@ -99,6 +99,12 @@ class MemorySettings(_Section):
         ge=0,
         description="Characters of one recall kept (before scanning); 0 = no cap.",
     )
+    recall_max_tokens: int = Field(
+        1500,
+        ge=50,
+        description="Estimated tokens of one provider's recall: its best hits packed as "
+        "query-focused excerpts, each with its date, a fair share of this budget per hit.",
+    )
     recall_trace: bool = Field(
         True,
         description="Record what each turn's recall put in front of the model (per user, "

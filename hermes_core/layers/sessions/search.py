@@ -45,6 +45,8 @@ from hermes_core.layers.sessions.db import MESSAGE_COLUMNS, StoredMessage, messa
 from hermes_core.layers.sessions.ranking import SearchFilters, rank
 from hermes_core.layers.sessions.records import ALL_USERS, UserScope
 from hermes_core.layers.sessions.timeparse import parse_bound
+from hermes_core.llm.tokens import estimate_tokens
+from hermes_core.recall_pack import focus_excerpt
 from hermes_core.text import CJK_CHAR
 from hermes_core.types import ToolContext, ToolSpec
 
@@ -278,12 +280,17 @@ def clip(text: str, limit: int = MESSAGE_CHARS) -> str:
     return f"{text[:half]}\n...[truncated]...\n{text[-half:]}"
 
 
-def render_message(msg: StoredMessage) -> dict[str, Any]:
-    """A message as returned by the tool (long contents clipped)."""
+def render_message(msg: StoredMessage, query: str = "") -> dict[str, Any]:
+    """A message as returned by the tool. Long contents are clipped to head and tail, or,
+    with a ``query``, to the same estimated tokens of query-focused excerpts
+    (:func:`hermes_core.recall_pack.focus_excerpt`: the sentences with the query's words)."""
+    content = clip(msg.content)
+    if query and content != msg.content:
+        content = focus_excerpt(msg.content, query, estimate_tokens(content))
     out: dict[str, Any] = {
         "id": msg.id,
         "role": msg.role,
-        "content": clip(msg.content),
+        "content": content,
         "when": _when(msg.timestamp),
     }
     if msg.name:
@@ -538,19 +545,20 @@ class SessionSearch:
         item["score"] = round(score, 4)
         item["match_message_id"] = anchor
         item["snippet"] = snippet(anchor_msg.content, words) if anchor_msg else ""
+        query = " ".join(words)
         before, after = self._counts_around(session_id, anchor)
         item["messages_before"] = before
         item["messages_after"] = after
         if full:
             item["detail"] = "full"
             window = self._window(session_id, anchor, DEFAULT_WINDOW)
-            item["messages"] = [render_message(m) for m in window]
+            item["messages"] = [render_message(m, query) for m in window]
             start, end = self._bookends(session_id, {m.id for m in window})
             item["bookend_start"] = [render_message(m) for m in start]
             item["bookend_end"] = [render_message(m) for m in end]
         else:
             item["detail"] = "compact"
-            item["messages"] = [render_message(anchor_msg)] if anchor_msg else []
+            item["messages"] = [render_message(anchor_msg, query)] if anchor_msg else []
         return item
 
     def _counts_around(self, session_id: str, anchor: int) -> tuple[int, int]:

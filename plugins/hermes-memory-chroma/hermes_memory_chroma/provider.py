@@ -45,6 +45,7 @@ from hermes_core import (
 )
 from hermes_core.providers.expiry import ExpiryLedger, drop_expired
 from hermes_core.providers.inspect import ProviderMemory
+from hermes_core.recall_pack import DEFAULT_RECALL_TOKENS, hits_shown
 
 from hermes_memory_chroma.compactor import ChatClient, Compaction, Compactor, message_text
 from hermes_memory_chroma.embedder_names import embedder_missing
@@ -52,6 +53,8 @@ from hermes_memory_chroma.settings import ChromaSettings
 from hermes_memory_chroma.text import content_hash
 
 if TYPE_CHECKING:  # numpy and chromadb load with these, only when the store is first used
+    from hermes_core.settings.models import HermesSettings
+
     from hermes_memory_chroma.embedders import Embedder
     from hermes_memory_chroma.retriever import Retriever
     from hermes_memory_chroma.store import MemoryStore
@@ -97,6 +100,7 @@ class ChromaProvider(MemoryProvider):
         self._closed = False
         self._breaker: Any = None
         self._http_client: Any = None
+        self._recall_tokens = DEFAULT_RECALL_TOKENS  # memory.recall_max_tokens, at configure
         self.expiry = ExpiryLedger(home, self.name)
 
     # ------------------------------------------------------------------ identity
@@ -321,6 +325,11 @@ class ChromaProvider(MemoryProvider):
     # ------------------------------------------------------------------ hooks
 
     @hookimpl
+    def configure(self, settings: HermesSettings) -> None:
+        """Take the host's recall budget (``memory.recall_max_tokens``)."""
+        self._recall_tokens = settings.memory.recall_max_tokens
+
+    @hookimpl
     def prefetch(self, session: SessionInfo, query: str) -> MemoryContext | None:
         if not query or not query.strip():
             return None
@@ -331,10 +340,10 @@ class ChromaProvider(MemoryProvider):
         user = self.user_for(session)
         hits = self.retriever.search(user, query, gate=True)
         hits = drop_expired(hits, self.expiry.expired(user), lambda h: h.memory.id)
-        text = format_block(hits)
+        text = format_block(hits, query, max_tokens=self._recall_tokens)
         if not text:
             return None
-        count = text.count("\n")
+        count = hits_shown(text) - 1  # the header line is not a memory
         return MemoryContext(
             text=text,
             count=count,

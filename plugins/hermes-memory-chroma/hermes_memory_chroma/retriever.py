@@ -26,10 +26,12 @@ from dataclasses import dataclass, field, fields, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from hermes_core.llm.tokens import estimate_tokens
+from hermes_core.recall_pack import DEFAULT_RECALL_TOKENS, RecallHit, pack_recall
+
 from hermes_memory_chroma.dates import date_windows, strip_dates
 from hermes_memory_chroma.feedback import expansion_terms
 from hermes_memory_chroma.store import Memory, MemoryStore
-from hermes_memory_chroma.text import excerpt
 
 if TYPE_CHECKING:
     from hermes_memory_chroma.settings import ChromaSettings
@@ -261,21 +263,33 @@ def _matches(
     return not (until is not None and mem.created_at > until)
 
 
-def format_block(hits: Sequence[Hit], *, char_budget: int = 4000) -> str:
-    """Hits as a plain prompt block (unfenced; the host adds the fence), within budget."""
-    if not hits:
+FORMAT_HEADER = "Long-term memories recalled for this message (most relevant first):"
+
+
+def format_block(
+    hits: Sequence[Hit], query: str = "", *, max_tokens: int = DEFAULT_RECALL_TOKENS
+) -> str:
+    """Hits as a plain prompt block (unfenced; the host adds the fence) of at most
+    ``max_tokens`` estimated tokens: a header line, then ``type: excerpt`` lines under the
+    ``[day]`` they were stored, best first, packed by
+    :func:`hermes_core.recall_pack.pack_recall` (the sentences that carry ``query``'s terms,
+    a fair share of the budget per hit); ``""`` without hits or when nothing fits."""
+    room = max_tokens - estimate_tokens(FORMAT_HEADER) - 1
+    if not hits or room <= 0:
         return ""
-    lines = ["Long-term memories recalled for this message (most relevant first):"]
-    used = len(lines[0])
-    for hit in hits:
-        mem = hit.memory
-        day = datetime.fromtimestamp(mem.created_at or 0, tz=UTC).strftime("%Y-%m-%d")
-        line = f"- [{mem.type.replace('_', ' ')}, {day}] {excerpt(mem.content, 600)}"
-        if used + len(line) + 1 > char_budget:
-            break
-        lines.append(line)
-        used += len(line) + 1
-    return "\n".join(lines) if len(lines) > 1 else ""
+    packed = pack_recall(
+        [
+            RecallHit(
+                hit.memory.content,
+                datetime.fromtimestamp(hit.memory.created_at or 0, tz=UTC).strftime("%Y-%m-%d"),
+                hit.memory.type.replace("_", " "),
+            )
+            for hit in hits
+        ],
+        query,
+        room,
+    )
+    return f"{FORMAT_HEADER}\n{packed}" if packed else ""
 
 
 __all__ = ["Hit", "RecallParams", "Retriever", "format_block"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 
 import pytest
+from hermes_core.llm.tokens import estimate_tokens
 
 from hermes_memory_chroma.retriever import RecallParams, Retriever, format_block
 from hermes_memory_chroma.store import MemoryStore
@@ -163,10 +164,15 @@ def test_boost_prefers_matching_metadata(store: MemoryStore) -> None:
 def test_format_block_respects_budget(store: MemoryStore) -> None:
     for i in range(30):
         store.add("alice", f"fact number {i} about gardening " + "x" * 300)
-    hits = Retriever(store, RecallParams(top_k=30)).search("alice", "gardening")
-    block = format_block(hits, char_budget=1500)
-    assert 0 < len(block) <= 1500
+    store.add("alice", "Gardening notes. " + "filler words here. " * 300 + "My tomato bed is 3m.")
+    hits = Retriever(store, RecallParams(top_k=31)).search("alice", "gardening tomato bed")
+    block = format_block(hits, "gardening tomato bed", max_tokens=300)
+    assert 0 < estimate_tokens(block) <= 300
     assert block.startswith("Long-term memories")
+    day = block.splitlines()[1]  # memories sit under the day they were stored
+    assert day.startswith("[20") and day.endswith("]")
+    # the long memory shows its sentence with the query's terms, not its head only
+    assert "My tomato bed is 3m." in format_block(hits, "tomato bed", max_tokens=1500)
     assert format_block([]) == ""
 
 
