@@ -248,16 +248,26 @@ VARIANTS: dict[str, Variant] = {
 }
 
 
-def load(path: Path, stride: int) -> tuple[list[BenchConversation], dict[str, float | None], bool]:
-    """Conversations (headline categories only), question dates by question, LME or not."""
+def load(
+    path: Path, stride: int, relative: bool = False
+) -> tuple[list[BenchConversation], dict[str, float | None], bool]:
+    """Conversations (headline categories only), question dates by question, LME or not;
+    ``relative``: only LongMemEval questions naming a time relative to their date."""
     if path.name.endswith((".json.gz", ".gz")) or "longmemeval" in path.name:
         from hermes_core.bench.longmemeval import load_longmemeval_file, parse_lme_date
 
-        convs = load_longmemeval_file(path, abstention=False)[::stride]
+        convs = load_longmemeval_file(path, abstention=False)
         opener = gzip.open if path.name.endswith(".gz") else open
         with opener(path, "rt", encoding="utf-8") as handle:
             dates = {x["question_id"]: x.get("question_date", "") for x in json.load(handle)}
         asked = {q.qid: parse_lme_date(dates.get(q.qid, "")) for c in convs for q in c.questions}
+        if relative:
+            convs = [
+                c
+                for c in convs
+                if any(relative_windows(q.question, asked[q.qid]) for q in c.questions)
+            ]
+        convs = convs[::stride]
         return convs, asked, True
     convs = load_locomo(path)
     for conv in convs:
@@ -270,13 +280,19 @@ def main() -> None:
     parser.add_argument("path", type=Path)
     parser.add_argument("--variants", default=",".join(VARIANTS))
     parser.add_argument("--stride", type=int, default=1, help="LongMemEval: every n-th question")
+    parser.add_argument(
+        "--relative-time",
+        action="store_true",
+        help="LongMemEval: only questions naming a "
+        "time relative to their date ('two weeks ago', 'last month')",
+    )
     parser.add_argument("--json", dest="json_out", type=Path, default=None)
     args = parser.parse_args()
     names = args.variants.split(",")
     unknown = [n for n in names if n not in VARIANTS]
     if unknown:
         parser.error(f"unknown variants {unknown}: choose from {', '.join(VARIANTS)}")
-    convs, asked, lme = load(args.path, args.stride)
+    convs, asked, lme = load(args.path, args.stride, args.relative_time)
     rows: dict[str, list[dict[str, Any]]] = defaultdict(list)
     search_ms: list[float] = []
     with tempfile.TemporaryDirectory(prefix="chroma-variants-") as tmp:
