@@ -101,6 +101,25 @@ def test_context_text_weights_the_turn_over_its_neighbours() -> None:
     assert context_text(lines, 0) == "a a b c"
     assert context_text(lines, 3) == "b c d d e f"
     assert context_text(lines, 5, window=1) == "e f f"
+    # neighbours are cut to ``cap`` characters, the turn itself never
+    long = ["x" * 10, "y" * 10, "z" * 10]
+    assert context_text(long, 1, cap=3) == f"xxx {'y' * 10} {'y' * 10} zzz"
+
+
+def test_search_accepts_the_question_date(tmp_path: Path, chroma_settings: dict[str, Any]) -> None:
+    from datetime import UTC, datetime
+
+    retriever = ChromaRetriever(ChromaSettings(embedder="hash", **chroma_settings), tmp_path)
+    try:
+        conv = _conversation()
+        retriever.reset()
+        retriever.index(conv.conversation_id, conv.sessions)
+        asked = datetime(2023, 11, 20, tzinfo=UTC)
+        dated = retriever.search("pottery", 3, asked_at=asked)
+        assert dated == retriever.search("pottery", 3)  # accepted, not used (README)
+        assert {t.session_id for t in dated.turns[:1]} == {"D2"}
+    finally:
+        retriever.close()
 
 
 class TestChromaRetrieverContract(RetrieverContract):

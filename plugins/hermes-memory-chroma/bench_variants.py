@@ -1,0 +1,384 @@
+"""Issue 28 experiments: re-rankings on top of the chroma bench retriever, scored per half.
+
+Each conversation (LoCoMo) or haystack (LongMemEval) is indexed once through the real
+adapter (:class:`hermes_memory_chroma.bench.ChromaRetriever`); every question is searched
+once (top 100 fused turns, as the adapter does) and each variant re-ranks those hits,
+adding rankings of its own. Figures: session all@5 / all@10, turn all@10 and turn recall@10
+(share of gold turns), on the whole set and on two halves (LoCoMo: conversations 1-4 and
+5-7; LongMemEval: even and odd questions), plus multi-hop (LoCoMo category 1, LongMemEval
+multi-session) and the variant's own cost per question.
+
+    python plugins/hermes-memory-chroma/bench_variants.py ../shared/data/locomo/locomo-dev.json
+    python plugins/hermes-memory-chroma/bench_variants.py \
+        ../shared/data/longmemeval/longmemeval-s-dev.json.gz --stride 4 --variants base,time_2
+
+Variants (none is in the provider: see the README for the figures):
+
+* ``ppr_<names|keys>_<w>``: personalised PageRank over the conversation's memory–entity graph
+  (:mod:`hermes_memory_chroma.entities`; entities in 2 to 5 % of the turns, speakers left
+  out) from the best 5 hits (1/rank) and the question's entities, fused by RRF (k 10) with
+  weight ``w``;
+* ``dense2_<concat|hit>_<w>``: a second dense query, the question plus the best hit's text
+  (or the hit alone), fused with weight ``w``;
+* ``time_<f>``: hits in a window named relative to the question date ("two weeks ago",
+  "last month", "yesterday"; LongMemEval only: LoCoMo has no question date) × ``f``;
+* ``turn_div_<d>``: the n-th turn of one session in the turn list scaled by d^(n-1).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import gzip
+import json
+import re
+import sys
+import tempfile
+import time
+from collections import Counter, defaultdict
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from hermes_core.bench.locomo import (
+    HEADLINE_CATEGORIES,
+    BenchConversation,
+    load_locomo,
+    recall_all,
+    recall_share,
+)
+
+from hermes_memory_chroma.bench import (
+    BENCH_CANDIDATES,
+    BENCH_USER,
+    SPEAKER_BOOST,
+    ChromaRetriever,
+    make_retriever,
+)
+from hermes_memory_chroma.entities import entity_idf, extract_entities, personalized_pagerank
+from hermes_memory_chroma.retriever import Hit
+from hermes_memory_chroma.settings import ChromaSettings
+
+MAX_SHARE = 0.05
+"""Entities in more than this share of a conversation's turns carry no signal."""
+_NAME = re.compile(r"\b[A-Z][\w'\-]*(?:\s+[A-Z][\w'\-]*)*")
+_NUM = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6}
+_NUM.update({"seven": 7, "eight": 8, "nine": 9, "ten": 10, "couple of": 2, "few": 3})
+_UNIT = {"day": 86400, "week": 7 * 86400, "month": 30 * 86400, "year": 365 * 86400}
+_AGO = re.compile(
+    r"\b(\d+|an?|one|two|three|four|five|six|seven|eight|nine|ten|couple of|few)\s+"
+    r"(day|week|month|year)s?\s+ago\b",
+    re.I,
+)
+_LAST = re.compile(r"\b(last|past|previous|this)\s+(day|week|weekend|month|year)\b", re.I)
+_YESTERDAY = re.compile(r"\byesterday\b", re.I)
+
+Result = tuple[list[str], list[str]]
+
+
+def names_only(text: str) -> set[str]:
+    """The capitalised names among :func:`extract_entities` (no keyphrases)."""
+    found = extract_entities(text)
+    return {m.group(0).lower() for m in _NAME.finditer(text)} & found | {
+        e for e in found if " " in e
+    }
+
+
+def relative_windows(question: str, asked: float | None) -> list[tuple[float, float]]:
+    """Epoch windows a question names relative to its date ``asked``."""
+    if asked is None:
+        return []
+    out = []
+    for m in _AGO.finditer(question):
+        word = m.group(1).lower()
+        n = int(word) if word.isdigit() else _NUM[word]
+        unit = _UNIT[m.group(2).lower()]
+        centre, half = asked - n * unit, max(unit * 0.75, 3 * 86400)
+        out.append((centre - half, centre + half))
+    for m in _LAST.finditer(question):
+        unit = _UNIT.get(m.group(2).lower(), 7 * 86400)
+        span = unit if m.group(1).lower() in ("this", "past") else 2 * unit
+        out.append((asked - span, asked + 86400))
+    if _YESTERDAY.search(question):
+        out.append((asked - 3 * 86400, asked + 86400))
+    return out
+
+
+@dataclasses.dataclass
+class Context:
+    """One indexed conversation: turn → session, texts, sizes, entity links per extractor."""
+
+    retriever: ChromaRetriever
+    session_of: dict[str, str]
+    text: dict[str, str]
+    sizes: dict[str, int]
+    links: dict[str, dict[str, set[str]]]
+    idf: dict[str, dict[str, float]]
+
+
+def prepare(cr: ChromaRetriever, conv: BenchConversation) -> Context:
+    session_of, text = {}, {}
+    for s in conv.sessions:
+        for t in s.turns:
+            session_of[t.turn_id], text[t.turn_id] = s.session_id, t.text
+    speakers = {t.speaker.lower() for s in conv.sessions for t in s.turns if t.speaker}
+    links: dict[str, dict[str, set[str]]] = {}
+    idf: dict[str, dict[str, float]] = {}
+    for mode, fn in (("names", names_only), ("keys", extract_entities)):
+        raw = {tid: fn(body) - speakers for tid, body in text.items()}
+        df = Counter(e for es in raw.values() for e in es)
+        cap = max(2.0, MAX_SHARE * len(raw))
+        links[mode] = {tid: {e for e in es if 2 <= df[e] <= cap} for tid, es in raw.items()}
+        idf[mode] = entity_idf(links[mode])
+    sizes = {s.session_id: len(s.turns) for s in conv.sessions}
+    return Context(cr, session_of, text, sizes, links, idf)
+
+
+def first_pass(cr: ChromaRetriever, question: str) -> list[Hit]:
+    """What ``ChromaRetriever.search`` ranks (its top 100 fused turns)."""
+    assert cr._retriever is not None
+    named = [s for s in cr._speakers if re.search(rf"\b{re.escape(s)}\b", question, re.IGNORECASE)]
+    return cr._retriever.search(
+        BENCH_USER,
+        question,
+        top_k=BENCH_CANDIDATES,
+        record=False,
+        boost={"speaker": named[0]} if len(named) == 1 else None,
+        boost_factor=SPEAKER_BOOST,
+    )
+
+
+def ranked(c: Context, scored: dict[str, float]) -> Result:
+    """Turns by score, sessions as ``rank_sessions`` orders them (decay 0.5, √size)."""
+    order = sorted(scored, key=lambda t: (-scored[t], t))
+    per: dict[str, list[float]] = defaultdict(list)
+    for t in order:
+        per[c.session_of[t]].append(scored[t])
+    totals = {
+        s: sum(v * 0.5**i for i, v in enumerate(vs)) / max(1, c.sizes.get(s, 1)) ** 0.5
+        for s, vs in per.items()
+    }
+    return order, sorted(totals, key=lambda s: (-totals[s], s))
+
+
+def fuse(scored: dict[str, float], ranking: Sequence[str], weight: float, k: int = 10) -> None:
+    for rank, mem_id in enumerate(ranking, start=1):
+        scored[mem_id] = scored.get(mem_id, 0.0) + weight / (k + rank)
+
+
+Variant = Callable[[Context, str, list[Hit], float | None], Result]
+
+
+def base(c: Context, q: str, hits: list[Hit], asked: float | None) -> Result:
+    return ranked(c, {h.memory.id: h.score for h in hits})
+
+
+def ppr(mode: str, weight: float, seeds: int = 5) -> Variant:
+    def run(c: Context, q: str, hits: list[Hit], asked: float | None) -> Result:
+        scored = {h.memory.id: h.score for h in hits}
+        fn = names_only if mode == "names" else extract_entities
+        walk = personalized_pagerank(
+            c.links[mode],
+            {h.memory.id: 1.0 / r for r, h in enumerate(hits[:seeds], start=1)},
+            {e: 2.0 for e in fn(q)},
+            idf=c.idf[mode],
+        )
+        fuse(scored, sorted(walk, key=lambda t: -walk[t])[:BENCH_CANDIDATES], weight)
+        return ranked(c, scored)
+
+    return run
+
+
+def dense2(how: str, weight: float) -> Variant:
+    def run(c: Context, q: str, hits: list[Hit], asked: float | None) -> Result:
+        scored = {h.memory.id: h.score for h in hits}
+        store = c.retriever._store
+        if hits and store is not None:
+            top = hits[0].memory.content
+            vector = store.embedder.embed_query(f"{q} {top}" if how == "concat" else top)
+            again = store.dense(BENCH_USER, vector, BENCH_CANDIDATES, None)
+            fuse(scored, [m.id for m, _ in again], weight)
+        return ranked(c, scored)
+
+    return run
+
+
+def time_prior(factor: float) -> Variant:
+    def run(c: Context, q: str, hits: list[Hit], asked: float | None) -> Result:
+        windows = relative_windows(q, asked)
+        return ranked(
+            c,
+            {
+                h.memory.id: h.score
+                * (factor if any(lo <= h.memory.created_at < hi for lo, hi in windows) else 1)
+                for h in hits
+            },
+        )
+
+    return run
+
+
+def turn_div(decay: float) -> Variant:
+    def run(c: Context, q: str, hits: list[Hit], asked: float | None) -> Result:
+        turns, sessions = base(c, q, hits, asked)
+        scores = {h.memory.id: h.score for h in hits}
+        seen: Counter[str] = Counter()
+        adjusted = {}
+        for t in turns:
+            adjusted[t] = scores[t] * decay ** seen[c.session_of[t]]
+            seen[c.session_of[t]] += 1
+        return sorted(turns, key=lambda t: -adjusted[t]), sessions
+
+    return run
+
+
+VARIANTS: dict[str, Variant] = {
+    "base": base,
+    "ppr_names_0.5": ppr("names", 0.5),
+    "ppr_names_1": ppr("names", 1.0),
+    "ppr_keys_0.3": ppr("keys", 0.3),
+    "ppr_keys_0.5": ppr("keys", 0.5),
+    "ppr_keys_1": ppr("keys", 1.0),
+    "dense2_concat_0.5": dense2("concat", 0.5),
+    "dense2_hit_0.5": dense2("hit", 0.5),
+    "time_2": time_prior(2.0),
+    "time_4": time_prior(4.0),
+    "turn_div_0.7": turn_div(0.7),
+    "turn_div_0.5": turn_div(0.5),
+}
+
+
+def load(
+    path: Path, stride: int, relative: bool = False
+) -> tuple[list[BenchConversation], dict[str, float | None], bool]:
+    """Conversations (headline categories only), question dates by question, LME or not;
+    ``relative``: only LongMemEval questions naming a time relative to their date."""
+    if path.name.endswith((".json.gz", ".gz")) or "longmemeval" in path.name:
+        from hermes_core.bench.longmemeval import load_longmemeval_file, parse_lme_date
+
+        convs = load_longmemeval_file(path, abstention=False)
+        opener = gzip.open if path.name.endswith(".gz") else open
+        with opener(path, "rt", encoding="utf-8") as handle:
+            dates = {x["question_id"]: x.get("question_date", "") for x in json.load(handle)}
+        asked = {q.qid: parse_lme_date(dates.get(q.qid, "")) for c in convs for q in c.questions}
+        if relative:
+            convs = [
+                c
+                for c in convs
+                if any(relative_windows(q.question, asked[q.qid]) for q in c.questions)
+            ]
+        convs = convs[::stride]
+        return convs, asked, True
+    convs = load_locomo(path)
+    for conv in convs:
+        conv.questions[:] = [q for q in conv.questions if q.category in HEADLINE_CATEGORIES]
+    return convs, {}, False
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("path", type=Path)
+    parser.add_argument("--variants", default=",".join(VARIANTS))
+    parser.add_argument("--stride", type=int, default=1, help="LongMemEval: every n-th question")
+    parser.add_argument(
+        "--relative-time",
+        action="store_true",
+        help="LongMemEval: only questions naming a "
+        "time relative to their date ('two weeks ago', 'last month')",
+    )
+    parser.add_argument("--json", dest="json_out", type=Path, default=None)
+    args = parser.parse_args()
+    names = args.variants.split(",")
+    unknown = [n for n in names if n not in VARIANTS]
+    if unknown:
+        parser.error(f"unknown variants {unknown}: choose from {', '.join(VARIANTS)}")
+    convs, asked, lme = load(args.path, args.stride, args.relative_time)
+    rows: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    search_ms: list[float] = []
+    with tempfile.TemporaryDirectory(prefix="chroma-variants-") as tmp:
+        cr = make_retriever(ChromaSettings(), Path(tmp))
+        try:
+            for ci, conv in enumerate(convs):
+                cr.reset()
+                cr.index(conv.conversation_id, conv.sessions)
+                c = prepare(cr, conv)
+                half = ("A" if ci % 2 == 0 else "B") if lme else ("A" if ci < 4 else "B")
+                for q in conv.questions:
+                    started = time.perf_counter()
+                    hits = first_pass(cr, q.question)
+                    search_ms.append((time.perf_counter() - started) * 1000)
+                    multi = "multi-session" in q.groups if lme else q.category == 1
+                    for name in names:
+                        started = time.perf_counter()
+                        turns, sessions = VARIANTS[name](c, q.question, hits, asked.get(q.qid))
+                        row: dict[str, Any] = {
+                            "half": half,
+                            "multi": multi,
+                            "ms": (time.perf_counter() - started) * 1000,
+                            "s5": recall_all(sessions, q.gold_sessions, 5),
+                            "s10": recall_all(sessions, q.gold_sessions, 10),
+                        }
+                        if q.gold_turns:
+                            row["t10"] = recall_all(turns, q.gold_turns, 10)
+                            row["tr10"] = recall_share(turns, q.gold_turns, 10)
+                        rows[name].append(row)
+                print(f"{ci + 1}/{len(convs)}", file=sys.stderr, flush=True)
+        finally:
+            cr.close()
+
+    def mean(rs: list[dict[str, Any]], key: str) -> float:
+        values = [r[key] for r in rs if key in r]
+        return sum(values) / max(1, len(values))
+
+    head = [
+        "variant",
+        "s5",
+        "s5-A",
+        "s5-B",
+        "s10",
+        "t10",
+        "t10-A",
+        "t10-B",
+        "tr10",
+        "multi-s5",
+        "multi-t10",
+        "ms",
+    ]
+    print("| " + " | ".join(head) + " |\n|" + "---|" * len(head))
+    table = {}
+    for name in names:
+        rs = rows[name]
+        parts = {
+            "": rs,
+            "-A": [r for r in rs if r["half"] == "A"],
+            "-B": [r for r in rs if r["half"] == "B"],
+        }
+        multi = [r for r in rs if r["multi"]]
+        cells = {
+            "s5": mean(rs, "s5"),
+            "s5-A": mean(parts["-A"], "s5"),
+            "s5-B": mean(parts["-B"], "s5"),
+            "s10": mean(rs, "s10"),
+            "t10": mean(rs, "t10"),
+            "t10-A": mean(parts["-A"], "t10"),
+            "t10-B": mean(parts["-B"], "t10"),
+            "tr10": mean(rs, "tr10"),
+            "multi-s5": mean(multi, "s5"),
+            "multi-t10": mean(multi, "t10"),
+            "ms": mean(rs, "ms"),
+        }
+        table[name] = cells
+        print(f"| {name} | " + " | ".join(f"{v:.3f}" for v in cells.values()) + " |")
+    search_ms.sort()
+    if search_ms:
+        p95 = search_ms[min(len(search_ms) - 1, round(0.95 * (len(search_ms) - 1)))]
+        print(
+            f"first pass (the adapter's search): p50 {search_ms[len(search_ms) // 2]:.1f} ms,"
+            f" p95 {p95:.1f} ms over {len(search_ms)} questions"
+        )
+    if args.json_out:
+        args.json_out.write_text(json.dumps(table, indent=2), encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
