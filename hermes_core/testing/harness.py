@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from hermes_core import recall_trace
 from hermes_core.host import MemoryHost, Session
 from hermes_core.providers.base import MemoryProvider
 from hermes_core.testing.fakes import make_turn
@@ -88,4 +89,23 @@ def session_tool(session: Session, name: str, **args: Any) -> dict[str, Any]:
     return data
 
 
-__all__ = ["ProviderHarness", "session_tool", "tool_result"]
+def traced_source(harness: ProviderHarness, query: str) -> recall_trace.TraceSource:
+    """Run one turn's recall for ``query`` through the harness session (the host's path) and
+    return the harness provider's block as the recall trace recorded it. Asserts the block
+    was traced and that its scores, when it has any, are one per ``- `` line of its text
+    (the contract of ``MemoryContext.scores``, docs/ui.md)."""
+    harness.session.before_turn(query)
+    turns = recall_trace.load(harness.home, harness.session.info.user_id)
+    assert turns, f"no recall was traced for {query!r}"
+    layer = f"memory-provider:{harness.provider.name}"
+    found = [s for s in turns[-1].sources if s.layer == layer]
+    assert found, f"{layer} recalled nothing for {query!r}: {turns[-1].sources!r}"
+    source = found[0]
+    lines = [line for line in source.text.splitlines() if line.startswith("- ")]
+    assert not source.scores or len(source.scores) == len(lines), (
+        f"{len(source.scores)} scores for {len(lines)} memories: {source.text!r}"
+    )
+    return source
+
+
+__all__ = ["ProviderHarness", "session_tool", "tool_result", "traced_source"]

@@ -22,6 +22,7 @@ import logging
 import math
 import re
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +33,7 @@ from hermes_core.providers.service.provider import ServiceProvider
 from hermes_core.providers.service.recall import screen_text
 from hermes_core.providers.service.tools import tool_error as _fail
 from hermes_core.providers.service.tools import tool_json as _json
+from hermes_core.recall_trace import item_scores
 from hermes_core.types import (
     ChatMessage,
     MemoryContext,
@@ -94,16 +96,30 @@ def query_text(answer: BrvAnswer) -> str:
     return ""
 
 
-def search_text(answer: BrvAnswer) -> tuple[str, int]:
-    """``brv search`` results as ``- title (path): excerpt`` lines, and their count."""
-    lines = []
+@dataclass(frozen=True)
+class Recalled:
+    """What brv recalled for a query: the text, how many memories it holds, and one score
+    per ``- `` line when every result had one (``brv search``'s per-result BM25 ``score``;
+    ``brv query`` answers with one synthesized text and no scores)."""
+
+    text: str
+    count: int
+    scores: tuple[float, ...] = ()
+
+
+def search_text(answer: BrvAnswer) -> Recalled:
+    """``brv search`` results as ``- title (path): excerpt`` lines, their count and scores."""
+    lines: list[str] = []
+    scores: list[object] = []
     for item in answer.data.get("results") or []:
         if not isinstance(item, Mapping):
             continue
         excerpt = " ".join(str(item.get("excerpt") or "").split())
-        title = str(item.get("title") or item.get("path") or "").strip()
-        lines.append(f"- {title} ({item.get('path', '')}): {excerpt}".strip())
-    return "\n".join(lines), len(lines)
+        title = " ".join(str(item.get("title") or item.get("path") or "").split())
+        path = " ".join(str(item.get("path", "")).split())
+        lines.append(f"- {title} ({path}): {excerpt}".strip())
+        scores.append(item.get("score"))
+    return Recalled("\n".join(lines), len(lines), item_scores(scores))
 
 
 class ByteRoverProvider(ServiceProvider[ByteRoverSettings, BrvRunner]):
@@ -161,8 +177,8 @@ class ByteRoverProvider(ServiceProvider[ByteRoverSettings, BrvRunner]):
             args, cwd=self.workdir(session), timeout=timeout, setting=_SETTING + setting
         )
 
-    def recall(self, session: SessionInfo, query: str, timeout: float) -> tuple[str, int]:
-        """``(text, count)`` recalled for ``query`` with the configured command."""
+    def recall(self, session: SessionInfo, query: str, timeout: float) -> Recalled:
+        """What the configured command recalled for ``query``."""
         seconds = brv_timeout(timeout)
         if self.settings.recall_command == "search":
             answer = self._brv(
@@ -179,7 +195,7 @@ class ByteRoverProvider(ServiceProvider[ByteRoverSettings, BrvRunner]):
             setting="timeout_query",
         )
         text = query_text(answer)
-        return text, 1 if text else 0
+        return Recalled(text, 1 if text else 0)
 
     def curate(self, session: SessionInfo, content: str, *, detach: bool) -> BrvAnswer:
         args = ["curate", "--format", "json"]
@@ -217,14 +233,19 @@ class ByteRoverProvider(ServiceProvider[ByteRoverSettings, BrvRunner]):
             return None
         budget = min(float(session.settings.memory.prefetch_timeout), self.settings.timeout_query)
         try:
-            text, count = self.recall(session, query[:5000], budget)
+            recalled = self.recall(session, query[:5000], budget)
         except ServiceError as exc:
             log.warning("ByteRover prefetch failed: %s", exc)
             return None
-        if not text or not count:
+        if not recalled.text or not recalled.count:
             return None
-        body = _clip(text, self.settings.recall_max_chars - len(HEADING) - 1)
-        return MemoryContext(text=f"{HEADING}\n{body}", count=count, label=LABEL)
+        body = _clip(recalled.text, self.settings.recall_max_chars - len(HEADING) - 1)
+        return MemoryContext(
+            text=f"{HEADING}\n{body}",
+            count=recalled.count,
+            label=LABEL,
+            scores=recalled.scores if body == recalled.text else (),  # clipped: lines differ
+        )
 
     @hookimpl
     def sync(self, session: SessionInfo, turn: Turn) -> None:
@@ -322,7 +343,7 @@ class ByteRoverProvider(ServiceProvider[ByteRoverSettings, BrvRunner]):
         query = args.get("query")
         if not isinstance(query, str) or not query.strip():
             return _fail("'query' is required: pass a question as a string")
-        text, _ = self.recall(session, query.strip()[:5000], self.settings.timeout_query)
+        text = self.recall(session, query.strip()[:5000], self.settings.timeout_query).text
         if not text:
             return _json({"success": True, "result": "", "message": "No relevant memories."})
         screened = screen_text(text, LABEL)

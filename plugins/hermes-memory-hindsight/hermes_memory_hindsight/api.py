@@ -31,6 +31,8 @@ class Fact:
     tags: tuple[str, ...] = ()
     document_id: str | None = None
     mentioned_at: str | None = None
+    score: float | None = None
+    """The API's ``scores.final`` (the value results are ranked by); None when not sent."""
 
     def as_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"id": self.id, "text": self.text}
@@ -39,6 +41,16 @@ class Fact:
         if self.mentioned_at:
             out["mentioned_at"] = self.mentioned_at
         return out
+
+
+def _final_score(scores: Any) -> float | None:
+    """``RecallResult.scores.final`` as a float, or None when absent or not a number."""
+    if not isinstance(scores, dict):
+        return None
+    final = scores.get("final")
+    if isinstance(final, bool) or not isinstance(final, int | float):
+        return None
+    return float(final)
 
 
 def _bank_path(bank: str, *rest: str) -> str:
@@ -120,6 +132,7 @@ class HindsightAPI:
                     tags=tuple(t for t in raw_tags if isinstance(t, str)),
                     document_id=item.get("document_id"),
                     mentioned_at=item.get("mentioned_at"),
+                    score=_final_score(item.get("scores")),
                 )
             )
         return facts

@@ -45,6 +45,7 @@ from hermes_core.providers.service.provider import (
     unflagged,
 )
 from hermes_core.providers.service.tools import required_text, text_arg
+from hermes_core.recall_trace import item_scores
 from hermes_core.tool_results import tool_ok
 from hermes_core.types import MemoryContext, MemoryWrite, SessionInfo, ToolContext, ToolSpec, Turn
 from hermes_memory_hindsight.api import Fact, HindsightAPI
@@ -269,16 +270,23 @@ class HindsightProvider(BackgroundRecall[HindsightSettings, HindsightAPI, Fact])
 
     def format_context(self, items: Sequence[Fact]) -> MemoryContext | None:
         """``## Hindsight Memory`` and one ``- fact`` line per fact, at most
-        ``recall_max_results`` (None if none)."""
-        lines = []
+        ``recall_max_results`` (None if none); ``scores`` are the API's ``scores.final`` when
+        every shown fact has one."""
+        lines: list[str] = []
+        scores: list[float | None] = []
         for fact in items[: self.settings.recall_max_results]:
             text = " ".join(fact.text.split())
             if text:
                 lines.append(f"- {text}")
+                scores.append(fact.score)
         if not lines:
             return None
         return MemoryContext(
-            text="\n".join([HEADING, *lines]), count=len(lines), label=LABEL, glyph=GLYPH
+            text="\n".join([HEADING, *lines]),
+            count=len(lines),
+            label=LABEL,
+            glyph=GLYPH,
+            scores=item_scores(scores),
         )
 
     def turn_content(self, turns: Sequence[Turn]) -> str:

@@ -127,7 +127,9 @@ class HindsightDouble:
             "operation_id": str(uuid.uuid4()) if run_async else None,
         }
 
-    def _ranked(self, req: LoopbackRequest) -> list[StoredFact]:
+    def _ranked(self, req: LoopbackRequest) -> list[tuple[float, StoredFact]]:
+        """Matching facts, best first, each with its share of the query's words (the
+        ``scores.final`` the double reports)."""
         body = req.json
         bank = self.banks.get(req.path_params["bank_id"])
         if bank is None:
@@ -140,16 +142,16 @@ class HindsightDouble:
         for fact in bank.facts.values():
             if fact.type not in types or not _tags_ok(fact.tags, wanted, mode):
                 continue
-            score = len(query & words(fact.text))
+            score = len(query & words(fact.text)) / max(1, len(query))
             if score:
                 scored.append((score, fact.mentioned_at, fact))
         scored.sort(key=lambda t: (-t[0], t[1]))
-        return [f for _, _, f in scored]
+        return [(score, f) for score, _, f in scored]
 
     def recall(self, req: LoopbackRequest) -> Any:
         budget = int(req.json.get("max_tokens", 4096))
         out, used = [], 0
-        for fact in self._ranked(req):
+        for final, fact in self._ranked(req):
             cost = max(1, len(fact.text) // 4)
             if used + cost > budget:
                 break
@@ -164,6 +166,7 @@ class HindsightDouble:
                     "document_id": fact.document_id,
                     "metadata": fact.metadata,
                     "tags": fact.tags,
+                    "scores": {"final": final},
                 }
             )
         return {"results": out}
@@ -172,7 +175,7 @@ class HindsightDouble:
         best = self._ranked(req)[:3]
         if not best:
             return {"text": "I don't have any memories about that."}
-        return {"text": "Based on what I remember: " + " ".join(f.text for f in best)}
+        return {"text": "Based on what I remember: " + " ".join(f.text for _, f in best)}
 
     def put_bank(self, req: LoopbackRequest) -> Any:
         name = req.path_params["bank_id"]

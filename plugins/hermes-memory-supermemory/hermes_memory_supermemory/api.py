@@ -15,6 +15,7 @@ space). A 2xx body without the documented shape raises :class:`ServiceBadRespons
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from hermes_core.providers.service import ServiceBadResponse, ServiceClient
@@ -38,6 +39,28 @@ def _results(body: Any, what: str) -> list[dict[str, Any]]:
             f"Supermemory answered {what} without a results list", service="Supermemory"
         )
     return results
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    """One search result: its text (the memory, else the document chunk) and the API's
+    ``similarity`` (None when absent or not a number)."""
+
+    id: str
+    text: str
+    similarity: float | None = None
+
+
+def search_hits(results: Sequence[Mapping[str, Any]]) -> list[SearchHit]:
+    """``results`` (the documented ``SearchResult`` objects) as :class:`SearchHit`."""
+    out = []
+    for result in results:
+        similarity = result.get("similarity")
+        if isinstance(similarity, bool) or not isinstance(similarity, int | float):
+            similarity = None
+        text = result.get("memory") or result.get("chunk") or ""
+        out.append(SearchHit(str(result.get("id", "")), str(text), similarity))
+    return out
 
 
 class SupermemoryAPI:
@@ -100,8 +123,8 @@ class SupermemoryAPI:
 
     def profile(
         self, container_tag: str, *, query: str | None = None, deadline: float | None = None
-    ) -> tuple[list[str], list[str], list[dict[str, Any]]]:
-        """``(static, dynamic, search_results)``."""
+    ) -> tuple[list[str], list[str], list[SearchHit]]:
+        """``(static, dynamic, search_hits)``."""
         payload: dict[str, Any] = {"containerTag": container_tag}
         if query:
             payload["q"] = query
@@ -125,7 +148,7 @@ class SupermemoryAPI:
         dynamic = [str(s) for s in profile.get("dynamic") or [] if s]
         search = body.get("searchResults")
         results = _results(search, "a profile search") if isinstance(search, dict) else []
-        return static, dynamic, results
+        return static, dynamic, search_hits(results)
 
     def forget(self, container_tag: str, *, memory_id: str) -> bool:
         body = _object(

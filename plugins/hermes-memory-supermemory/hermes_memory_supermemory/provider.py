@@ -38,6 +38,7 @@ from hermes_core.providers.service.errors import ServiceError, ServiceNotFound
 from hermes_core.providers.service.provider import ServiceProvider
 from hermes_core.providers.service.recall import screen_recalled
 from hermes_core.providers.service.tools import text_arg
+from hermes_core.recall_trace import item_scores
 from hermes_core.tool_results import tool_error, tool_ok
 from hermes_core.types import (
     MemoryContext,
@@ -48,7 +49,7 @@ from hermes_core.types import (
     ToolSpec,
     Turn,
 )
-from hermes_memory_supermemory.api import SupermemoryAPI
+from hermes_memory_supermemory.api import SupermemoryAPI, search_hits
 from hermes_memory_supermemory.settings import (
     CONFIG_FILE,
     SupermemorySettings,
@@ -180,13 +181,25 @@ class SupermemoryProvider(ServiceProvider[SupermemorySettings, SupermemoryAPI]):
                 if items:
                     sections.append(title + "\n" + "\n".join(f"- {i}" for i in items))
                     count += len(items)
-        memories = fresh([str(r.get("memory") or r.get("chunk") or "") for r in results])
+        memories: list[tuple[str, float | None]] = []
+        for hit in results:
+            key = " ".join(hit.text.split())
+            if key and key not in seen and len(memories) < limit:
+                seen.add(key)
+                memories.append((key, hit.similarity))
         if memories:
-            sections.append("## Relevant Memories\n" + "\n".join(f"- {m}" for m in memories))
-            count += len(memories)
+            sections.append("## Relevant Memories\n" + "\n".join(f"- {m}" for m, _ in memories))
         if not sections:
             return None
-        return MemoryContext("\n\n".join(sections), count=count, label=LABEL)
+        # profile facts carry no score: the block has scores only on turns without them
+        scores: list[float | None] = [None] * count
+        scores += [similarity for _, similarity in memories]
+        return MemoryContext(
+            "\n\n".join(sections),
+            count=count + len(memories),
+            label=LABEL,
+            scores=item_scores(scores),
+        )
 
     # -- writes
 
@@ -397,16 +410,16 @@ class SupermemoryProvider(ServiceProvider[SupermemorySettings, SupermemoryAPI]):
         return tool_ok(saved=True, id=doc_id)
 
     def _found(self, results: Sequence[Mapping[str, Any]]) -> tuple[list[dict[str, Any]], int]:
-        texts = [str(r.get("memory") or r.get("chunk") or "") for r in results]
-        kept, dropped = screen_recalled(texts, "supermemory search")
+        hits = search_hits(results)
+        kept, dropped = screen_recalled([h.text for h in hits], "supermemory search")
         allowed = set(kept)
         out = []
-        for result, text in zip(results, texts, strict=True):
-            clean = text.strip()
+        for hit in hits:
+            clean = hit.text.strip()
             if clean in allowed:
-                item: dict[str, Any] = {"id": result.get("id"), "memory": clean}
-                if isinstance(result.get("similarity"), int | float):
-                    item["similarity"] = round(float(result["similarity"]), 3)
+                item: dict[str, Any] = {"id": hit.id, "memory": clean}
+                if hit.similarity is not None:
+                    item["similarity"] = round(hit.similarity, 3)
                 out.append(item)
         return out, dropped
 
