@@ -1,4 +1,4 @@
-"""Is an OpenAI-compatible endpoint up? One ``GET {base_url}/models`` (``hermes chat``'s
+"""Is an OpenAI-compatible endpoint up? One ``GET {base_url}/models`` (``hermes-memory chat``'s
 first-run check).
 
 Contract: :func:`probe_endpoint` never raises for the network: any HTTP answer counts as
