@@ -21,6 +21,7 @@ from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
 
 from hermes_core.cli.main import cli
+from hermes_core.providers.discovery import list_installed
 
 DOWN, UP, ENTER, ESC, BACKSPACE = "\x1b[B", "\x1b[A", "\r", "\x1b", "\x7f"
 
@@ -36,24 +37,34 @@ def recording_installed(fake_distribution: Any) -> None:
 
 @contextmanager
 def keys(*presses: str) -> Iterator[None]:
-    """Type ``presses`` into the prompts. A trailing Esc is sent a moment later, from a thread:
-    a lone Esc is only recognised by the prompt that is running when it arrives (otherwise it
-    waits in the shared parser as the start of an escape sequence)."""
+    """Type ``presses`` into the prompts. A trailing Esc is sent from a thread, again every half
+    second until the command returns: a lone Esc is only recognised by the prompt that is running
+    when it arrives (otherwise it waits in the shared parser as the start of an escape sequence),
+    and on a loaded machine the next prompt may start late."""
     body, tail = list(presses), []
     while body and body[-1] == ESC:
         tail.append(body.pop())
+    done = threading.Event()
+
+    def send_tail() -> None:
+        while not done.wait(0.5):
+            for key in tail:
+                pipe.send_text(key)
+
     with create_pipe_input() as pipe, create_app_session(input=pipe, output=DummyOutput()):
         for press in body:
             pipe.send_text(press)
-        timer = threading.Timer(1.0, lambda: [pipe.send_text(key) for key in tail])
+        sender = threading.Thread(target=send_tail, daemon=True)
         if tail and body:
-            timer.start()
+            sender.start()
         elif tail:
             pipe.send_text(ESC)
         try:
             yield
         finally:
-            timer.cancel()
+            done.set()
+            if sender.is_alive():
+                sender.join()
 
 
 def run(*args: str) -> Result:
@@ -65,7 +76,11 @@ def config(home: Path) -> dict[str, Any]:
 
 
 def test_setup_writes_config_and_private_env(hermes_home: Path, recording_installed: None) -> None:
-    with keys(UP, ENTER, DOWN, ENTER, BACKSPACE, "8", ENTER, "sk-test-1234567890abcdef", ENTER):
+    # The cursor starts on "built-in only" (last); other provider plugins installed in the same
+    # environment may be listed after "recording", so count the steps up to it.
+    names = [p.name for p in list_installed()]
+    ups = [UP] * (len(names) - names.index("recording"))
+    with keys(*ups, ENTER, DOWN, ENTER, BACKSPACE, "8", ENTER, "sk-test-1234567890abcdef", ENTER):
         result = run("memory", "setup")
     assert result.exit_code == 0, result.output
     assert "Memory provider: recording" in result.output
