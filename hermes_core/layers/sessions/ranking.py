@@ -97,6 +97,20 @@ DEMOTION = 0.5
 """Score multiplier of sessions from ``SearchFilters.demoted_sources``."""
 SPEAKER_BOOST = 0.2
 """Multiplier bonus for messages spoken by a participant the query names."""
+OWN_WORDS_BOOST = 2.0
+"""Multiplier bonus, in the order of the returned *turns* only, for the user's own messages
+when the query is in the first person ("what did I buy", "我买了什么"): what a person said
+about themselves is the evidence for a question about themselves, while an assistant's long
+answers repeat the question's words. Session scores are computed before it (boosting the
+user's messages in the session scores too moved the two halves of the dev questions apart:
+docs/benchmarks.md)."""
+OWN_WORDS_POOL = 120
+"""The best turns re-ordered by :data:`OWN_WORDS_BOOST` (the rest keep their order)."""
+FIRST_PERSON = re.compile(
+    r"(?<![\w'])(?:i|i'm|i've|i'd|i'll|me|my|mine|myself)(?![\w'])|我", re.IGNORECASE
+)
+"""A first-person question: English "I", "me", "my", … (a whole word) or Chinese 我 (also
+我们, 我的)."""
 QUESTION_FILLERS = frozenset(
     [
         "say",
@@ -510,11 +524,18 @@ def _feedback_seeds(db: SessionStore, hits: Sequence[TurnHit]) -> list[TurnHit]:
     themselves names the things a later question is about ("my Yamaha FG800"), while an
     assistant's long answers spread generic advice words."""
     ordered = sorted(hits, key=lambda h: (-h.score, h.message_id))
-    ids = [h.message_id for h in ordered[:PRF_POOL]]
-    rows = db.read(f"SELECT id, role FROM messages WHERE id IN ({','.join('?' * len(ids))})", ids)
-    role = {int(r[0]): str(r[1]) for r in rows}
-    mine = [h for h in ordered[:PRF_POOL] if role.get(h.message_id) == "user"]
+    users = _user_messages(db, [h.message_id for h in ordered[:PRF_POOL]])
+    mine = [h for h in ordered[:PRF_POOL] if h.message_id in users]
     return (mine or ordered)[:PRF_DOCS]
+
+
+def _user_messages(db: SessionStore, ids: Sequence[int]) -> set[int]:
+    """Which of these message ids the user wrote (role ``user``)."""
+    if not ids:
+        return set()
+    marks = ",".join("?" * len(ids))
+    rows = db.read(f"SELECT id FROM messages WHERE id IN ({marks}) AND role = 'user'", list(ids))
+    return {int(r[0]) for r in rows}
 
 
 def _feedback(
@@ -815,6 +836,17 @@ def _aggregate_sessions(
     return sessions
 
 
+def _order_own_words(db: SessionStore, hits: list[TurnHit]) -> list[TurnHit]:
+    """Stage 9 — the best :data:`OWN_WORDS_POOL` turns re-ordered with the user's own
+    messages' scores ×(1 + :data:`OWN_WORDS_BOOST`) (``hits`` best first; scores and the
+    session ranking are left as they are)."""
+    pool, rest = hits[:OWN_WORDS_POOL], hits[OWN_WORDS_POOL:]
+    mine = _user_messages(db, [h.message_id for h in pool])
+    factor = {mid: 1.0 + OWN_WORDS_BOOST for mid in mine}
+    pool.sort(key=lambda h: (-h.score * factor.get(h.message_id, 1.0), h.message_id))
+    return [*pool, *rest]
+
+
 def rank(
     db: SessionStore,
     query: str,
@@ -848,6 +880,8 @@ def rank(
     _apply_neighbours(hits)
     hits = _merge_relaxed(hits, relaxed)
     sessions = _aggregate_sessions(db, hits, filters.demoted_sources)
+    if OWN_WORDS_BOOST and FIRST_PERSON.search(query):
+        hits = _order_own_words(db, hits)
     return Ranking(hits, sessions, q.terms, q.match, cost)
 
 

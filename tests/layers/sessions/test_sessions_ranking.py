@@ -155,3 +155,75 @@ def test_feedback_seeds_are_the_users_statements(db: SessionDB) -> None:
     # no statement by the user among the hits: the best hits of any role
     only_assistant = [h for h in hits if h.message_id == ids[0]]
     assert [h.message_id for h in ranking._feedback_seeds(db, only_assistant)] == [ids[0]]
+
+
+def _chat(db: SessionDB, sid: str, day: int, turns: list[tuple[str, str]]) -> list[int]:
+    db.create_session(sid, started_at=datetime(2023, 1, day).timestamp())
+    return db.append_messages(
+        sid, [{"role": role, "content": text} for role, text in turns], user_id=ALL_USERS
+    )
+
+
+@pytest.mark.parametrize(
+    ("question", "plain", "said", "answer"),
+    [
+        (
+            "How many weddings have I attended?",
+            "How many weddings are there?",
+            "I just got back from my cousin's wedding",
+            "Wedding planning: a wedding venue, wedding music and wedding flowers",
+        ),
+        (
+            "我参加过几次婚礼？",
+            "婚礼有几次？",
+            "上周我去了表哥的婚礼",
+            "婚礼策划：婚礼场地、婚礼音乐、婚礼鲜花，婚礼预算",
+        ),
+    ],
+)
+def test_first_person_questions_put_the_users_own_words_first_in_the_turns(
+    db: SessionDB,
+    monkeypatch: pytest.MonkeyPatch,
+    question: str,
+    plain: str,
+    said: str,
+    answer: str,
+) -> None:
+    mine, advice = _chat(db, "s", 1, [("user", said), ("assistant", answer)])
+    _chat(db, "other", 2, [("assistant", answer + " " + answer)])
+
+    def turns(query: str) -> list[int]:
+        return [h.message_id for h in rank(db, query).turns]
+
+    before_sessions = [s.session_id for s in rank(db, question).sessions]
+    scores = {h.message_id: h.score for h in rank(db, question).turns}
+    assert scores[advice] > scores[mine]  # the answer repeats the word: it scores higher
+    order = turns(question)
+    assert order.index(mine) < order.index(advice)  # … but the user's words come first
+    assert turns(plain).index(advice) < turns(plain).index(mine)  # only for "I" / "我"
+    # the re-ordering leaves scores and the session ranking as they were
+    monkeypatch.setattr(ranking, "OWN_WORDS_BOOST", 0.0)
+    assert turns(question).index(advice) < turns(question).index(mine)
+    assert [s.session_id for s in rank(db, question).sessions] == before_sessions
+    assert {h.message_id: h.score for h in rank(db, question).turns} == scores
+
+
+def test_first_person_is_a_whole_word() -> None:
+    for text in ("what did I buy", "I'm sure", "tell me", "my dog", "我的狗", "我们"):
+        assert ranking.FIRST_PERSON.search(text), text
+    for text in ("the iPhone", "image", "mystery", "domain", "Mike's bike", "你的狗"):
+        assert not ranking.FIRST_PERSON.search(text), text
+
+
+def test_own_words_reorders_only_the_pool(db: SessionDB, monkeypatch: pytest.MonkeyPatch) -> None:
+    ids = _chat(
+        db,
+        "s",
+        1,
+        [("assistant", "kayak kayak kayak trip"), ("user", "my kayak"), ("user", "kayak")],
+    )
+    monkeypatch.setattr(ranking, "OWN_WORDS_POOL", 1)
+    hits = rank(db, "my kayak").turns
+    monkeypatch.setattr(ranking, "OWN_WORDS_BOOST", 0.0)
+    assert [h.message_id for h in rank(db, "my kayak").turns] == [h.message_id for h in hits]
+    assert hits[0].message_id == ids[0]
