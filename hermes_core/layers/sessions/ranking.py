@@ -3,7 +3,8 @@
 Pipeline (every step measured on LoCoMo in docs/benchmarks.md):
 
 1. Query terms: content words joined with ``OR`` (English stopwords, question scaffolding
-   such as "what kind of" / "what did X say", and names of conversation participants
+   such as "what kind of" / "what did X say" / "how many different … in total" and its
+   Chinese character pairs (一共, 几次, …), and names of conversation participants
    dropped), porter-stemmed by FTS5.
 2. Candidates: FTS5 ``bm25()`` (text column weighted above speaker/tool metadata) ranks on
    its own, then the best rows are joined and filtered (hidden sources, excluded sessions,
@@ -21,6 +22,9 @@ Pipeline (every step measured on LoCoMo in docs/benchmarks.md):
    sources are demoted.
 8. Query relaxation: when few sessions matched, the dropped names/question words are
    searched too and ranked after every primary result.
+9. The user's own words first: for a first-person question ("what did I buy", "我的狗"),
+   the returned *turns* put the user's own messages ahead (×3 in their order only); the
+   session ranking is left as it is.
 """
 
 from __future__ import annotations
@@ -125,8 +129,11 @@ QUESTION_FILLERS = frozenset(
         "tell",
         "told",
         "kind",
+        "kinds",
         "type",
+        "types",
         "sort",
+        "sorts",
         "way",
         "ways",
         "thing",
@@ -136,10 +143,27 @@ QUESTION_FILLERS = frozenset(
         "much",
         "many",
         "often",
+        # counting and listing: "the total number of", "how many different", "currently"
+        "total",
+        "number",
+        "different",
+        "various",
+        "currently",
+        "recently",
     ]
 )
-"""Question scaffolding ("what kind of", "in what ways", "what did X say about") dropped
-like stopwords."""
+"""Question scaffolding ("what kind of", "in what ways", "what did X say about", "how many
+different … in total") dropped like stopwords (searched again only by query relaxation)."""
+QUESTION_FILLERS_ZH = frozenset(
+    [
+        *("说过", "提到", "提过", "描述", "告诉", "聊过"),  # say, mention, describe, tell, talk
+        *("种类", "类型", "哪些", "什么", "东西", "事情"),  # kinds, types, which, what, things
+        *("多少", "几个", "几次", "几种", "经常"),  # how much / many, often
+        *("一共", "总共", "总数", "总计", "数量", "不同", "各种", "目前", "最近"),
+    ]
+)
+"""The Chinese side of :data:`QUESTION_FILLERS`: character pairs (how the index splits
+Chinese) of the same scaffolding ("我一共去过几次婚礼" searches 婚礼, not 一共 or 几次)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -669,6 +693,14 @@ class _Query:
     window: TimeWindow | None
 
 
+def _is_filler(term: Term) -> bool:
+    """Question scaffolding: one English word of :data:`QUESTION_FILLERS` or a Chinese
+    character pair of :data:`QUESTION_FILLERS_ZH`."""
+    if len(term.words) == 1:
+        return term.words[0] in QUESTION_FILLERS
+    return term.text in QUESTION_FILLERS_ZH
+
+
 def _prepare_query(
     db: SessionStore, query: str, user_id: UserScope, now: float | None = None
 ) -> _Query:
@@ -685,13 +717,7 @@ def _prepare_query(
         return _Query(terms, [], set(), False, None, window)
     speakers = db.speaker_names(user_id=user_id)
     named = {t.words[0] for t in terms if len(t.words) == 1 and t.words[0] in speakers}
-    content = [
-        t
-        for t in terms
-        if t.quoted
-        or (t.words[0] not in QUESTION_FILLERS and t.words[0] not in named)
-        or len(t.words) > 1
-    ]
+    content = [t for t in terms if t.quoted or not (_is_filler(t) or t.words[0] in named)]
     if content:
         terms = content
     explicit = any(t.op is not None for t in parsed)

@@ -8,6 +8,7 @@ import pytest
 
 from hermes_core.layers.sessions import ranking
 from hermes_core.layers.sessions.db import SessionDB
+from hermes_core.layers.sessions.fts import parse_query, ranked_terms
 from hermes_core.layers.sessions.ranking import SearchFilters, rank
 from hermes_core.scope import ALL_USERS
 
@@ -227,3 +228,31 @@ def test_own_words_reorders_only_the_pool(db: SessionDB, monkeypatch: pytest.Mon
     monkeypatch.setattr(ranking, "OWN_WORDS_BOOST", 0.0)
     assert [h.message_id for h in rank(db, "my kayak").turns] == [h.message_id for h in hits]
     assert hits[0].message_id == ids[0]
+
+
+@pytest.mark.parametrize(
+    ("question", "scaffolding", "topic", "other"),
+    [
+        (
+            "What is the total number of different weddings I went to?",
+            {"total", "number", "different"},
+            "my cousin's wedding at a vineyard",
+            "the total number of different parts is high",
+        ),
+        ("我一共去过几次婚礼？", {"一共", "几次"}, "表哥的婚礼在葡萄园", "一共几次付款"),
+    ],
+)
+def test_counting_scaffolding_is_not_searched(
+    db: SessionDB, question: str, scaffolding: set[str], topic: str, other: str
+) -> None:
+    _chat(db, "topic", 1, [("user", topic)])
+    _chat(db, "other", 2, [("user", other)])
+    ranked = rank(db, question)
+    assert not scaffolding & {t.text for t in ranked.terms}
+    # the scaffolding is searched again only by relaxation, after every content match
+    assert [s.session_id for s in ranked.sessions] == ["topic", "other"]
+
+
+def test_filler_words_and_pairs() -> None:
+    term = ranked_terms(parse_query("一共 婚礼 total wedding"))
+    assert [ranking._is_filler(t) for t in term] == [True, False, True, False]
