@@ -23,8 +23,9 @@ Pipeline (every step measured on LoCoMo in docs/benchmarks.md):
 8. Query relaxation: when few sessions matched, the dropped names/question words are
    searched too and ranked after every primary result.
 9. The user's own words first: for a first-person question ("what did I buy", "我的狗"),
-   the returned *turns* put the user's own messages ahead (×3 in their order only); the
-   session ranking is left as it is.
+   the returned *turns* put the user's own messages ahead (×3 in their order only; not
+   when it asks about the assistant's replies: "you recommended", "你推荐"); the session
+   ranking is left as it is.
 """
 
 from __future__ import annotations
@@ -115,6 +116,13 @@ FIRST_PERSON = re.compile(
 )
 """A first-person question: English "I", "me", "my", … (a whole word) or Chinese 我 (also
 我们, 我的)."""
+ASKS_ABOUT_REPLIES = re.compile(
+    r"\byou\s+(?:\w+ed|said|told|gave|made|wrote|sent|showed|taught|built|found|came up)\b"
+    r"|你(?:之前|上次|以前|刚才)?(?:说|讲|提到|提过|推荐|建议|告诉|给|写|列)",
+    re.IGNORECASE,
+)
+"""A question about what the assistant said ("the restaurant you recommended", "你推荐的餐厅"):
+its answer is in the assistant's replies, so :data:`OWN_WORDS_BOOST` does not apply."""
 QUESTION_FILLERS = frozenset(
     [
         "say",
@@ -906,7 +914,7 @@ def rank(
     _apply_neighbours(hits)
     hits = _merge_relaxed(hits, relaxed)
     sessions = _aggregate_sessions(db, hits, filters.demoted_sources)
-    if OWN_WORDS_BOOST and FIRST_PERSON.search(query):
+    if OWN_WORDS_BOOST and FIRST_PERSON.search(query) and not ASKS_ABOUT_REPLIES.search(query):
         hits = _order_own_words(db, hits)
     return Ranking(hits, sessions, q.terms, q.match, cost)
 

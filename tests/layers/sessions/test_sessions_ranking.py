@@ -202,11 +202,28 @@ def test_first_person_questions_put_the_users_own_words_first_in_the_turns(
     order = turns(question)
     assert order.index(mine) < order.index(advice)  # … but the user's words come first
     assert turns(plain).index(advice) < turns(plain).index(mine)  # only for "I" / "我"
+    # a question about the assistant's replies keeps their order
+    about = "Which venue you recommended? " if question.isascii() else "你推荐过什么？"
+    replies = turns(about + question)
+    assert replies.index(advice) < replies.index(mine)
     # the re-ordering leaves scores and the session ranking as they were
     monkeypatch.setattr(ranking, "OWN_WORDS_BOOST", 0.0)
     assert turns(question).index(advice) < turns(question).index(mine)
     assert [s.session_id for s in rank(db, question).sessions] == before_sessions
     assert {h.message_id: h.score for h in rank(db, question).turns} == scores
+
+
+def test_questions_about_the_assistants_replies() -> None:
+    for text in (
+        "the restaurant you recommended to me",
+        "You mentioned my budget",
+        "what you told me",
+        "你推荐的餐厅",
+        "你之前说过我的预算",
+    ):
+        assert ranking.ASKS_ABOUT_REPLIES.search(text), text
+    for text in ("Can you recommend a movie for me?", "did I tell you about my dog", "你好吗"):
+        assert not ranking.ASKS_ABOUT_REPLIES.search(text), text
 
 
 def test_first_person_is_a_whole_word() -> None:
