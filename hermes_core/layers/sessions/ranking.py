@@ -22,10 +22,10 @@ Pipeline (every step measured on LoCoMo in docs/benchmarks.md):
    sources are demoted.
 8. Query relaxation: when few sessions matched, the dropped names/question words are
    searched too and ranked after every primary result.
-9. The user's own words first: for a first-person question ("what did I buy", "我的狗"),
-   the returned *turns* put the user's own messages ahead (×3 in their order only; not
-   when it asks about the assistant's replies: "you recommended", "你推荐"); the session
-   ranking is left as it is.
+9. Own words first: for a first-person question ("what did I buy", "我的狗") the returned
+   *turns* put the user's own messages ahead (×3 in their order only; not when it asks
+   about the assistant's replies: "you recommended", "你推荐"), for a question naming a
+   participant that participant's messages; the session ranking is left as it is.
 """
 
 from __future__ import annotations
@@ -103,12 +103,13 @@ DEMOTION = 0.5
 SPEAKER_BOOST = 0.2
 """Multiplier bonus for messages spoken by a participant the query names."""
 OWN_WORDS_BOOST = 2.0
-"""Multiplier bonus, in the order of the returned *turns* only, for the user's own messages
-when the query is in the first person ("what did I buy", "我买了什么"): what a person said
-about themselves is the evidence for a question about themselves, while an assistant's long
-answers repeat the question's words. Session scores are computed before it (boosting the
-user's messages in the session scores too moved the two halves of the dev questions apart:
-docs/benchmarks.md)."""
+"""Multiplier bonus, in the order of the returned *turns* only, for the words of the person
+the question is about: the user's own messages when the query is in the first person ("what
+did I buy", "我买了什么"), a named participant's messages ("what did Caroline research"):
+what a person said about themselves is the evidence for a question about them, while an
+assistant's long answers (or the other speaker's replies) repeat the question's words.
+Session scores are computed before it (boosting the user's messages in the session scores
+too moved the two halves of the dev questions apart: docs/benchmarks.md)."""
 OWN_WORDS_POOL = 120
 """The best turns re-ordered by :data:`OWN_WORDS_BOOST` (the rest keep their order)."""
 FIRST_PERSON = re.compile(
@@ -870,13 +871,22 @@ def _aggregate_sessions(
     return sessions
 
 
-def _order_own_words(db: SessionStore, hits: list[TurnHit]) -> list[TurnHit]:
-    """Stage 9 — the best :data:`OWN_WORDS_POOL` turns re-ordered with the user's own
-    messages' scores ×(1 + :data:`OWN_WORDS_BOOST`) (``hits`` best first; scores and the
-    session ranking are left as they are)."""
+def _order_own_words(
+    db: SessionStore, hits: list[TurnHit], mine: bool, named: set[str]
+) -> list[TurnHit]:
+    """Stage 9 — the best :data:`OWN_WORDS_POOL` turns re-ordered with the scores of the
+    messages written by the person the question is about ×(1 + :data:`OWN_WORDS_BOOST`):
+    the user's own messages when ``mine`` (a first-person question), the messages spoken by
+    a participant the query names (``named``). ``hits`` best first; scores and the session
+    ranking are left as they are."""
+    if not mine and not named:
+        return hits
     pool, rest = hits[:OWN_WORDS_POOL], hits[OWN_WORDS_POOL:]
-    mine = _user_messages(db, [h.message_id for h in pool])
-    factor = {mid: 1.0 + OWN_WORDS_BOOST for mid in mine}
+    ids = [h.message_id for h in pool]
+    owners = _user_messages(db, ids) if mine else set()
+    if named:
+        owners |= {i for i, who in _speakers_of(db, ids).items() if who in named}
+    factor = {mid: 1.0 + OWN_WORDS_BOOST for mid in owners}
     pool.sort(key=lambda h: (-h.score * factor.get(h.message_id, 1.0), h.message_id))
     return [*pool, *rest]
 
@@ -914,8 +924,9 @@ def rank(
     _apply_neighbours(hits)
     hits = _merge_relaxed(hits, relaxed)
     sessions = _aggregate_sessions(db, hits, filters.demoted_sources)
-    if OWN_WORDS_BOOST and FIRST_PERSON.search(query) and not ASKS_ABOUT_REPLIES.search(query):
-        hits = _order_own_words(db, hits)
+    if OWN_WORDS_BOOST:
+        mine = bool(FIRST_PERSON.search(query)) and not ASKS_ABOUT_REPLIES.search(query)
+        hits = _order_own_words(db, hits, mine, q.named)
     return Ranking(hits, sessions, q.terms, q.match, cost)
 
 

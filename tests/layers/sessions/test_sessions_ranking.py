@@ -273,3 +273,40 @@ def test_counting_scaffolding_is_not_searched(
 def test_filler_words_and_pairs() -> None:
     term = ranked_terms(parse_query("一共 婚礼 total wedding"))
     assert [ranking._is_filler(t) for t in term] == [True, False, True, False]
+
+
+@pytest.mark.parametrize(
+    ("question", "theirs", "reply"),
+    [
+        (
+            "What did Caroline research?",
+            "I research adoption agencies",
+            "Research, research: adoption research takes time, research more",
+        ),
+        # Chinese text, a Latin-script name (a Chinese-script name is not recognised as a
+        # participant: docs/sessions.md)
+        ("Caroline研究了什么？", "我在研究领养机构", "研究研究，领养研究需要时间，多研究"),
+    ],
+)
+def test_a_named_participants_words_come_first_in_the_turns(
+    db: SessionDB, monkeypatch: pytest.MonkeyPatch, question: str, theirs: str, reply: str
+) -> None:
+    name = "Caroline"
+    db.create_session("s", started_at=datetime(2023, 1, 1).timestamp())
+    said, answered = db.append_messages(
+        "s",
+        [
+            {"role": "user", "name": name, "content": theirs},
+            {"role": "user", "name": "Melanie", "content": reply},
+        ],
+        user_id=ALL_USERS,
+    )
+    _chat(db, "other", 2, [("user", "unrelated words only")])  # Melanie is not named
+    monkeypatch.setattr(ranking, "SPEAKER_BOOST", 0.0)  # the score stage alone would not
+    scores = {h.message_id: h.score for h in rank(db, question).turns}
+    assert scores[answered] > scores[said]
+    order = [h.message_id for h in rank(db, question).turns]
+    assert order.index(said) < order.index(answered)
+    monkeypatch.setattr(ranking, "OWN_WORDS_BOOST", 0.0)
+    order = [h.message_id for h in rank(db, question).turns]
+    assert order.index(answered) < order.index(said)
