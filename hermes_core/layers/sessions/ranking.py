@@ -3,7 +3,8 @@
 Pipeline (every step measured on LoCoMo in docs/benchmarks.md):
 
 1. Query terms: content words joined with ``OR`` (English stopwords, question scaffolding
-   such as "what kind of" / "what did X say", and names of conversation participants
+   such as "what kind of" / "what did X say" / "how many different … in total" and its
+   Chinese character pairs (一共, 几次, …), and names of conversation participants
    dropped), porter-stemmed by FTS5.
 2. Candidates: FTS5 ``bm25()`` (text column weighted above speaker/tool metadata) ranks on
    its own, then the best rows are joined and filtered (hidden sources, excluded sessions,
@@ -21,6 +22,10 @@ Pipeline (every step measured on LoCoMo in docs/benchmarks.md):
    sources are demoted.
 8. Query relaxation: when few sessions matched, the dropped names/question words are
    searched too and ranked after every primary result.
+9. Own words first: for a first-person question ("what did I buy", "我的狗") the returned
+   *turns* put the user's own messages ahead (×3 in their order only; not when it asks
+   about the assistant's replies: "you recommended", "你推荐"), for a question naming a
+   participant that participant's messages; the session ranking is left as it is.
 """
 
 from __future__ import annotations
@@ -97,6 +102,28 @@ DEMOTION = 0.5
 """Score multiplier of sessions from ``SearchFilters.demoted_sources``."""
 SPEAKER_BOOST = 0.2
 """Multiplier bonus for messages spoken by a participant the query names."""
+OWN_WORDS_BOOST = 2.0
+"""Multiplier bonus, in the order of the returned *turns* only, for the words of the person
+the question is about: the user's own messages when the query is in the first person ("what
+did I buy", "我买了什么"), a named participant's messages ("what did Caroline research"):
+what a person said about themselves is the evidence for a question about them, while an
+assistant's long answers (or the other speaker's replies) repeat the question's words.
+Session scores are computed before it (boosting the user's messages in the session scores
+too moved the two halves of the dev questions apart: docs/benchmarks.md)."""
+OWN_WORDS_POOL = 120
+"""The best turns re-ordered by :data:`OWN_WORDS_BOOST` (the rest keep their order)."""
+FIRST_PERSON = re.compile(
+    r"(?<![\w'])(?:i|i'm|i've|i'd|i'll|me|my|mine|myself)(?![\w'])|我", re.IGNORECASE
+)
+"""A first-person question: English "I", "me", "my", … (a whole word) or Chinese 我 (also
+我们, 我的)."""
+ASKS_ABOUT_REPLIES = re.compile(
+    r"\byou\s+(?:\w+ed|said|told|gave|made|wrote|sent|showed|taught|built|found|came up)\b"
+    r"|你(?:之前|上次|以前|刚才)?(?:说|讲|提到|提过|推荐|建议|告诉|给|写|列)",
+    re.IGNORECASE,
+)
+"""A question about what the assistant said ("the restaurant you recommended", "你推荐的餐厅"):
+its answer is in the assistant's replies, so :data:`OWN_WORDS_BOOST` does not apply."""
 QUESTION_FILLERS = frozenset(
     [
         "say",
@@ -111,8 +138,11 @@ QUESTION_FILLERS = frozenset(
         "tell",
         "told",
         "kind",
+        "kinds",
         "type",
+        "types",
         "sort",
+        "sorts",
         "way",
         "ways",
         "thing",
@@ -122,10 +152,27 @@ QUESTION_FILLERS = frozenset(
         "much",
         "many",
         "often",
+        # counting and listing: "the total number of", "how many different", "currently"
+        "total",
+        "number",
+        "different",
+        "various",
+        "currently",
+        "recently",
     ]
 )
-"""Question scaffolding ("what kind of", "in what ways", "what did X say about") dropped
-like stopwords."""
+"""Question scaffolding ("what kind of", "in what ways", "what did X say about", "how many
+different … in total") dropped like stopwords (searched again only by query relaxation)."""
+QUESTION_FILLERS_ZH = frozenset(
+    [
+        *("说过", "提到", "提过", "描述", "告诉", "聊过"),  # say, mention, describe, tell, talk
+        *("种类", "类型", "哪些", "什么", "东西", "事情"),  # kinds, types, which, what, things
+        *("多少", "几个", "几次", "几种", "经常"),  # how much / many, often
+        *("一共", "总共", "总数", "总计", "数量", "不同", "各种", "目前", "最近"),
+    ]
+)
+"""The Chinese side of :data:`QUESTION_FILLERS`: character pairs (how the index splits
+Chinese) of the same scaffolding ("我一共去过几次婚礼" searches 婚礼, not 一共 or 几次)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -510,11 +557,18 @@ def _feedback_seeds(db: SessionStore, hits: Sequence[TurnHit]) -> list[TurnHit]:
     themselves names the things a later question is about ("my Yamaha FG800"), while an
     assistant's long answers spread generic advice words."""
     ordered = sorted(hits, key=lambda h: (-h.score, h.message_id))
-    ids = [h.message_id for h in ordered[:PRF_POOL]]
-    rows = db.read(f"SELECT id, role FROM messages WHERE id IN ({','.join('?' * len(ids))})", ids)
-    role = {int(r[0]): str(r[1]) for r in rows}
-    mine = [h for h in ordered[:PRF_POOL] if role.get(h.message_id) == "user"]
+    users = _user_messages(db, [h.message_id for h in ordered[:PRF_POOL]])
+    mine = [h for h in ordered[:PRF_POOL] if h.message_id in users]
     return (mine or ordered)[:PRF_DOCS]
+
+
+def _user_messages(db: SessionStore, ids: Sequence[int]) -> set[int]:
+    """Which of these message ids the user wrote (role ``user``)."""
+    if not ids:
+        return set()
+    marks = ",".join("?" * len(ids))
+    rows = db.read(f"SELECT id FROM messages WHERE id IN ({marks}) AND role = 'user'", list(ids))
+    return {int(r[0]) for r in rows}
 
 
 def _feedback(
@@ -648,6 +702,14 @@ class _Query:
     window: TimeWindow | None
 
 
+def _is_filler(term: Term) -> bool:
+    """Question scaffolding: one English word of :data:`QUESTION_FILLERS` or a Chinese
+    character pair of :data:`QUESTION_FILLERS_ZH`."""
+    if len(term.words) == 1:
+        return term.words[0] in QUESTION_FILLERS
+    return term.text in QUESTION_FILLERS_ZH
+
+
 def _prepare_query(
     db: SessionStore, query: str, user_id: UserScope, now: float | None = None
 ) -> _Query:
@@ -664,13 +726,7 @@ def _prepare_query(
         return _Query(terms, [], set(), False, None, window)
     speakers = db.speaker_names(user_id=user_id)
     named = {t.words[0] for t in terms if len(t.words) == 1 and t.words[0] in speakers}
-    content = [
-        t
-        for t in terms
-        if t.quoted
-        or (t.words[0] not in QUESTION_FILLERS and t.words[0] not in named)
-        or len(t.words) > 1
-    ]
+    content = [t for t in terms if t.quoted or not (_is_filler(t) or t.words[0] in named)]
     if content:
         terms = content
     explicit = any(t.op is not None for t in parsed)
@@ -815,6 +871,26 @@ def _aggregate_sessions(
     return sessions
 
 
+def _order_own_words(
+    db: SessionStore, hits: list[TurnHit], mine: bool, named: set[str]
+) -> list[TurnHit]:
+    """Stage 9 — the best :data:`OWN_WORDS_POOL` turns re-ordered with the scores of the
+    messages written by the person the question is about ×(1 + :data:`OWN_WORDS_BOOST`):
+    the user's own messages when ``mine`` (a first-person question), the messages spoken by
+    a participant the query names (``named``). ``hits`` best first; scores and the session
+    ranking are left as they are."""
+    if not mine and not named:
+        return hits
+    pool, rest = hits[:OWN_WORDS_POOL], hits[OWN_WORDS_POOL:]
+    ids = [h.message_id for h in pool]
+    owners = _user_messages(db, ids) if mine else set()
+    if named:
+        owners |= {i for i, who in _speakers_of(db, ids).items() if who in named}
+    factor = {mid: 1.0 + OWN_WORDS_BOOST for mid in owners}
+    pool.sort(key=lambda h: (-h.score * factor.get(h.message_id, 1.0), h.message_id))
+    return [*pool, *rest]
+
+
 def rank(
     db: SessionStore,
     query: str,
@@ -848,6 +924,9 @@ def rank(
     _apply_neighbours(hits)
     hits = _merge_relaxed(hits, relaxed)
     sessions = _aggregate_sessions(db, hits, filters.demoted_sources)
+    if OWN_WORDS_BOOST:
+        mine = bool(FIRST_PERSON.search(query)) and not ASKS_ABOUT_REPLIES.search(query)
+        hits = _order_own_words(db, hits, mine, q.named)
     return Ranking(hits, sessions, q.terms, q.match, cost)
 
 

@@ -8,6 +8,7 @@ import pytest
 
 from hermes_core.layers.sessions import ranking
 from hermes_core.layers.sessions.db import SessionDB
+from hermes_core.layers.sessions.fts import parse_query, ranked_terms
 from hermes_core.layers.sessions.ranking import SearchFilters, rank
 from hermes_core.scope import ALL_USERS
 
@@ -155,3 +156,157 @@ def test_feedback_seeds_are_the_users_statements(db: SessionDB) -> None:
     # no statement by the user among the hits: the best hits of any role
     only_assistant = [h for h in hits if h.message_id == ids[0]]
     assert [h.message_id for h in ranking._feedback_seeds(db, only_assistant)] == [ids[0]]
+
+
+def _chat(db: SessionDB, sid: str, day: int, turns: list[tuple[str, str]]) -> list[int]:
+    db.create_session(sid, started_at=datetime(2023, 1, day).timestamp())
+    return db.append_messages(
+        sid, [{"role": role, "content": text} for role, text in turns], user_id=ALL_USERS
+    )
+
+
+@pytest.mark.parametrize(
+    ("question", "plain", "said", "answer"),
+    [
+        (
+            "How many weddings have I attended?",
+            "How many weddings are there?",
+            "I just got back from my cousin's wedding",
+            "Wedding planning: a wedding venue, wedding music and wedding flowers",
+        ),
+        (
+            "我参加过几次婚礼？",
+            "婚礼有几次？",
+            "上周我去了表哥的婚礼",
+            "婚礼策划：婚礼场地、婚礼音乐、婚礼鲜花，婚礼预算",
+        ),
+    ],
+)
+def test_first_person_questions_put_the_users_own_words_first_in_the_turns(
+    db: SessionDB,
+    monkeypatch: pytest.MonkeyPatch,
+    question: str,
+    plain: str,
+    said: str,
+    answer: str,
+) -> None:
+    mine, advice = _chat(db, "s", 1, [("user", said), ("assistant", answer)])
+    _chat(db, "other", 2, [("assistant", answer + " " + answer)])
+
+    def turns(query: str) -> list[int]:
+        return [h.message_id for h in rank(db, query).turns]
+
+    before_sessions = [s.session_id for s in rank(db, question).sessions]
+    scores = {h.message_id: h.score for h in rank(db, question).turns}
+    assert scores[advice] > scores[mine]  # the answer repeats the word: it scores higher
+    order = turns(question)
+    assert order.index(mine) < order.index(advice)  # … but the user's words come first
+    assert turns(plain).index(advice) < turns(plain).index(mine)  # only for "I" / "我"
+    # a question about the assistant's replies keeps their order
+    about = "Which venue you recommended? " if question.isascii() else "你推荐过什么？"
+    replies = turns(about + question)
+    assert replies.index(advice) < replies.index(mine)
+    # the re-ordering leaves scores and the session ranking as they were
+    monkeypatch.setattr(ranking, "OWN_WORDS_BOOST", 0.0)
+    assert turns(question).index(advice) < turns(question).index(mine)
+    assert [s.session_id for s in rank(db, question).sessions] == before_sessions
+    assert {h.message_id: h.score for h in rank(db, question).turns} == scores
+
+
+def test_questions_about_the_assistants_replies() -> None:
+    for text in (
+        "the restaurant you recommended to me",
+        "You mentioned my budget",
+        "what you told me",
+        "你推荐的餐厅",
+        "你之前说过我的预算",
+    ):
+        assert ranking.ASKS_ABOUT_REPLIES.search(text), text
+    for text in ("Can you recommend a movie for me?", "did I tell you about my dog", "你好吗"):
+        assert not ranking.ASKS_ABOUT_REPLIES.search(text), text
+
+
+def test_first_person_is_a_whole_word() -> None:
+    for text in ("what did I buy", "I'm sure", "tell me", "my dog", "我的狗", "我们"):
+        assert ranking.FIRST_PERSON.search(text), text
+    for text in ("the iPhone", "image", "mystery", "domain", "Mike's bike", "你的狗"):
+        assert not ranking.FIRST_PERSON.search(text), text
+
+
+def test_own_words_reorders_only_the_pool(db: SessionDB, monkeypatch: pytest.MonkeyPatch) -> None:
+    ids = _chat(
+        db,
+        "s",
+        1,
+        [("assistant", "kayak kayak kayak trip"), ("user", "my kayak"), ("user", "kayak")],
+    )
+    monkeypatch.setattr(ranking, "OWN_WORDS_POOL", 1)
+    hits = rank(db, "my kayak").turns
+    monkeypatch.setattr(ranking, "OWN_WORDS_BOOST", 0.0)
+    assert [h.message_id for h in rank(db, "my kayak").turns] == [h.message_id for h in hits]
+    assert hits[0].message_id == ids[0]
+
+
+@pytest.mark.parametrize(
+    ("question", "scaffolding", "topic", "other"),
+    [
+        (
+            "What is the total number of different weddings I went to?",
+            {"total", "number", "different"},
+            "my cousin's wedding at a vineyard",
+            "the total number of different parts is high",
+        ),
+        ("我一共去过几次婚礼？", {"一共", "几次"}, "表哥的婚礼在葡萄园", "一共几次付款"),
+    ],
+)
+def test_counting_scaffolding_is_not_searched(
+    db: SessionDB, question: str, scaffolding: set[str], topic: str, other: str
+) -> None:
+    _chat(db, "topic", 1, [("user", topic)])
+    _chat(db, "other", 2, [("user", other)])
+    ranked = rank(db, question)
+    assert not scaffolding & {t.text for t in ranked.terms}
+    # the scaffolding is searched again only by relaxation, after every content match
+    assert [s.session_id for s in ranked.sessions] == ["topic", "other"]
+
+
+def test_filler_words_and_pairs() -> None:
+    term = ranked_terms(parse_query("一共 婚礼 total wedding"))
+    assert [ranking._is_filler(t) for t in term] == [True, False, True, False]
+
+
+@pytest.mark.parametrize(
+    ("question", "theirs", "reply"),
+    [
+        (
+            "What did Caroline research?",
+            "I research adoption agencies",
+            "Research, research: adoption research takes time, research more",
+        ),
+        # Chinese text, a Latin-script name (a Chinese-script name is not recognised as a
+        # participant: docs/sessions.md)
+        ("Caroline研究了什么？", "我在研究领养机构", "研究研究，领养研究需要时间，多研究"),
+    ],
+)
+def test_a_named_participants_words_come_first_in_the_turns(
+    db: SessionDB, monkeypatch: pytest.MonkeyPatch, question: str, theirs: str, reply: str
+) -> None:
+    name = "Caroline"
+    db.create_session("s", started_at=datetime(2023, 1, 1).timestamp())
+    said, answered = db.append_messages(
+        "s",
+        [
+            {"role": "user", "name": name, "content": theirs},
+            {"role": "user", "name": "Melanie", "content": reply},
+        ],
+        user_id=ALL_USERS,
+    )
+    _chat(db, "other", 2, [("user", "unrelated words only")])  # Melanie is not named
+    monkeypatch.setattr(ranking, "SPEAKER_BOOST", 0.0)  # the score stage alone would not
+    scores = {h.message_id: h.score for h in rank(db, question).turns}
+    assert scores[answered] > scores[said]
+    order = [h.message_id for h in rank(db, question).turns]
+    assert order.index(said) < order.index(answered)
+    monkeypatch.setattr(ranking, "OWN_WORDS_BOOST", 0.0)
+    order = [h.message_id for h in rank(db, question).turns]
+    assert order.index(answered) < order.index(said)
