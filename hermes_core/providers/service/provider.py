@@ -22,7 +22,10 @@ The frame owns what every service provider needs and none should write again:
 * tools: :meth:`~ServiceProvider.tool` builds a :class:`ToolSpec` whose handler never
   raises and answers in the one tool-result shape (:mod:`hermes_core.tool_results`).
 
-A plugin writes only its API calls: ``make_api`` (its endpoints), recall, writing a turn,
+* the prompt and the recalled context: ``system_prompt_block`` from :meth:`prompt_text`,
+  :meth:`recalled_context` (heading, ``- `` lines, label, per-line scores).
+
+A plugin writes only its API calls: ``api_class`` (its endpoints), recall, writing a turn,
 its tools. See docs/writing-a-provider.md, "Service providers".
 """
 
@@ -93,7 +96,11 @@ class ServiceProvider(MemoryProvider, Generic[S, A]):
     the breaker is open), ``not_found_prefix`` (a :class:`ServiceNotFound` in a tool reads
     ``"not found: ..."``), ``outbox_limit`` (writes kept while the service is down),
     ``config_file`` (a JSON file under ``$HERMES_HOME``, e.g. ``honcho.json``, whose values
-    fill the settings nobody set; see :meth:`config_values`).
+    fill the settings nobody set; see :meth:`config_values`), ``api_class`` (the
+    :class:`~hermes_core.providers.service.client.ServiceAPI` subclass :meth:`make_api`
+    builds around the client), ``prompt_order`` (of the :meth:`prompt_text` block; None:
+    PromptBlock's default) and ``recall_heading`` (the first line of
+    :meth:`recalled_context`). ``Settings`` defaults to the first type argument.
     """
 
     service: ClassVar[str] = ""
