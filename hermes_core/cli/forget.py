@@ -8,24 +8,16 @@ or the report as JSON. The exit status is 1 when the proof is not clean.
 
 from __future__ import annotations
 
-import re
 import sys
 from typing import Any
 
 import click
-from rich.markup import escape
 
-from hermes_core.cli.output import Table, console, mark, print_json
+from hermes_core.cli.output import Table, console, mark, print_json, shown
 from hermes_core.errors import HermesError
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-
-
-def shown(text: str, width: int = 160) -> str:
-    """``text`` for a terminal: control characters visible (``\\x1b``), markup escaped,
-    cut to ``width`` characters with an ellipsis."""
-    flat = _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text.replace("\n", " ⏎ "))
-    return escape(flat if len(flat) <= width else flat[: width - 1] + "…")
+WIDTH = 160
+"""Characters of one value shown in the preview and the report."""
 
 
 def _preview_table(matches: Any) -> Table:
@@ -33,15 +25,21 @@ def _preview_table(matches: Any) -> Table:
     for column in ("store", "where", "text"):
         table.add_column(column)
     for hit in matches.memory:
-        table.add_row("memory", shown(f"{hit.store} {hit.ref}"), shown(hit.text))
+        table.add_row("memory", shown(f"{hit.store} {hit.ref}", WIDTH), shown(hit.text, WIDTH))
     for hit in matches.archive:
-        table.add_row("sessions", shown(f"{hit.kind} {hit.session_id}"), shown(hit.text))
+        table.add_row(
+            "sessions", shown(f"{hit.kind} {hit.session_id}", WIDTH), shown(hit.text, WIDTH)
+        )
     for hit in matches.skills:
-        table.add_row("skills", shown(f"{hit.path}:{hit.line}"), shown(hit.text))
+        table.add_row("skills", shown(f"{hit.path}:{hit.line}", WIDTH), shown(hit.text, WIDTH))
     for memory in matches.provider:
-        table.add_row("provider", shown(memory.id), shown(memory.text))
+        table.add_row("provider", shown(memory.id, WIDTH), shown(memory.text, WIDTH))
     for turn in matches.trace:
-        table.add_row("recall trace", shown(f"{turn.session_id} #{turn.turn}"), shown(turn.query))
+        table.add_row(
+            "recall trace",
+            shown(f"{turn.session_id} #{turn.turn}", WIDTH),
+            shown(turn.query, WIDTH),
+        )
     return table
 
 
@@ -51,16 +49,16 @@ def _print_proof(proof: Any) -> None:
     for store, count in proof.searched.counts.items():
         out.print(f"  {mark(count == 0)} {store}: {count} match(es)")
     if proof.searched.provider_note:
-        out.print(f"  · provider: {shown(proof.searched.provider_note)}")
+        out.print(f"  · provider: {shown(proof.searched.provider_note, WIDTH)}")
     out.print(
         f"  {mark(not proof.raw.found)} raw byte search of {proof.raw.scanned} file(s): "
         f"{len(proof.raw.found)} still contain the phrase"
     )
     for path in proof.raw.found + proof.raw.skipped:
-        out.print(f"    {shown(path)}")
+        out.print(f"    {shown(path, WIDTH)}")
     for problem in proof.problems:
-        out.print(f"  [red]✗ {shown(problem)}[/red]")
-    out.print(f"  compacted: {shown(', '.join(proof.compacted) or 'no SQLite file')}")
+        out.print(f"  [red]✗ {shown(problem, WIDTH)}[/red]")
+    out.print(f"  compacted: {shown(', '.join(proof.compacted) or 'no SQLite file', WIDTH)}")
 
 
 def forget_cmd(
@@ -98,7 +96,7 @@ def forget_cmd(
                     return
                 console().print(_preview_table(matches))
                 if matches.provider_note:
-                    console().print(f"provider: {shown(matches.provider_note)}")
+                    console().print(f"provider: {shown(matches.provider_note, WIDTH)}")
                 if not matches.total:
                     console().print("Nothing matches; nothing to forget.")
                     return

@@ -17,9 +17,10 @@ from hermes_core.cli.memory_store import register_memory_commands
 from hermes_core.cli.output import Table, console, mark, print_json, shown
 from hermes_core.cli.provider_memories import register_provider_memory_commands
 from hermes_core.errors import ConfigError, HermesError
-from hermes_core.providers.base import MemoryProvider, env_var_for, load_provider_settings
+from hermes_core.providers.base import MemoryProvider, load_provider_settings
 from hermes_core.providers.discovery import InstalledProvider, list_installed
 from hermes_core.providers.sources import OUR_PROVIDERS, install_hint
+from hermes_core.providers.status import memory_status
 from hermes_core.settings.base import read_config_file, resolve_home
 from hermes_core.settings.files import read_env_file, set_config_value, write_env_values
 from hermes_core.yamlsafe import safe_yaml_load
@@ -103,99 +104,12 @@ def list_providers(as_json: bool) -> None:
     out.print(table)
 
 
-def _status_data(home: Path) -> dict[str, Any]:
-    from hermes_core.settings.base import load_settings
-
-    data: dict[str, Any] = {"home": str(home)}
-    try:
-        settings = load_settings(home)
-    except ConfigError as exc:
-        data["config_error"] = str(exc)
-        return data
-    mem = settings.memory
-    from hermes_core.layers.memory import describe
-
-    data["builtin"] = {
-        "store": mem.store,
-        "store_location": describe(home, mem),
-        "memory_injection": mem.memory_enabled,
-        "user_profile": mem.user_profile_enabled,
-        "memory_tool": "memory" not in settings.agent.disabled_toolsets
-        and (mem.memory_enabled or mem.user_profile_enabled),
-        "memory_char_limit": mem.memory_char_limit,
-        "user_char_limit": mem.user_char_limit,
-        "write_approval": mem.write_approval,
-    }
-    installed = list_installed()
-    data["installed"] = [
-        {"name": p.name, "distribution": p.distribution, "version": p.version} for p in installed
-    ]
-    from hermes_core.providers import recall_skips
-
-    data["recall_skips"] = recall_skips.load(home)
-    name = mem.provider
-    data["provider"] = name or None
-    if not name:
-        return data
-    info: dict[str, Any] = {"name": name, "installed": any(p.name == name for p in installed)}
-    data["provider_status"] = info
-    if not info["installed"]:
-        info["fix"] = install_hint(name)
-        return data
-    try:
-        cls = _load_class(name)
-    except click.ClickException as exc:
-        info["error"] = exc.message
-        return data
-    env = read_env_file(home)
-    import os
-
-    missing: list[dict[str, Any]] = []
-    from hermes_core.cli.prompts import asked_when, field_url, is_secret
-
-    known: dict[str, Any] = dict(mem.providers.get(name) or {})
-    try:  # the values in force (env included) decide which secrets apply
-        known.update(
-            load_provider_settings(cls.Settings, name, home, mem.providers.get(name)).model_dump()
-        )
-    except Exception:
-        pass  # reported below
-    for field_name, field_info in cls.Settings.model_fields.items():
-        # a secret of another mode (a server's token while embedded) is not missing
-        if not is_secret(field_info) or not asked_when(field_info, known):
-            continue
-        var = env_var_for(cls.Settings, name, field_name)
-        present = bool(os.environ.get(var) or env.get(var))
-        missing.append({"env_var": var, "set": present, "url": field_url(field_info)})
-    info["secrets"] = missing
-    try:
-        provider_settings = load_provider_settings(
-            cls.Settings, name, home, mem.providers.get(name)
-        )
-        provider = cls(provider_settings, home)
-        info["available"] = provider.is_available()
-        info["reason"] = "" if info["available"] else provider.unavailable_reason()
-        if info["available"]:
-            try:
-                info["details"] = dict(provider.status_details())
-            except Exception as exc:
-                info["details"] = {"error": f"{type(exc).__name__}: {exc}"}
-        provider.shutdown()
-    except HermesError as exc:
-        info["available"] = False
-        info["reason"] = str(exc)
-    except Exception as exc:
-        info["available"] = False
-        info["reason"] = f"{type(exc).__name__}: {exc}"
-    return data
-
-
 @memory.command("status")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def status(as_json: bool) -> None:
     """Built-in memory state, the active provider and what it still needs."""
     home = _home()
-    data = _status_data(home)
+    data = memory_status(home)
     if as_json:
         print_json(data)
         return

@@ -52,11 +52,15 @@ def clean(text: str) -> str:
     return visible(redact_text(text))
 
 
-def shown(value: object) -> str:
+def shown(value: object, width: int | None = None) -> str:
     """A user value (name, title, user id, memory text) for a markup string or a table
     cell: secrets masked, every control character (newlines too) visible, rich markup
-    escaped so ``[bold]`` in a name is printed, not applied."""
-    return escape(visible(redact_text(str(value)), keep_newlines=False))
+    escaped so ``[bold]`` in a name is printed, not applied; with ``width``, cut to that
+    many characters with an ellipsis."""
+    text = visible(redact_text(str(value)), keep_newlines=False)
+    if width is not None and len(text) > width:
+        text = text[: width - 1] + "…"
+    return escape(text)
 
 
 class SafeConsole(Console):

@@ -28,10 +28,18 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from pydantic import SecretStr, TypeAdapter, ValidationError
+from pydantic import TypeAdapter, ValidationError
 from pydantic.fields import FieldInfo
 
-from hermes_core.providers.base import ProviderSettings, SetupLevel, env_var_for, setup_field
+from hermes_core.providers.base import (
+    ProviderSettings,
+    SetupLevel,
+    asked_when,
+    env_var_for,
+    field_url,
+    is_secret,
+    setup_field,
+)
 
 if TYPE_CHECKING:  # questionary pulls in prompt_toolkit (~0.15 s): imported when asking
     import questionary
@@ -84,11 +92,6 @@ def _unwrap_optional(annotation: Any) -> tuple[Any, bool]:
     return annotation, False
 
 
-def is_secret(info: FieldInfo) -> bool:
-    inner, _ = _unwrap_optional(info.annotation)
-    return inner is SecretStr
-
-
 def _extra(info: FieldInfo) -> Mapping[str, Any]:
     extra = info.json_schema_extra
     return extra if isinstance(extra, Mapping) else {}
@@ -111,13 +114,6 @@ def choices_of(info: FieldInfo) -> list[str] | None:
     return allowed
 
 
-def field_url(info: FieldInfo) -> str | None:
-    extra = info.json_schema_extra
-    if isinstance(extra, Mapping) and isinstance(extra.get("url"), str):
-        return str(extra["url"])
-    return None
-
-
 def setup_level(info: FieldInfo) -> SetupLevel:
     """``ask`` (always asked), ``advanced`` (only with ``--advanced``) or ``hidden``.
 
@@ -134,23 +130,6 @@ def setup_level(info: FieldInfo) -> SetupLevel:
     if is_secret(info) or info.is_required():
         return "ask"
     return "advanced"
-
-
-def asked_when(info: FieldInfo, known: Mapping[str, Any]) -> bool:
-    """Whether the ``"when"`` condition of ``info`` holds for the values in ``known`` (a
-    field without one is always asked). ``{"mode": ["server"]}`` holds when ``known["mode"]``
-    is ``"server"``; values are compared as strings (enum members by their value)."""
-    condition = _extra(info).get("when")
-    if not isinstance(condition, Mapping):
-        return True
-    for name, allowed in condition.items():
-        value = known.get(name)
-        if isinstance(value, enum.Enum):
-            value = value.value
-        options = allowed if isinstance(allowed, list | tuple | set) else [allowed]
-        if str(value) not in {str(option) for option in options}:
-            return False
-    return True
 
 
 def skipped_in_setup(info: FieldInfo, *, advanced: bool = False) -> bool:

@@ -10,11 +10,15 @@ spec's arguments. The host decides inline vs bounded/background execution by
 from __future__ import annotations
 
 import contextvars
+import enum
+import types
+import typing
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar, Literal, TypeVar
 
-from pydantic import Field, ValidationError
+from pydantic import Field, SecretStr, ValidationError
+from pydantic.fields import FieldInfo
 from pydantic_settings import (
     BaseSettings,
     DotEnvSettingsSource,
@@ -146,6 +150,43 @@ def setup_field(
     return Field(default, description=description, json_schema_extra=extra, **kwargs)
 
 
+def _extra(info: FieldInfo) -> Mapping[str, Any]:
+    extra = info.json_schema_extra
+    return extra if isinstance(extra, Mapping) else {}
+
+
+def is_secret(info: FieldInfo) -> bool:
+    """Whether the field holds a secret (``SecretStr`` or ``SecretStr | None``)."""
+    annotation = info.annotation
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        rest = [arg for arg in typing.get_args(annotation) if arg is not type(None)]
+        annotation = rest[0] if len(rest) == 1 else annotation
+    return annotation is SecretStr
+
+
+def field_url(info: FieldInfo) -> str | None:
+    """Where to get the field's value (``json_schema_extra["url"]``), or None."""
+    url = _extra(info).get("url")
+    return url if isinstance(url, str) else None
+
+
+def asked_when(info: FieldInfo, known: Mapping[str, Any]) -> bool:
+    """Whether the ``"when"`` condition of ``info`` holds for the values in ``known`` (a
+    field without one is always asked). ``{"mode": ["server"]}`` holds when ``known["mode"]``
+    is ``"server"``; values are compared as strings (enum members by their value)."""
+    condition = _extra(info).get("when")
+    if not isinstance(condition, Mapping):
+        return True
+    for name, allowed in condition.items():
+        value = known.get(name)
+        if isinstance(value, enum.Enum):
+            value = value.value
+        options = allowed if isinstance(allowed, list | tuple | set) else [allowed]
+        if str(value) not in {str(option) for option in options}:
+            return False
+    return True
+
+
 class MemoryProvider:
     """Subclass this to write an external memory provider.
 
@@ -199,7 +240,10 @@ __all__ = [
     "MemoryProvider",
     "ProviderSettings",
     "SetupLevel",
+    "asked_when",
     "env_var_for",
+    "field_url",
+    "is_secret",
     "load_provider_settings",
     "provider_env_prefix",
     "setup_field",

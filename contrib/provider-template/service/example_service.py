@@ -17,19 +17,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from hermes_core import (
-    MemoryContext,
-    ProviderSettings,
-    SessionInfo,
-    ToolContext,
-    ToolSpec,
-    Turn,
-    hookimpl,
-)
-from hermes_core.providers.base import setup_field
+from hermes_core import MemoryContext, SessionInfo, ToolContext, ToolSpec, Turn, hookimpl
 from hermes_core.providers.service import (
     BackgroundRecall,
-    ServiceClient,
+    ServiceAPI,
     breaker_cooldown_field,
     failure_threshold_field,
     prefetch_wait_field,
@@ -37,22 +28,32 @@ from hermes_core.providers.service import (
     timeout_field,
     unflagged,
 )
+from hermes_core.providers.service.fields import BaseURL, ServiceProviderSettings, env_field
 from hermes_core.providers.service.tools import required_text
 from hermes_core.tool_results import tool_ok
 from pydantic import SecretStr
 
 
-class ExampleServiceSettings(ProviderSettings):
+class ExampleServiceSettings(ServiceProviderSettings):
     """``memory.providers.example-service``: the key and URL are asked by setup, the shared
-    service fields only with ``--advanced``."""
+    service fields only with ``--advanced`` (each declared where you want it: the order here
+    is the order of the setup prompts)."""
 
-    api_key: SecretStr | None = setup_field(
+    api_key: SecretStr | None = env_field(
+        "example-service",
+        "api_key",
         None,
+        "EXAMPLE_SERVICE_API_KEY",
         description="Example API key",
-        env_var="EXAMPLE_SERVICE_API_KEY",
         url="https://example.invalid/keys",
     )
-    base_url: str = setup_field("https://api.example.invalid", description="Example API URL")
+    base_url: BaseURL = env_field(
+        "example-service",
+        "base_url",
+        "https://api.example.invalid",
+        None,
+        description="Example API URL",
+    )
     timeout: float = timeout_field(5.0, le=60)
     prefetch_wait: float = prefetch_wait_field()
     retries: int = retries_field()
@@ -60,11 +61,8 @@ class ExampleServiceSettings(ProviderSettings):
     breaker_cooldown: float = breaker_cooldown_field()
 
 
-class ExampleAPI:
-    """The service's endpoints over the shared :class:`ServiceClient`."""
-
-    def __init__(self, client: ServiceClient) -> None:
-        self.client = client
+class ExampleAPI(ServiceAPI):
+    """The service's endpoints over the shared ``ServiceClient`` (``self.client``)."""
 
     def add(self, user: str, text: str) -> None:
         self.client.post("/v1/notes", json_body={"user": user, "text": text})
@@ -82,12 +80,10 @@ class ExampleAPI:
 class ExampleServiceProvider(BackgroundRecall[ExampleServiceSettings, ExampleAPI, str]):
     """Notes behind an HTTP API, one user's notes never shown to another."""
 
-    name = "example-service"
-    Settings = ExampleServiceSettings
-    service = "Example"
-
-    def make_api(self, client: ServiceClient) -> ExampleAPI:
-        return ExampleAPI(client)
+    name = "example-service"  # Settings: ExampleServiceSettings, the first type argument
+    service = "Example"  # the label of recalled context and the name in messages
+    api_class = ExampleAPI  # built around the ServiceClient on first use
+    recall_heading = "## Example Memory"
 
     @staticmethod
     def user(session: SessionInfo) -> str:
@@ -97,10 +93,10 @@ class ExampleServiceProvider(BackgroundRecall[ExampleServiceSettings, ExampleAPI
         return self.api().search(self.user(session), query, deadline=self.recall_wait(session))
 
     def format_context(self, items: Sequence[str]) -> MemoryContext | None:
-        if not items:
-            return None
-        text = "## Example Memory\n" + "\n".join(f"- {item}" for item in items)
-        return MemoryContext(text, count=len(items), label="Example")
+        return self.recalled_context([f"- {item}" for item in items])
+
+    def prompt_text(self, session: SessionInfo) -> str:
+        return "# Example memory\nUse example_search to look up the user's notes."
 
     @hookimpl
     def sync(self, session: SessionInfo, turn: Turn) -> None:

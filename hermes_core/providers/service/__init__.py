@@ -13,7 +13,7 @@ See docs/writing-a-provider.md, "Service providers".
 from __future__ import annotations
 
 from hermes_core.providers.service.breaker import CircuitBreaker
-from hermes_core.providers.service.client import ServiceClient, parse_retry_after
+from hermes_core.providers.service.client import ServiceAPI, ServiceClient, parse_retry_after
 from hermes_core.providers.service.errors import (
     ServiceAuthError,
     ServiceBadResponse,
@@ -47,6 +47,7 @@ from hermes_core.providers.service.settings import service_settings, setting_lab
 __all__ = [
     "BackgroundRecall",
     "CircuitBreaker",
+    "ServiceAPI",
     "ServiceAuthError",
     "ServiceBadResponse",
     "ServiceClient",

@@ -387,4 +387,14 @@ def _short(exc: BaseException) -> str:
     return text if len(text) <= 160 else text[:157] + "..."
 
 
-__all__ = ["ServiceClient", "parse_retry_after"]
+class ServiceAPI:
+    """Base of a plugin's typed API wrapper: every call goes through :attr:`client` (the
+    provider's :class:`ServiceClient`, with its timeouts, retries and breaker). Name the
+    subclass in :attr:`ServiceProvider.api_class
+    <hermes_core.providers.service.provider.ServiceProvider.api_class>`."""
+
+    def __init__(self, client: ServiceClient) -> None:
+        self.client = client
+
+
+__all__ = ["ServiceAPI", "ServiceClient", "parse_retry_after"]

@@ -23,9 +23,10 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Annotated, Any, TypeVar
 
-from pydantic import AliasChoices, ValidationError
+from pydantic import AfterValidator, AliasChoices, ValidationError
+from pydantic_settings import SettingsConfigDict
 
 from hermes_core.errors import ConfigError
 from hermes_core.fsutil import UnsafeFileError, read_regular_text
@@ -45,6 +46,68 @@ def env_alias(provider: str, field: str, *fallbacks: str | None) -> AliasChoices
 def advanced(**extra: Any) -> dict[str, Any]:
     """``json_schema_extra`` of a field only ``setup --advanced`` asks (plus ``extra``)."""
     return {"setup": "advanced", **extra}
+
+
+def advanced_field(default: Any, description: str, **kwargs: Any) -> Any:
+    """A field only ``setup --advanced`` asks: ``setup_field(default, description=...,
+    setup="advanced", **kwargs)``; pass ``...`` with ``default_factory=``."""
+    return setup_field(default, description=description, setup="advanced", **kwargs)
+
+
+def env_field(
+    provider: str,
+    field: str,
+    default: Any,
+    env_var: str | None,
+    *fallbacks: str,
+    description: str,
+    **kwargs: Any,
+) -> Any:
+    """A field that ``env_var`` (Hermes Agent's name, shown in setup) and ``fallbacks`` may
+    also set, after ``HERMES_MEMORY__PROVIDERS__<PROVIDER>__<FIELD>`` (:func:`env_alias`).
+    Bind ``provider`` with ``functools.partial`` per plugin::
+
+        _field = partial(env_field, "honcho")
+        api_key: SecretStr | None = _field("api_key", None, "HONCHO_API_KEY", description=...)
+    """
+    return setup_field(
+        default,
+        description=description,
+        env_var=env_var,
+        validation_alias=env_alias(provider, field, env_var, *fallbacks),
+        **kwargs,
+    )
+
+
+def http_url(
+    *, message: str = "must start with http:// or https://", empty: str | None = ""
+) -> AfterValidator:
+    """The validator of a service URL field (use as ``Annotated[str, http_url(...)]``):
+    white space and trailing slashes stripped; a blank value becomes ``empty`` (``""`` keeps
+    it blank, so it fails the scheme check); a value without http(s):// raises ``message``
+    (``{value!r}`` in it is the value given)."""
+
+    def check(value: str | None) -> str | None:
+        text = (value or "").strip().rstrip("/")
+        if not text and empty != "":
+            return empty
+        if not text.startswith(("http://", "https://")):
+            raise ValueError(message.replace("{value!r}", repr(text)))
+        return text
+
+    return AfterValidator(check)
+
+
+BaseURL = Annotated[str, http_url(message="base_url must start with http:// or https://")]
+"""A ``base_url`` field's type: an http(s) URL without trailing slash (see :func:`http_url`)."""
+
+
+class ServiceProviderSettings(ProviderSettings):
+    """Base of a service provider's ``Settings``: fields may also be set by their name
+    when they carry a ``validation_alias`` (``populate_by_name``). It declares no field, so
+    each provider keeps its own field order in setup prompts and its README."""
+
+    model_config = SettingsConfigDict(extra="ignore", validate_default=True, populate_by_name=True)
 
 
 def timeout_field(
@@ -152,10 +215,15 @@ def with_file_values(settings: S, file_values: Mapping[str, Any], path: Path) ->
 
 __all__ = [
     "MAX_CONFIG_FILE_BYTES",
+    "BaseURL",
+    "ServiceProviderSettings",
     "advanced",
+    "advanced_field",
     "breaker_cooldown_field",
     "env_alias",
+    "env_field",
     "failure_threshold_field",
+    "http_url",
     "prefetch_wait_field",
     "read_json_object",
     "recall_max_chars_field",

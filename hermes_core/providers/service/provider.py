@@ -22,7 +22,10 @@ The frame owns what every service provider needs and none should write again:
 * tools: :meth:`~ServiceProvider.tool` builds a :class:`ToolSpec` whose handler never
   raises and answers in the one tool-result shape (:mod:`hermes_core.tool_results`).
 
-A plugin writes only its API calls: ``make_api`` (its endpoints), recall, writing a turn,
+* the prompt and the recalled context: ``system_prompt_block`` from :meth:`prompt_text`,
+  :meth:`recalled_context` (heading, ``- `` lines, label, per-line scores).
+
+A plugin writes only its API calls: ``api_class`` (its endpoints), recall, writing a turn,
 its tools. See docs/writing-a-provider.md, "Service providers".
 """
 
@@ -34,7 +37,7 @@ import logging
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar, get_args
 
 from hermes_core.markers import hookimpl
 from hermes_core.providers.base import MemoryProvider, ProviderSettings, env_var_for
@@ -49,8 +52,17 @@ from hermes_core.providers.service.errors import (
 from hermes_core.providers.service.fields import read_json_object, with_file_values
 from hermes_core.providers.service.outbox import Outbox
 from hermes_core.providers.service.settings import service_settings
+from hermes_core.recall_trace import item_scores
 from hermes_core.tool_results import tool_error
-from hermes_core.types import HealthCheck, MemoryContext, SessionInfo, ToolContext, ToolSpec, Turn
+from hermes_core.types import (
+    HealthCheck,
+    MemoryContext,
+    PromptBlock,
+    SessionInfo,
+    ToolContext,
+    ToolSpec,
+    Turn,
+)
 
 if TYPE_CHECKING:
     from hermes_core.types import ChatMessage
@@ -84,7 +96,11 @@ class ServiceProvider(MemoryProvider, Generic[S, A]):
     the breaker is open), ``not_found_prefix`` (a :class:`ServiceNotFound` in a tool reads
     ``"not found: ..."``), ``outbox_limit`` (writes kept while the service is down),
     ``config_file`` (a JSON file under ``$HERMES_HOME``, e.g. ``honcho.json``, whose values
-    fill the settings nobody set; see :meth:`config_values`).
+    fill the settings nobody set; see :meth:`config_values`), ``api_class`` (the
+    :class:`~hermes_core.providers.service.client.ServiceAPI` subclass :meth:`make_api`
+    builds around the client), ``prompt_order`` (of the :meth:`prompt_text` block; None:
+    PromptBlock's default) and ``recall_heading`` (the first line of
+    :meth:`recalled_context`). ``Settings`` defaults to the first type argument.
     """
 
     service: ClassVar[str] = ""
@@ -95,8 +111,23 @@ class ServiceProvider(MemoryProvider, Generic[S, A]):
     not_found_prefix: ClassVar[bool] = False
     outbox_limit: ClassVar[int] = 500
     config_file: ClassVar[str | None] = None
+    prompt_order: ClassVar[int | None] = None
+    api_class: ClassVar[type[Any] | None] = None
+    recall_heading: ClassVar[str] = ""
 
     settings: S
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """``Settings`` defaults to the first type argument of the base
+        (``ServiceProvider[HonchoSettings, HonchoAPI]`` → ``HonchoSettings``)."""
+        super().__init_subclass__(**kwargs)
+        if "Settings" in cls.__dict__:
+            return
+        for base in cls.__dict__.get("__orig_bases__", ()):
+            args = get_args(base)
+            if args and isinstance(args[0], type) and issubclass(args[0], ProviderSettings):
+                cls.Settings = args[0]
+                return
 
     def __init__(
         self,
@@ -201,8 +232,10 @@ class ServiceProvider(MemoryProvider, Generic[S, A]):
         )
 
     def make_api(self, client: ServiceClient) -> A:
-        """The plugin's API wrapper around ``client`` (its endpoints)."""
-        return client  # type: ignore[return-value]
+        """The plugin's API wrapper around ``client`` (its endpoints): :attr:`api_class`
+        called with ``client`` (override to pass more); the client itself without one."""
+        api = client if self.api_class is None else self.api_class(client)
+        return api  # type: ignore[return-value]
 
     def api(self) -> A:
         """The API wrapper, built on first use (no network until a call); raises
@@ -272,6 +305,38 @@ class ServiceProvider(MemoryProvider, Generic[S, A]):
         """Drop what was kept for ``session`` (call from ``on_session_end``)."""
         with self._lock:
             self._synced = {k for k in self._synced if k[0] != session.id}
+
+    # ------------------------------------------------------------ prompt, recalled context
+
+    def prompt_text(self, session: SessionInfo) -> str | None:
+        """The provider's block of the system prompt for ``session`` (None: no block)."""
+        return None
+
+    @hookimpl
+    def system_prompt_block(self, session: SessionInfo) -> PromptBlock | None:
+        """:meth:`prompt_text` at :attr:`prompt_order` (None: PromptBlock's default)."""
+        text = self.prompt_text(session)
+        if not text:
+            return None
+        order = {} if self.prompt_order is None else {"order": self.prompt_order}
+        return PromptBlock(text=text, source=self.name, **order)
+
+    def recalled_context(
+        self, lines: Sequence[str], scores: Sequence[object] = (), **extra: Any
+    ) -> MemoryContext | None:
+        """The turn's context: :attr:`recall_heading` then ``lines`` (one ``- memory`` each),
+        labelled :attr:`service`; ``scores[i]`` belongs to ``lines[i]`` (kept only when every
+        line has a finite one, :func:`~hermes_core.recall_trace.item_scores`); None without
+        lines. ``extra``: other :class:`MemoryContext` fields (``glyph``)."""
+        if not lines:
+            return None
+        return MemoryContext(
+            text="\n".join([self.recall_heading, *lines]),
+            count=len(lines),
+            label=self.service,
+            scores=item_scores(scores),
+            **extra,
+        )
 
     # ------------------------------------------------------------ health, shutdown
 

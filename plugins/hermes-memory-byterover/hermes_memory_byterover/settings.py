@@ -11,21 +11,20 @@ from __future__ import annotations
 from typing import ClassVar, Literal
 
 from pydantic import SecretStr
-from pydantic_settings import SettingsConfigDict
 
-from hermes_core.providers.base import ProviderSettings, setup_field
+from hermes_core.providers.base import setup_field
 from hermes_core.providers.service.fields import (
+    ServiceProviderSettings,
+    advanced_field,
     breaker_cooldown_field,
-    env_alias,
+    env_field,
     failure_threshold_field,
     recall_max_chars_field,
 )
 
 
-class ByteRoverSettings(ProviderSettings):
+class ByteRoverSettings(ServiceProviderSettings):
     """Where ``brv`` is, how long each command may take, and what is curated."""
-
-    model_config = SettingsConfigDict(extra="ignore", validate_default=True, populate_by_name=True)
 
     setup_note: ClassVar[str] = (
         "ByteRover keeps a local knowledge tree through its `brv` command-line tool: install "
@@ -34,53 +33,45 @@ class ByteRoverSettings(ProviderSettings):
     )
 
     brv_path: str = setup_field(
-        "brv",
-        description="The brv command: a name on PATH or a full path",
-        min_length=1,
+        "brv", description="The brv command: a name on PATH or a full path", min_length=1
     )
-    api_key: SecretStr | None = setup_field(
+    api_key: SecretStr | None = env_field(
+        "byterover",
+        "api_key",
         None,
+        "BRV_API_KEY",
         description="ByteRover API key for cloud sync (blank = local only)",
-        env_var="BRV_API_KEY",
         url="https://app.byterover.dev",
-        validation_alias=env_alias("byterover", "api_key", "BRV_API_KEY"),
     )
-    timeout_query: float = setup_field(
+    timeout_query: float = advanced_field(
         10.0,
-        description="Seconds a `brv query` may take (automatic recall also stops at "
-        "memory.prefetch_timeout)",
-        setup="advanced",
+        "Seconds a `brv query` may take (automatic recall also stops at memory.prefetch_timeout)",
         ge=0.01,
         le=3600,
     )
-    timeout_curate: float = setup_field(
-        120.0, description="Seconds a `brv curate` may take", setup="advanced", ge=0.01, le=3600
+    timeout_curate: float = advanced_field(
+        120.0, "Seconds a `brv curate` may take", ge=0.01, le=3600
     )
-    timeout_status: float = setup_field(
-        15.0, description="Seconds a `brv status` may take", setup="advanced", ge=0.01, le=3600
+    timeout_status: float = advanced_field(
+        15.0, "Seconds a `brv status` may take", ge=0.01, le=3600
     )
-    auto_extract: bool = setup_field(
+    auto_extract: bool = advanced_field(
         True,
-        description="Curate completed turns, mirrored memory writes and context about to be "
-        "compressed",
-        setup="advanced",
+        "Curate completed turns, mirrored memory writes and context about to be compressed",
     )
-    curate_detach: bool = setup_field(
+    curate_detach: bool = advanced_field(
         True,
-        description="Automatic curation queues the task in brv and returns (brv --detach) "
+        "Automatic curation queues the task in brv and returns (brv --detach) "
         "instead of waiting for it",
-        setup="advanced",
     )
-    recall_command: Literal["query", "search"] = setup_field(
+    recall_command: Literal["query", "search"] = advanced_field(
         "query",
-        description="query = brv's tiered retrieval (may use its LLM); search = plain BM25 "
+        "query = brv's tiered retrieval (may use its LLM); search = plain BM25 "
         "search of the tree (no LLM, faster)",
-        setup="advanced",
     )
-    min_query_chars: int = setup_field(
+    min_query_chars: int = advanced_field(
         10,
-        description="Prompts shorter than this are not looked up (a Chinese character counts 3)",
-        setup="advanced",
+        "Prompts shorter than this are not looked up (a Chinese character counts 3)",
         ge=0,
         le=1000,
     )

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
-from hermes_core.providers.service import ServiceBadResponse, ServiceClient
+from hermes_core.providers.service import ServiceAPI, ServiceBadResponse
 
 
 @dataclass(frozen=True)
@@ -58,11 +58,8 @@ def _bank_path(bank: str, *rest: str) -> str:
     return "/v1/default/banks/" + "/".join(parts)
 
 
-class HindsightAPI:
+class HindsightAPI(ServiceAPI):
     """Typed calls over one :class:`ServiceClient`."""
-
-    def __init__(self, client: ServiceClient) -> None:
-        self.client = client
 
     def retain(
         self,

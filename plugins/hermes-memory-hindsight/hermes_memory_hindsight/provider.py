@@ -34,10 +34,10 @@ from typing import TYPE_CHECKING, Any
 
 from hermes_core.markers import hookimpl
 from hermes_core.providers.base import ProviderSettings
-from hermes_core.providers.service.client import ServiceClient
-from hermes_core.providers.service.errors import ServiceError, ServiceNotFound
-from hermes_core.providers.service.provider import (
+from hermes_core.providers.service import (
     BackgroundRecall,
+    ServiceError,
+    ServiceNotFound,
     ToolRefused,
     compress_query,
     flagged,
@@ -45,7 +45,6 @@ from hermes_core.providers.service.provider import (
     unflagged,
 )
 from hermes_core.providers.service.tools import required_text, text_arg
-from hermes_core.recall_trace import item_scores
 from hermes_core.tool_results import tool_ok
 from hermes_core.types import MemoryContext, MemoryWrite, SessionInfo, ToolContext, ToolSpec, Turn
 from hermes_memory_hindsight.api import Fact, HindsightAPI
@@ -82,15 +81,14 @@ class HindsightProvider(BackgroundRecall[HindsightSettings, HindsightAPI, Fact])
     """Hindsight (Vectorize) as the external memory provider: cloud or your own server."""
 
     name = "hindsight"
-    Settings = HindsightSettings
     service = LABEL
     url_field = "api_url"
+    api_class = HindsightAPI
+    recall_heading = HEADING
     breaker_fix = "check the Hindsight server and HINDSIGHT_API_KEY; calls resume automatically"
 
-    def __init__(
-        self, settings: ProviderSettings, home: Path, *, client: ServiceClient | None = None
-    ) -> None:
-        super().__init__(settings, home, client=client)
+    def __init__(self, settings: ProviderSettings, home: Path, **kwargs: Any) -> None:
+        super().__init__(settings, home, **kwargs)
         self._hermes: HermesSettings | None = None
         self._buffer: dict[str, list[Turn]] = {}
         self._banks_ready: set[str] = set()
@@ -123,9 +121,6 @@ class HindsightProvider(BackgroundRecall[HindsightSettings, HindsightAPI, Fact])
 
     def client_options(self) -> dict[str, Any]:
         return {**super().client_options(), "connect_timeout": min(self.settings.timeout, 5.0)}
-
-    def make_api(self, client: ServiceClient) -> HindsightAPI:
-        return HindsightAPI(client)
 
     def user(self, session: SessionInfo) -> str:
         """The user every call of ``session`` is scoped to."""
@@ -247,10 +242,7 @@ class HindsightProvider(BackgroundRecall[HindsightSettings, HindsightAPI, Fact])
     def configure(self, settings: HermesSettings, home: Path) -> None:
         self._hermes = settings
 
-    @hookimpl
-    def system_prompt_block(self, session: SessionInfo) -> Any:
-        from hermes_core import PromptBlock
-
+    def prompt_text(self, session: SessionInfo) -> str:
         s = self.settings
         head = f"# Hindsight Memory\nActive. Bank: {self.bank(session)}, budget: {s.recall_budget}."
         if s.memory_mode == "context":
@@ -266,7 +258,7 @@ class HindsightProvider(BackgroundRecall[HindsightSettings, HindsightAPI, Fact])
                 "hindsight_recall to search, hindsight_reflect for synthesis, "
                 "hindsight_retain to store facts."
             )
-        return PromptBlock(text=f"{head}\n{body}", source=self.name)
+        return f"{head}\n{body}"
 
     def format_context(self, items: Sequence[Fact]) -> MemoryContext | None:
         """``## Hindsight Memory`` and one ``- fact`` line per fact, at most
@@ -279,15 +271,7 @@ class HindsightProvider(BackgroundRecall[HindsightSettings, HindsightAPI, Fact])
             if text:
                 lines.append(f"- {text}")
                 scores.append(fact.score)
-        if not lines:
-            return None
-        return MemoryContext(
-            text="\n".join([HEADING, *lines]),
-            count=len(lines),
-            label=LABEL,
-            glyph=GLYPH,
-            scores=item_scores(scores),
-        )
+        return self.recalled_context(lines, scores, glyph=GLYPH)
 
     def turn_content(self, turns: Sequence[Turn]) -> str:
         """The retained text of ``turns``: ``User: …`` / ``Assistant: …`` lines."""

@@ -15,18 +15,19 @@ from __future__ import annotations
 import json
 from functools import partial
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import Field, SecretStr, field_validator
-from pydantic_settings import SettingsConfigDict
+from pydantic import SecretStr, field_validator
 
 from hermes_core.errors import ConfigError
-from hermes_core.providers.base import ProviderSettings
 from hermes_core.providers.service.fields import (
-    advanced,
+    ServiceProviderSettings,
+    advanced_field,
     breaker_cooldown_field,
     env_alias,
+    env_field,
     failure_threshold_field,
+    http_url,
     prefetch_wait_field,
     read_json_object,
     retries_field,
@@ -39,6 +40,8 @@ LOCAL_URL = "http://localhost:8888"
 KEY_URL = "https://ui.hindsight.vectorize.io"
 CONFIG_FILE = Path("hindsight") / "config.json"
 _env = partial(env_alias, "hindsight")
+_field = partial(env_field, "hindsight")
+_URL_ERROR = "{value!r} must start with http:// or https://"
 
 Mode = Literal["cloud", "local_external"]
 Budget = Literal["low", "mid", "high"]
@@ -46,10 +49,8 @@ MemoryMode = Literal["hybrid", "context", "tools"]
 TagsMatch = Literal["any", "all", "any_strict", "all_strict"]
 
 
-class HindsightSettings(ProviderSettings):
+class HindsightSettings(ServiceProviderSettings):
     """Configuration of the hindsight provider (``memory.providers.hindsight``)."""
-
-    model_config = SettingsConfigDict(extra="ignore", validate_default=True, populate_by_name=True)
 
     setup_note: ClassVar[str] = (
         f"Hindsight Cloud: get an API key at {KEY_URL}. Your own server (Docker, "
@@ -57,167 +58,127 @@ class HindsightSettings(ProviderSettings):
     )
 
     # -- asked by `hermes-memory memory setup hindsight`
-    api_key: SecretStr | None = Field(
+    api_key: SecretStr | None = _field(
+        "api_key",
         None,
+        "HINDSIGHT_API_KEY",
         description="Hindsight API key (required for Hindsight Cloud; optional for your own "
         "server).",
-        validation_alias=_env("api_key", "HINDSIGHT_API_KEY"),
-        json_schema_extra={"setup": "ask", "env_var": "HINDSIGHT_API_KEY", "url": KEY_URL},
+        url=KEY_URL,
     )
-    api_url: str | None = Field(
+    api_url: Annotated[str | None, http_url(message=_URL_ERROR, empty=None)] = _field(
+        "api_url",
         None,
+        "HINDSIGHT_API_URL",
         description=f"Hindsight server URL; empty = Hindsight Cloud ({CLOUD_URL}). For your "
         f"own server (Docker, hindsight-api) e.g. {LOCAL_URL}.",
-        validation_alias=_env("api_url", "HINDSIGHT_API_URL"),
-        json_schema_extra={"setup": "ask", "env_var": "HINDSIGHT_API_URL"},
     )
-    bank_id: str = Field(
+    bank_id: str = _field(
+        "bank_id",
         "hermes",
-        min_length=1,
+        "HINDSIGHT_BANK_ID",
         description="Memory bank name; each user gets their own bank derived from it "
         "(see bank_id_template).",
-        validation_alias=_env("bank_id", "HINDSIGHT_BANK_ID"),
-        json_schema_extra={"setup": "ask", "env_var": "HINDSIGHT_BANK_ID"},
+        min_length=1,
     )
 
     # -- advanced: defaults, not asked
-    mode: Mode = Field(
+    mode: Mode = _field(
+        "mode",
         "cloud",
+        "HINDSIGHT_MODE",
         description="cloud = Hindsight Cloud (API key required); local_external = a "
         "Hindsight server you run (URL required, key optional). Set automatically from "
         "api_url when it is not the cloud URL.",
-        validation_alias=_env("mode", "HINDSIGHT_MODE"),
-        json_schema_extra=advanced(env_var="HINDSIGHT_MODE"),
+        setup="advanced",
     )
-    bank_id_template: str = Field(
+    bank_id_template: str = advanced_field(
         "{bank}-{user}",
-        description="How a session's bank is named. Placeholders: {bank} (bank_id), {user}, "
+        "How a session's bank is named. Placeholders: {bank} (bank_id), {user}, "
         "{profile}, {platform}, {session}; empty placeholders collapse. Whatever the "
         "template, every memory is also tagged with its user and recall filters on that tag, "
         "so two users never see each other's memories.",
-        json_schema_extra=advanced(),
     )
-    user_id: str = Field(
-        "local",
-        min_length=1,
-        description="User for sessions that carry no user_id (the single local user).",
-        json_schema_extra=advanced(),
+    user_id: str = advanced_field(
+        "local", "User for sessions that carry no user_id (the single local user).", min_length=1
     )
-    bank_mission: str | None = Field(
-        None,
-        description="Reflect mission of new banks (who the agent is, how to reason).",
-        json_schema_extra=advanced(),
+    bank_mission: str | None = advanced_field(
+        None, "Reflect mission of new banks (who the agent is, how to reason)."
     )
-    bank_retain_mission: str | None = Field(
-        None,
-        description="Retain mission of new banks (steers what gets extracted).",
-        json_schema_extra=advanced(),
+    bank_retain_mission: str | None = advanced_field(
+        None, "Retain mission of new banks (steers what gets extracted)."
     )
-    recall_budget: Budget = Field(
+    recall_budget: Budget = _field(
+        "recall_budget",
         "mid",
+        "HINDSIGHT_BUDGET",
         description="Recall thoroughness: low, mid or high.",
-        validation_alias=_env("recall_budget", "HINDSIGHT_BUDGET"),
-        json_schema_extra=advanced(env_var="HINDSIGHT_BUDGET"),
+        setup="advanced",
     )
-    recall_prefetch_method: Literal["recall", "reflect"] = Field(
+    recall_prefetch_method: Literal["recall", "reflect"] = advanced_field(
         "recall",
-        description="Automatic recall before each turn: recall (ranked facts) or reflect "
+        "Automatic recall before each turn: recall (ranked facts) or reflect "
         "(an LLM synthesis by the server).",
-        json_schema_extra=advanced(),
     )
-    recall_context_budget: int = Field(
+    recall_context_budget: int = _field(
+        "recall_context_budget",
         4096,
+        None,
+        "recall_context_budget",
+        "recall_max_tokens",
+        description="Tokens one recall may return (Hermes Agent calls it recall_max_tokens).",
+        setup="advanced",
         ge=64,
         le=32768,
-        description="Tokens one recall may return (Hermes Agent calls it recall_max_tokens).",
-        validation_alias=_env(
-            "recall_context_budget", "recall_context_budget", "recall_max_tokens"
-        ),
-        json_schema_extra=advanced(),
     )
-    recall_max_input_chars: int = Field(
-        800,
-        ge=16,
-        description="Automatic recall sends at most this many characters of the user's message.",
-        json_schema_extra=advanced(),
+    recall_max_input_chars: int = advanced_field(
+        800, "Automatic recall sends at most this many characters of the user's message.", ge=16
     )
-    recall_max_results: int = Field(
-        8,
-        ge=1,
-        le=50,
-        description="At most this many memories go into the prompt.",
-        json_schema_extra=advanced(),
+    recall_max_results: int = advanced_field(
+        8, "At most this many memories go into the prompt.", ge=1, le=50
     )
-    recall_types: list[str] = Field(
-        default_factory=lambda: ["observation"],
-        description="Fact types recalled: observation (consolidated), world, experience. "
+    recall_types: list[str] = advanced_field(
+        ...,
+        "Fact types recalled: observation (consolidated), world, experience. "
         "A comma-separated string or a list.",
-        json_schema_extra=advanced(),
+        default_factory=lambda: ["observation"],
     )
-    recall_tags: list[str] = Field(
-        default_factory=list,
-        description="Extra tags recall filters on (besides the user's own tag).",
-        json_schema_extra=advanced(),
+    recall_tags: list[str] = advanced_field(
+        ..., "Extra tags recall filters on (besides the user's own tag).", default_factory=list
     )
-    auto_recall: bool = Field(
-        True,
-        description="Recall memories automatically before each turn.",
-        json_schema_extra=advanced(),
-    )
-    recall_sync: bool = Field(
+    auto_recall: bool = advanced_field(True, "Recall memories automatically before each turn.")
+    recall_sync: bool = advanced_field(
         False,
-        description="False: wait at most prefetch_wait for this turn's recall, else use the "
+        "False: wait at most prefetch_wait for this turn's recall, else use the "
         "one started after the previous turn. True: wait up to the host's prefetch_timeout.",
-        json_schema_extra=advanced(),
     )
-    auto_retain: bool = Field(
-        True,
-        description="Retain every completed turn automatically.",
-        json_schema_extra=advanced(),
-    )
-    retain_async: bool = Field(
-        True,
-        description="Let the server process retains in the background.",
-        json_schema_extra=advanced(),
-    )
-    retain_every_n_turns: int = Field(
+    auto_retain: bool = advanced_field(True, "Retain every completed turn automatically.")
+    retain_async: bool = advanced_field(True, "Let the server process retains in the background.")
+    retain_every_n_turns: int = advanced_field(
         1,
+        "Retain every N turns (turns in between are buffered; "
+        "the rest is retained at session end).",
         ge=1,
         le=100,
-        description="Retain every N turns (turns in between are buffered; "
-        "the rest is retained at session end).",
-        json_schema_extra=advanced(),
     )
-    retain_context: str = Field(
-        "conversation between Hermes Agent and the User",
-        description="Context label sent with retained turns.",
-        json_schema_extra=advanced(),
+    retain_context: str = advanced_field(
+        "conversation between Hermes Agent and the User", "Context label sent with retained turns."
     )
-    retain_user_prefix: str = Field(
-        "User",
-        description="Label before user messages in retained turns.",
-        json_schema_extra=advanced(),
+    retain_user_prefix: str = advanced_field(
+        "User", "Label before user messages in retained turns."
     )
-    retain_assistant_prefix: str = Field(
-        "Assistant",
-        description="Label before assistant messages in retained turns.",
-        json_schema_extra=advanced(),
+    retain_assistant_prefix: str = advanced_field(
+        "Assistant", "Label before assistant messages in retained turns."
     )
-    retain_tags: list[str] = Field(
-        default_factory=list,
-        description="Extra tags attached to every retained memory.",
-        json_schema_extra=advanced(),
+    retain_tags: list[str] = advanced_field(
+        ..., "Extra tags attached to every retained memory.", default_factory=list
     )
-    retain_source: str | None = Field(
-        None,
-        description="Optional metadata.source of retained memories.",
-        json_schema_extra=advanced(),
+    retain_source: str | None = advanced_field(
+        None, "Optional metadata.source of retained memories."
     )
-    memory_mode: MemoryMode = Field(
+    memory_mode: MemoryMode = advanced_field(
         "hybrid",
-        description="hybrid = automatic recall and tools; context = automatic recall only; "
-        "tools = tools only.",
-        json_schema_extra=advanced(),
+        "hybrid = automatic recall and tools; context = automatic recall only; tools = tools only.",
     )
     timeout: float = timeout_field(
         60.0,
@@ -257,16 +218,6 @@ class HindsightSettings(ProviderSettings):
         bad = [t for t in value if t not in ("observation", "world", "experience")]
         if bad:
             raise ValueError(f"unknown fact types {bad}; use observation, world, experience")
-        return value
-
-    @field_validator("api_url")
-    @classmethod
-    def _url(cls, value: str | None) -> str | None:
-        if value is None or not value.strip():
-            return None
-        value = value.strip().rstrip("/")
-        if not value.startswith(("http://", "https://")):
-            raise ValueError(f"{value!r} must start with http:// or https://")
         return value
 
     def base_url(self) -> str:

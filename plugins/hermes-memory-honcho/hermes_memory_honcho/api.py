@@ -25,18 +25,18 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 from urllib.parse import quote
 
-from hermes_core.providers.service import ServiceBadResponse, ServiceClient
+from hermes_core.providers.service import ServiceAPI, ServiceBadResponse, ServiceClient
 
 
 def _q(value: str) -> str:
     return quote(value, safe="")
 
 
-class HonchoAPI:
+class HonchoAPI(ServiceAPI):
     """Typed calls for one workspace. Thread-safe."""
 
     def __init__(self, client: ServiceClient, workspace: str) -> None:
-        self.client = client
+        super().__init__(client)
         self.workspace = workspace
         self._base = f"/v3/workspaces/{_q(workspace)}"
         self._lock = threading.Lock()

@@ -41,10 +41,13 @@ from typing import Any
 from hermes_core.context import dedupe_bullets
 from hermes_core.markers import hookimpl
 from hermes_core.providers.base import ProviderSettings
-from hermes_core.providers.service.client import ServiceClient
-from hermes_core.providers.service.errors import ServiceError, ServiceNotFound
-from hermes_core.providers.service.provider import ServiceProvider
-from hermes_core.providers.service.recall import screen_recalled
+from hermes_core.providers.service import (
+    ServiceClient,
+    ServiceError,
+    ServiceNotFound,
+    ServiceProvider,
+    screen_recalled,
+)
 from hermes_core.providers.service.tools import text_arg
 from hermes_core.tool_results import tool_error, tool_ok
 from hermes_core.types import MemoryContext, MemoryWrite, SessionInfo, ToolContext, ToolSpec, Turn
@@ -89,7 +92,6 @@ class HonchoProvider(ServiceProvider[HonchoSettings, HonchoAPI]):
     """Honcho over its v3 REST API (see :mod:`hermes_memory_honcho.api`)."""
 
     name = "honcho"
-    Settings = HonchoSettings
     service = LABEL
     config_file = CONFIG_FILE
     workers = 1

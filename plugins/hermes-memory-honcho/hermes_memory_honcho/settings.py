@@ -16,12 +16,13 @@ from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import Field, SecretStr, field_validator
-from pydantic_settings import SettingsConfigDict
 
-from hermes_core.providers.base import ProviderSettings, setup_field
 from hermes_core.providers.service.fields import (
+    BaseURL,
+    ServiceProviderSettings,
     breaker_cooldown_field,
     env_alias,
+    env_field,
     failure_threshold_field,
     read_json_object,
     retries_field,
@@ -32,6 +33,7 @@ CONFIG_FILE = "honcho.json"
 CLOUD_URL = "https://api.honcho.dev"
 KEY_URL = "https://app.honcho.dev"
 _env = partial(env_alias, "honcho")
+_field = partial(env_field, "honcho")
 _ID = re.compile(r"^[A-Za-z0-9_-]{1,100}$")
 
 ReasoningLevel = Literal["minimal", "low", "medium", "high", "max"]
@@ -41,35 +43,33 @@ SessionStrategy = Literal["per-directory", "per-repo", "per-session", "global"]
 WriteMode = Literal["async", "turn", "session"]
 
 
-class HonchoSettings(ProviderSettings):
+class HonchoSettings(ServiceProviderSettings):
     """Configuration of :class:`hermes_memory_honcho.provider.HonchoProvider`."""
-
-    model_config = SettingsConfigDict(extra="ignore", validate_default=True, populate_by_name=True)
 
     setup_note = (
         f"Honcho Cloud needs an API key: get one at {KEY_URL}. A self-hosted Honcho needs only "
         "its URL (leave the key blank)."
     )
 
-    api_key: SecretStr | None = setup_field(
+    api_key: SecretStr | None = _field(
+        "api_key",
         None,
+        "HONCHO_API_KEY",
         description="Honcho API key (blank for a self-hosted Honcho without auth)",
-        env_var="HONCHO_API_KEY",
         url=KEY_URL,
-        validation_alias=_env("api_key", "HONCHO_API_KEY"),
     )
-    base_url: str = setup_field(
+    base_url: BaseURL = _field(
+        "base_url",
         CLOUD_URL,
+        "HONCHO_BASE_URL",
         description="Honcho URL: Honcho Cloud, or your self-hosted server "
         "(e.g. http://127.0.0.1:8000)",
-        env_var="HONCHO_BASE_URL",
-        validation_alias=_env("base_url", "HONCHO_BASE_URL"),
     )
-    workspace: str = setup_field(
+    workspace: str = _field(
+        "workspace",
         "hermes",
+        "HONCHO_WORKSPACE",
         description="Honcho workspace that holds this agent's peers and sessions",
-        env_var="HONCHO_WORKSPACE",
-        validation_alias=_env("workspace", "HONCHO_WORKSPACE"),
         pattern=r"^[A-Za-z0-9_-]{1,100}$",
     )
     peer_name: str | None = Field(
@@ -158,14 +158,6 @@ class HonchoSettings(ProviderSettings):
             value = int(value.strip())
         if isinstance(value, int) and not isinstance(value, bool) and value < 1:
             raise ValueError("write_frequency N must be >= 1")
-        return value
-
-    @field_validator("base_url")
-    @classmethod
-    def _url(cls, value: str) -> str:
-        value = value.strip().rstrip("/")
-        if not value.startswith(("http://", "https://")):
-            raise ValueError("base_url must start with http:// or https://")
         return value
 
     @field_validator("peer_name")

@@ -36,11 +36,15 @@ from hermes_core.markers import hookimpl
 from hermes_core.providers.base import ProviderSettings
 from hermes_core.providers.expiry import ExpiryLedger, drop_expired
 from hermes_core.providers.inspect import ProviderMemory
-from hermes_core.providers.service.breaker import CircuitBreaker
-from hermes_core.providers.service.client import ServiceClient
-from hermes_core.providers.service.errors import ServiceError, ServiceSettings
-from hermes_core.providers.service.provider import BackgroundRecall, ToolRefused
-from hermes_core.providers.service.settings import service_settings
+from hermes_core.providers.service import (
+    BackgroundRecall,
+    CircuitBreaker,
+    ServiceClient,
+    ServiceError,
+    ServiceSettings,
+    ToolRefused,
+    service_settings,
+)
 from hermes_core.recall_trace import item_scores
 from hermes_core.tool_results import tool_json
 from hermes_core.types import MemoryContext, MemoryWrite, SessionInfo, ToolContext, ToolSpec, Turn
@@ -68,7 +72,6 @@ class Mem0Provider(BackgroundRecall[Mem0Settings, Backend, MemoryItem]):
     """mem0 as the external memory provider (modes oss, host, platform)."""
 
     name = "mem0"
-    Settings = Mem0Settings
     service = "Mem0"
     config_file = CONFIG_FILE
     not_found_prefix = True

@@ -21,19 +21,16 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 from urllib.parse import quote
 
-from hermes_core.providers.service import ServiceClient, ServiceNotFound
+from hermes_core.providers.service import ServiceAPI, ServiceClient, ServiceNotFound
 from hermes_memory_mem0.backend import MemoryItem, add_body, item_from, items_from, owned_by
 
 
-class _HttpBackend:
+class _HttpBackend(ServiceAPI):
     """The routes both APIs spell the same way: add at ``ADD_PATH``, get/update/delete at
     ``item_path(id)``; requests through ``client``."""
 
     ADD_PATH = ""
     ITEM_PATH = ""  # a format string with ``{id}``
-
-    def __init__(self, client: ServiceClient) -> None:
-        self.client = client
 
     def item_path(self, memory_id: str) -> str:
         return self.ITEM_PATH.format(id=quote(str(memory_id), safe=""))

@@ -13,36 +13,39 @@ from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import Field, SecretStr
-from pydantic_settings import SettingsConfigDict
 
-from hermes_core.providers.base import ProviderSettings
-from hermes_core.providers.service.fields import env_alias, read_json_object
+from hermes_core.providers.service.fields import (
+    ServiceProviderSettings,
+    advanced_field,
+    env_alias,
+    env_field,
+    read_json_object,
+)
 
 CONFIG_FILE = "mem0.json"
 DEFAULT_USER_ID = "hermes-user"
 _env = partial(env_alias, "mem0")
+_field = partial(env_field, "mem0")
 
 Mode = Literal["oss", "host", "platform"]
 
 
-class Mem0Settings(ProviderSettings):
+class Mem0Settings(ServiceProviderSettings):
     """Configuration of the mem0 provider (``memory.providers.mem0``)."""
 
-    model_config = SettingsConfigDict(extra="ignore", validate_default=True, populate_by_name=True)
-
-    mode: Mode = Field(
+    mode: Mode = _field(
+        "mode",
         "oss",
+        "MEM0_MODE",
         description="oss = in-process mem0 with a local chroma store under $HERMES_HOME/mem0; "
         "host = a self-hosted mem0 REST server; platform = the Mem0 Platform API.",
-        validation_alias=_env("mode", "MEM0_MODE"),
-        json_schema_extra={"env_var": "MEM0_MODE", "setup": "ask"},
     )
-    host: str | None = Field(
+    host: str | None = _field(
+        "host",
         None,
+        "MEM0_HOST",
         description="Base URL of a self-hosted mem0 server (mode 'host'), e.g. "
         "http://127.0.0.1:8888.",
-        validation_alias=_env("host", "MEM0_HOST"),
-        json_schema_extra={"env_var": "MEM0_HOST", "setup": "ask"},
     )
     api_key: SecretStr | None = Field(
         None,
@@ -115,9 +118,7 @@ class Mem0Settings(ProviderSettings):
         "route (llm.base_url). Without any, syncs use infer=False.",
     )
     llm_model: str | None = Field(None, description="Model for fact extraction.")
-    llm_api_key: SecretStr | None = Field(
-        None, description="API key for llm_base_url.", json_schema_extra={"setup": "advanced"}
-    )
+    llm_api_key: SecretStr | None = advanced_field(None, "API key for llm_base_url.")
 
 
 def read_config_file(home: Path) -> dict[str, Any]:

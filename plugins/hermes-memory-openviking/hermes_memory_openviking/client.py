@@ -16,18 +16,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from hermes_core.providers.service import ServiceBadResponse, ServiceClient, ServiceRequestError
+from hermes_core.providers.service import ServiceAPI, ServiceBadResponse, ServiceRequestError
 from hermes_memory_openviking.scope import Identity
 
 SERVICE = "OpenViking"
 API = "/api/v1"
 
 
-class VikingClient:
+class VikingClient(ServiceAPI):
     """One client per provider instance; thread-safe (the underlying httpx client is)."""
-
-    def __init__(self, http: ServiceClient) -> None:
-        self.http = http
 
     def call(
         self,
@@ -43,7 +40,7 @@ class VikingClient:
     ) -> Any:
         """``result`` of ``method API+path`` for ``identity``; raises ServiceError."""
         full = API + path
-        body = self.http.request(
+        body = self.client.request(
             method,
             full,
             json_body=json_body,

@@ -13,30 +13,30 @@ rest keeps its defaults (``--advanced`` asks them too).
 from __future__ import annotations
 
 from functools import partial
-from typing import ClassVar, Literal
+from typing import Annotated, ClassVar, Literal
 
-from pydantic import SecretStr, field_validator
-from pydantic_settings import SettingsConfigDict
+from pydantic import SecretStr
 
-from hermes_core.providers.base import ProviderSettings, setup_field
 from hermes_core.providers.service.fields import (
+    ServiceProviderSettings,
+    advanced_field,
     breaker_cooldown_field,
-    env_alias,
+    env_field,
     failure_threshold_field,
+    http_url,
     recall_max_chars_field,
     retries_field,
     timeout_field,
 )
 
-_env = partial(env_alias, "openviking")
+_field = partial(env_field, "openviking")
+_URL_ERROR = "must start with http:// or https:// (e.g. http://127.0.0.1:1933); set OPENVIKING_URL"
 DEFAULT_URL = "http://127.0.0.1:1933"
 IDENTIFIER = r"^[A-Za-z0-9_.@-]+$"
 
 
-class OpenVikingSettings(ProviderSettings):
+class OpenVikingSettings(ServiceProviderSettings):
     """Connection, identity and recall settings of the OpenViking provider."""
-
-    model_config = SettingsConfigDict(extra="ignore", validate_default=True, populate_by_name=True)
 
     setup_note: ClassVar[str] = (
         "OpenViking runs as a server: `pip install openviking` then `openviking-server` "
@@ -44,84 +44,79 @@ class OpenVikingSettings(ProviderSettings):
         "its root API key here so each Hermes user gets an OpenViking user of their own."
     )
 
-    url: str = setup_field(
+    url: Annotated[str, http_url(message=_URL_ERROR)] = _field(
+        "url",
         DEFAULT_URL,
+        "OPENVIKING_URL",
+        "OPENVIKING_ENDPOINT",
         description="OpenViking server URL (self-hosted `openviking-server` or a hosted endpoint)",
-        env_var="OPENVIKING_URL",
-        validation_alias=_env("url", "OPENVIKING_URL", "OPENVIKING_ENDPOINT"),
     )
-    api_key: SecretStr | None = setup_field(
+    api_key: SecretStr | None = _field(
+        "api_key",
         None,
+        "OPENVIKING_API_KEY",
         description="OpenViking API key (trusted mode: the server's root_api_key; blank for a "
         "local dev server without auth)",
-        env_var="OPENVIKING_API_KEY",
         url="https://openviking.ai/docs",
-        validation_alias=_env("api_key", "OPENVIKING_API_KEY"),
     )
-    account: str = setup_field(
+    account: str = _field(
+        "account",
         "default",
+        "OPENVIKING_ACCOUNT",
         description="OpenViking account (tenant) that Hermes users live in",
-        env_var="OPENVIKING_ACCOUNT",
-        validation_alias=_env("account", "OPENVIKING_ACCOUNT"),
         pattern=IDENTIFIER,
         max_length=128,
     )
-    user: str = setup_field(
+    user: str = _field(
+        "user",
         "default",
+        "OPENVIKING_USER",
         description="OpenViking user for sessions that carry no user_id (a session's own "
         "user_id always wins)",
         setup="advanced",
-        env_var="OPENVIKING_USER",
-        validation_alias=_env("user", "OPENVIKING_USER"),
         pattern=IDENTIFIER,
         max_length=128,
     )
-    actor_peer: str = setup_field(
+    actor_peer: str = _field(
+        "actor_peer",
         "hermes",
+        "OPENVIKING_ACTOR_PEER_ID",
+        "OPENVIKING_AGENT",
         description="Peer id of the agent in OpenViking: memories go under "
         "viking://~/peers/<actor_peer>/memories/",
         setup="advanced",
-        env_var="OPENVIKING_ACTOR_PEER_ID",
-        validation_alias=_env("actor_peer", "OPENVIKING_ACTOR_PEER_ID", "OPENVIKING_AGENT"),
         pattern=IDENTIFIER,
         max_length=128,
     )
-    tenancy: Literal["per_user", "single_user"] = setup_field(
+    tenancy: Literal["per_user", "single_user"] = advanced_field(
         "per_user",
-        description="per_user = the key (trusted-mode root key, or none on a dev server) "
+        "per_user = the key (trusted-mode root key, or none on a dev server) "
         "lets Hermes name the OpenViking user per request, so every Hermes user is separate; "
         "single_user = the key is ONE OpenViking user's: only sessions of `user` (or without "
         "a user_id) are served",
-        setup="advanced",
     )
-    resource_scope: Literal["user", "account"] = setup_field(
+    resource_scope: Literal["user", "account"] = advanced_field(
         "user",
-        description="Where viking_add_resource puts resources: user = the user's own "
+        "Where viking_add_resource puts resources: user = the user's own "
         "viking://~/resources/ (private); account = the shared viking://resources/ of the "
         "account (every user of the account can read them)",
-        setup="advanced",
     )
-    recall_limit: int = setup_field(
-        6, description="Memories injected per turn", setup="advanced", ge=1, le=50
-    )
-    recall_score_threshold: float = setup_field(
+    recall_limit: int = advanced_field(6, "Memories injected per turn", ge=1, le=50)
+    recall_score_threshold: float = advanced_field(
         0.1,
-        description="Search results scoring below this are not injected",
-        setup="advanced",
+        "Search results scoring below this are not injected",
         ge=0.0,
         le=1.0,
     )
     recall_max_chars: int = recall_max_chars_field()
-    recall_resources: bool = setup_field(
+    recall_resources: bool = advanced_field(
         False,
-        description="Also inject matching resources (documents), not only memories",
-        setup="advanced",
+        "Also inject matching resources (documents), not only memories",
     )
-    commit_every_turns: int = setup_field(
+    commit_every_turns: int = advanced_field(
         0,
-        description="Commit the OpenViking session (server-side memory extraction) every N "
+        "Commit the OpenViking session (server-side memory extraction) every N "
         "synced turns; 0 = only when the session ends",
-        setup="advanced",
         ge=0,
         le=10_000,
     )
@@ -129,17 +124,6 @@ class OpenVikingSettings(ProviderSettings):
     retries: int = retries_field()
     failure_threshold: int = failure_threshold_field()
     breaker_cooldown: float = breaker_cooldown_field()
-
-    @field_validator("url")
-    @classmethod
-    def _url(cls, value: str) -> str:
-        value = value.strip().rstrip("/")
-        if not value.startswith(("http://", "https://")):
-            raise ValueError(
-                "must start with http:// or https:// (e.g. http://127.0.0.1:1933); "
-                "set OPENVIKING_URL"
-            )
-        return value
 
 
 __all__ = ["DEFAULT_URL", "IDENTIFIER", "OpenVikingSettings"]

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
-from hermes_core.providers.service import ServiceBadResponse, ServiceClient
+from hermes_core.providers.service import ServiceAPI, ServiceBadResponse, ServiceClient
 
 
 @dataclass(frozen=True)
@@ -70,11 +70,11 @@ def _memory(raw: Any, score: Any = None) -> Memory | None:
     )
 
 
-class RetainDBAPI:
+class RetainDBAPI(ServiceAPI):
     """Typed calls over one :class:`ServiceClient`, all within ``project``."""
 
     def __init__(self, client: ServiceClient, project: str) -> None:
-        self.client = client
+        super().__init__(client)
         self.project = project
 
     def remember(

@@ -33,27 +33,19 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from hermes_core.markers import hookimpl
-from hermes_core.providers.service.client import ServiceClient
-from hermes_core.providers.service.errors import ServiceError, ServiceNotFound
-from hermes_core.providers.service.provider import (
+from hermes_core.providers.service import (
     BackgroundRecall,
+    ServiceClient,
+    ServiceError,
+    ServiceNotFound,
     ToolRefused,
     compress_query,
     remembered,
     unflagged,
 )
 from hermes_core.providers.service.tools import number_arg, required_text, text_arg
-from hermes_core.recall_trace import item_scores
 from hermes_core.tool_results import tool_ok
-from hermes_core.types import (
-    MemoryContext,
-    MemoryWrite,
-    PromptBlock,
-    SessionInfo,
-    ToolContext,
-    ToolSpec,
-    Turn,
-)
+from hermes_core.types import MemoryContext, MemoryWrite, SessionInfo, ToolContext, ToolSpec, Turn
 from hermes_memory_retaindb.api import Memory, RetainDBAPI, idempotency_key
 from hermes_memory_retaindb.settings import MEMORY_TYPES, RetainDBSettings
 
@@ -86,14 +78,14 @@ class RetainDBProvider(BackgroundRecall[RetainDBSettings, RetainDBAPI, Memory]):
     """RetainDB as the external memory provider."""
 
     name = "retaindb"
-    Settings = RetainDBSettings
     service = LABEL
+    recall_heading = HEADING
     workers = 3
     not_found_prefix = True
     breaker_fix = "check RETAINDB_API_KEY and RETAINDB_BASE_URL; calls resume automatically"
 
-    def __init__(self, settings: Any, home: Any, *, client: ServiceClient | None = None) -> None:
-        super().__init__(settings, home, client=client)
+    def __init__(self, settings: Any, home: Any, **kwargs: Any) -> None:
+        super().__init__(settings, home, **kwargs)
         self.project = self.settings.project_for(self.home)
 
     # ------------------------------------------------------------ plumbing
@@ -154,17 +146,13 @@ class RetainDBProvider(BackgroundRecall[RetainDBSettings, RetainDBAPI, Memory]):
 
     # ------------------------------------------------------------ hooks
 
-    @hookimpl
-    def system_prompt_block(self, session: SessionInfo) -> PromptBlock:
-        return PromptBlock(
-            text=(
-                "# RetainDB Memory\n"
-                f"Active. Project: {self.project}.\n"
-                "Use retaindb_search to find memories, retaindb_remember to store facts, "
-                "retaindb_profile for a user overview, retaindb_context for current-task "
-                "context, retaindb_forget to delete a memory by id."
-            ),
-            source=self.name,
+    def prompt_text(self, session: SessionInfo) -> str:
+        return (
+            "# RetainDB Memory\n"
+            f"Active. Project: {self.project}.\n"
+            "Use retaindb_search to find memories, retaindb_remember to store facts, "
+            "retaindb_profile for a user overview, retaindb_context for current-task "
+            "context, retaindb_forget to delete a memory by id."
         )
 
     def format_context(self, items: Sequence[Memory]) -> MemoryContext | None:
@@ -172,14 +160,7 @@ class RetainDBProvider(BackgroundRecall[RetainDBSettings, RetainDBAPI, Memory]):
         memory's search score when the API returned one for every item."""
         shown = [m for m in items if _compact(m.content)]
         lines = [f"- {_compact(m.content)}" for m in shown]
-        if not lines:
-            return None
-        return MemoryContext(
-            text="\n".join([HEADING, *lines]),
-            count=len(lines),
-            label=LABEL,
-            scores=item_scores([m.score for m in shown]),
-        )
+        return self.recalled_context(lines, [m.score for m in shown])
 
     def _turn_messages(self, turn: Turn) -> list[dict[str, str]]:
         stamp = _iso(turn.ended_at)

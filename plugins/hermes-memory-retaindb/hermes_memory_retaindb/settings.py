@@ -12,17 +12,17 @@ from __future__ import annotations
 
 from functools import partial
 from pathlib import Path
-from typing import ClassVar, Literal
+from typing import Annotated, ClassVar, Literal
 
-from pydantic import Field, SecretStr, field_validator
-from pydantic_settings import SettingsConfigDict
+from pydantic import SecretStr, field_validator
 
-from hermes_core.providers.base import ProviderSettings
 from hermes_core.providers.service.fields import (
-    advanced,
+    ServiceProviderSettings,
+    advanced_field,
     breaker_cooldown_field,
-    env_alias,
+    env_field,
     failure_threshold_field,
+    http_url,
     prefetch_wait_field,
     retries_field,
     timeout_field,
@@ -30,7 +30,8 @@ from hermes_core.providers.service.fields import (
 
 DEFAULT_URL = "https://api.retaindb.com"
 KEY_URL = "https://www.retaindb.com"
-_env = partial(env_alias, "retaindb")
+_field = partial(env_field, "retaindb")
+_URL_ERROR = "{value!r} must start with http:// or https://"
 
 MEMORY_TYPES = (
     "factual",
@@ -46,84 +47,55 @@ MemoryType = Literal[
 ]
 
 
-class RetainDBSettings(ProviderSettings):
+class RetainDBSettings(ServiceProviderSettings):
     """Configuration of the retaindb provider (``memory.providers.retaindb``)."""
-
-    model_config = SettingsConfigDict(extra="ignore", validate_default=True, populate_by_name=True)
 
     setup_note: ClassVar[str] = (
         f"Get a RetainDB API key at {KEY_URL}; keep the API URL unless you self-host."
     )
 
     # -- asked by `hermes-memory memory setup retaindb`
-    api_key: SecretStr | None = Field(
-        None,
-        description="RetainDB API key.",
-        validation_alias=_env("api_key", "RETAINDB_API_KEY"),
-        json_schema_extra={"setup": "ask", "env_var": "RETAINDB_API_KEY", "url": KEY_URL},
+    api_key: SecretStr | None = _field(
+        "api_key", None, "RETAINDB_API_KEY", description="RetainDB API key.", url=KEY_URL
     )
-    base_url: str = Field(
+    base_url: Annotated[str, http_url(message=_URL_ERROR, empty=DEFAULT_URL)] = _field(
+        "base_url",
         DEFAULT_URL,
+        "RETAINDB_BASE_URL",
         description="RetainDB API URL (change it only for a self-hosted RetainDB).",
-        validation_alias=_env("base_url", "RETAINDB_BASE_URL"),
-        json_schema_extra={"setup": "ask", "env_var": "RETAINDB_BASE_URL"},
     )
-    project: str | None = Field(
+    project: str | None = _field(
+        "project",
         None,
+        "RETAINDB_PROJECT",
         description="RetainDB project; empty = hermes-<profile> for a Hermes profile "
         "(~/.hermes/profiles/<profile>), else 'default'.",
-        validation_alias=_env("project", "RETAINDB_PROJECT"),
-        json_schema_extra={"setup": "ask", "env_var": "RETAINDB_PROJECT"},
     )
 
     # -- advanced: defaults, not asked
-    user_id: str = Field(
-        "local",
-        min_length=1,
-        description="User for sessions that carry no user_id (the single local user).",
-        json_schema_extra=advanced(),
+    user_id: str = advanced_field(
+        "local", "User for sessions that carry no user_id (the single local user).", min_length=1
     )
-    agent_id: str = Field(
-        "hermes",
-        min_length=1,
-        description="Agent id sent with writes.",
-        json_schema_extra=advanced(),
+    agent_id: str = advanced_field("hermes", "Agent id sent with writes.", min_length=1)
+    top_k: int = advanced_field(8, "Memories recalled per search (max 20).", ge=1, le=20)
+    profile_in_context: int = advanced_field(
+        5, "Profile memories added to automatic recall (0 = none).", ge=0, le=20
     )
-    top_k: int = Field(
-        8,
-        ge=1,
-        le=20,
-        description="Memories recalled per search (max 20).",
-        json_schema_extra=advanced(),
+    default_importance: float = advanced_field(
+        0.7, "Importance of memories stored without one.", ge=0, le=1
     )
-    profile_in_context: int = Field(
-        5,
-        ge=0,
-        le=20,
-        description="Profile memories added to automatic recall (0 = none).",
-        json_schema_extra=advanced(),
-    )
-    default_importance: float = Field(
-        0.7,
-        ge=0,
-        le=1,
-        description="Importance of memories stored without one.",
-        json_schema_extra=advanced(),
-    )
-    write_mode: Literal["async", "sync"] = Field(
+    write_mode: Literal["async", "sync"] = advanced_field(
         "async",
-        description="How automatic writes are committed: async (queued by RetainDB, visible "
+        "How automatic writes are committed: async (queued by RetainDB, visible "
         "at once through include_pending) or sync (committed before the call returns).",
-        json_schema_extra=advanced(),
     )
-    ingest: Literal["turn", "session"] = Field(
+    ingest: Literal["turn", "session"] = advanced_field(
         "turn",
-        description="turn = send each completed turn for extraction; session = send the "
+        "turn = send each completed turn for extraction; session = send the "
         "whole transcript once, at session end.",
-        json_schema_extra=advanced(),
     )
-    search_profile: Literal["fast", "balanced", "quality"] = Field(
-        "fast", description="RetainDB search profile.", json_schema_extra=advanced()
+    search_profile: Literal["fast", "balanced", "quality"] = advanced_field(
+        "fast", "RetainDB search profile."
     )
     timeout: float = timeout_field()
     prefetch_wait: float = prefetch_wait_field(
@@ -132,14 +104,6 @@ class RetainDBSettings(ProviderSettings):
     retries: int = retries_field()
     failure_threshold: int = failure_threshold_field()
     breaker_cooldown: float = breaker_cooldown_field()
-
-    @field_validator("base_url")
-    @classmethod
-    def _url(cls, value: str) -> str:
-        value = (value or "").strip().rstrip("/") or DEFAULT_URL
-        if not value.startswith(("http://", "https://")):
-            raise ValueError(f"{value!r} must start with http:// or https://")
-        return value
 
     @field_validator("project")
     @classmethod

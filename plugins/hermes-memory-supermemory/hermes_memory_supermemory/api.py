@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from hermes_core.providers.service import ServiceBadResponse, ServiceClient
+from hermes_core.providers.service import ServiceAPI, ServiceBadResponse
 
 SOURCE_HEADER = {"x-sm-source": "hermes"}
 
@@ -63,11 +63,8 @@ def search_hits(results: Sequence[Mapping[str, Any]]) -> list[SearchHit]:
     return out
 
 
-class SupermemoryAPI:
+class SupermemoryAPI(ServiceAPI):
     """Typed calls; every one names its container tag explicitly."""
-
-    def __init__(self, client: ServiceClient) -> None:
-        self.client = client
 
     def add_document(
         self,

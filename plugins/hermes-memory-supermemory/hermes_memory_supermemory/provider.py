@@ -33,22 +33,16 @@ from typing import Any
 
 from hermes_core.markers import hookimpl
 from hermes_core.providers.base import ProviderSettings
-from hermes_core.providers.service.client import ServiceClient
-from hermes_core.providers.service.errors import ServiceError, ServiceNotFound
-from hermes_core.providers.service.provider import ServiceProvider
-from hermes_core.providers.service.recall import screen_recalled
+from hermes_core.providers.service import (
+    ServiceError,
+    ServiceNotFound,
+    ServiceProvider,
+    screen_recalled,
+)
 from hermes_core.providers.service.tools import text_arg
 from hermes_core.recall_trace import item_scores
 from hermes_core.tool_results import tool_error, tool_ok
-from hermes_core.types import (
-    MemoryContext,
-    MemoryWrite,
-    PromptBlock,
-    SessionInfo,
-    ToolContext,
-    ToolSpec,
-    Turn,
-)
+from hermes_core.types import MemoryContext, MemoryWrite, SessionInfo, ToolContext, ToolSpec, Turn
 from hermes_memory_supermemory.api import SupermemoryAPI, search_hits
 from hermes_memory_supermemory.settings import (
     CONFIG_FILE,
@@ -80,8 +74,8 @@ class SupermemoryProvider(ServiceProvider[SupermemorySettings, SupermemoryAPI]):
     """Supermemory over its v3/v4 REST API (see :mod:`hermes_memory_supermemory.api`)."""
 
     name = "supermemory"
-    Settings = SupermemorySettings
     service = LABEL
+    api_class = SupermemoryAPI
     config_file = CONFIG_FILE
     outbox_limit = MAX_QUEUED
 
@@ -105,9 +99,6 @@ class SupermemoryProvider(ServiceProvider[SupermemorySettings, SupermemoryAPI]):
     def client_options(self) -> dict[str, Any]:
         return {**super().client_options(), "timeout": self.cfg.api_timeout}
 
-    def make_api(self, client: ServiceClient) -> SupermemoryAPI:
-        return SupermemoryAPI(client)
-
     def container(self, session: SessionInfo, custom: str | None = None) -> str:
         """This user's container (``custom``: one of ``custom_containers``)."""
         base = base_tag(custom, self.home) if custom else self.base_tag
@@ -115,8 +106,7 @@ class SupermemoryProvider(ServiceProvider[SupermemorySettings, SupermemoryAPI]):
 
     # -- prompt
 
-    @hookimpl
-    def system_prompt_block(self, session: SessionInfo) -> PromptBlock | None:
+    def prompt_text(self, session: SessionInfo) -> str | None:
         if not self.is_available():
             return None
         lines = [
@@ -131,7 +121,7 @@ class SupermemoryProvider(ServiceProvider[SupermemorySettings, SupermemoryAPI]):
                 f"Extra containers you may pass as container_tag: {names}. "
                 + self.cfg.custom_container_instructions
             )
-        return PromptBlock("\n".join(lines).strip(), source=self.name)
+        return "\n".join(lines).strip()
 
     # -- recall
 

@@ -16,12 +16,12 @@ from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import Field, SecretStr, field_validator
-from pydantic_settings import SettingsConfigDict
 
-from hermes_core.providers.base import ProviderSettings, setup_field
 from hermes_core.providers.service.fields import (
+    BaseURL,
+    ServiceProviderSettings,
     breaker_cooldown_field,
-    env_alias,
+    env_field,
     failure_threshold_field,
     read_json_object,
     retries_field,
@@ -31,7 +31,7 @@ from hermes_core.providers.service.fields import (
 CONFIG_FILE = "supermemory.json"
 CLOUD_URL = "https://api.supermemory.ai"
 KEY_URL = "https://app.supermemory.ai/integrations?connect=hermes"
-_env = partial(env_alias, "supermemory")
+_field = partial(env_field, "supermemory")
 TAG_PATTERN = r"^[A-Za-z0-9._{}-]{1,50}$"
 """A container tag (``{identity}`` allowed): the API allows 100 characters of
 ``[A-Za-z0-9._-]``; 50 leaves room for the per-user suffix."""
@@ -47,36 +47,30 @@ DEFAULT_ENTITY_CONTEXT = (
 )
 
 
-class SupermemorySettings(ProviderSettings):
+class SupermemorySettings(ServiceProviderSettings):
     """Configuration of :class:`hermes_memory_supermemory.provider.SupermemoryProvider`."""
-
-    model_config = SettingsConfigDict(extra="ignore", validate_default=True, populate_by_name=True)
 
     setup_note = (
         f"Supermemory needs an API key: get one at {KEY_URL}. A self-hosted server "
         "(`npx supermemory local`) prints its key on first boot."
     )
 
-    api_key: SecretStr | None = setup_field(
-        None,
-        description="Supermemory API key",
-        env_var="SUPERMEMORY_API_KEY",
-        url=KEY_URL,
-        validation_alias=_env("api_key", "SUPERMEMORY_API_KEY"),
+    api_key: SecretStr | None = _field(
+        "api_key", None, "SUPERMEMORY_API_KEY", description="Supermemory API key", url=KEY_URL
     )
-    base_url: str = setup_field(
+    base_url: BaseURL = _field(
+        "base_url",
         CLOUD_URL,
+        "SUPERMEMORY_BASE_URL",
         description="Supermemory URL: the cloud API or your self-hosted server "
         "(e.g. http://localhost:6767)",
-        env_var="SUPERMEMORY_BASE_URL",
-        validation_alias=_env("base_url", "SUPERMEMORY_BASE_URL"),
     )
-    container_tag: str = setup_field(
+    container_tag: str = _field(
+        "container_tag",
         "hermes",
+        "SUPERMEMORY_CONTAINER_TAG",
         description="Container tag of this agent's memories ({identity} = the Hermes "
         "profile); each user gets their own container under it",
-        env_var="SUPERMEMORY_CONTAINER_TAG",
-        validation_alias=_env("container_tag", "SUPERMEMORY_CONTAINER_TAG"),
         pattern=TAG_PATTERN,
     )
     auto_recall: bool = Field(True, description="Recall memories before each model call.")
@@ -112,14 +106,6 @@ class SupermemorySettings(ProviderSettings):
     custom_container_instructions: str = Field(
         "", max_length=2000, description="When to use which custom container (system prompt)."
     )
-
-    @field_validator("base_url")
-    @classmethod
-    def _url(cls, value: str) -> str:
-        value = value.strip().rstrip("/")
-        if not value.startswith(("http://", "https://")):
-            raise ValueError("base_url must start with http:// or https://")
-        return value
 
     @field_validator("custom_containers")
     @classmethod
