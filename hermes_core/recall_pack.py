@@ -6,7 +6,11 @@ essay) push out the short turn that holds the answer. :func:`pack_recall` instea
 hit a line ``speaker: excerpt`` under its ``[date]``, where the excerpt is the hit's
 sentences that carry the query's terms (weighted by how rare each term is among the hits),
 each followed by its next and previous sentence, then the rest of the hit in order; a hit
-without any query term shows its head.
+without any query term shows its head. When the question word says what the answer looks
+like (:func:`answer_cue`: a date for *when*/什么时候, an amount for *how many*/多少, a name
+for *who*/*where*/*which*/谁/哪里), a sentence with query terms that also shows such a thing
+counts as if it held one more term as rare as the rarest, and a hit that shows one gets its
+room as if it ranked ``CUE_RANK`` (4) times higher.
 
 Contract of :func:`pack_recall`:
 
@@ -15,7 +19,9 @@ Contract of :func:`pack_recall`:
 * **Fair share.** First pass, best hit first, over ``first_pass`` (0.7) of the budget: each
   hit gets at most ``max(min_share, that room / hits)`` tokens (64 at least), so no hit can
   eat the budget while later hits wait. Second pass, best hit first: all the room left lets
-  kept hits grow, then gives hits the first pass left out a line.
+  kept hits grow, then gives hits the first pass left out a line. Line costs are counted
+  as upper bounds, so up to ``REFILLS`` (2) more rounds hand out what the rendered block
+  left unused. "Best first" is rank order, with the answer-cue hits moved up as above.
 * **Kept.** Each hit's ``date`` is the ``[date]`` line its group of lines sits under
   (groups in the order of their best hit, lines in rank order inside) and its ``speaker``
   leads its line.
@@ -50,6 +56,12 @@ FIRST_PASS = 0.7
 """Share of the budget the first pass hands out; the rest goes to the best hits first."""
 GAP = "…"
 """Marks text left out between or around excerpt pieces."""
+CUE_RANK = 4
+"""A hit that shows what the answer looks like (:func:`answer_cue`) gets its room as if it
+ranked this many times higher."""
+REFILLS = 2
+"""Extra rounds that hand out what the rendered block left unused (line costs are upper
+bounds)."""
 
 _SENTENCE_END = re.compile(r"([.!?][\"'”’)\]]*)\s+|([。！？][”’」』）]*)\s*|\s*\n\s*")
 _WORD = re.compile(rf"[^\W_{CJK_RANGES}]+|[{CJK_RANGES}]+")
@@ -64,6 +76,69 @@ _STOPWORDS = frozenset(
         "before any ever some tell remind again much many"
     ).split()
 )
+
+
+_MONTHS = (
+    "january|february|march|april|may|june|july|august|september|october|november|december|"
+    "jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec"
+)
+_WEEKDAYS = "monday|tuesday|wednesday|thursday|friday|saturday|sunday"
+_NUMBER_WORDS = (
+    "one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|"
+    "forty|fifty|hundred|thousand|million|dozen|half|once|twice"
+)
+_ZH_DIGITS = "0-9零〇一二两三四五六七八九十百千万"
+_ANSWER_LOOKS: dict[str, re.Pattern[str]] = {
+    # dates and times: month and day names, years, 3rd, 5/12, 7 pm, yesterday; 六月三日, 周五, 昨天
+    "date": re.compile(
+        rf"(?i:\b(?:{_MONTHS}|{_WEEKDAYS}|yesterday|today|tomorrow|tonight|weekend|ago"
+        r"|(?:last|next|this)\s+(?:week|month|year|night)|(?:19|20)\d\d|\d{1,2}(?:st|nd|rd|th)"
+        r"|\d{1,2}[:/.]\d{1,2}|\d{1,2}\s*(?:am|pm))\b)"
+        rf"|[{_ZH_DIGITS}]+\s*[年月日号点]|[星礼]期|周[一二三四五六日天末]|[昨今明前后]天"
+        r"|[上下这本]个?[周月]"
+    ),
+    # amounts: digits, currency and percent signs, number words; 三个, 两次, 五百元
+    "number": re.compile(
+        rf"\d|[$€£¥%]|(?i:\b(?:{_NUMBER_WORDS})\b)"
+        rf"|[{_ZH_DIGITS}]+\s*[个次元块岁斤公里米小时分钟天周月年倍件张本%％]"
+    ),
+    # names: a capitalised word inside a sentence (not its first word), a 《title》
+    "name": re.compile(r"(?<=[\w,;:\"'“‘] )[\"“]?[A-Z][\w'’-]+|《[^》]+》"),
+}
+_ASKS_FOR = (
+    (
+        "number",
+        re.compile(
+            r"(?i)\b(?:how\s+(?:many|much|long|old|far|often|big|tall)"
+            r"|what\s+(?:percentage|number|amount|price|size))\b"
+            r"|多少|多久|多长|多大|几[个次岁年天位件本张]"
+        ),
+    ),
+    (
+        "date",
+        re.compile(
+            r"(?i)\b(?:when|(?:what|which)\s+(?:date|day|time|year|month))\b"
+            r"|什么时候|何时|哪一?[天年月]|几[号点月]|星期几|周几"
+        ),
+    ),
+    (
+        "name",
+        re.compile(
+            r"(?i)\b(?:who|whom|whose|where|which\s+\w+|what(?:'s|\s+is|\s+was)?\s+(?:the\s+)?name)\b"
+            r"|谁|哪里|哪儿|在哪|哪个|哪家|叫什么"
+        ),
+    ),
+)
+
+
+def answer_cue(query: str) -> re.Pattern[str] | None:
+    """A pattern for what the answer to ``query`` looks like, when its question word says
+    so (first that applies): amounts for how many/much/long (多少, 几个), dates and times for
+    when (什么时候, 哪天), names for who/where/which (谁, 哪里); ``None`` otherwise."""
+    for kind, asks in _ASKS_FOR:
+        if asks.search(query):
+            return _ANSWER_LOOKS[kind]
+    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -240,6 +315,7 @@ class _Plan:
     windowed: dict[int, tuple[int, int]] = field(default_factory=dict)  # index → its size
     next_pick: int = 0
     prepared: bool = False
+    rank: int = 0  # place among the distinct hits, best first
 
     def sentence(self, i: int) -> str:
         """Sentence ``i`` with its runs of whitespace collapsed (never longer than its span,
@@ -255,7 +331,7 @@ class _Plan:
         """Tokens of this line with ``wide``/``rest`` more characters."""
         return self.wide + wide + (self.rest + rest + 3) // 4
 
-    def prepare(self, weights: Sequence[float]) -> None:
+    def prepare(self, weights: Sequence[float], cue: re.Pattern[str] | None = None) -> None:
         """Split into sentences and order them: the sentences holding query terms by the
         summed weight of their distinct terms (ties: earlier first), each followed by its
         next and previous sentence, then every other sentence in order."""
@@ -274,6 +350,11 @@ class _Plan:
             terms_in.setdefault(i, set()).add(term)
             self.positions.setdefault(i, []).append(max(0, offset - starts[i]))
         score = {i: sum(weights[t] for t in found) for i, found in terms_in.items()}
+        if cue is not None and score:
+            bonus = max(weights)  # the answer's kind counts as much as the rarest term
+            for i in score:
+                if cue.search(text, *spans[i]):
+                    score[i] += bonus
         ranked = sorted(score, key=lambda i: (-score[i], i))
         order: list[int] = []
         for i in ranked:
@@ -304,7 +385,9 @@ class _Plan:
         self.wide += size[0]
         self.rest += size[1]
 
-    def grow(self, allowance: int, weights: Sequence[float]) -> int:
+    def grow(
+        self, allowance: int, weights: Sequence[float], cue: re.Pattern[str] | None = None
+    ) -> int:
         """Add sentences in priority order while the line costs at most ``allowance`` more
         tokens; a sentence too long for what is left shows a window around its query
         terms (widened to the whole sentence by a later call when it fits). The tokens the
@@ -314,7 +397,7 @@ class _Plan:
         if not self.kept and self.cost(0, 4) > limit:
             return 0
         if not self.prepared:
-            self.prepare(weights)
+            self.prepare(weights, cue)
         for i in list(self.windowed):  # a window first: the whole sentence when it fits
             wide, rest = self.sizes[i]
             old_wide, old_rest = self.windowed[i]
@@ -358,7 +441,7 @@ def _plans(hits: Sequence[RecallHit], query: str) -> tuple[list[_Plan], list[flo
             df[term] += 1
         who = f"{hit.speaker}: " if hit.speaker else ""
         wide, rest = _chars(who)
-        plans.append(_Plan(hit, spots, wide, rest + 1))
+        plans.append(_Plan(hit, spots, wide, rest + 1, rank=len(plans)))
     weights = [math.log(1.0 + len(plans) / n) if n else 0.0 for n in df]
     return plans, weights
 
@@ -389,13 +472,15 @@ def pack_recall(
     room = max_tokens
     dated: set[str] = set()
 
+    cue = answer_cue(query)
+
     def grow(plan: _Plan, allowance: int) -> int:
         date = plan.hit.date
         header = 0
         if date and date not in dated and not plan.kept:
             wide, rest = _chars(_date_header(date))
             header = wide + (rest + 1 + 3) // 4
-        spent = plan.grow(allowance - header, weights)
+        spent = plan.grow(allowance - header, weights, cue)
         if spent and header:
             dated.add(date)
             spent += header
@@ -403,14 +488,28 @@ def pack_recall(
 
     first_room = int(max_tokens * first_pass)
     share = max(min_share, first_room // len(plans))
-    for plan in plans:  # first pass: a fair share each, best first
+    # hits showing what the answer looks like are visited as if ranked CUE_RANK× higher;
+    # the block still lists every hit in rank order
+    visit = sorted(
+        plans,
+        key=lambda p: (p.rank + 1) / (CUE_RANK if cue and cue.search(p.hit.text) else 1),
+    )
+    for plan in visit:  # first pass: a fair share each, best first
         if max_tokens - room >= first_room:
             break
         room -= grow(plan, min(share, room))
-    for plan in plans:  # second pass: all that is left to the best hits, in order
-        if room <= 0:
+    for _ in range(1 + REFILLS):  # then all that is left to the best hits, in order
+        grown = 0
+        for plan in visit:
+            if room <= 0:
+                break
+            spent = grow(plan, room)
+            room -= spent
+            grown += spent
+        # line costs are upper bounds: what the rendered block left unused is handed out again
+        room = max_tokens - estimate_tokens(_render(plans, max_tokens))
+        if not grown or room <= 0:
             break
-        room -= grow(plan, room)
     return _render(plans, max_tokens)
 
 
