@@ -548,11 +548,14 @@ def focus_excerpt(text: str, query: str, max_tokens: int) -> str:
 
 
 __all__ = [
+    "CUE_RANK",
     "DEFAULT_RECALL_TOKENS",
     "FIRST_PASS",
     "GAP",
     "MIN_SHARE",
+    "REFILLS",
     "RecallHit",
+    "answer_cue",
     "focus_excerpt",
     "hits_shown",
     "pack_recall",
