@@ -88,22 +88,48 @@ _NUMBER_WORDS = (
     "forty|fifty|hundred|thousand|million|dozen|half|once|twice"
 )
 _ZH_DIGITS = "0-9零〇一二两三四五六七八九十百千万"
-_ANSWER_LOOKS: dict[str, re.Pattern[str]] = {
+
+
+@dataclass(frozen=True, slots=True)
+class AnswerCue:
+    """What an answer looks like: ``pattern`` finds it in lower-cased text when ``folded``,
+    else in the text as written (names need their capitals)."""
+
+    kind: str
+    pattern: re.Pattern[str]
+    folded: bool
+
+    def search(self, text: str) -> bool:
+        """Whether ``text`` shows such a thing."""
+        return self.pattern.search(text.lower() if self.folded else text) is not None
+
+
+# each starts with a lookahead on its possible first characters: the scan skips the rest fast
+_ANSWER_LOOKS: dict[str, AnswerCue] = {
     # dates and times: month and day names, years, 3rd, 5/12, 7 pm, yesterday; 六月三日, 周五, 昨天
-    "date": re.compile(
-        rf"(?i:\b(?:{_MONTHS}|{_WEEKDAYS}|yesterday|today|tomorrow|tonight|weekend|ago"
-        r"|(?:last|next|this)\s+(?:week|month|year|night)|(?:19|20)\d\d|\d{1,2}(?:st|nd|rd|th)"
-        r"|\d{1,2}[:/.]\d{1,2}|\d{1,2}\s*(?:am|pm))\b)"
-        rf"|[{_ZH_DIGITS}]+\s*[年月日号点]|[星礼]期|周[一二三四五六日天末]|[昨今明前后]天"
-        r"|[上下这本]个?[周月]"
+    "date": AnswerCue(
+        "date",
+        re.compile(
+            rf"(?=[a-z0-9{_ZH_DIGITS}星礼周昨今明前后上下这本])(?:"
+            rf"\b(?:{_MONTHS}|{_WEEKDAYS}|yesterday|today|tomorrow|tonight|weekend|ago"
+            r"|(?:last|next|this)\s+(?:week|month|year|night)|(?:19|20)\d\d"
+            r"|\d{1,2}(?:st|nd|rd|th)|\d{1,2}[:/.]\d{1,2}|\d{1,2}\s*(?:am|pm))\b"
+            rf"|[{_ZH_DIGITS}]+\s*[年月日号点]|[星礼]期|周[一二三四五六日天末]|[昨今明前后]天"
+            r"|[上下这本]个?[周月])"
+        ),
+        folded=True,
     ),
     # amounts: digits, currency and percent signs, number words; 三个, 两次, 五百元
-    "number": re.compile(
-        rf"\d|[$€£¥%]|(?i:\b(?:{_NUMBER_WORDS})\b)"
-        rf"|[{_ZH_DIGITS}]+\s*[个次元块岁斤公里米小时分钟天周月年倍件张本%％]"
+    "number": AnswerCue(
+        "number",
+        re.compile(
+            rf"\d|[$€£¥%％]|(?=[a-z])\b(?:{_NUMBER_WORDS})\b"
+            rf"|[{_ZH_DIGITS}]+\s*[个次元块岁斤公里米小时分钟天周月年倍件张本]"
+        ),
+        folded=True,
     ),
     # names: a capitalised word inside a sentence (not its first word), a 《title》
-    "name": re.compile(r"(?<=[\w,;:\"'“‘] )[\"“]?[A-Z][\w'’-]+|《[^》]+》"),
+    "name": AnswerCue("name", re.compile(r"[\w,;:\"'“‘] [\"“]?[A-Z][\w'’-]+|《[^》]+》"), False),
 }
 _ASKS_FOR = (
     (
@@ -131,8 +157,8 @@ _ASKS_FOR = (
 )
 
 
-def answer_cue(query: str) -> re.Pattern[str] | None:
-    """A pattern for what the answer to ``query`` looks like, when its question word says
+def answer_cue(query: str) -> AnswerCue | None:
+    """What the answer to ``query`` looks like, when its question word says
     so (first that applies): amounts for how many/much/long (多少, 几个), dates and times for
     when (什么时候, 哪天), names for who/where/which (谁, 哪里); ``None`` otherwise."""
     for kind, asks in _ASKS_FOR:
@@ -178,10 +204,9 @@ def _needles(terms: Sequence[str]) -> list[tuple[str, bool]]:
     return out
 
 
-def _find_terms(text: str, needles: Sequence[tuple[str, bool]]) -> list[tuple[int, int]]:
-    """``(offset, term index)`` of every occurrence of the needles in ``text`` (case
-    ignored; offsets are into ``text.lower()``, equal to ``text``'s for almost all text)."""
-    lowered = text.lower()
+def _find_terms(lowered: str, needles: Sequence[tuple[str, bool]]) -> list[tuple[int, int]]:
+    """``(offset, term index)`` of every occurrence of the needles in ``lowered`` (a hit's
+    ``text.lower()``, whose offsets equal ``text``'s for almost all text)."""
     spots: list[tuple[int, int]] = []
     for index, (needle, word_start) in enumerate(needles):
         at = lowered.find(needle)
@@ -316,6 +341,9 @@ class _Plan:
     next_pick: int = 0
     prepared: bool = False
     rank: int = 0  # place among the distinct hits, best first
+    cue: AnswerCue | None = None  # what the answer looks like, when the query says so
+    cue_text: str = ""  # the text ``cue`` searches (lower-cased when folded)
+    shows_cue: bool = False  # the text shows what the answer looks like
 
     def sentence(self, i: int) -> str:
         """Sentence ``i`` with its runs of whitespace collapsed (never longer than its span,
@@ -331,7 +359,7 @@ class _Plan:
         """Tokens of this line with ``wide``/``rest`` more characters."""
         return self.wide + wide + (self.rest + rest + 3) // 4
 
-    def prepare(self, weights: Sequence[float], cue: re.Pattern[str] | None = None) -> None:
+    def prepare(self, weights: Sequence[float]) -> None:
         """Split into sentences and order them: the sentences holding query terms by the
         summed weight of their distinct terms (ties: earlier first), each followed by its
         next and previous sentence, then every other sentence in order."""
@@ -350,10 +378,10 @@ class _Plan:
             terms_in.setdefault(i, set()).add(term)
             self.positions.setdefault(i, []).append(max(0, offset - starts[i]))
         score = {i: sum(weights[t] for t in found) for i, found in terms_in.items()}
-        if cue is not None and score:
+        if self.cue is not None and self.shows_cue:
             bonus = max(weights)  # the answer's kind counts as much as the rarest term
             for i in score:
-                if cue.search(text, *spans[i]):
+                if self.cue.pattern.search(self.cue_text, *spans[i]):
                     score[i] += bonus
         ranked = sorted(score, key=lambda i: (-score[i], i))
         order: list[int] = []
@@ -385,9 +413,7 @@ class _Plan:
         self.wide += size[0]
         self.rest += size[1]
 
-    def grow(
-        self, allowance: int, weights: Sequence[float], cue: re.Pattern[str] | None = None
-    ) -> int:
+    def grow(self, allowance: int, weights: Sequence[float]) -> int:
         """Add sentences in priority order while the line costs at most ``allowance`` more
         tokens; a sentence too long for what is left shows a window around its query
         terms (widened to the whole sentence by a later call when it fits). The tokens the
@@ -397,7 +423,7 @@ class _Plan:
         if not self.kept and self.cost(0, 4) > limit:
             return 0
         if not self.prepared:
-            self.prepare(weights, cue)
+            self.prepare(weights)
         for i in list(self.windowed):  # a window first: the whole sentence when it fits
             wide, rest = self.sizes[i]
             old_wide, old_rest = self.windowed[i]
@@ -430,18 +456,25 @@ def _plans(hits: Sequence[RecallHit], query: str) -> tuple[list[_Plan], list[flo
     (``log(1 + hits / hits containing it)``: a term every hit has weighs little)."""
     terms = query_terms(query)
     needles = _needles(terms)
+    cue = answer_cue(query)
     seen = _Seen()
     plans: list[_Plan] = []
     df = [0] * len(terms)
     for hit in hits:
         if not seen.add(hit.text):
             continue
-        spots = _find_terms(hit.text, needles)
+        lowered = hit.text.lower()
+        spots = _find_terms(lowered, needles)
         for term in {t for _, t in spots}:
             df[term] += 1
         who = f"{hit.speaker}: " if hit.speaker else ""
         wide, rest = _chars(who)
-        plans.append(_Plan(hit, spots, wide, rest + 1, rank=len(plans)))
+        plan = _Plan(hit, spots, wide, rest + 1, rank=len(plans))
+        if cue is not None:
+            plan.cue = cue
+            plan.cue_text = lowered if cue.folded else hit.text
+            plan.shows_cue = cue.pattern.search(plan.cue_text) is not None
+        plans.append(plan)
     weights = [math.log(1.0 + len(plans) / n) if n else 0.0 for n in df]
     return plans, weights
 
@@ -472,15 +505,13 @@ def pack_recall(
     room = max_tokens
     dated: set[str] = set()
 
-    cue = answer_cue(query)
-
     def grow(plan: _Plan, allowance: int) -> int:
         date = plan.hit.date
         header = 0
         if date and date not in dated and not plan.kept:
             wide, rest = _chars(_date_header(date))
             header = wide + (rest + 1 + 3) // 4
-        spent = plan.grow(allowance - header, weights, cue)
+        spent = plan.grow(allowance - header, weights)
         if spent and header:
             dated.add(date)
             spent += header
@@ -492,13 +523,15 @@ def pack_recall(
     # the block still lists every hit in rank order
     visit = sorted(
         plans,
-        key=lambda p: (p.rank + 1) / (CUE_RANK if cue and cue.search(p.hit.text) else 1),
+        key=lambda p: (p.rank + 1) / (CUE_RANK if p.shows_cue else 1),
     )
     for plan in visit:  # first pass: a fair share each, best first
         if max_tokens - room >= first_room:
             break
         room -= grow(plan, min(share, room))
-    for _ in range(1 + REFILLS):  # then all that is left to the best hits, in order
+    refills = 0
+    text = ""
+    while True:  # then all that is left to the best hits, in order
         grown = 0
         for plan in visit:
             if room <= 0:
@@ -506,11 +539,14 @@ def pack_recall(
             spent = grow(plan, room)
             room -= spent
             grown += spent
+        if refills and not grown:
+            return text
+        text = _render(plans, max_tokens)
         # line costs are upper bounds: what the rendered block left unused is handed out again
-        room = max_tokens - estimate_tokens(_render(plans, max_tokens))
-        if not grown or room <= 0:
-            break
-    return _render(plans, max_tokens)
+        room = max_tokens - estimate_tokens(text)
+        refills += 1
+        if room <= 0 or refills > REFILLS:
+            return text
 
 
 def _render(plans: Sequence[_Plan], max_tokens: int) -> str:
@@ -554,6 +590,7 @@ __all__ = [
     "GAP",
     "MIN_SHARE",
     "REFILLS",
+    "AnswerCue",
     "RecallHit",
     "answer_cue",
     "focus_excerpt",
