@@ -378,7 +378,7 @@ class _Plan:
             terms_in.setdefault(i, set()).add(term)
             self.positions.setdefault(i, []).append(max(0, offset - starts[i]))
         score = {i: sum(weights[t] for t in found) for i, found in terms_in.items()}
-        if self.cue is not None and self.shows_cue:
+        if self.cue is not None and self.shows_cue and score:
             bonus = max(weights)  # the answer's kind counts as much as the rarest term
             for i in score:
                 if self.cue.pattern.search(self.cue_text, *spans[i]):

@@ -311,3 +311,11 @@ def test_answer_cues_keep_the_budget_and_whole_characters(
     out = pack_recall(hits, word + query, budget)
     assert estimate_tokens(out) <= budget
     out.encode("utf-8", "surrogatepass")
+
+
+@pytest.mark.parametrize("query", ["How many?", "多少？", "When?", "谁"])
+def test_a_question_word_alone_still_packs(query: str) -> None:
+    # no search term at all, only the question word: heads are shown, cue hits first
+    hits = [RecallHit("Nothing here. More."), RecallHit("We have 3 cats since May 2024. Tom 三个")]
+    lines = pack_recall(hits, query, 100).split("\n")
+    assert len(lines) == 2 and lines[0].startswith("Nothing here.")
