@@ -104,7 +104,7 @@ class AnswerCue:
         return self.pattern.search(text.lower() if self.folded else text) is not None
 
 
-# each starts with a lookahead on its possible first characters: the scan skips the rest fast
+# the date pattern opens with a lookahead on its possible first characters (a fast scan)
 _ANSWER_LOOKS: dict[str, AnswerCue] = {
     # dates and times: month and day names, years, 3rd, 5/12, 7 pm, yesterday; 六月三日, 周五, 昨天
     "date": AnswerCue(
