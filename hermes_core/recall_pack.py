@@ -10,7 +10,9 @@ without any query term shows its head. When the question word says what the answ
 like (:func:`answer_cue`: a date for *when*/什么时候, an amount for *how many*/多少, a name
 for *who*/*where*/*which*/谁/哪里), a sentence with query terms that also shows such a thing
 counts as if it held one more term as rare as the rarest, and a hit that shows one gets its
-room as if it ranked ``CUE_RANK`` (4) times higher.
+room as if it ranked ``CUE_RANK`` (4) times higher. For a question about the asker
+(:func:`about_the_asker`: I, my, 我 and no you, 你) a hit whose speaker is ``user`` gets its
+room as if it ranked ``OWN_WORDS_RANK`` (2) times higher.
 
 Contract of :func:`pack_recall`:
 
@@ -21,7 +23,7 @@ Contract of :func:`pack_recall`:
   eat the budget while later hits wait. Second pass, best hit first: all the room left lets
   kept hits grow, then gives hits the first pass left out a line. Line costs are counted
   as upper bounds, so up to ``REFILLS`` (2) more rounds hand out what the rendered block
-  left unused. "Best first" is rank order, with the answer-cue hits moved up as above.
+  left unused. "Best first" is rank order, with the hits moved up as above.
 * **Kept.** Each hit's ``date`` is the ``[date]`` line its group of lines sits under
   (groups in the order of their best hit, lines in rank order inside) and its ``speaker``
   leads its line.
@@ -59,6 +61,9 @@ GAP = "…"
 CUE_RANK = 4
 """A hit that shows what the answer looks like (:func:`answer_cue`) gets its room as if it
 ranked this many times higher."""
+OWN_WORDS_RANK = 2
+"""For a question about the asker (I, my, 我; not you, 你), a hit whose speaker is ``user``
+gets its room as if it ranked this many times higher: what the user said of themselves."""
 REFILLS = 2
 """Extra rounds that hand out what the rendered block left unused (line costs are upper
 bounds)."""
@@ -155,6 +160,16 @@ _ASKS_FOR = (
         ),
     ),
 )
+
+
+_ABOUT_ME = re.compile(r"(?i)\b(?:i|me|my|mine|myself)\b|\bi['’](?:ve|m|d|ll)\b|我")
+_ABOUT_YOU = re.compile(r"(?i)\b(?:you|your|yours|yourself)\b|[你您]")
+
+
+def about_the_asker(query: str) -> bool:
+    """Whether ``query`` asks about the asker (I, my, 我) and not about the assistant (you,
+    你): then the user's own words are where the answer is most likely said."""
+    return _ABOUT_ME.search(query) is not None and _ABOUT_YOU.search(query) is None
 
 
 def answer_cue(query: str) -> AnswerCue | None:
@@ -519,12 +534,18 @@ def pack_recall(
 
     first_room = int(max_tokens * first_pass)
     share = max(min_share, first_room // len(plans))
-    # hits showing what the answer looks like are visited as if ranked CUE_RANK× higher;
-    # the block still lists every hit in rank order
-    visit = sorted(
-        plans,
-        key=lambda p: (p.rank + 1) / (CUE_RANK if p.shows_cue else 1),
-    )
+    # hits showing what the answer looks like are visited as if ranked CUE_RANK× higher,
+    # the user's own words OWN_WORDS_RANK× for a question about the asker; the block still
+    # lists every hit in rank order
+    mine = about_the_asker(query)
+
+    def visit_key(plan: _Plan) -> float:
+        key = (plan.rank + 1) / (CUE_RANK if plan.shows_cue else 1)
+        if mine and plan.hit.speaker.casefold() == "user":
+            key /= OWN_WORDS_RANK
+        return key
+
+    visit = sorted(plans, key=visit_key)
     for plan in visit:  # first pass: a fair share each, best first
         if max_tokens - room >= first_room:
             break
@@ -589,9 +610,11 @@ __all__ = [
     "FIRST_PASS",
     "GAP",
     "MIN_SHARE",
+    "OWN_WORDS_RANK",
     "REFILLS",
     "AnswerCue",
     "RecallHit",
+    "about_the_asker",
     "answer_cue",
     "focus_excerpt",
     "hits_shown",

@@ -10,6 +10,7 @@ from hermes_core.llm.tokens import estimate_tokens
 from hermes_core.recall_pack import (
     GAP,
     RecallHit,
+    about_the_asker,
     answer_cue,
     hits_shown,
     pack_recall,
@@ -319,3 +320,36 @@ def test_a_question_word_alone_still_packs(query: str) -> None:
     hits = [RecallHit("Nothing here. More."), RecallHit("We have 3 cats since May 2024. Tom 三个")]
     lines = pack_recall(hits, query, 100).split("\n")
     assert len(lines) == 2 and lines[0].startswith("Nothing here.")
+
+
+@pytest.mark.parametrize(
+    ("query", "mine"),
+    [
+        ("What streaming service have I been using lately?", True),
+        ("Where did my sister move?", True),
+        ("What did you recommend I read?", False),
+        ("What is the capital of France?", False),
+        ("我最近在用哪个音乐软件？", True),
+        ("你推荐我读哪本书？", False),
+    ],
+)
+def test_about_the_asker_en_and_zh(query: str, mine: bool) -> None:
+    assert about_the_asker(query) is mine
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_question_about_the_asker_gives_the_users_own_words_room_first(lang: str) -> None:
+    # 30 assistant essays on the topic fill the budget by the 8th; the user's own line ranks
+    # 10th: shown when the question is about the asker, not when it asks what you said
+    if lang == "en":
+        essay = "Music apps differ a lot in catalogue and price. " * 6
+        own = "I have been listening on Songbird every day."
+        mine, yours = "What music app have I been using?", "What music app did you suggest?"
+    else:
+        essay = "音乐软件的曲库和价格差别很大。" * 6
+        own = "我每天都在用百灵听歌。"
+        mine, yours = "我一直在用什么音乐软件？", "你推荐了什么音乐软件？"
+    hits = [RecallHit(essay + f" {i}", "", "assistant") for i in range(30)]
+    hits[9] = RecallHit(own, "", "user")
+    assert own in pack_recall(hits, mine, 500)
+    assert own not in pack_recall(hits, yours, 500)
