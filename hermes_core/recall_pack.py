@@ -6,7 +6,13 @@ essay) push out the short turn that holds the answer. :func:`pack_recall` instea
 hit a line ``speaker: excerpt`` under its ``[date]``, where the excerpt is the hit's
 sentences that carry the query's terms (weighted by how rare each term is among the hits),
 each followed by its next and previous sentence, then the rest of the hit in order; a hit
-without any query term shows its head.
+without any query term shows its head. When the question word says what the answer looks
+like (:func:`answer_cue`: a date for *when*/什么时候, an amount for *how many*/多少, a name
+for *who*/*where*/*which*/谁/哪里), a sentence with query terms that also shows such a thing
+counts as if it held one more term as rare as the rarest, and a hit that shows one gets its
+room as if it ranked ``CUE_RANK`` (4) times higher. For a question about the asker
+(:func:`about_the_asker`: I, my, 我 and no you, 你) a hit whose speaker is ``user`` gets its
+room as if it ranked ``OWN_WORDS_RANK`` (2) times higher.
 
 Contract of :func:`pack_recall`:
 
@@ -15,7 +21,9 @@ Contract of :func:`pack_recall`:
 * **Fair share.** First pass, best hit first, over ``first_pass`` (0.7) of the budget: each
   hit gets at most ``max(min_share, that room / hits)`` tokens (64 at least), so no hit can
   eat the budget while later hits wait. Second pass, best hit first: all the room left lets
-  kept hits grow, then gives hits the first pass left out a line.
+  kept hits grow, then gives hits the first pass left out a line. Line costs are counted
+  as upper bounds, so up to ``REFILLS`` (2) more rounds hand out what the rendered block
+  left unused. "Best first" is rank order, with the hits moved up as above.
 * **Kept.** Each hit's ``date`` is the ``[date]`` line its group of lines sits under
   (groups in the order of their best hit, lines in rank order inside) and its ``speaker``
   leads its line.
@@ -50,6 +58,15 @@ FIRST_PASS = 0.7
 """Share of the budget the first pass hands out; the rest goes to the best hits first."""
 GAP = "…"
 """Marks text left out between or around excerpt pieces."""
+CUE_RANK = 4
+"""A hit that shows what the answer looks like (:func:`answer_cue`) gets its room as if it
+ranked this many times higher."""
+OWN_WORDS_RANK = 2
+"""For a question about the asker (I, my, 我; not you, 你), a hit whose speaker is ``user``
+gets its room as if it ranked this many times higher: what the user said of themselves."""
+REFILLS = 2
+"""Extra rounds that hand out what the rendered block left unused (line costs are upper
+bounds)."""
 
 _SENTENCE_END = re.compile(r"([.!?][\"'”’)\]]*)\s+|([。！？][”’」』）]*)\s*|\s*\n\s*")
 _WORD = re.compile(rf"[^\W_{CJK_RANGES}]+|[{CJK_RANGES}]+")
@@ -64,6 +81,105 @@ _STOPWORDS = frozenset(
         "before any ever some tell remind again much many"
     ).split()
 )
+
+
+_MONTHS = (
+    "january|february|march|april|may|june|july|august|september|october|november|december|"
+    "jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec"
+)
+_WEEKDAYS = "monday|tuesday|wednesday|thursday|friday|saturday|sunday"
+_NUMBER_WORDS = (
+    "one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|"
+    "forty|fifty|hundred|thousand|million|dozen|half|once|twice"
+)
+_ZH_DIGITS = "0-9零〇一二两三四五六七八九十百千万"
+
+
+@dataclass(frozen=True, slots=True)
+class AnswerCue:
+    """What an answer looks like: ``pattern`` finds it in lower-cased text when ``folded``,
+    else in the text as written (names need their capitals)."""
+
+    kind: str
+    pattern: re.Pattern[str]
+    folded: bool
+
+    def search(self, text: str) -> bool:
+        """Whether ``text`` shows such a thing."""
+        return self.pattern.search(text.lower() if self.folded else text) is not None
+
+
+# the date pattern opens with a lookahead on its possible first characters (a fast scan)
+_ANSWER_LOOKS: dict[str, AnswerCue] = {
+    # dates and times: month and day names, years, 3rd, 5/12, 7 pm, yesterday; 六月三日, 周五, 昨天
+    "date": AnswerCue(
+        "date",
+        re.compile(
+            rf"(?=[a-z0-9{_ZH_DIGITS}星礼周昨今明前后上下这本])(?:"
+            rf"\b(?:{_MONTHS}|{_WEEKDAYS}|yesterday|today|tomorrow|tonight|weekend|ago"
+            r"|(?:last|next|this)\s+(?:week|month|year|night)|(?:19|20)\d\d"
+            r"|\d{1,2}(?:st|nd|rd|th)|\d{1,2}[:/.]\d{1,2}|\d{1,2}\s*(?:am|pm))\b"
+            rf"|[{_ZH_DIGITS}]+\s*[年月日号点]|[星礼]期|周[一二三四五六日天末]|[昨今明前后]天"
+            r"|[上下这本]个?[周月])"
+        ),
+        folded=True,
+    ),
+    # amounts: digits, currency and percent signs, number words; 三个, 两次, 五百元
+    "number": AnswerCue(
+        "number",
+        re.compile(
+            rf"\d|[$€£¥%％]|(?=[a-z])\b(?:{_NUMBER_WORDS})\b"
+            rf"|[{_ZH_DIGITS}]+\s*[个次元块岁斤公里米小时分钟天周月年倍件张本]"
+        ),
+        folded=True,
+    ),
+    # names: a capitalised word inside a sentence (not its first word), a 《title》
+    "name": AnswerCue("name", re.compile(r"[\w,;:\"'“‘] [\"“]?[A-Z][\w'’-]+|《[^》]+》"), False),
+}
+_ASKS_FOR = (
+    (
+        "number",
+        re.compile(
+            r"(?i)\b(?:how\s+(?:many|much|long|old|far|often|big|tall)"
+            r"|what\s+(?:percentage|number|amount|price|size))\b"
+            r"|多少|多久|多长|多大|几[个次岁年天位件本张]"
+        ),
+    ),
+    (
+        "date",
+        re.compile(
+            r"(?i)\b(?:when|(?:what|which)\s+(?:date|day|time|year|month))\b"
+            r"|什么时候|何时|哪一?[天年月]|几[号点月]|星期几|周几"
+        ),
+    ),
+    (
+        "name",
+        re.compile(
+            r"(?i)\b(?:who|whom|whose|where|which\s+\w+|what(?:'s|\s+is|\s+was)?\s+(?:the\s+)?name)\b"
+            r"|谁|哪里|哪儿|在哪|哪个|哪家|叫什么"
+        ),
+    ),
+)
+
+
+_ABOUT_ME = re.compile(r"(?i)\b(?:i|me|my|mine|myself)\b|\bi['’](?:ve|m|d|ll)\b|我")
+_ABOUT_YOU = re.compile(r"(?i)\b(?:you|your|yours|yourself)\b|[你您]")
+
+
+def about_the_asker(query: str) -> bool:
+    """Whether ``query`` asks about the asker (I, my, 我) and not about the assistant (you,
+    你): then the user's own words are where the answer is most likely said."""
+    return _ABOUT_ME.search(query) is not None and _ABOUT_YOU.search(query) is None
+
+
+def answer_cue(query: str) -> AnswerCue | None:
+    """What the answer to ``query`` looks like, when its question word says
+    so (first that applies): amounts for how many/much/long (多少, 几个), dates and times for
+    when (什么时候, 哪天), names for who/where/which (谁, 哪里); ``None`` otherwise."""
+    for kind, asks in _ASKS_FOR:
+        if asks.search(query):
+            return _ANSWER_LOOKS[kind]
+    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,10 +219,9 @@ def _needles(terms: Sequence[str]) -> list[tuple[str, bool]]:
     return out
 
 
-def _find_terms(text: str, needles: Sequence[tuple[str, bool]]) -> list[tuple[int, int]]:
-    """``(offset, term index)`` of every occurrence of the needles in ``text`` (case
-    ignored; offsets are into ``text.lower()``, equal to ``text``'s for almost all text)."""
-    lowered = text.lower()
+def _find_terms(lowered: str, needles: Sequence[tuple[str, bool]]) -> list[tuple[int, int]]:
+    """``(offset, term index)`` of every occurrence of the needles in ``lowered`` (a hit's
+    ``text.lower()``, whose offsets equal ``text``'s for almost all text)."""
     spots: list[tuple[int, int]] = []
     for index, (needle, word_start) in enumerate(needles):
         at = lowered.find(needle)
@@ -240,6 +355,10 @@ class _Plan:
     windowed: dict[int, tuple[int, int]] = field(default_factory=dict)  # index → its size
     next_pick: int = 0
     prepared: bool = False
+    rank: int = 0  # place among the distinct hits, best first
+    cue: AnswerCue | None = None  # what the answer looks like, when the query says so
+    cue_text: str = ""  # the text ``cue`` searches (lower-cased when folded)
+    shows_cue: bool = False  # the text shows what the answer looks like
 
     def sentence(self, i: int) -> str:
         """Sentence ``i`` with its runs of whitespace collapsed (never longer than its span,
@@ -274,6 +393,11 @@ class _Plan:
             terms_in.setdefault(i, set()).add(term)
             self.positions.setdefault(i, []).append(max(0, offset - starts[i]))
         score = {i: sum(weights[t] for t in found) for i, found in terms_in.items()}
+        if self.cue is not None and self.shows_cue and score:
+            bonus = max(weights)  # the answer's kind counts as much as the rarest term
+            for i in score:
+                if self.cue.pattern.search(self.cue_text, *spans[i]):
+                    score[i] += bonus
         ranked = sorted(score, key=lambda i: (-score[i], i))
         order: list[int] = []
         for i in ranked:
@@ -347,18 +471,25 @@ def _plans(hits: Sequence[RecallHit], query: str) -> tuple[list[_Plan], list[flo
     (``log(1 + hits / hits containing it)``: a term every hit has weighs little)."""
     terms = query_terms(query)
     needles = _needles(terms)
+    cue = answer_cue(query)
     seen = _Seen()
     plans: list[_Plan] = []
     df = [0] * len(terms)
     for hit in hits:
         if not seen.add(hit.text):
             continue
-        spots = _find_terms(hit.text, needles)
+        lowered = hit.text.lower()
+        spots = _find_terms(lowered, needles)
         for term in {t for _, t in spots}:
             df[term] += 1
         who = f"{hit.speaker}: " if hit.speaker else ""
         wide, rest = _chars(who)
-        plans.append(_Plan(hit, spots, wide, rest + 1))
+        plan = _Plan(hit, spots, wide, rest + 1, rank=len(plans))
+        if cue is not None:
+            plan.cue = cue
+            plan.cue_text = lowered if cue.folded else hit.text
+            plan.shows_cue = cue.pattern.search(plan.cue_text) is not None
+        plans.append(plan)
     weights = [math.log(1.0 + len(plans) / n) if n else 0.0 for n in df]
     return plans, weights
 
@@ -403,15 +534,40 @@ def pack_recall(
 
     first_room = int(max_tokens * first_pass)
     share = max(min_share, first_room // len(plans))
-    for plan in plans:  # first pass: a fair share each, best first
+    # hits showing what the answer looks like are visited as if ranked CUE_RANK× higher,
+    # the user's own words OWN_WORDS_RANK× for a question about the asker; the block still
+    # lists every hit in rank order
+    mine = about_the_asker(query)
+
+    def visit_key(plan: _Plan) -> float:
+        key = (plan.rank + 1) / (CUE_RANK if plan.shows_cue else 1)
+        if mine and plan.hit.speaker.casefold() == "user":
+            key /= OWN_WORDS_RANK
+        return key
+
+    visit = sorted(plans, key=visit_key)
+    for plan in visit:  # first pass: a fair share each, best first
         if max_tokens - room >= first_room:
             break
         room -= grow(plan, min(share, room))
-    for plan in plans:  # second pass: all that is left to the best hits, in order
-        if room <= 0:
-            break
-        room -= grow(plan, room)
-    return _render(plans, max_tokens)
+    refills = 0
+    text = ""
+    while True:  # then all that is left to the best hits, in order
+        grown = 0
+        for plan in visit:
+            if room <= 0:
+                break
+            spent = grow(plan, room)
+            room -= spent
+            grown += spent
+        if refills and not grown:
+            return text
+        text = _render(plans, max_tokens)
+        # line costs are upper bounds: what the rendered block left unused is handed out again
+        room = max_tokens - estimate_tokens(text)
+        refills += 1
+        if room <= 0 or refills > REFILLS:
+            return text
 
 
 def _render(plans: Sequence[_Plan], max_tokens: int) -> str:
@@ -449,11 +605,17 @@ def focus_excerpt(text: str, query: str, max_tokens: int) -> str:
 
 
 __all__ = [
+    "CUE_RANK",
     "DEFAULT_RECALL_TOKENS",
     "FIRST_PASS",
     "GAP",
     "MIN_SHARE",
+    "OWN_WORDS_RANK",
+    "REFILLS",
+    "AnswerCue",
     "RecallHit",
+    "about_the_asker",
+    "answer_cue",
     "focus_excerpt",
     "hits_shown",
     "pack_recall",

