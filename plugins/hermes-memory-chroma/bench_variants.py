@@ -456,6 +456,7 @@ R3_VARIANTS: dict[str, Variant] = {
     "r3_k20": r3_fusion(k=20),
     "r3_turn_k20": r3_fusion(k=20, session=(0.5, 1.0, 0.5, 10)),
     "r3_turn_f0.3": r3_fusion(feedback=0.3, session=(0.5, 1.0, 0.5, 10)),
+    "r3_turn_d0.6": r3_fusion(0.6, session=(0.5, 1.0, 0.5, 10)),
     "r3_turn_d0.75": r3_fusion(0.75, session=(0.5, 1.0, 0.5, 10)),
     "r3_sess_d1": r3_fusion(session=(1.0, 1.0, 0.5, 10)),
     "r3_sess_d0.25": r3_fusion(session=(0.25, 1.0, 0.5, 10)),
@@ -489,7 +490,7 @@ VARIANTS: dict[str, Variant] = {
 
 
 def load(
-    path: Path, stride: int, relative: bool = False
+    path: Path, stride: int, relative: bool = False, offset: int = 0
 ) -> tuple[list[BenchConversation], dict[str, float | None], bool]:
     """Conversations (headline categories only), question dates by question, LME or not;
     ``relative``: only LongMemEval questions naming a time relative to their date."""
@@ -507,7 +508,7 @@ def load(
                 for c in convs
                 if any(relative_windows(q.question, asked[q.qid]) for q in c.questions)
             ]
-        convs = convs[::stride]
+        convs = convs[offset::stride]
         return convs, asked, True
     convs = load_locomo(path)
     for conv in convs:
@@ -545,6 +546,7 @@ def main() -> None:
     parser.add_argument("path", type=Path)
     parser.add_argument("--variants", default=",".join(VARIANTS))
     parser.add_argument("--stride", type=int, default=1, help="LongMemEval: every n-th question")
+    parser.add_argument("--offset", type=int, default=0, help="LongMemEval: the first one taken")
     parser.add_argument(
         "--relative-time",
         action="store_true",
@@ -571,7 +573,7 @@ def main() -> None:
     unknown = [n for n in names if n not in VARIANTS]
     if unknown:
         parser.error(f"unknown variants {unknown}: choose from {', '.join(VARIANTS)}")
-    convs, asked, lme = load(args.path, args.stride, args.relative_time)
+    convs, asked, lme = load(args.path, args.stride, args.relative_time, args.offset)
     if args.conversations:
         convs = convs[: args.conversations]
     rows: dict[str, list[dict[str, Any]]] = defaultdict(list)
