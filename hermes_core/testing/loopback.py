@@ -31,7 +31,7 @@ import re
 import socket
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -96,6 +96,29 @@ def error_reply(status: int, detail: str) -> LoopbackResponse:
 
 Handler = Callable[[LoopbackRequest], Any]
 """Returns a :class:`LoopbackResponse`, or any JSON value (sent as 200), or None (204)."""
+
+Guard = Callable[[LoopbackRequest], LoopbackResponse | None]
+"""Answers a request itself (a refusal), or None to let the handler answer."""
+
+
+def bearer_guard(api_key: str | None, detail: str = "Invalid or missing API key") -> Guard:
+    """A guard that answers ``401 {"detail": detail}`` unless the request carries
+    ``Authorization: Bearer <api_key>`` (no check when ``api_key`` is None)."""
+
+    def guard(req: LoopbackRequest) -> LoopbackResponse | None:
+        if api_key is None or req.headers.get("authorization") == f"Bearer {api_key}":
+            return None
+        return error_reply(401, detail)
+
+    return guard
+
+
+def _guarded(guard: Guard, handler: Handler) -> Handler:
+    def run(req: LoopbackRequest) -> Any:
+        denied = guard(req)
+        return denied if denied is not None else handler(req)
+
+    return run
 
 
 @dataclass
@@ -353,6 +376,14 @@ class LoopbackServer:
         with self._lock:
             self._routes.append(_Route(method.upper(), pattern, _compile(pattern), handler))
 
+    def route_all(
+        self, routes: Iterable[tuple[str, str, Handler]], *, guard: Guard | None = None
+    ) -> None:
+        """Serve each ``(method, pattern, handler)``; a request ``guard`` answers (say, a
+        401 from :func:`bearer_guard`) never reaches the handler."""
+        for method, pattern, handler in routes:
+            self.route(method, pattern, handler if guard is None else _guarded(guard, handler))
+
     def fault(
         self,
         *,
@@ -605,10 +636,12 @@ def iter_routes(server: LoopbackServer) -> Iterator[tuple[str, str]]:
 __all__ = [
     "MALFORMED_JSON",
     "Fault",
+    "Guard",
     "LoopbackRequest",
     "LoopbackResponse",
     "LoopbackServer",
     "Violation",
+    "bearer_guard",
     "error_reply",
     "iter_routes",
     "load_openapi",

@@ -22,6 +22,7 @@ from hermes_core.testing.loopback import (
     LoopbackRequest,
     LoopbackResponse,
     LoopbackServer,
+    bearer_guard,
     error_reply,
     match_score,
     reply,
@@ -36,7 +37,7 @@ def _now() -> str:
 
 
 class HonchoDouble:
-    """State + handlers; :meth:`server` builds the :class:`LoopbackServer`."""
+    """State + handlers, served by :attr:`server` (a :class:`LoopbackServer`, not started)."""
 
     def __init__(self, api_key: str | None = "test-key") -> None:
         self.api_key = api_key
@@ -49,18 +50,12 @@ class HonchoDouble:
         self.messages: list[dict[str, Any]] = []
         self.conclusions: list[dict[str, Any]] = []
         self.cards: dict[tuple[str, str, str], list[str]] = {}
+        self.server = self._server()
 
     # -- helpers
 
     def _next(self, prefix: str) -> str:
         return f"{prefix}_{next(self.ids)}"
-
-    def _auth(self, req: LoopbackRequest) -> LoopbackResponse | None:
-        if self.api_key is None:
-            return None
-        if req.headers.get("authorization") != f"Bearer {self.api_key}":
-            return error_reply(401, "Invalid or missing API key")
-        return None
 
     def _peer(self, ws: str, peer_id: str) -> dict[str, Any] | None:
         return self.peers.get((ws, peer_id))
@@ -342,7 +337,7 @@ class HonchoDouble:
 
     # -- server
 
-    def server(self) -> LoopbackServer:
+    def _server(self) -> LoopbackServer:
         made = LoopbackServer(openapi=OPENAPI, name="honcho")
         routes = [
             ("POST", "/v3/workspaces", self.workspace),
@@ -361,18 +356,5 @@ class HonchoDouble:
             ("POST", f"{W}/conclusions/list", self.list_conclusions),
             ("DELETE", f"{W}/conclusions/{{conclusion_id}}", self.delete_conclusion),
         ]
-        for method, pattern, handler in routes:
-            made.route(method, pattern, self._guarded(handler))
+        made.route_all(routes, guard=bearer_guard(self.api_key))
         return made
-
-    def _guarded(self, handler: Any) -> Any:
-        def run(req: LoopbackRequest) -> Any:
-            denied = self._auth(req)
-            return denied if denied is not None else handler(req)
-
-        return run
-
-
-def honcho_double(api_key: str | None = "test-key") -> tuple[HonchoDouble, LoopbackServer]:
-    double = HonchoDouble(api_key)
-    return double, double.server()

@@ -21,6 +21,7 @@ from typing import Any
 from hermes_core.testing.loopback import (
     LoopbackRequest,
     LoopbackServer,
+    bearer_guard,
     error_reply,
     match_score,
 )
@@ -41,11 +42,15 @@ class SupermemoryDouble:
         self.documents: dict[str, dict[str, Any]] = {}
         self.memories: list[dict[str, Any]] = []
         self.conversations: dict[str, dict[str, Any]] = {}
-
-    def _auth(self, req: LoopbackRequest) -> Any:
-        if req.headers.get("authorization") != f"Bearer {self.api_key}":
-            return error_reply(401, "Unauthorized: invalid API key")
-        return None
+        self.server = LoopbackServer(openapi=OPENAPI, name="supermemory")
+        routes = (
+            ("POST", "/v3/documents", self.add_document),
+            ("POST", "/v4/search", self.search),
+            ("POST", "/v4/profile", self.profile),
+            ("DELETE", "/v4/memories", self.forget),
+            ("POST", "/v4/conversations", self.conversation),
+        )
+        self.server.route_all(routes, guard=bearer_guard(api_key, "Unauthorized: invalid API key"))
 
     def _remember(self, tag: str, text: str, source: str, static: bool) -> None:
         text = " ".join(text.split())
@@ -160,27 +165,3 @@ class SupermemoryDouble:
                     for tag in tags:
                         self._remember(tag, message["content"], conv_id, False)
             return {"id": conv_id, "conversationId": key, "status": "queued"}
-
-    def server(self) -> LoopbackServer:
-        made = LoopbackServer(openapi=OPENAPI, name="supermemory")
-        for method, pattern, handler in (
-            ("POST", "/v3/documents", self.add_document),
-            ("POST", "/v4/search", self.search),
-            ("POST", "/v4/profile", self.profile),
-            ("DELETE", "/v4/memories", self.forget),
-            ("POST", "/v4/conversations", self.conversation),
-        ):
-            made.route(method, pattern, self._guarded(handler))
-        return made
-
-    def _guarded(self, handler: Any) -> Any:
-        def run(req: LoopbackRequest) -> Any:
-            denied = self._auth(req)
-            return denied if denied is not None else handler(req)
-
-        return run
-
-
-def supermemory_double(api_key: str = "test-key") -> tuple[SupermemoryDouble, LoopbackServer]:
-    double = SupermemoryDouble(api_key)
-    return double, double.server()
