@@ -32,6 +32,7 @@ import socket
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -419,6 +420,14 @@ class LoopbackServer:
     def clear_faults(self) -> None:
         with self._lock:
             self._faults.clear()
+
+    @contextmanager
+    def down(self, status: int = 503) -> Iterator[Fault]:
+        """Every request answers ``status`` inside the block; all faults are cleared after."""
+        try:
+            yield self.fault(status=status)
+        finally:
+            self.clear_faults()
 
     # -- records
 

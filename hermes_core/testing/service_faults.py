@@ -35,7 +35,7 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -90,6 +90,9 @@ class ServiceProviderFaults:
     """The suite's declaration; sets ``provider_class``, ``key_setting`` and
     ``breaker_fix_names`` (the key's variable) unless the class sets them."""
 
+    contract_settings: ClassVar[Mapping[str, Any]] = {}
+    """Settings the contract's providers get on top of the suite's."""
+
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         suite = cls.__dict__.get("suite")
@@ -118,6 +121,7 @@ class ServiceProviderFaults:
         timeout = {suite.timeout_setting: self.prefetch_timeout} if suite.timeout_setting else {}
         return suite.settings_for(
             base_url,
+            **self.contract_settings,
             **timeout,
             failure_threshold=self.breaker_threshold,
             breaker_cooldown=self.breaker_cooldown,

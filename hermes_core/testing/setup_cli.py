@@ -5,7 +5,7 @@ through the host (remember, recall, search tool). A provider's end-to-end test i
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -54,6 +54,22 @@ def run_setup(home: Path, provider: str, answers: Sequence[str], *options: str) 
     return SetupRun(result.exit_code, result.output, config or {}, env)
 
 
+def check_service_setup(
+    run: SetupRun, provider: str, *, signup_url: str, written: Mapping[str, Any], key_line: str
+) -> None:
+    """What ``memory setup`` of a service provider must have done in ``run``: exited 0,
+    pointed at ``signup_url`` for a key, found the provider available and activated it,
+    written exactly ``written`` to its config (never the key) and ``key_line`` to ``.env``."""
+    assert run.exit_code == 0, run.output
+    assert f"Get yours at {signup_url}" in run.output
+    assert "available ✓" in run.output
+    assert run.config["memory"]["provider"] == provider
+    assert run.provider_config(provider) == dict(written), (
+        "only the asked fields are written; the key goes to .env"
+    )
+    assert key_line in run.env
+
+
 FACT = "Remember: I deploy with Ansible on Fridays."
 QUESTION = "When do I deploy with Ansible?"
 
@@ -79,4 +95,12 @@ def a_whole_session(
     return s.id
 
 
-__all__ = ["CLEAR_LINE", "FACT", "QUESTION", "SetupRun", "a_whole_session", "run_setup"]
+__all__ = [
+    "CLEAR_LINE",
+    "FACT",
+    "QUESTION",
+    "SetupRun",
+    "a_whole_session",
+    "check_service_setup",
+    "run_setup",
+]

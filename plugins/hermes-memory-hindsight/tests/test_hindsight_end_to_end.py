@@ -10,22 +10,25 @@ from hermes_memory_hindsight import HindsightProvider
 from hindsight_double import HindsightDouble
 
 from hermes_core.host import MemoryHost
-from hermes_core.testing.setup_cli import CLEAR_LINE, a_whole_session, run_setup
+from hermes_core.testing.setup_cli import (
+    CLEAR_LINE,
+    a_whole_session,
+    check_service_setup,
+    run_setup,
+)
 
 
 def test_setup_then_a_whole_session(hermes_home: Path, double: HindsightDouble) -> None:
     run = run_setup(
         hermes_home, "hindsight", ["hs-test-key", double.server.base_url, CLEAR_LINE + "team"]
     )
-    assert run.exit_code == 0, run.output
-    assert "Get yours at https://ui.hindsight.vectorize.io" in run.output
-    assert "available ✓" in run.output
-    assert run.config["memory"]["provider"] == "hindsight"
-    assert run.provider_config("hindsight") == {
-        "api_url": double.server.base_url,
-        "bank_id": "team",
-    }, "only the asked fields are written; the key goes to .env"
-    assert "HINDSIGHT_API_KEY=hs-test-key" in run.env
+    check_service_setup(
+        run,
+        "hindsight",
+        signup_url="https://ui.hindsight.vectorize.io",
+        written={"api_url": double.server.base_url, "bank_id": "team"},
+        key_line="HINDSIGHT_API_KEY=hs-test-key",
+    )
     assert double.server.requests == [], "setup makes no call"
     # a server without an LLM builds no observations: recall raw facts too
     (hermes_home / "hindsight").mkdir()

@@ -9,22 +9,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import KEY
 from hermes_memory_retaindb import RetainDBProvider
 from retaindb_double import RetainDBDouble
 
 from hermes_core import MemoryWrite, SessionInfo
-from hermes_core.testing.fakes import make_session_info, make_turn
+from hermes_core.testing.fakes import make_session_info, make_turn, mirrored_writes
 from hermes_core.testing.harness import tool_result as tool
 from hermes_core.testing.service_faults import crossover
 
-KEY = "rdb-test-key"
 Make = Callable[..., RetainDBProvider]
-
-
-def provider_for(make: Make, double: RetainDBDouble, **extra: Any) -> RetainDBProvider:
-    settings: dict[str, Any] = {"base_url": double.server.base_url, "api_key": KEY, "retries": 0}
-    settings.update(extra)
-    return make(**settings)
 
 
 def session(home: Path, user: str | None = "alice", sid: str = "s1") -> SessionInfo:
@@ -36,9 +30,9 @@ def calls(double: RetainDBDouble, route: str) -> list[Any]:
 
 
 def test_every_call_names_project_and_user(
-    make_provider: Make, double: RetainDBDouble, hermes_home: Path
+    provider_for: Make, double: RetainDBDouble, hermes_home: Path
 ) -> None:
-    p = provider_for(make_provider, double, project="acme")
+    p = provider_for(project="acme")
     s = session(hermes_home)
     p.sync(s, make_turn("I deploy with Ansible.", "Noted.", session_id="s1", number=1))
     [ingest] = calls(double, "/v1/memory/ingest/session")
@@ -61,7 +55,7 @@ def test_every_call_names_project_and_user(
 
 
 def test_project_defaults_to_the_hermes_profile(
-    make_provider: Make, double: RetainDBDouble, tmp_path: Path
+    provider_for: Make, double: RetainDBDouble, tmp_path: Path
 ) -> None:
     from hermes_memory_retaindb import RetainDBSettings
 
@@ -73,14 +67,14 @@ def test_project_defaults_to_the_hermes_profile(
 
 @crossover
 def test_other_users_and_project_wide_rows_never_surface(
-    make_provider: Make,
+    provider_for: Make,
     double: RetainDBDouble,
     hermes_home: Path,
     fact: str,
     query: str,
     expect: str,
 ) -> None:
-    p = provider_for(make_provider, double)
+    p = provider_for()
     alice, bob = session(hermes_home, "alice", "sa"), session(hermes_home, "bob", "sb")
     p.sync(alice, make_turn(fact, "OK", session_id="sa"))
     double.add("default", f"project-wide note: {fact}", None)  # a PROJECT-scope row
@@ -97,9 +91,9 @@ def test_other_users_and_project_wide_rows_never_surface(
 
 
 def test_a_resent_turn_is_ingested_once(
-    make_provider: Make, double: RetainDBDouble, hermes_home: Path
+    provider_for: Make, double: RetainDBDouble, hermes_home: Path
 ) -> None:
-    p = provider_for(make_provider, double)
+    p = provider_for()
     s = session(hermes_home)
     turn = make_turn("My favourite editor is Helix.", "Noted.", session_id="s1", number=1)
     p.sync(s, turn)
@@ -111,9 +105,9 @@ def test_a_resent_turn_is_ingested_once(
 
 
 def test_session_ingest_sends_the_transcript_once(
-    make_provider: Make, double: RetainDBDouble, hermes_home: Path
+    provider_for: Make, double: RetainDBDouble, hermes_home: Path
 ) -> None:
-    p = provider_for(make_provider, double, ingest="session", write_mode="sync")
+    p = provider_for(ingest="session", write_mode="sync")
     s = session(hermes_home)
     p.sync(s, make_turn("I use Neovim.", "OK", session_id="s1"))
     assert calls(double, "/v1/memory/ingest/session") == []
@@ -132,9 +126,9 @@ def test_session_ingest_sends_the_transcript_once(
 
 
 def test_forget_checks_ownership(
-    make_provider: Make, double: RetainDBDouble, hermes_home: Path
+    provider_for: Make, double: RetainDBDouble, hermes_home: Path
 ) -> None:
-    p = provider_for(make_provider, double)
+    p = provider_for()
     alice, bob = session(hermes_home, "alice", "sa"), session(hermes_home, "bob", "sb")
     stored = tool(
         p, alice, "retaindb_remember", content="Alice's PIN is 1234", memory_type="factual"
@@ -154,9 +148,9 @@ def test_forget_checks_ownership(
 
 
 def test_remember_validates_and_is_idempotent(
-    make_provider: Make, double: RetainDBDouble, hermes_home: Path
+    provider_for: Make, double: RetainDBDouble, hermes_home: Path
 ) -> None:
-    p = provider_for(make_provider, double)
+    p = provider_for()
     s = session(hermes_home)
     first = tool(
         p,
@@ -195,9 +189,9 @@ def test_remember_validates_and_is_idempotent(
 
 
 def test_profile_context_and_search_tools(
-    make_provider: Make, double: RetainDBDouble, hermes_home: Path
+    provider_for: Make, double: RetainDBDouble, hermes_home: Path
 ) -> None:
-    p = provider_for(make_provider, double)
+    p = provider_for()
     s = session(hermes_home)
     tool(
         p,
@@ -219,29 +213,19 @@ def test_profile_context_and_search_tools(
 
 
 def test_memory_writes_are_mirrored(
-    make_provider: Make, double: RetainDBDouble, hermes_home: Path
+    provider_for: Make, double: RetainDBDouble, hermes_home: Path
 ) -> None:
-    p = provider_for(make_provider, double, write_mode="sync")
+    p = provider_for(write_mode="sync")
     s = session(hermes_home)
-    p.on_memory_write(s, MemoryWrite(action="add", target="user", content="Prefers tea."))
-    p.on_memory_write(s, MemoryWrite(action="add", target="user", content="Prefers tea."))
-    [m] = double.live()
-    assert (m.content, m.memory_type, m.user_id) == ("Prefers tea.", "preference", "alice")
-    p.on_memory_write(
-        s,
-        MemoryWrite(
-            action="replace",
-            target="user",
-            content="Prefers 乌龙茶.",
-            previous_content="Prefers tea.",
-        ),
-    )
-    assert [m.content for m in double.live()] == ["Prefers 乌龙茶."]
-    p.on_memory_write(
-        s,
-        MemoryWrite(action="remove", target="user", content="", previous_content="Prefers 乌龙茶."),
-    )
-    assert double.live() == []
+
+    def write(memory_write: MemoryWrite) -> None:
+        for _ in range(2 if memory_write.action == "add" else 1):  # an add sent twice: one row
+            p.on_memory_write(s, memory_write)
+
+    for action in mirrored_writes(write, lambda: [m.content for m in double.live()]):
+        if action == "add":
+            [m] = double.live()
+            assert (m.memory_type, m.user_id) == ("preference", "alice")
     p.on_memory_write(s, MemoryWrite(action="add", target="memory", content="Repo uses uv."))
     assert double.live()[0].memory_type == "factual"
 
@@ -254,9 +238,9 @@ def test_memory_writes_are_mirrored(
     ],
 )
 def test_flagged_memories_are_withheld_from_tools(
-    make_provider: Make, double: RetainDBDouble, hermes_home: Path, text: str
+    provider_for: Make, double: RetainDBDouble, hermes_home: Path, text: str
 ) -> None:
-    p = provider_for(make_provider, double)
+    p = provider_for()
     s = session(hermes_home)
     double.add("default", text, "alice")
     found = tool(p, s, "retaindb_search", query=text)
@@ -266,9 +250,9 @@ def test_flagged_memories_are_withheld_from_tools(
 
 
 def test_pre_compress_and_prompt_block(
-    make_provider: Make, double: RetainDBDouble, hermes_home: Path
+    provider_for: Make, double: RetainDBDouble, hermes_home: Path
 ) -> None:
-    p = provider_for(make_provider, double, project="acme")
+    p = provider_for(project="acme")
     s = session(hermes_home)
     p.sync(s, make_turn("我的猫叫墨墨。", "好的。", session_id="s1"))
     notes = p.on_pre_compress(s, [{"role": "user", "content": "我的猫叫什么？"}])
@@ -277,15 +261,14 @@ def test_pre_compress_and_prompt_block(
 
 
 def test_writes_while_the_service_is_down_are_delivered_later(
-    make_provider: Make, double: RetainDBDouble, hermes_home: Path
+    provider_for: Make, double: RetainDBDouble, hermes_home: Path
 ) -> None:
-    p = provider_for(make_provider, double, write_mode="sync")
+    p = provider_for(write_mode="sync")
     s = session(hermes_home)
-    double.server.fault(status=503)
-    p.sync(s, make_turn("I deploy with Ansible.", "ok", session_id="s1", number=1))
-    p.on_memory_write(s, MemoryWrite(action="add", target="user", content="Prefers tea."))
-    assert p.outbox.pending == 2 and double.live() == []
-    double.server.clear_faults()
+    with double.server.down():
+        p.sync(s, make_turn("I deploy with Ansible.", "ok", session_id="s1", number=1))
+        p.on_memory_write(s, MemoryWrite(action="add", target="user", content="Prefers tea."))
+        assert p.outbox.pending == 2 and double.live() == []
     p.sync(s, make_turn("我住在杭州。", "好的", session_id="s1", number=2))
     assert p.outbox.pending == 0
     assert [m.content for m in double.live()] == [
@@ -293,8 +276,7 @@ def test_writes_while_the_service_is_down_are_delivered_later(
         "Prefers tea.",
         "我住在杭州。",
     ], "delivered in order"
-    double.server.fault(status=503)
-    p.sync(s, make_turn("Remember the blue door.", "ok", session_id="s1", number=3))
-    double.server.clear_faults()
+    with double.server.down():
+        p.sync(s, make_turn("Remember the blue door.", "ok", session_id="s1", number=3))
     p.on_session_end(s, [])
     assert p.outbox.pending == 0 and double.live()[-1].content == "Remember the blue door."

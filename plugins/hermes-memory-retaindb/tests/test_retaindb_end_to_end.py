@@ -9,22 +9,25 @@ from hermes_memory_retaindb import RetainDBProvider
 from retaindb_double import RetainDBDouble
 
 from hermes_core.host import MemoryHost
-from hermes_core.testing.setup_cli import CLEAR_LINE, a_whole_session, run_setup
+from hermes_core.testing.setup_cli import (
+    CLEAR_LINE,
+    a_whole_session,
+    check_service_setup,
+    run_setup,
+)
 
 
 def test_setup_then_a_whole_session(hermes_home: Path, double: RetainDBDouble) -> None:
     run = run_setup(
         hermes_home, "retaindb", ["rdb-test-key", CLEAR_LINE + double.server.base_url, "acme"]
     )
-    assert run.exit_code == 0, run.output
-    assert "Get yours at https://www.retaindb.com" in run.output
-    assert "available ✓" in run.output
-    assert run.config["memory"]["provider"] == "retaindb"
-    assert run.provider_config("retaindb") == {
-        "base_url": double.server.base_url,
-        "project": "acme",
-    }, "only the asked fields are written; the key goes to .env"
-    assert "RETAINDB_API_KEY=rdb-test-key" in run.env
+    check_service_setup(
+        run,
+        "retaindb",
+        signup_url="https://www.retaindb.com",
+        written={"base_url": double.server.base_url, "project": "acme"},
+        key_line="RETAINDB_API_KEY=rdb-test-key",
+    )
     assert double.server.requests == [], "setup makes no call"
 
     host = MemoryHost.open(hermes_home)
