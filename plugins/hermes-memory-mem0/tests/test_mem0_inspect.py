@@ -19,14 +19,8 @@ from hermes_core.errors import HermesError
 from hermes_core.host import Session
 from hermes_core.inspector.provider_memories import list_memories, set_expiry
 from hermes_core.providers.inspect import expiring, inspectable
-from hermes_core.testing.inspector import (
-    PHRASE,
-    PHRASE_ZH,
-    forget_and_prove,
-    forget_user_and_prove,
-    memories_by_user,
-    seed_memories,
-)
+from hermes_core.testing import inspector
+from hermes_core.testing.inspector import PHRASE, PHRASE_ZH, seed_memories
 
 FACTS = {
     "alice": [f"Alice plans a trip to {PHRASE} in May.", f"Alice 想去{PHRASE_ZH}。"],
@@ -94,12 +88,12 @@ def test_an_expired_memory_leaves_prefetch(mem0_home: Path) -> None:
 
 @pytest.mark.parametrize("phrase", [PHRASE, PHRASE_ZH])
 def test_forget_leaves_no_bytes_in_the_home_or_mem0_dir(mem0_home: Path, phrase: str) -> None:
-    forget_and_prove(mem0_home, "alice", phrase, roots=(Path(os.environ["MEM0_DIR"]),))
-    left = memories_by_user(mem0_home)
+    inspector.forget_and_prove(mem0_home, "alice", phrase, roots=(Path(os.environ["MEM0_DIR"]),))
+    left = inspector.memories_by_user(mem0_home)
     assert len(left["alice"]) == 1 and left["bob"] == FACTS["bob"]
 
 
 def test_forget_user_removes_every_memory(mem0_home: Path) -> None:
     roots = (Path(os.environ["MEM0_DIR"]),)
-    assert forget_user_and_prove(mem0_home, "alice", PHRASE, roots=roots) == 2
-    assert memories_by_user(mem0_home) == {"bob": FACTS["bob"]}
+    assert inspector.forget_user_and_prove(mem0_home, "alice", PHRASE, roots=roots) == 2
+    assert inspector.memories_by_user(mem0_home) == {"bob": FACTS["bob"]}
