@@ -83,6 +83,14 @@ class LoopbackResponse:
         return json.dumps(self.json, ensure_ascii=False).encode("utf-8")
 
 
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that was free a moment ago (for a server a test starts as a
+    subprocess; it may be taken again before that server binds, so retry on a clash)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
 def reply(
     data: Any = None, status: int = 200, headers: Mapping[str, str] | None = None
 ) -> LoopbackResponse:
@@ -652,6 +660,7 @@ __all__ = [
     "Violation",
     "bearer_guard",
     "error_reply",
+    "free_port",
     "iter_routes",
     "load_openapi",
     "match_score",
