@@ -18,17 +18,12 @@ os.environ.setdefault("MEM0_DIR", tempfile.mkdtemp(prefix="mem0dir-"))
 
 from hermes_memory_mem0 import Mem0Provider
 
+from hermes_core.testing.properties import load_ci_profile
 from hermes_core.testing.service_suite import ProviderSuite
 
 pytest_plugins = ["hermes_core.testing.service_suite"]
 
-# CI replays the same hypothesis examples every run (CI=true): a failure there is a real,
-# reproducible one, never a lucky draw; local runs keep exploring new examples.
-if os.environ.get("CI"):
-    from hypothesis import settings as _hypothesis_settings
-
-    _hypothesis_settings.register_profile("ci", derandomize=True, print_blob=True)
-    _hypothesis_settings.load_profile("ci")
+load_ci_profile()  # CI replays the same hypothesis examples every run
 
 
 provider_suite = ProviderSuite(

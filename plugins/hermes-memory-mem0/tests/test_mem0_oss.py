@@ -23,6 +23,7 @@ from hermes_core.testing.fake_llm import FakeLLMServer
 from hermes_core.testing.fakes import make_turn
 from hermes_core.testing.harness import tool_result as tool
 from hermes_core.testing.processes import last_json_line, run_python
+from hermes_core.testing.properties import two_user_writes, with_fixtures
 
 
 def test_storage_lives_under_home_and_telemetry_is_off(
@@ -224,19 +225,9 @@ ALPHA = ["apple", "anchor", "amber", "arrow", "苹果", "安静", "阿尔卑斯"
 BRAVO = ["banana", "bridge", "bronze", "bucket", "香蕉", "桥梁", "北极熊"]
 
 
-@settings(
-    max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
-)
+@with_fixtures(12)
 @given(
-    writes=st.lists(
-        st.tuples(
-            st.sampled_from(["A", "B"]),
-            st.integers(0, 6),
-            st.sampled_from(["tool", "sync", "mirror"]),
-        ),
-        min_size=1,
-        max_size=8,
-    ),
+    writes=two_user_writes(len(ALPHA), ["tool", "sync", "mirror"], max_size=8),
     query_word=st.sampled_from(ALPHA + BRAVO),
 )
 def test_isolation_property(
