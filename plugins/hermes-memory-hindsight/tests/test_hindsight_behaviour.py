@@ -128,16 +128,10 @@ def test_memory_writes_are_mirrored_and_replaced(
 def test_tools_return_json(provider_for: Make, double: HindsightDouble, hermes_home: Path) -> None:
     p = provider_for()
     s = session(hermes_home)
-    stored = tool(
-        p,
-        s,
-        "hindsight_retain",
-        content="Ben's bike has carbon wheels.",
-        context="user fact",
-        tags=["bikes"],
-    )
+    bike = "Ben's bike has carbon wheels."
+    stored = tool(p, s, "hindsight_retain", content=bike, context="user fact", tags=["bikes"])
     assert stored["success"] is True
-    again = tool(p, s, "hindsight_retain", content="Ben's bike has carbon wheels.")
+    again = tool(p, s, "hindsight_retain", content=bike)
     assert again["document_id"] == stored["document_id"]
     assert len(double.facts()) == 1, "retaining the same content twice stores it once"
     item = retains(double)[0].json["items"][0]

@@ -152,22 +152,8 @@ def test_remember_validates_and_is_idempotent(
 ) -> None:
     p = provider_for()
     s = session(hermes_home)
-    first = tool(
-        p,
-        s,
-        "retaindb_remember",
-        content="偏好：回答要简短。",
-        memory_type="preference",
-        importance=0.9,
-    )
-    again = tool(
-        p,
-        s,
-        "retaindb_remember",
-        content="偏好：回答要简短。",
-        memory_type="preference",
-        importance=0.9,
-    )
+    preference = {"content": "偏好：回答要简短。", "memory_type": "preference", "importance": 0.9}
+    first, again = (tool(p, s, "retaindb_remember", **preference) for _ in range(2))
     assert first["success"] and again["memory_id"] == first["memory_id"]
     assert len(double.live()) == 1
     body = calls(double, "/v1/memory")[0].json
