@@ -54,6 +54,23 @@ def make_turn(
     )
 
 
+def resend(
+    sync: Callable[[Turn], object],
+    user_text: str = "My favourite editor is Helix.",
+    reply: str = "Noted.",
+    *,
+    session_id: str = "s1",
+    number: int = 1,
+) -> Turn:
+    """Sync one turn twice through ``sync`` (say ``lambda t: provider.sync(session, t)``),
+    as a host that retries after a crash does; returns the turn. A provider must store it
+    once."""
+    turn = make_turn(user_text, reply, session_id=session_id, number=number)
+    sync(turn)
+    sync(turn)
+    return turn
+
+
 MIRRORED_WRITES: Sequence[tuple[MemoryWrite, tuple[str, ...]]] = (
     (MemoryWrite(action="add", target="user", content="Prefers tea."), ("Prefers tea.",)),
     (
@@ -91,4 +108,4 @@ def mirrored_writes(
         yield memory_write.action
 
 
-__all__ = ["MIRRORED_WRITES", "make_session_info", "make_turn", "mirrored_writes"]
+__all__ = ["MIRRORED_WRITES", "make_session_info", "make_turn", "mirrored_writes", "resend"]

@@ -28,7 +28,9 @@ The fixtures (none does anything until the suite's tests ask for it, except ``of
   pointed at the double;
 * ``harness_for``: ``harness_for(**extra)`` → a
   :class:`~hermes_core.testing.harness.ProviderHarness` on ``hermes_home`` with the suite's
-  settings pointed at the double, closed after the test.
+  settings pointed at the double, closed after the test;
+* ``session_of``: ``session_of(user_id="alice", session_id="s1")`` → ``SessionInfo`` in
+  ``hermes_home``; ``alice``: ``session_of()``.
 
 :class:`~hermes_core.testing.service_faults.ServiceProviderContract` takes the same
 declaration (``suite = SUITE``): the double, the settings and the key's environment
@@ -45,9 +47,11 @@ from typing import Any, Generic, TypeVar
 import pytest
 
 from hermes_core.providers.base import MemoryProvider
+from hermes_core.testing.fakes import make_session_info
 from hermes_core.testing.harness import ProviderHarness
 from hermes_core.testing.loopback import LoopbackServer
 from hermes_core.testing.offline import block_network, provider_factory
+from hermes_core.types import SessionInfo
 
 P = TypeVar("P", bound=MemoryProvider)
 
@@ -156,6 +160,23 @@ def harness_for(
         return provider_harness(provider_suite.provider_class, settings)
 
     return build
+
+
+@pytest.fixture
+def session_of(hermes_home: Path) -> Callable[..., SessionInfo]:
+    """``session_of(user_id="alice", session_id="s1")``: hook arguments for that user's
+    session in ``hermes_home``."""
+
+    def made(user_id: str | None = "alice", session_id: str = "s1") -> SessionInfo:
+        return make_session_info(hermes_home, session_id=session_id, user_id=user_id)
+
+    return made
+
+
+@pytest.fixture
+def alice(session_of: Callable[..., SessionInfo]) -> SessionInfo:
+    """Session ``s1`` of user ``alice`` (``session_of()``): the user a test acts as."""
+    return session_of()
 
 
 __all__ = ["HarnessFor", "ProviderSuite", "server_of"]
