@@ -39,19 +39,19 @@ variable then come from it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 import pytest
 
 from hermes_core.providers.base import MemoryProvider
-from hermes_core.testing.fakes import make_session_info
+from hermes_core.testing.fakes import make_session_info, make_turn
 from hermes_core.testing.harness import ProviderHarness
 from hermes_core.testing.loopback import LoopbackServer
 from hermes_core.testing.offline import block_network, provider_factory
-from hermes_core.types import SessionInfo
+from hermes_core.types import MemoryWrite, SessionInfo, Turn
 
 P = TypeVar("P", bound=MemoryProvider)
 
@@ -98,6 +98,40 @@ class ProviderSuite(Generic[P]):
         """A provider made from ``settings`` (validated by the provider's ``Settings``)."""
         cls = self.provider_class
         return cls(cls.Settings(**settings), home)
+
+
+class _Queues(Protocol):
+    @property
+    def pending(self) -> int: ...
+
+
+class _QueuingProvider(Protocol):
+    """A provider whose unsent writes wait in an ``outbox`` (the service frame's)."""
+
+    @property
+    def outbox(self) -> _Queues: ...
+
+    def sync(self, session: SessionInfo, turn: Turn) -> None: ...
+
+    def on_memory_write(self, session: SessionInfo, write: MemoryWrite) -> None: ...
+
+
+def write_through_an_outage(
+    provider: _QueuingProvider,
+    session: SessionInfo,
+    server: LoopbackServer,
+    stored: Callable[[], Sequence[Any]],
+) -> None:
+    """While ``server`` answers 503: a synced turn (``s1``, turn 1) and a mirrored user fact
+    wait in the provider's outbox and nothing is ``stored()``; once it is back, the next
+    turn (a Chinese one) delivers all three and the outbox is empty. The caller then checks
+    what was stored, in order."""
+    with server.down():
+        provider.sync(session, make_turn("I deploy with Ansible.", "ok", session_id="s1"))
+        provider.on_memory_write(session, MemoryWrite("add", "user", "Prefers tea."))
+        assert provider.outbox.pending == 2 and not stored()
+    provider.sync(session, make_turn("我住在杭州。", "好的", session_id="s1", number=2))
+    assert provider.outbox.pending == 0
 
 
 @pytest.fixture(autouse=True)
@@ -179,4 +213,4 @@ def alice(session_of: Callable[..., SessionInfo]) -> SessionInfo:
     return session_of()
 
 
-__all__ = ["HarnessFor", "ProviderSuite", "server_of"]
+__all__ = ["HarnessFor", "ProviderSuite", "server_of", "write_through_an_outage"]

@@ -16,6 +16,7 @@ from hermes_core import MemoryWrite, SessionInfo
 from hermes_core.testing.fakes import make_turn, mirrored_writes, resend
 from hermes_core.testing.harness import tool_result as tool
 from hermes_core.testing.service_faults import crossover
+from hermes_core.testing.service_suite import write_through_an_outage
 
 SessionOf = Callable[..., SessionInfo]
 Make = Callable[..., HindsightProvider]
@@ -212,13 +213,7 @@ def test_missions_are_set_once_per_bank(
 def test_turns_synced_while_the_server_is_down_are_delivered_later(
     provider_for: Make, double: HindsightDouble, alice: SessionInfo
 ) -> None:
-    p = provider_for()
-    with double.server.down():
-        p.sync(alice, make_turn("I deploy with Ansible.", "ok", session_id="s1", number=1))
-        p.on_memory_write(alice, MemoryWrite(action="add", target="user", content="Prefers tea."))
-        assert p.outbox.pending == 2 and double.facts() == []
-    p.sync(alice, make_turn("我住在杭州。", "好的", session_id="s1", number=2))
-    assert p.outbox.pending == 0
+    write_through_an_outage(provider_for(), alice, double.server, double.facts)
     docs = [r.json["items"][0]["document_id"] for r in retains(double)]
     assert docs[:2] == ["s1-t1", docs[1]] and docs[-1] == "s1-t2", "delivered in order"
     assert {f.text.split("\n")[0] for f in double.facts()} == {

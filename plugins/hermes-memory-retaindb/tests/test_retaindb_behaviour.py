@@ -17,6 +17,7 @@ from hermes_core import MemoryWrite, SessionInfo
 from hermes_core.testing.fakes import make_turn, mirrored_writes, resend
 from hermes_core.testing.harness import tool_result as tool
 from hermes_core.testing.service_faults import crossover
+from hermes_core.testing.service_suite import write_through_an_outage
 
 SessionOf = Callable[..., SessionInfo]
 Make = Callable[..., RetainDBProvider]
@@ -237,12 +238,7 @@ def test_writes_while_the_service_is_down_are_delivered_later(
     provider_for: Make, double: RetainDBDouble, alice: SessionInfo
 ) -> None:
     p = provider_for(write_mode="sync")
-    with double.server.down():
-        p.sync(alice, make_turn("I deploy with Ansible.", "ok", session_id="s1", number=1))
-        p.on_memory_write(alice, MemoryWrite(action="add", target="user", content="Prefers tea."))
-        assert p.outbox.pending == 2 and double.live() == []
-    p.sync(alice, make_turn("我住在杭州。", "好的", session_id="s1", number=2))
-    assert p.outbox.pending == 0
+    write_through_an_outage(p, alice, double.server, double.live)
     assert [m.content for m in double.live()] == [
         "I deploy with Ansible.",
         "Prefers tea.",
