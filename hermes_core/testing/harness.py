@@ -36,6 +36,14 @@ class ProviderHarness:
         self.provider = self.host.registry.activate_class(provider_class, dict(settings or {}))
         self.session: Session = self.host.session(source="test", user_id=user_id)
         self._turns = 0
+        self._others: list[Session] = []
+
+    def other_user(self, user_id: str) -> Session:
+        """A session of another user on the same host (closed with the harness): what the
+        harness user stored must never reach it."""
+        made = self.host.session(source="test", user_id=user_id)
+        self._others.append(made)
+        return made
 
     def call(self, hook: str, **kwargs: Any) -> Any:
         """Call the provider's own ``hook`` implementation (``None`` when it has none).
@@ -68,6 +76,8 @@ class ProviderHarness:
         return result
 
     def close(self) -> None:
+        for other in self._others:
+            other.close()
         self.host.close()
 
 

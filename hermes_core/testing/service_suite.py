@@ -28,7 +28,7 @@ The fixtures (none does anything until the suite's tests ask for it, except ``of
   pointed at the double;
 * ``harness_for``: ``harness_for(**extra)`` → a
   :class:`~hermes_core.testing.harness.ProviderHarness` on ``hermes_home`` with the suite's
-  settings pointed at the double, closed after the test;
+  settings pointed at the double, closed after the test; ``harness``: ``harness_for()``;
 * ``session_of``: ``session_of(user_id="alice", session_id="s1")`` → ``SessionInfo`` in
   ``hermes_home``; ``alice``: ``session_of()``.
 
@@ -194,6 +194,12 @@ def harness_for(
         return provider_harness(provider_suite.provider_class, settings)
 
     return build
+
+
+@pytest.fixture
+def harness(harness_for: HarnessFor) -> ProviderHarness:
+    """``harness_for()``: a harness with the suite's settings as they are."""
+    return harness_for()
 
 
 @pytest.fixture

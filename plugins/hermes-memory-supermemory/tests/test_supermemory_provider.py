@@ -12,6 +12,7 @@ from supermemory_double import SupermemoryDouble
 
 from hermes_core.errors import ConfigError
 from hermes_core.providers.base import load_provider_settings
+from hermes_core.testing.harness import ProviderHarness
 from hermes_core.testing.harness import session_tool as tool
 from hermes_core.testing.service_suite import HarnessFor
 from hermes_core.testing.setup_cli import CLEAR_LINE, run_setup
@@ -70,9 +71,8 @@ def test_supermemory_json_fills_unset_fields(hermes_home: Path) -> None:
     ],
 )
 def test_setup_available_prefetch_sync_tools_session_end(
-    harness_for: HarnessFor, double: SupermemoryDouble, fact: str, query: str, expect: str
+    harness: ProviderHarness, double: SupermemoryDouble, fact: str, query: str, expect: str
 ) -> None:
-    harness = harness_for()
     session = harness.session
     assert harness.provider.is_available()
     session.before_turn("hi there, what's new today?")
@@ -101,9 +101,8 @@ def test_setup_available_prefetch_sync_tools_session_end(
 
 
 def test_sync_is_idempotent_ordered_and_retried(
-    harness_for: HarnessFor, double: SupermemoryDouble
+    harness: ProviderHarness, double: SupermemoryDouble
 ) -> None:
-    harness = harness_for()
     turn = harness.sync("first fact: the staging DB is Postgres 16", "ok")
     harness.call("sync", turn=turn)
     assert len(double.documents) == 1
@@ -131,19 +130,17 @@ def test_capture_mode_substantive_skips_trivial_turns(
 
 
 def test_recalled_context_is_not_captured(
-    harness_for: HarnessFor, double: SupermemoryDouble
+    harness: ProviderHarness, double: SupermemoryDouble
 ) -> None:
-    harness = harness_for()
     harness.sync("<memory-context>old recall</memory-context>\nThe printer is on floor 3.", "ok")
     (doc,) = double.documents.values()
     assert "old recall" not in doc["content"] and "floor 3" in doc["content"]
 
 
 def test_forget_by_id_and_query_and_isolation(
-    harness_for: HarnessFor, double: SupermemoryDouble
+    harness: ProviderHarness, double: SupermemoryDouble
 ) -> None:
-    harness = harness_for()
-    other = harness.host.session(source="test", user_id="张三")
+    other = harness.other_user("张三")
     owner = harness.session
     tool(owner, "supermemory_store", content="My locker code is 4417")
     tool(other, "supermemory_store", content="我的储物柜密码是九三七二")
@@ -163,7 +160,6 @@ def test_forget_by_id_and_query_and_isolation(
     done = tool(owner, "supermemory_forget", id=mine[0]["id"])
     assert done["success"]
     assert double.memories == []
-    other.close()
 
 
 def test_custom_containers_are_per_user_and_whitelisted(
@@ -186,9 +182,8 @@ def test_custom_containers_are_per_user_and_whitelisted(
 
 
 def test_tool_results_pass_the_screening(
-    harness_for: HarnessFor, double: SupermemoryDouble
+    harness: ProviderHarness, double: SupermemoryDouble
 ) -> None:
-    harness = harness_for()
     tool(
         harness.session,
         "supermemory_store",
@@ -205,8 +200,7 @@ def test_tool_results_pass_the_screening(
     assert "Ignore all previous" not in harness.session.before_turn("system prompt instructions")
 
 
-def test_memory_writes_are_mirrored(harness_for: HarnessFor, double: SupermemoryDouble) -> None:
-    harness = harness_for()
+def test_memory_writes_are_mirrored(harness: ProviderHarness, double: SupermemoryDouble) -> None:
     harness.call("on_memory_write", write=MemoryWrite("add", "user", "User is left-handed"))
     harness.call("on_memory_write", write=MemoryWrite("remove", "user", "whatever"))
     assert [m["memory"] for m in double.memories] == ["User is left-handed"]
@@ -214,9 +208,8 @@ def test_memory_writes_are_mirrored(harness_for: HarnessFor, double: Supermemory
 
 
 def test_pre_compress_ingests_and_returns_profile(
-    harness_for: HarnessFor, double: SupermemoryDouble
+    harness: ProviderHarness, double: SupermemoryDouble
 ) -> None:
-    harness = harness_for()
     harness.call("on_memory_write", write=MemoryWrite("add", "user", "用户是素食者"))
     messages = [
         {"role": "user", "content": "We are migrating the billing service to Go this week."},

@@ -9,14 +9,12 @@ from pathlib import Path
 from hermes_memory_supermemory.api import SearchHit, search_hits
 
 from hermes_core import recall_trace
-from hermes_core.testing.harness import traced_source
-from hermes_core.testing.service_suite import HarnessFor
+from hermes_core.testing.harness import ProviderHarness, traced_source
 
 QUERY = "which editor do I use every day?"
 
 
-def test_the_trace_gets_the_similarities(hermes_home: Path, harness_for: HarnessFor) -> None:
-    harness = harness_for()
+def test_the_trace_gets_the_similarities(hermes_home: Path, harness: ProviderHarness) -> None:
     session = harness.session
     session.before_turn("Tell me what you know about my tools")
     session.after_turn("I use Helix as my editor every day", "Noted.")
