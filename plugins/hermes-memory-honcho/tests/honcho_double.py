@@ -90,50 +90,35 @@ class HonchoDouble:
             )
             return made
 
+    def _record(self, ws: str, rid: str, metadata: Any, **extra: Any) -> dict[str, Any]:
+        """A new peer or session as Honcho answers it."""
+        return {
+            "id": rid,
+            "workspace_id": ws,
+            "created_at": _now(),
+            "metadata": metadata or {},
+            "configuration": {},
+            **extra,
+        }
+
     def peer(self, req: LoopbackRequest) -> Any:
-        ws = req.path_params["workspace_id"]
+        ws, pid = req.path_params["workspace_id"], req.json["id"]
         with self.lock:
             if ws not in self.workspaces:
                 return error_reply(404, f"workspace {ws} not found")
-            pid = req.json["id"]
-            return self.peers.setdefault(
-                (ws, pid),
-                {
-                    "id": pid,
-                    "workspace_id": ws,
-                    "created_at": _now(),
-                    "metadata": req.json.get("metadata") or {},
-                    "configuration": {},
-                },
-            )
+            return self.peers.setdefault((ws, pid), self._record(ws, pid, req.json.get("metadata")))
 
     def session(self, req: LoopbackRequest) -> Any:
-        ws = req.path_params["workspace_id"]
+        ws, sid = req.path_params["workspace_id"], req.json["id"]
         with self.lock:
             if ws not in self.workspaces:
                 return error_reply(404, f"workspace {ws} not found")
-            sid = req.json["id"]
             made = self.sessions.setdefault(
-                (ws, sid),
-                {
-                    "id": sid,
-                    "is_active": True,
-                    "workspace_id": ws,
-                    "created_at": _now(),
-                    "metadata": req.json.get("metadata") or {},
-                    "configuration": {},
-                },
+                (ws, sid), self._record(ws, sid, req.json.get("metadata"), is_active=True)
             )
             members = self.session_peers.setdefault((ws, sid), {})
             for pid, cfg in (req.json.get("peers") or {}).items():
-                if (ws, pid) not in self.peers:
-                    self.peers[(ws, pid)] = {
-                        "id": pid,
-                        "workspace_id": ws,
-                        "created_at": _now(),
-                        "metadata": {},
-                        "configuration": {},
-                    }
+                self.peers.setdefault((ws, pid), self._record(ws, pid, {}))
                 members[pid] = dict(cfg or {})
             return made
 
@@ -229,22 +214,16 @@ class HonchoDouble:
             text = self._representation(ws, pid, target, req.json["query"])
             return {"content": text or None}
 
-    def get_card(self, req: LoopbackRequest) -> Any:
+    def card(self, req: LoopbackRequest) -> Any:
+        """GET reads, PUT replaces the card ``peer_id`` keeps on ``target`` (itself)."""
         ws, pid = req.path_params["workspace_id"], req.path_params["peer_id"]
-        target = req.arg("target") or pid
+        key = (ws, pid, req.arg("target") or pid)
         with self.lock:
             if self._peer(ws, pid) is None:
                 return error_reply(404, "peer not found")
-            return {"peer_card": self.cards.get((ws, pid, target))}
-
-    def set_card(self, req: LoopbackRequest) -> Any:
-        ws, pid = req.path_params["workspace_id"], req.path_params["peer_id"]
-        target = req.arg("target") or pid
-        with self.lock:
-            if self._peer(ws, pid) is None:
-                return error_reply(404, "peer not found")
-            self.cards[(ws, pid, target)] = list(req.json["peer_card"])
-            return {"peer_card": self.cards[(ws, pid, target)]}
+            if req.method == "PUT":
+                self.cards[key] = list(req.json["peer_card"])
+            return {"peer_card": self.cards.get(key)}
 
     def session_context(self, req: LoopbackRequest) -> Any:
         ws, sid = req.path_params["workspace_id"], req.path_params["session_id"]
@@ -348,8 +327,8 @@ class HonchoDouble:
             ("POST", f"{W}/peers/{{peer_id}}/search", self.peer_search),
             ("POST", f"{W}/sessions/{{session_id}}/search", self.session_search),
             ("POST", f"{W}/peers/{{peer_id}}/chat", self.chat),
-            ("GET", f"{W}/peers/{{peer_id}}/card", self.get_card),
-            ("PUT", f"{W}/peers/{{peer_id}}/card", self.set_card),
+            ("GET", f"{W}/peers/{{peer_id}}/card", self.card),
+            ("PUT", f"{W}/peers/{{peer_id}}/card", self.card),
             ("GET", f"{W}/sessions/{{session_id}}/context", self.session_context),
             ("POST", f"{W}/conclusions", self.create_conclusions),
             ("POST", f"{W}/conclusions/query", self.query_conclusions),
