@@ -16,5 +16,12 @@ autouse, imports deferred until a fixture is used. See docs/testing-providers.md
 * :class:`hermes_core.testing.service_faults.ServiceProviderContract` — the contract plus the
   fault tests every service provider inherits
 * :mod:`hermes_core.testing.inspector` — ``forget_and_prove``, ``forget_user_and_prove``,
-  ``memories_by_user``: what a provider with the inspector's capabilities must guarantee
+  ``memories_by_user``: what a provider with the inspector's capabilities must guarantee;
+  ``seed_memories`` fills a home for them
+* :mod:`hermes_core.testing.service_suite` — ``ProviderSuite``: a provider suite declared once
+  in its conftest (``pytest_plugins``), with the ``double``, ``make_provider``,
+  ``provider_for``, ``harness_for``, ``harness``, ``session_of`` and ``alice`` fixtures
+* :mod:`hermes_core.testing.processes`, :mod:`hermes_core.testing.properties`,
+  :mod:`hermes_core.testing.openapi_trim` — a fresh interpreter, hypothesis pieces, the
+  OpenAPI trimmer
 """

@@ -8,7 +8,8 @@ lets exceptions through.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +36,14 @@ class ProviderHarness:
         self.provider = self.host.registry.activate_class(provider_class, dict(settings or {}))
         self.session: Session = self.host.session(source="test", user_id=user_id)
         self._turns = 0
+        self._others: list[Session] = []
+
+    def other_user(self, user_id: str) -> Session:
+        """A session of another user on the same host (closed with the harness): what the
+        harness user stored must never reach it."""
+        made = self.host.session(source="test", user_id=user_id)
+        self._others.append(made)
+        return made
 
     def call(self, hook: str, **kwargs: Any) -> Any:
         """Call the provider's own ``hook`` implementation (``None`` when it has none).
@@ -67,6 +76,8 @@ class ProviderHarness:
         return result
 
     def close(self) -> None:
+        for other in self._others:
+            other.close()
         self.host.close()
 
 
@@ -108,4 +119,53 @@ def traced_source(harness: ProviderHarness, query: str) -> recall_trace.TraceSou
     return source
 
 
-__all__ = ["ProviderHarness", "session_tool", "tool_result", "traced_source"]
+@dataclass(frozen=True)
+class ScoreCase:
+    """Recalled items for a provider's ``format_context`` and the block it must make: one
+    score per ``- `` line shown (a blank item is neither shown nor scored), or no scores
+    at all when any shown item lacks one (``MemoryContext.scores``, docs/ui.md)."""
+
+    name: str
+    items: tuple[tuple[str, str, float | None], ...]
+    """``(id, text, score)`` of each item, in the order the service answered."""
+    scores: tuple[float, ...]
+    lines: tuple[str, ...]
+
+    def check(
+        self,
+        format_context: Callable[[list[Any]], MemoryContext | None],
+        item: Callable[[str, str, float | None], Any],
+    ) -> None:
+        """Build the items with ``item(id, text, score)``, format them, check the block."""
+        block = format_context([item(*spec) for spec in self.items])
+        assert block is not None and block.count == len(self.lines), block
+        assert block.scores == self.scores, block.scores
+        shown = [line for line in block.text.splitlines() if line.startswith("- ")]
+        assert shown == list(self.lines), block.text
+
+
+SCORE_CASES: Sequence[ScoreCase] = (
+    ScoreCase(
+        "scores-follow-the-lines",
+        (("a", "Alice likes tea", 0.91), ("b", "  ", 0.5), ("c", "Alice 喜欢乌龙茶", 0.42)),
+        (0.91, 0.42),
+        ("- Alice likes tea", "- Alice 喜欢乌龙茶"),
+    ),
+    ScoreCase(
+        "no-scores-when-one-is-missing",
+        (("a", "one", 0.9), ("b", "two", None)),
+        (),
+        ("- one", "- two"),
+    ),
+)
+"""Parametrise a provider's score test over these (``ids=lambda c: c.name``)."""
+
+
+__all__ = [
+    "SCORE_CASES",
+    "ProviderHarness",
+    "ScoreCase",
+    "session_tool",
+    "tool_result",
+    "traced_source",
+]

@@ -8,11 +8,46 @@ preview found exactly the expected provider memories, the proof is clean and no 
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
-from hermes_core.host import MemoryHost
+from hermes_core.host import MemoryHost, Session
 from hermes_core.inspector import forget
 from hermes_core.providers.inspect import InspectableProvider, inspectable
+
+PHRASE = "Zanzibar"
+PHRASE_ZH = "桂林山水"
+"""A subject to forget, in English and Chinese (put them in the facts you seed)."""
+
+
+def add_to_memory(session: Session, fact: str) -> None:
+    """Store ``fact`` with the built-in memory tool (a user fact the provider mirrors)."""
+    session.call_tool("memory", {"action": "add", "target": "user", "content": fact})
+
+
+def seed_memories(
+    home: Path,
+    provider: str,
+    facts: Mapping[str, Sequence[str]],
+    *,
+    config: str = "",
+    add: Callable[[Session, str], None] = add_to_memory,
+    flush_seconds: float = 30,
+) -> Path:
+    """Activate ``provider`` in ``home`` (``config.yaml``: ``memory.provider`` plus the
+    ``config`` lines, indented under ``memory:``), store each user's ``facts`` in a session
+    of theirs through ``add`` (default: the built-in memory tool) and wait for the writes;
+    returns ``home``."""
+    lines = "".join(f"  {line}\n" for line in config.splitlines() if line.strip())
+    (home / "config.yaml").write_text(f"memory:\n  provider: {provider}\n{lines}", encoding="utf-8")
+    with MemoryHost.open(home) as host:
+        assert host.provider is not None and host.provider.name == provider, host.provider
+        for user, texts in facts.items():
+            with host.session(user_id=user) as session:
+                for fact in texts:
+                    add(session, fact)
+        host.flush(flush_seconds)
+    return home
 
 
 def file_bytes(*roots: Path) -> bytes:
@@ -75,4 +110,13 @@ def forget_user_and_prove(
     return report.removed.get("provider", 0)
 
 
-__all__ = ["file_bytes", "forget_and_prove", "forget_user_and_prove", "memories_by_user"]
+__all__ = [
+    "PHRASE",
+    "PHRASE_ZH",
+    "add_to_memory",
+    "file_bytes",
+    "forget_and_prove",
+    "forget_user_and_prove",
+    "memories_by_user",
+    "seed_memories",
+]

@@ -31,7 +31,8 @@ import re
 import socket
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -82,6 +83,14 @@ class LoopbackResponse:
         return json.dumps(self.json, ensure_ascii=False).encode("utf-8")
 
 
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that was free a moment ago (for a server a test starts as a
+    subprocess; it may be taken again before that server binds, so retry on a clash)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
 def reply(
     data: Any = None, status: int = 200, headers: Mapping[str, str] | None = None
 ) -> LoopbackResponse:
@@ -96,6 +105,29 @@ def error_reply(status: int, detail: str) -> LoopbackResponse:
 
 Handler = Callable[[LoopbackRequest], Any]
 """Returns a :class:`LoopbackResponse`, or any JSON value (sent as 200), or None (204)."""
+
+Guard = Callable[[LoopbackRequest], LoopbackResponse | None]
+"""Answers a request itself (a refusal), or None to let the handler answer."""
+
+
+def bearer_guard(api_key: str | None, detail: str = "Invalid or missing API key") -> Guard:
+    """A guard that answers ``401 {"detail": detail}`` unless the request carries
+    ``Authorization: Bearer <api_key>`` (no check when ``api_key`` is None)."""
+
+    def guard(req: LoopbackRequest) -> LoopbackResponse | None:
+        if api_key is None or req.headers.get("authorization") == f"Bearer {api_key}":
+            return None
+        return error_reply(401, detail)
+
+    return guard
+
+
+def _guarded(guard: Guard, handler: Handler) -> Handler:
+    def run(req: LoopbackRequest) -> Any:
+        denied = guard(req)
+        return denied if denied is not None else handler(req)
+
+    return run
 
 
 @dataclass
@@ -353,6 +385,14 @@ class LoopbackServer:
         with self._lock:
             self._routes.append(_Route(method.upper(), pattern, _compile(pattern), handler))
 
+    def route_all(
+        self, routes: Iterable[tuple[str, str, Handler]], *, guard: Guard | None = None
+    ) -> None:
+        """Serve each ``(method, pattern, handler)``; a request ``guard`` answers (say, a
+        401 from :func:`bearer_guard`) never reaches the handler."""
+        for method, pattern, handler in routes:
+            self.route(method, pattern, handler if guard is None else _guarded(guard, handler))
+
     def fault(
         self,
         *,
@@ -388,6 +428,14 @@ class LoopbackServer:
     def clear_faults(self) -> None:
         with self._lock:
             self._faults.clear()
+
+    @contextmanager
+    def down(self, status: int = 503) -> Iterator[Fault]:
+        """Every request answers ``status`` inside the block; all faults are cleared after."""
+        try:
+            yield self.fault(status=status)
+        finally:
+            self.clear_faults()
 
     # -- records
 
@@ -605,11 +653,14 @@ def iter_routes(server: LoopbackServer) -> Iterator[tuple[str, str]]:
 __all__ = [
     "MALFORMED_JSON",
     "Fault",
+    "Guard",
     "LoopbackRequest",
     "LoopbackResponse",
     "LoopbackServer",
     "Violation",
+    "bearer_guard",
     "error_reply",
+    "free_port",
     "iter_routes",
     "load_openapi",
     "match_score",

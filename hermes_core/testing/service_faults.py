@@ -1,6 +1,11 @@
 """Fault tests every service (HTTP) provider inherits, run against a loopback double.
 
-Subclass :class:`ServiceProviderContract` (the :class:`ProviderContract` checks, the
+Declare the suite once in the conftest (:class:`~hermes_core.testing.service_suite.ProviderSuite`:
+provider, double, settings, the key's environment variable) and the class needs only
+``suite``, ``probe_tool`` and ``setup_asks``; the settings then get the breaker's
+threshold and cooldown (and the suite's ``timeout_setting`` the :attr:`prefetch_timeout`).
+
+Or subclass :class:`ServiceProviderContract` (the :class:`ProviderContract` checks, the
 :class:`~hermes_core.testing.service_frame.ServiceFrameChecks` of the provider frame, plus these)
 or just :class:`ServiceProviderFaults`, and provide::
 
@@ -30,7 +35,7 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -41,6 +46,7 @@ from hermes_core.testing.contract import ProviderContract
 from hermes_core.testing.harness import ProviderHarness
 from hermes_core.testing.loopback import LoopbackServer
 from hermes_core.testing.service_frame import ServiceFrameChecks
+from hermes_core.testing.service_suite import ProviderSuite, server_of
 
 SLACK_SECONDS = 0.5
 """A turn with a stuck service completes within ``prefetch_timeout`` plus this."""
@@ -80,13 +86,46 @@ class ServiceProviderFaults:
     crossover_query_zh: ClassVar[str] = "我的储物柜密码是什么？"
     crossover_expect_zh: ClassVar[str] = "九三七二"
 
+    suite: ClassVar[ProviderSuite[Any] | None] = None
+    """The suite's declaration; sets ``provider_class``, ``key_setting`` and
+    ``breaker_fix_names`` (the key's variable) unless the class sets them."""
+
+    contract_settings: ClassVar[Mapping[str, Any]] = {}
+    """Settings the contract's providers get on top of the suite's."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        suite = cls.__dict__.get("suite")
+        if suite is None:
+            return
+        cls.provider_class = suite.provider_class
+        for name in ("key_setting", "breaker_fix_names"):
+            if name not in cls.__dict__ and suite.key_env:
+                setattr(cls, name, suite.key_env)
+
+    def declared_suite(self) -> ProviderSuite[Any]:
+        if self.suite is None:
+            raise NotImplementedError("set suite, or override make_double and service_settings")
+        return self.suite
+
     def make_double(self) -> LoopbackServer:
-        """A :class:`LoopbackServer` with the service's routes registered (not started)."""
-        raise NotImplementedError
+        """A :class:`LoopbackServer` with the service's routes registered (not started):
+        the suite's double by default."""
+        build = self.declared_suite().double
+        assert build is not None, "the suite declares no double"
+        return server_of(build())
 
     def service_settings(self, base_url: str) -> dict[str, Any]:
         """Provider settings pointing at ``base_url`` (see the module docstring)."""
-        raise NotImplementedError
+        suite = self.declared_suite()
+        timeout = {suite.timeout_setting: self.prefetch_timeout} if suite.timeout_setting else {}
+        return suite.settings_for(
+            base_url,
+            **self.contract_settings,
+            **timeout,
+            failure_threshold=self.breaker_threshold,
+            breaker_cooldown=self.breaker_cooldown,
+        )
 
     # -- fixtures
 

@@ -5,7 +5,7 @@ through the host (remember, recall, search tool). A provider's end-to-end test i
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -54,6 +54,30 @@ def run_setup(home: Path, provider: str, answers: Sequence[str], *options: str) 
     return SetupRun(result.exit_code, result.output, config or {}, env)
 
 
+def run_service_setup(
+    home: Path,
+    provider: str,
+    answers: Sequence[str],
+    *,
+    signup_url: str,
+    written: Mapping[str, Any],
+    key_line: str,
+) -> SetupRun:
+    """:func:`run_setup` for a service provider, checking what it must have done: exited 0,
+    pointed at ``signup_url`` for a key, found the provider available and activated it,
+    written exactly ``written`` to its config (never the key) and ``key_line`` to ``.env``."""
+    run = run_setup(home, provider, answers)
+    assert run.exit_code == 0, run.output
+    assert f"Get yours at {signup_url}" in run.output
+    assert "available ✓" in run.output
+    assert run.config["memory"]["provider"] == provider
+    assert run.provider_config(provider) == dict(written), (
+        "only the asked fields are written; the key goes to .env"
+    )
+    assert key_line in run.env
+    return run
+
+
 FACT = "Remember: I deploy with Ansible on Fridays."
 QUESTION = "When do I deploy with Ansible?"
 
@@ -79,4 +103,28 @@ def a_whole_session(
     return s.id
 
 
-__all__ = ["CLEAR_LINE", "FACT", "QUESTION", "SetupRun", "a_whole_session", "run_setup"]
+def a_whole_session_in(
+    home: Path, provider_class: type[Any], search_tool: str, **options: str
+) -> str:
+    """Open the host of ``home`` (as configured), check that its active provider is an
+    available ``provider_class``, run :func:`a_whole_session` (``options``: ``user_id``,
+    ``prompt_has``) and close the host; returns the session id."""
+    from hermes_core.host import MemoryHost
+
+    with MemoryHost.open(home) as host:
+        provider = host.provider
+        assert isinstance(provider, provider_class), f"the active provider is {provider!r}"
+        assert provider.is_available(), provider.unavailable_reason()
+        return a_whole_session(host, search_tool, **options)
+
+
+__all__ = [
+    "CLEAR_LINE",
+    "FACT",
+    "QUESTION",
+    "SetupRun",
+    "a_whole_session",
+    "a_whole_session_in",
+    "run_service_setup",
+    "run_setup",
+]

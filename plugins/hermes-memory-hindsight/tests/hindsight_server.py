@@ -22,7 +22,6 @@ import contextlib
 import importlib.util
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -31,6 +30,8 @@ import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from hermes_core.testing.loopback import free_port
 
 STARTUP_SECONDS = 180.0
 
@@ -41,12 +42,6 @@ class ServerUnavailable(RuntimeError):
 
 def server_installed() -> bool:
     return all(importlib.util.find_spec(m) for m in ("hindsight_api", "pgserver"))
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @dataclass
@@ -95,7 +90,7 @@ def start_server() -> RunningServer:
     extras.append(pg.cleanup)
     embedder = FakeLLMServer().start()
     extras.append(embedder.stop)
-    port = _free_port()
+    port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("HINDSIGHT_")}
     env.update(
         {

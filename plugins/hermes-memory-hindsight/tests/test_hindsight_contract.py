@@ -10,37 +10,21 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
+from conftest import SUITE
 from hermes_memory_hindsight import HindsightProvider
-from hindsight_double import HindsightDouble
 
 from hermes_core.testing.contract import ProviderContract
 from hermes_core.testing.harness import ProviderHarness
-from hermes_core.testing.loopback import LoopbackServer
 from hermes_core.testing.service_faults import ServiceProviderContract
 
-KEY = "hs-test-key"
 ALL_TYPES = "world,experience,observation"
 
 
 class TestHindsightAgainstTheDouble(ServiceProviderContract):
-    provider_class = HindsightProvider
-    key_setting = "HINDSIGHT_API_KEY"
+    suite = SUITE
     probe_tool: ClassVar[tuple[str, dict[str, Any]]] = ("hindsight_recall", {"query": "editor"})
     setup_asks = ("api_key", "api_url", "bank_id")
-
-    def make_double(self) -> LoopbackServer:
-        return HindsightDouble(api_key=KEY).server
-
-    def service_settings(self, base_url: str) -> dict[str, Any]:
-        return {
-            "api_url": base_url,
-            "api_key": KEY,
-            "recall_types": ALL_TYPES,
-            "retries": 0,
-            "prefetch_wait": 0.5,
-            "failure_threshold": self.breaker_threshold,
-            "breaker_cooldown": self.breaker_cooldown,
-        }
+    contract_settings: ClassVar[dict[str, Any]] = {"prefetch_wait": 0.5}
 
 
 class TestHindsightAgainstTheRealServer(ProviderContract):

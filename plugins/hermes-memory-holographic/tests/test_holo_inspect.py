@@ -13,13 +13,14 @@ from hermes_core import MemoryHost
 from hermes_core.inspector.provider_memories import list_memories, set_expiry
 from hermes_core.providers.inspect import expiring, inspectable
 from hermes_core.testing.inspector import (
+    PHRASE,
+    PHRASE_ZH,
     forget_and_prove,
     forget_user_and_prove,
     memories_by_user,
+    seed_memories,
 )
 
-PHRASE = "Zanzibar"
-PHRASE_ZH = "桂林山水"
 FACTS = {
     "alice": [
         f"Alice is planning a trip to {PHRASE} in May.",
@@ -32,15 +33,7 @@ FACTS = {
 
 @pytest.fixture
 def holo_home(home: Path) -> Path:
-    (home / "config.yaml").write_text("memory:\n  provider: holographic\n", encoding="utf-8")
-    with MemoryHost.open(home) as host:
-        assert host.provider is not None and host.provider.name == "holographic"
-        for user, facts in FACTS.items():
-            with host.session(user_id=user) as s:
-                for fact in facts:
-                    s.call_tool("memory", {"action": "add", "target": "user", "content": fact})
-        host.flush(30)
-    return home
+    return seed_memories(home, "holographic", FACTS)
 
 
 def test_facts_are_listed_per_user(holo_home: Path) -> None:

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from hermes_core import MemoryWrite, ToolContext
 from hermes_core.providers.base import load_provider_settings
+from hermes_core.testing.properties import two_user_writes, with_fixtures
 
 Factory = Callable[..., HolographicProvider]
 
@@ -282,19 +283,9 @@ ALPHA = ["apple orchard", "anchor chain", "amber lamp", "安静的湖", "阿尔�
 BRAVO = ["banana boat", "bronze bell", "bucket list", "北极熊", "香蕉船", "桥梁设计"]
 
 
-@settings(
-    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
-)
+@with_fixtures(40)
 @given(
-    writes=st.lists(
-        st.tuples(
-            st.sampled_from(["A", "B"]),
-            st.integers(0, 5),
-            st.sampled_from(["tool", "mirror", "extract"]),
-        ),
-        min_size=1,
-        max_size=10,
-    ),
+    writes=two_user_writes(len(ALPHA), ["tool", "mirror", "extract"], max_size=10),
     query=st.sampled_from(ALPHA + BRAVO + ["lamp boat", "湖 熊", "note"]),
 )
 def test_isolation_property(

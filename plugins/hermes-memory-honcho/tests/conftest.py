@@ -1,42 +1,31 @@
-"""Fixtures: the Honcho double on 127.0.0.1 and a guard that refuses any connection that is
-not loopback (the suite runs offline)."""
+"""Honcho's suite: its double serves the Honcho v3 API on 127.0.0.1; the settings every test
+starts from use a session per Hermes session (hermes_core.testing.service_suite)."""
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
-
-import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from honcho_double import HonchoDouble, honcho_double
+from hermes_memory_honcho import HonchoProvider
+from honcho_double import HonchoDouble
 
-from hermes_core.testing.loopback import LoopbackServer
-from hermes_core.testing.offline import block_network, serve
+from hermes_core.testing.service_suite import ProviderSuite
 
+pytest_plugins = ["hermes_core.testing.service_suite"]
 
-@pytest.fixture(autouse=True)
-def offline(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Any non-loopback connection attempt fails the test loudly."""
-    block_network(monkeypatch)
-
-
-@pytest.fixture
-def double() -> Iterator[tuple[HonchoDouble, LoopbackServer]]:
-    made, server = honcho_double()
-    for running in serve(server):
-        yield made, running
-
-
-def settings_for(base_url: str, **extra: Any) -> dict[str, Any]:
-    return {
-        "base_url": base_url,
+SUITE = ProviderSuite(
+    HonchoProvider,
+    double=HonchoDouble,
+    settings={
         "api_key": "test-key",
         "timeout": 3.0,
         "retries": 0,
         "session_strategy": "per-session",
-        **extra,
-    }
+    },
+    timeout_setting="timeout",
+    key_env="HONCHO_API_KEY",
+)
+
+provider_suite = SUITE.fixture()

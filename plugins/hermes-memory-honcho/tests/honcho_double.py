@@ -22,6 +22,7 @@ from hermes_core.testing.loopback import (
     LoopbackRequest,
     LoopbackResponse,
     LoopbackServer,
+    bearer_guard,
     error_reply,
     match_score,
     reply,
@@ -36,7 +37,7 @@ def _now() -> str:
 
 
 class HonchoDouble:
-    """State + handlers; :meth:`server` builds the :class:`LoopbackServer`."""
+    """State + handlers, served by :attr:`server` (a :class:`LoopbackServer`, not started)."""
 
     def __init__(self, api_key: str | None = "test-key") -> None:
         self.api_key = api_key
@@ -49,18 +50,12 @@ class HonchoDouble:
         self.messages: list[dict[str, Any]] = []
         self.conclusions: list[dict[str, Any]] = []
         self.cards: dict[tuple[str, str, str], list[str]] = {}
+        self.server = self._server()
 
     # -- helpers
 
     def _next(self, prefix: str) -> str:
         return f"{prefix}_{next(self.ids)}"
-
-    def _auth(self, req: LoopbackRequest) -> LoopbackResponse | None:
-        if self.api_key is None:
-            return None
-        if req.headers.get("authorization") != f"Bearer {self.api_key}":
-            return error_reply(401, "Invalid or missing API key")
-        return None
 
     def _peer(self, ws: str, peer_id: str) -> dict[str, Any] | None:
         return self.peers.get((ws, peer_id))
@@ -95,50 +90,35 @@ class HonchoDouble:
             )
             return made
 
+    def _record(self, ws: str, rid: str, metadata: Any, **extra: Any) -> dict[str, Any]:
+        """A new peer or session as Honcho answers it."""
+        return {
+            "id": rid,
+            "workspace_id": ws,
+            "created_at": _now(),
+            "metadata": metadata or {},
+            "configuration": {},
+            **extra,
+        }
+
     def peer(self, req: LoopbackRequest) -> Any:
-        ws = req.path_params["workspace_id"]
+        ws, pid = req.path_params["workspace_id"], req.json["id"]
         with self.lock:
             if ws not in self.workspaces:
                 return error_reply(404, f"workspace {ws} not found")
-            pid = req.json["id"]
-            return self.peers.setdefault(
-                (ws, pid),
-                {
-                    "id": pid,
-                    "workspace_id": ws,
-                    "created_at": _now(),
-                    "metadata": req.json.get("metadata") or {},
-                    "configuration": {},
-                },
-            )
+            return self.peers.setdefault((ws, pid), self._record(ws, pid, req.json.get("metadata")))
 
     def session(self, req: LoopbackRequest) -> Any:
-        ws = req.path_params["workspace_id"]
+        ws, sid = req.path_params["workspace_id"], req.json["id"]
         with self.lock:
             if ws not in self.workspaces:
                 return error_reply(404, f"workspace {ws} not found")
-            sid = req.json["id"]
             made = self.sessions.setdefault(
-                (ws, sid),
-                {
-                    "id": sid,
-                    "is_active": True,
-                    "workspace_id": ws,
-                    "created_at": _now(),
-                    "metadata": req.json.get("metadata") or {},
-                    "configuration": {},
-                },
+                (ws, sid), self._record(ws, sid, req.json.get("metadata"), is_active=True)
             )
             members = self.session_peers.setdefault((ws, sid), {})
             for pid, cfg in (req.json.get("peers") or {}).items():
-                if (ws, pid) not in self.peers:
-                    self.peers[(ws, pid)] = {
-                        "id": pid,
-                        "workspace_id": ws,
-                        "created_at": _now(),
-                        "metadata": {},
-                        "configuration": {},
-                    }
+                self.peers.setdefault((ws, pid), self._record(ws, pid, {}))
                 members[pid] = dict(cfg or {})
             return made
 
@@ -234,22 +214,16 @@ class HonchoDouble:
             text = self._representation(ws, pid, target, req.json["query"])
             return {"content": text or None}
 
-    def get_card(self, req: LoopbackRequest) -> Any:
+    def card(self, req: LoopbackRequest) -> Any:
+        """GET reads, PUT replaces the card ``peer_id`` keeps on ``target`` (itself)."""
         ws, pid = req.path_params["workspace_id"], req.path_params["peer_id"]
-        target = req.arg("target") or pid
+        key = (ws, pid, req.arg("target") or pid)
         with self.lock:
             if self._peer(ws, pid) is None:
                 return error_reply(404, "peer not found")
-            return {"peer_card": self.cards.get((ws, pid, target))}
-
-    def set_card(self, req: LoopbackRequest) -> Any:
-        ws, pid = req.path_params["workspace_id"], req.path_params["peer_id"]
-        target = req.arg("target") or pid
-        with self.lock:
-            if self._peer(ws, pid) is None:
-                return error_reply(404, "peer not found")
-            self.cards[(ws, pid, target)] = list(req.json["peer_card"])
-            return {"peer_card": self.cards[(ws, pid, target)]}
+            if req.method == "PUT":
+                self.cards[key] = list(req.json["peer_card"])
+            return {"peer_card": self.cards.get(key)}
 
     def session_context(self, req: LoopbackRequest) -> Any:
         ws, sid = req.path_params["workspace_id"], req.path_params["session_id"]
@@ -342,7 +316,7 @@ class HonchoDouble:
 
     # -- server
 
-    def server(self) -> LoopbackServer:
+    def _server(self) -> LoopbackServer:
         made = LoopbackServer(openapi=OPENAPI, name="honcho")
         routes = [
             ("POST", "/v3/workspaces", self.workspace),
@@ -353,26 +327,13 @@ class HonchoDouble:
             ("POST", f"{W}/peers/{{peer_id}}/search", self.peer_search),
             ("POST", f"{W}/sessions/{{session_id}}/search", self.session_search),
             ("POST", f"{W}/peers/{{peer_id}}/chat", self.chat),
-            ("GET", f"{W}/peers/{{peer_id}}/card", self.get_card),
-            ("PUT", f"{W}/peers/{{peer_id}}/card", self.set_card),
+            ("GET", f"{W}/peers/{{peer_id}}/card", self.card),
+            ("PUT", f"{W}/peers/{{peer_id}}/card", self.card),
             ("GET", f"{W}/sessions/{{session_id}}/context", self.session_context),
             ("POST", f"{W}/conclusions", self.create_conclusions),
             ("POST", f"{W}/conclusions/query", self.query_conclusions),
             ("POST", f"{W}/conclusions/list", self.list_conclusions),
             ("DELETE", f"{W}/conclusions/{{conclusion_id}}", self.delete_conclusion),
         ]
-        for method, pattern, handler in routes:
-            made.route(method, pattern, self._guarded(handler))
+        made.route_all(routes, guard=bearer_guard(self.api_key))
         return made
-
-    def _guarded(self, handler: Any) -> Any:
-        def run(req: LoopbackRequest) -> Any:
-            denied = self._auth(req)
-            return denied if denied is not None else handler(req)
-
-        return run
-
-
-def honcho_double(api_key: str | None = "test-key") -> tuple[HonchoDouble, LoopbackServer]:
-    double = HonchoDouble(api_key)
-    return double, double.server()

@@ -3,14 +3,10 @@ connection that is not loopback (the suite must run offline)."""
 
 from __future__ import annotations
 
-import ipaddress
 import os
-import socket
 import sys
 import tempfile
-from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -20,70 +16,31 @@ sys.path.insert(0, str(Path(__file__).parent))
 os.environ["MEM0_TELEMETRY"] = "False"
 os.environ.setdefault("MEM0_DIR", tempfile.mkdtemp(prefix="mem0dir-"))
 
-from hermes_memory_mem0 import Mem0Provider, Mem0Settings
+from hermes_memory_mem0 import Mem0Provider
 
-# CI replays the same hypothesis examples every run (CI=true): a failure there is a real,
-# reproducible one, never a lucky draw; local runs keep exploring new examples.
-if os.environ.get("CI"):
-    from hypothesis import settings as _hypothesis_settings
+from hermes_core.testing.properties import load_ci_profile
+from hermes_core.testing.service_suite import ProviderSuite
 
-    _hypothesis_settings.register_profile("ci", derandomize=True, print_blob=True)
-    _hypothesis_settings.load_profile("ci")
+pytest_plugins = ["hermes_core.testing.service_suite"]
 
-
-_real_connect = socket.socket.connect
-_real_connect_ex = socket.socket.connect_ex
+load_ci_profile()  # CI replays the same hypothesis examples every run
 
 
-def _loopback(address: Any) -> bool:
-    if isinstance(address, str | bytes):  # unix socket
-        return True
-    host = address[0]
-    if host in ("localhost",):
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
-@pytest.fixture(autouse=True)
-def offline(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Any non-loopback connection attempt fails the test loudly."""
-
-    def connect(self: socket.socket, address: Any) -> Any:
-        if not _loopback(address):
-            raise AssertionError(f"network access attempted: {address!r}")
-        return _real_connect(self, address)
-
-    def connect_ex(self: socket.socket, address: Any) -> Any:
-        if not _loopback(address):
-            raise AssertionError(f"network access attempted: {address!r}")
-        return _real_connect_ex(self, address)
-
-    monkeypatch.setattr(socket.socket, "connect", connect)
-    monkeypatch.setattr(socket.socket, "connect_ex", connect_ex)
+provider_suite = ProviderSuite(
+    Mem0Provider,
+    env_names=("MEM0_API_KEY", "MEM0_HOST", "MEM0_MODE", "MEM0_USER_ID", "MEM0_AGENT_ID"),
+).fixture()
 
 
 @pytest.fixture
 def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    for var in ("MEM0_API_KEY", "MEM0_HOST", "MEM0_MODE", "MEM0_USER_ID", "MEM0_AGENT_ID"):
-        monkeypatch.delenv(var, raising=False)
-    h = tmp_path / "hermes"
-    h.mkdir()
-    monkeypatch.setenv("HERMES_HOME", str(h))
-    return h
+    """A Hermes home (``HERMES_HOME``); mem0 keeps the process's ``MEM0_DIR``."""
+    made = tmp_path / "hermes"
+    made.mkdir()
+    monkeypatch.setenv("HERMES_HOME", str(made))
+    return made
 
 
 @pytest.fixture
-def make_provider(home: Path) -> Iterator[Callable[..., Mem0Provider]]:
-    made: list[Mem0Provider] = []
-
-    def factory(**settings: Any) -> Mem0Provider:
-        p = Mem0Provider(Mem0Settings(**settings), home)
-        made.append(p)
-        return p
-
-    yield factory
-    for p in made:
-        p.shutdown()
+def provider_home(home: Path) -> Path:
+    return home

@@ -16,34 +16,27 @@ from mem0_testutil import ctx
 
 from hermes_core import MemoryHost
 from hermes_core.errors import HermesError
+from hermes_core.host import Session
 from hermes_core.inspector.provider_memories import list_memories, set_expiry
 from hermes_core.providers.inspect import expiring, inspectable
-from hermes_core.testing.inspector import (
-    forget_and_prove,
-    forget_user_and_prove,
-    memories_by_user,
-)
+from hermes_core.testing import inspector
+from hermes_core.testing.inspector import PHRASE, PHRASE_ZH, seed_memories
 
-PHRASE = "Zanzibar"
-PHRASE_ZH = "桂林山水"
 FACTS = {
     "alice": [f"Alice plans a trip to {PHRASE} in May.", f"Alice 想去{PHRASE_ZH}。"],
     "bob": ["Bob plays go on Sundays."],
 }
 
 
+def _mem0_add(session: Session, fact: str) -> None:
+    """Straight into mem0 (USER.md lines are not recalled twice)."""
+    assert json.loads(session.call_tool("mem0_add", {"content": fact}))["success"]
+
+
 @pytest.fixture
 def mem0_home(home: Path) -> Path:
-    config = "memory:\n  provider: mem0\n  provider_timeout: 120\n  prefetch_timeout: 60\n"
-    (home / "config.yaml").write_text(config, encoding="utf-8")
-    with MemoryHost.open(home) as host:
-        assert isinstance(host.provider, Mem0Provider)
-        for user, facts in FACTS.items():
-            with host.session(user_id=user) as s:
-                for fact in facts:  # straight into mem0 (USER.md lines are not recalled twice)
-                    assert json.loads(s.call_tool("mem0_add", {"content": fact}))["success"]
-        host.flush(60)
-    return home
+    config = "provider_timeout: 120\nprefetch_timeout: 60"
+    return seed_memories(home, "mem0", FACTS, config=config, add=_mem0_add, flush_seconds=60)
 
 
 def test_local_memories_are_listed_per_user_with_replacements(mem0_home: Path) -> None:
@@ -95,12 +88,12 @@ def test_an_expired_memory_leaves_prefetch(mem0_home: Path) -> None:
 
 @pytest.mark.parametrize("phrase", [PHRASE, PHRASE_ZH])
 def test_forget_leaves_no_bytes_in_the_home_or_mem0_dir(mem0_home: Path, phrase: str) -> None:
-    forget_and_prove(mem0_home, "alice", phrase, roots=(Path(os.environ["MEM0_DIR"]),))
-    left = memories_by_user(mem0_home)
+    inspector.forget_and_prove(mem0_home, "alice", phrase, roots=(Path(os.environ["MEM0_DIR"]),))
+    left = inspector.memories_by_user(mem0_home)
     assert len(left["alice"]) == 1 and left["bob"] == FACTS["bob"]
 
 
 def test_forget_user_removes_every_memory(mem0_home: Path) -> None:
     roots = (Path(os.environ["MEM0_DIR"]),)
-    assert forget_user_and_prove(mem0_home, "alice", PHRASE, roots=roots) == 2
-    assert memories_by_user(mem0_home) == {"bob": FACTS["bob"]}
+    assert inspector.forget_user_and_prove(mem0_home, "alice", PHRASE, roots=roots) == 2
+    assert inspector.memories_by_user(mem0_home) == {"bob": FACTS["bob"]}

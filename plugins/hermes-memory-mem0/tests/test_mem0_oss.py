@@ -20,7 +20,10 @@ from mem0_testutil import ctx, make_session
 
 from hermes_core import MemoryWrite, Turn
 from hermes_core.testing.fake_llm import FakeLLMServer
+from hermes_core.testing.fakes import make_turn
 from hermes_core.testing.harness import tool_result as tool
+from hermes_core.testing.processes import last_json_line, run_python
+from hermes_core.testing.properties import two_user_writes, with_fixtures
 
 
 def test_storage_lives_under_home_and_telemetry_is_off(
@@ -40,8 +43,6 @@ def test_storage_lives_under_home_and_telemetry_is_off(
 def test_a_fresh_process_turns_telemetry_off_before_mem0_is_imported(tmp_path: Path) -> None:
     """Run in a clean interpreter with no MEM0_* variables (this suite's conftest sets them,
     so only a subprocess can show that the provider does it on its own)."""
-    import subprocess
-    import sys
 
     home, user_home = tmp_path / "hermes", tmp_path / "user"
     user_home.mkdir()
@@ -69,15 +70,7 @@ def test_a_fresh_process_turns_telemetry_off_before_mem0_is_imported(tmp_path: P
     }
     env["HOME"] = str(user_home)
     env["PYTHONPATH"] = os.pathsep.join([str(Path(__file__).parent), env.get("PYTHONPATH", "")])
-    done = subprocess.run(
-        [sys.executable, "-c", script, str(home)],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=240,
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    seen = last_json_line(run_python(script, str(home), env=env, timeout=240))
     assert seen["ok"] is True
     assert seen["tel"] == "False" and seen["flag"] is False
     assert Path(seen["dir"]).is_relative_to(home)
@@ -90,20 +83,9 @@ def test_sync_without_llm_stores_verbatim_en_zh(
     provider = make_provider()
     s = make_session(home, "alice")
     assert provider.sync_infer(s) is False
+    provider.sync(s, make_turn("My favourite drink is black coffee.", "Got it.", session_id="s1"))
     provider.sync(
-        s,
-        Turn(
-            session_id="s1",
-            number=1,
-            user_text="My favourite drink is black coffee.",
-            reply="Got it.",
-        ),
-    )
-    provider.sync(
-        s,
-        Turn(
-            session_id="s1", number=2, user_text="我的狗叫旺财，它三岁了。", reply="好的，记住了。"
-        ),
+        s, make_turn("我的狗叫旺财，它三岁了。", "好的，记住了。", session_id="s1", number=2)
     )
     texts = {i.memory for i in provider.backend(s).list(user_id="alice", limit=50)}
     assert {"My favourite drink is black coffee.", "我的狗叫旺财，它三岁了。"} <= texts
@@ -120,15 +102,7 @@ def test_sync_with_llm_extracts_facts_through_fake_server(home: Path) -> None:
         try:
             s = make_session(home, "alice", llm_url=llm.base_url)
             assert provider.sync_infer(s) is True
-            provider.sync(
-                s,
-                Turn(
-                    session_id="s1",
-                    number=1,
-                    user_text="I can't eat peanuts, I'm allergic.",
-                    reply="Noted.",
-                ),
-            )
+            provider.sync(s, make_turn("I can't eat peanuts, I'm allergic.", session_id="s1"))
             assert len(llm.chat_requests) == 1
             sent = json.dumps(llm.chat_requests[0], ensure_ascii=False)
             assert "peanuts" in sent
@@ -251,19 +225,9 @@ ALPHA = ["apple", "anchor", "amber", "arrow", "苹果", "安静", "阿尔卑斯"
 BRAVO = ["banana", "bridge", "bronze", "bucket", "香蕉", "桥梁", "北极熊"]
 
 
-@settings(
-    max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
-)
+@with_fixtures(12)
 @given(
-    writes=st.lists(
-        st.tuples(
-            st.sampled_from(["A", "B"]),
-            st.integers(0, 6),
-            st.sampled_from(["tool", "sync", "mirror"]),
-        ),
-        min_size=1,
-        max_size=8,
-    ),
+    writes=two_user_writes(len(ALPHA), ["tool", "sync", "mirror"], max_size=8),
     query_word=st.sampled_from(ALPHA + BRAVO),
 )
 def test_isolation_property(

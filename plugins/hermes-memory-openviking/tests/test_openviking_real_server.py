@@ -13,7 +13,6 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -28,6 +27,8 @@ from hermes_memory_openviking import OpenVikingProvider
 from hermes_core.testing.contract import ProviderContract
 from hermes_core.testing.fake_llm import FakeLLMServer
 from hermes_core.testing.harness import ProviderHarness
+from hermes_core.testing.loopback import free_port
+from hermes_core.testing.service_faults import crossover
 from hermes_core.types import MemoryWrite
 
 ROOT_KEY = "real-root-key"
@@ -47,12 +48,6 @@ pytestmark = pytest.mark.skipif(
 )
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def _healthy(url: str) -> bool:
     try:
         with urllib.request.urlopen(url + "/health", timeout=2) as resp:
@@ -66,7 +61,7 @@ def real_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """Base URL of a running openviking-server (trusted mode, root key ROOT_KEY)."""
     root = tmp_path_factory.mktemp("openviking")
     with FakeLLMServer(embedding_dim=EMBED_DIM) as llm:
-        port = _free_port()
+        port = free_port()
         conf = {
             "storage": {"workspace": str(root / "data")},
             "embedding": {
@@ -144,15 +139,8 @@ class TestRealServerContract(ProviderContract):
     settings: ClassVar[dict[str, Any]] = {}
 
     @pytest.fixture
-    def harness(
-        self, hermes_home: Path, real_server: str, monkeypatch: pytest.MonkeyPatch
-    ) -> Iterator[ProviderHarness]:
-        monkeypatch.setenv("HERMES_MEMORY__PREFETCH_TIMEOUT", "20")
-        made = ProviderHarness(
-            OpenVikingProvider, hermes_home, _settings(real_server), user_id=_fresh_user()
-        )
-        yield made
-        made.close()
+    def harness(self, real_harness: ProviderHarness) -> ProviderHarness:
+        return real_harness
 
 
 _counter = iter(range(1_000_000))
@@ -163,9 +151,10 @@ def _fresh_user() -> str:
 
 
 @pytest.fixture
-def harness(
+def real_harness(
     hermes_home: Path, real_server: str, monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[ProviderHarness]:
+    """A harness on the real server for a user of its own (no test sees another's data)."""
     monkeypatch.setenv("HERMES_MEMORY__PREFETCH_TIMEOUT", "20")
     made = ProviderHarness(
         OpenVikingProvider, hermes_home, _settings(real_server), user_id=_fresh_user()
@@ -174,21 +163,20 @@ def harness(
     made.close()
 
 
+@pytest.fixture
+def harness(real_harness: ProviderHarness) -> ProviderHarness:
+    return real_harness
+
+
 def tool(harness: ProviderHarness, tool_name: str, **args: Any) -> dict[str, Any]:
     return json.loads(harness.session.call_tool(tool_name, args))
 
 
-@pytest.mark.parametrize(
-    ("fact", "ask", "expect"),
-    [
-        ("My locker code is 4417 and my cat is called Pixel.", "What is my locker code?", "4417"),
-        ("我的储物柜密码是九三七二，我的猫叫墨墨。", "我的储物柜密码是什么？", "九三七二"),
-    ],
-    ids=["en", "zh"],
-)
+@crossover
 def test_two_users_never_share_on_the_real_server(
-    harness: ProviderHarness, fact: str, ask: str, expect: str
+    harness: ProviderHarness, fact: str, query: str, expect: str
 ) -> None:
+    ask = query
     stored = tool(harness, "viking_remember", content=fact)
     assert stored["success"] is True, stored
     other = harness.host.session(source="test", user_id=_fresh_user())

@@ -1,34 +1,26 @@
-"""Fixtures: offline guard (only loopback connections), a clean environment and the
-loopback double of RetainDB's Memory API."""
+"""RetainDB's suite (hermes_core.testing.service_suite): the loopback double of its Memory
+API, the offline guard with RETAINDB_* cleared, providers and harnesses pointed at it."""
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Iterator
 from pathlib import Path
-
-import pytest
-
-from hermes_core.testing.offline import block_network, provider_factory, serve_double
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from hermes_memory_retaindb import RetainDBProvider, RetainDBSettings
+from hermes_memory_retaindb import RetainDBProvider
 from retaindb_double import RetainDBDouble
 
+from hermes_core.testing.service_suite import ProviderSuite
 
-@pytest.fixture(autouse=True)
-def offline(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Any non-loopback connection attempt fails the test loudly; RETAINDB_* from the
-    outer environment never leak in."""
-    block_network(monkeypatch, env_prefixes=("RETAINDB_",))
+pytest_plugins = ["hermes_core.testing.service_suite"]
 
-
-@pytest.fixture
-def double() -> Iterator[RetainDBDouble]:
-    yield from serve_double(RetainDBDouble(api_key="rdb-test-key"))
-
-
-@pytest.fixture
-def make_provider(hermes_home: Path) -> Iterator[Callable[..., RetainDBProvider]]:
-    yield from provider_factory(lambda **s: RetainDBProvider(RetainDBSettings(**s), hermes_home))
+KEY = "rdb-test-key"
+SUITE = ProviderSuite(
+    RetainDBProvider,
+    double=lambda: RetainDBDouble(api_key=KEY),
+    settings={"api_key": KEY, "retries": 0},
+    key_env="RETAINDB_API_KEY",
+    env_prefixes=("RETAINDB_",),
+)
+provider_suite = SUITE.fixture()

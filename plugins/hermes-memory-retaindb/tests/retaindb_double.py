@@ -48,14 +48,8 @@ class Stored:
     deleted: bool = False
 
     def as_json(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "content": self.content,
-            "type": self.memory_type,
-            "user_id": self.user_id,
-            "session_id": self.session_id,
-            "scope": "USER" if self.user_id else "PROJECT",
-        }
+        shown = {name: getattr(self, name) for name in ("id", "content", "user_id", "session_id")}
+        return {**shown, "type": self.memory_type, "scope": "USER" if self.user_id else "PROJECT"}
 
 
 class RetainDBDouble:

@@ -9,26 +9,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import KEY
 from hermes_memory_retaindb import RetainDBProvider
 from retaindb_double import RetainDBDouble
 
 from hermes_core import MemoryWrite, SessionInfo
-from hermes_core.testing.fakes import make_session_info, make_turn
+from hermes_core.testing.fakes import make_turn, mirrored_writes, resend
 from hermes_core.testing.harness import tool_result as tool
 from hermes_core.testing.service_faults import crossover
+from hermes_core.testing.service_suite import write_through_an_outage
 
-KEY = "rdb-test-key"
+SessionOf = Callable[..., SessionInfo]
 Make = Callable[..., RetainDBProvider]
-
-
-def provider_for(make: Make, double: RetainDBDouble, **extra: Any) -> RetainDBProvider:
-    settings: dict[str, Any] = {"base_url": double.server.base_url, "api_key": KEY, "retries": 0}
-    settings.update(extra)
-    return make(**settings)
-
-
-def session(home: Path, user: str | None = "alice", sid: str = "s1") -> SessionInfo:
-    return make_session_info(home, session_id=sid, user_id=user)
 
 
 def calls(double: RetainDBDouble, route: str) -> list[Any]:
@@ -36,11 +28,10 @@ def calls(double: RetainDBDouble, route: str) -> list[Any]:
 
 
 def test_every_call_names_project_and_user(
-    make_provider: Make, double: RetainDBDouble, hermes_home: Path
+    provider_for: Make, double: RetainDBDouble, alice: SessionInfo
 ) -> None:
-    p = provider_for(make_provider, double, project="acme")
-    s = session(hermes_home)
-    p.sync(s, make_turn("I deploy with Ansible.", "Noted.", session_id="s1", number=1))
+    p = provider_for(project="acme")
+    p.sync(alice, make_turn("I deploy with Ansible.", "Noted.", session_id="s1", number=1))
     [ingest] = calls(double, "/v1/memory/ingest/session")
     assert ingest.headers["authorization"] == f"Bearer {KEY}"
     assert ingest.headers["idempotency-key"].startswith("hermes-")
@@ -48,7 +39,7 @@ def test_every_call_names_project_and_user(
     assert (body["project"], body["user_id"], body["session_id"]) == ("acme", "alice", "s1")
     assert [m["role"] for m in body["messages"]] == ["user", "assistant"]
     assert body["messages"][0]["timestamp"].endswith("Z")
-    ctx = p.prefetch(s, "How do I deploy?")
+    ctx = p.prefetch(alice, "How do I deploy?")
     assert ctx is not None and "Ansible" in ctx.text
     search = calls(double, "/v1/memory/search")[-1].json
     assert (search["project"], search["user_id"], search["include_pending"]) == (
@@ -61,7 +52,7 @@ def test_every_call_names_project_and_user(
 
 
 def test_project_defaults_to_the_hermes_profile(
-    make_provider: Make, double: RetainDBDouble, tmp_path: Path
+    provider_for: Make, double: RetainDBDouble, tmp_path: Path
 ) -> None:
     from hermes_memory_retaindb import RetainDBSettings
 
@@ -73,15 +64,15 @@ def test_project_defaults_to_the_hermes_profile(
 
 @crossover
 def test_other_users_and_project_wide_rows_never_surface(
-    make_provider: Make,
+    provider_for: Make,
     double: RetainDBDouble,
-    hermes_home: Path,
+    session_of: SessionOf,
     fact: str,
     query: str,
     expect: str,
 ) -> None:
-    p = provider_for(make_provider, double)
-    alice, bob = session(hermes_home, "alice", "sa"), session(hermes_home, "bob", "sb")
+    p = provider_for()
+    alice, bob = session_of("alice", "sa"), session_of("bob", "sb")
     p.sync(alice, make_turn(fact, "OK", session_id="sa"))
     double.add("default", f"project-wide note: {fact}", None)  # a PROJECT-scope row
     ctx = p.prefetch(bob, query)
@@ -97,25 +88,21 @@ def test_other_users_and_project_wide_rows_never_surface(
 
 
 def test_a_resent_turn_is_ingested_once(
-    make_provider: Make, double: RetainDBDouble, hermes_home: Path
+    provider_for: Make, double: RetainDBDouble, alice: SessionInfo
 ) -> None:
-    p = provider_for(make_provider, double)
-    s = session(hermes_home)
-    turn = make_turn("My favourite editor is Helix.", "Noted.", session_id="s1", number=1)
-    p.sync(s, turn)
-    p.sync(s, turn)
+    p = provider_for()
+    resend(lambda t: p.sync(alice, t))
     assert len(calls(double, "/v1/memory/ingest/session")) == 1
-    p.sync(s, make_turn("Second turn.", "ok", session_id="s1", number=2))
+    p.sync(alice, make_turn("Second turn.", "ok", session_id="s1", number=2))
     keys = {r.headers["idempotency-key"] for r in calls(double, "/v1/memory/ingest/session")}
     assert len(keys) == 2
 
 
 def test_session_ingest_sends_the_transcript_once(
-    make_provider: Make, double: RetainDBDouble, hermes_home: Path
+    provider_for: Make, double: RetainDBDouble, alice: SessionInfo
 ) -> None:
-    p = provider_for(make_provider, double, ingest="session", write_mode="sync")
-    s = session(hermes_home)
-    p.sync(s, make_turn("I use Neovim.", "OK", session_id="s1"))
+    p = provider_for(ingest="session", write_mode="sync")
+    p.sync(alice, make_turn("I use Neovim.", "OK", session_id="s1"))
     assert calls(double, "/v1/memory/ingest/session") == []
     transcript = [
         {"role": "system", "content": "You are Hermes."},
@@ -124,7 +111,7 @@ def test_session_ingest_sends_the_transcript_once(
         {"role": "tool", "content": "{}"},
         {"role": "user", "content": "我住在杭州。"},
     ]
-    p.on_session_end(s, transcript)
+    p.on_session_end(alice, transcript)
     [req] = calls(double, "/v1/memory/ingest/session")
     assert [m["role"] for m in req.json["messages"]] == ["user", "assistant", "user"]
     assert req.json["write_mode"] == "sync"
@@ -132,10 +119,10 @@ def test_session_ingest_sends_the_transcript_once(
 
 
 def test_forget_checks_ownership(
-    make_provider: Make, double: RetainDBDouble, hermes_home: Path
+    provider_for: Make, double: RetainDBDouble, session_of: SessionOf
 ) -> None:
-    p = provider_for(make_provider, double)
-    alice, bob = session(hermes_home, "alice", "sa"), session(hermes_home, "bob", "sb")
+    p = provider_for()
+    alice, bob = session_of("alice", "sa"), session_of("bob", "sb")
     stored = tool(
         p, alice, "retaindb_remember", content="Alice's PIN is 1234", memory_type="factual"
     )
@@ -154,26 +141,11 @@ def test_forget_checks_ownership(
 
 
 def test_remember_validates_and_is_idempotent(
-    make_provider: Make, double: RetainDBDouble, hermes_home: Path
+    provider_for: Make, double: RetainDBDouble, alice: SessionInfo
 ) -> None:
-    p = provider_for(make_provider, double)
-    s = session(hermes_home)
-    first = tool(
-        p,
-        s,
-        "retaindb_remember",
-        content="偏好：回答要简短。",
-        memory_type="preference",
-        importance=0.9,
-    )
-    again = tool(
-        p,
-        s,
-        "retaindb_remember",
-        content="偏好：回答要简短。",
-        memory_type="preference",
-        importance=0.9,
-    )
+    p = provider_for()
+    preference = {"content": "偏好：回答要简短。", "memory_type": "preference", "importance": 0.9}
+    first, again = (tool(p, alice, "retaindb_remember", **preference) for _ in range(2))
     assert first["success"] and again["memory_id"] == first["memory_id"]
     assert len(double.live()) == 1
     body = calls(double, "/v1/memory")[0].json
@@ -189,60 +161,48 @@ def test_remember_validates_and_is_idempotent(
         {"content": "x", "importance": True},
         {"content": "x" * 10_001},
     ]:
-        bad = tool(p, s, "retaindb_remember", **args)
+        bad = tool(p, alice, "retaindb_remember", **args)
         assert bad["success"] is False and bad["error"], args
     assert len(calls(double, "/v1/memory")) == 2
 
 
 def test_profile_context_and_search_tools(
-    make_provider: Make, double: RetainDBDouble, hermes_home: Path
+    provider_for: Make, double: RetainDBDouble, alice: SessionInfo
 ) -> None:
-    p = provider_for(make_provider, double)
-    s = session(hermes_home)
+    p = provider_for()
     tool(
         p,
-        s,
+        alice,
         "retaindb_remember",
         content="Alice prefers dark roast coffee.",
         memory_type="preference",
     )
-    tool(p, s, "retaindb_remember", content="Alice is learning Rust.")
-    profile = tool(p, s, "retaindb_profile")
+    tool(p, alice, "retaindb_remember", content="Alice is learning Rust.")
+    profile = tool(p, alice, "retaindb_profile")
     assert profile["success"] and profile["count"] == 2 and profile["user_id"] == "alice"
-    found = tool(p, s, "retaindb_search", query="coffee roast", top_k=5)
+    found = tool(p, alice, "retaindb_search", query="coffee roast", top_k=5)
     assert [r["content"] for r in found["results"]] == ["Alice prefers dark roast coffee."]
     assert calls(double, "/v1/memory/search")[-1].json["top_k"] == 5
-    ctx = tool(p, s, "retaindb_context", query="What should I learn next?")
+    ctx = tool(p, alice, "retaindb_context", query="What should I learn next?")
     assert ctx["success"] and "Profile:" in ctx["context"] and "Rust" in ctx["context"]
     for args in [{"query": ""}, {"query": "x", "top_k": 0}, {"query": "x", "top_k": "5"}]:
-        assert tool(p, s, "retaindb_search", **args)["success"] is False
+        assert tool(p, alice, "retaindb_search", **args)["success"] is False
 
 
 def test_memory_writes_are_mirrored(
-    make_provider: Make, double: RetainDBDouble, hermes_home: Path
+    provider_for: Make, double: RetainDBDouble, alice: SessionInfo
 ) -> None:
-    p = provider_for(make_provider, double, write_mode="sync")
-    s = session(hermes_home)
-    p.on_memory_write(s, MemoryWrite(action="add", target="user", content="Prefers tea."))
-    p.on_memory_write(s, MemoryWrite(action="add", target="user", content="Prefers tea."))
-    [m] = double.live()
-    assert (m.content, m.memory_type, m.user_id) == ("Prefers tea.", "preference", "alice")
-    p.on_memory_write(
-        s,
-        MemoryWrite(
-            action="replace",
-            target="user",
-            content="Prefers 乌龙茶.",
-            previous_content="Prefers tea.",
-        ),
-    )
-    assert [m.content for m in double.live()] == ["Prefers 乌龙茶."]
-    p.on_memory_write(
-        s,
-        MemoryWrite(action="remove", target="user", content="", previous_content="Prefers 乌龙茶."),
-    )
-    assert double.live() == []
-    p.on_memory_write(s, MemoryWrite(action="add", target="memory", content="Repo uses uv."))
+    p = provider_for(write_mode="sync")
+
+    def write(memory_write: MemoryWrite) -> None:
+        for _ in range(2 if memory_write.action == "add" else 1):  # an add sent twice: one row
+            p.on_memory_write(alice, memory_write)
+
+    for action in mirrored_writes(write, lambda: [m.content for m in double.live()]):
+        if action == "add":
+            [m] = double.live()
+            assert (m.memory_type, m.user_id) == ("preference", "alice")
+    p.on_memory_write(alice, MemoryWrite(action="add", target="memory", content="Repo uses uv."))
     assert double.live()[0].memory_type == "factual"
 
 
@@ -254,47 +214,37 @@ def test_memory_writes_are_mirrored(
     ],
 )
 def test_flagged_memories_are_withheld_from_tools(
-    make_provider: Make, double: RetainDBDouble, hermes_home: Path, text: str
+    provider_for: Make, double: RetainDBDouble, alice: SessionInfo, text: str
 ) -> None:
-    p = provider_for(make_provider, double)
-    s = session(hermes_home)
+    p = provider_for()
     double.add("default", text, "alice")
-    found = tool(p, s, "retaindb_search", query=text)
+    found = tool(p, alice, "retaindb_search", query=text)
     assert found["results"] == [] and found["withheld"] == 1
-    assert tool(p, s, "retaindb_profile")["withheld"] == 1
-    assert text not in tool(p, s, "retaindb_context", query=text)["context"]
+    assert tool(p, alice, "retaindb_profile")["withheld"] == 1
+    assert text not in tool(p, alice, "retaindb_context", query=text)["context"]
 
 
 def test_pre_compress_and_prompt_block(
-    make_provider: Make, double: RetainDBDouble, hermes_home: Path
+    provider_for: Make, double: RetainDBDouble, alice: SessionInfo
 ) -> None:
-    p = provider_for(make_provider, double, project="acme")
-    s = session(hermes_home)
-    p.sync(s, make_turn("我的猫叫墨墨。", "好的。", session_id="s1"))
-    notes = p.on_pre_compress(s, [{"role": "user", "content": "我的猫叫什么？"}])
+    p = provider_for(project="acme")
+    p.sync(alice, make_turn("我的猫叫墨墨。", "好的。", session_id="s1"))
+    notes = p.on_pre_compress(alice, [{"role": "user", "content": "我的猫叫什么？"}])
     assert notes is not None and "墨墨" in notes
-    assert "Project: acme" in p.system_prompt_block(s).text
+    assert "Project: acme" in p.system_prompt_block(alice).text
 
 
 def test_writes_while_the_service_is_down_are_delivered_later(
-    make_provider: Make, double: RetainDBDouble, hermes_home: Path
+    provider_for: Make, double: RetainDBDouble, alice: SessionInfo
 ) -> None:
-    p = provider_for(make_provider, double, write_mode="sync")
-    s = session(hermes_home)
-    double.server.fault(status=503)
-    p.sync(s, make_turn("I deploy with Ansible.", "ok", session_id="s1", number=1))
-    p.on_memory_write(s, MemoryWrite(action="add", target="user", content="Prefers tea."))
-    assert p.outbox.pending == 2 and double.live() == []
-    double.server.clear_faults()
-    p.sync(s, make_turn("我住在杭州。", "好的", session_id="s1", number=2))
-    assert p.outbox.pending == 0
+    p = provider_for(write_mode="sync")
+    write_through_an_outage(p, alice, double.server, double.live)
     assert [m.content for m in double.live()] == [
         "I deploy with Ansible.",
         "Prefers tea.",
         "我住在杭州。",
     ], "delivered in order"
-    double.server.fault(status=503)
-    p.sync(s, make_turn("Remember the blue door.", "ok", session_id="s1", number=3))
-    double.server.clear_faults()
-    p.on_session_end(s, [])
+    with double.server.down():
+        p.sync(alice, make_turn("Remember the blue door.", "ok", session_id="s1", number=3))
+    p.on_session_end(alice, [])
     assert p.outbox.pending == 0 and double.live()[-1].content == "Remember the blue door."

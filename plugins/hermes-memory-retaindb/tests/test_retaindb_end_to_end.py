@@ -1,5 +1,5 @@
-"""setup → available → prefetch → sync → tools → session end, through `hermes-memory memory setup`
-and the Session API, against the loopback double."""
+"""A new user's path with RetainDB: `hermes-memory memory setup retaindb` (key, URL, project),
+then a whole session through the host; every call to the double names the project."""
 
 from __future__ import annotations
 
@@ -8,34 +8,22 @@ from pathlib import Path
 from hermes_memory_retaindb import RetainDBProvider
 from retaindb_double import RetainDBDouble
 
-from hermes_core.host import MemoryHost
-from hermes_core.testing.setup_cli import CLEAR_LINE, a_whole_session, run_setup
+from hermes_core.testing.setup_cli import CLEAR_LINE, a_whole_session_in, run_service_setup
 
 
 def test_setup_then_a_whole_session(hermes_home: Path, double: RetainDBDouble) -> None:
-    run = run_setup(
-        hermes_home, "retaindb", ["rdb-test-key", CLEAR_LINE + double.server.base_url, "acme"]
+    url = double.server.base_url
+    run_service_setup(
+        hermes_home,
+        "retaindb",
+        ["rdb-test-key", CLEAR_LINE + url, "acme"],
+        signup_url="https://www.retaindb.com",
+        written={"base_url": url, "project": "acme"},
+        key_line="RETAINDB_API_KEY=rdb-test-key",
     )
-    assert run.exit_code == 0, run.output
-    assert "Get yours at https://www.retaindb.com" in run.output
-    assert "available ✓" in run.output
-    assert run.config["memory"]["provider"] == "retaindb"
-    assert run.provider_config("retaindb") == {
-        "base_url": double.server.base_url,
-        "project": "acme",
-    }, "only the asked fields are written; the key goes to .env"
-    assert "RETAINDB_API_KEY=rdb-test-key" in run.env
     assert double.server.requests == [], "setup makes no call"
-
-    host = MemoryHost.open(hermes_home)
-    try:
-        provider = host.provider
-        assert isinstance(provider, RetainDBProvider) and provider.is_available()
-        a_whole_session(host, "retaindb_search")
-    finally:
-        host.close()
-    routes = [r.route for r in double.server.requests]
+    a_whole_session_in(hermes_home, RetainDBProvider, "retaindb_search")
+    requests = double.server.requests
+    routes = [r.route for r in requests]
     assert "/v1/memory/ingest/session" in routes and "/v1/memory/search" in routes
-    assert all(
-        r.json.get("project") == "acme" for r in double.server.requests if isinstance(r.json, dict)
-    )
+    assert all(r.json.get("project") == "acme" for r in requests if isinstance(r.json, dict))

@@ -5,27 +5,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import pytest
 from hermes_memory_retaindb import RetainDBProvider
 from hermes_memory_retaindb.api import Memory
 
+from hermes_core.testing.harness import SCORE_CASES, ScoreCase
 
-def test_scores_follow_the_lines(make_provider: Callable[..., RetainDBProvider]) -> None:
+
+@pytest.mark.parametrize("case", SCORE_CASES, ids=lambda case: case.name)
+def test_scores_follow_the_lines(
+    make_provider: Callable[..., RetainDBProvider], case: ScoreCase
+) -> None:
     provider = make_provider(api_key="k", project="p")
-    items = [
-        Memory("a", "Alice likes tea", score=0.91),
-        Memory("b", "  ", score=0.5),
-        Memory("c", "Alice 喜欢乌龙茶", score=0.42),
-    ]
-    block = provider.format_context(items)
-    assert block is not None and block.count == 2
-    assert block.scores == (0.91, 0.42)  # the blank memory is not shown, nor its score
-    assert [line for line in block.text.splitlines() if line.startswith("- ")] == [
-        "- Alice likes tea",
-        "- Alice 喜欢乌龙茶",
-    ]
-
-
-def test_no_scores_when_one_is_missing(make_provider: Callable[..., RetainDBProvider]) -> None:
-    provider = make_provider(api_key="k", project="p")
-    block = provider.format_context([Memory("a", "one", score=0.9), Memory("b", "two")])
-    assert block is not None and block.scores == () and block.count == 2
+    case.check(provider.format_context, lambda id_, text, score: Memory(id_, text, score=score))

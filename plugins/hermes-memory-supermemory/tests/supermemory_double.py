@@ -21,6 +21,7 @@ from typing import Any
 from hermes_core.testing.loopback import (
     LoopbackRequest,
     LoopbackServer,
+    bearer_guard,
     error_reply,
     match_score,
 )
@@ -41,11 +42,15 @@ class SupermemoryDouble:
         self.documents: dict[str, dict[str, Any]] = {}
         self.memories: list[dict[str, Any]] = []
         self.conversations: dict[str, dict[str, Any]] = {}
-
-    def _auth(self, req: LoopbackRequest) -> Any:
-        if req.headers.get("authorization") != f"Bearer {self.api_key}":
-            return error_reply(401, "Unauthorized: invalid API key")
-        return None
+        self.server = LoopbackServer(openapi=OPENAPI, name="supermemory")
+        routes = (
+            ("POST", "/v3/documents", self.add_document),
+            ("POST", "/v4/search", self.search),
+            ("POST", "/v4/profile", self.profile),
+            ("DELETE", "/v4/memories", self.forget),
+            ("POST", "/v4/conversations", self.conversation),
+        )
+        self.server.route_all(routes, guard=bearer_guard(api_key, "Unauthorized: invalid API key"))
 
     def _remember(self, tag: str, text: str, source: str, static: bool) -> None:
         text = " ".join(text.split())
@@ -66,6 +71,15 @@ class SupermemoryDouble:
             }
         )
 
+    def _upsert(
+        self, table: dict[str, dict[str, Any]], key: str, prefix: str, **fields: Any
+    ) -> str:
+        """Store ``fields`` under ``key``, keeping the id of what was there; returns the id."""
+        known = table.get(key)
+        made = known["id"] if known else f"{prefix}_{next(self.ids)}"
+        table[key] = {"id": made, **fields}
+        return made
+
     def _forget_source(self, source: str) -> None:
         self.memories = [m for m in self.memories if m["source"] != source]
 
@@ -76,20 +90,16 @@ class SupermemoryDouble:
         tags = body.get("containerTags") or (
             [body["containerTag"]] if body.get("containerTag") else []
         )
+        meta = body.get("metadata") or {}
         with self.lock:
             key = body.get("customId") or f"doc_{next(self.ids)}"
-            doc = self.documents.get(key)
-            doc_id = doc["id"] if doc else f"doc_{next(self.ids)}"
-            self.documents[key] = {
-                "id": doc_id,
-                "content": body["content"],
-                "tags": tags,
-                "metadata": body.get("metadata") or {},
-            }
+            doc_id = self._upsert(
+                self.documents, key, "doc", content=body["content"], tags=tags, metadata=meta
+            )
             self._forget_source(doc_id)
             found = _USER_PART.search(body["content"])
             text = found.group(1) if found else body["content"]
-            static = (body.get("metadata") or {}).get("type") == "explicit_memory"
+            static = meta.get("type") == "explicit_memory"
             for tag in tags:
                 self._remember(tag, text, doc_id, static)
             return {"id": doc_id, "status": "queued"}
@@ -144,43 +154,14 @@ class SupermemoryDouble:
 
     def conversation(self, req: LoopbackRequest) -> Any:
         body = req.json
-        tags = body.get("containerTags") or []
+        tags, meta = body.get("containerTags") or [], body.get("metadata") or {}
         with self.lock:
             key = body["conversationId"]
-            known = self.conversations.get(key)
-            conv_id = known["id"] if known else f"conv_{next(self.ids)}"
-            self.conversations[key] = {
-                "id": conv_id,
-                "messages": body["messages"],
-                "tags": tags,
-                "metadata": body.get("metadata") or {},
-            }
+            conv_id = self._upsert(
+                self.conversations, key, "conv", messages=body["messages"], tags=tags, metadata=meta
+            )
             for message in body["messages"]:
                 if message["role"] == "user" and isinstance(message["content"], str):
                     for tag in tags:
                         self._remember(tag, message["content"], conv_id, False)
             return {"id": conv_id, "conversationId": key, "status": "queued"}
-
-    def server(self) -> LoopbackServer:
-        made = LoopbackServer(openapi=OPENAPI, name="supermemory")
-        for method, pattern, handler in (
-            ("POST", "/v3/documents", self.add_document),
-            ("POST", "/v4/search", self.search),
-            ("POST", "/v4/profile", self.profile),
-            ("DELETE", "/v4/memories", self.forget),
-            ("POST", "/v4/conversations", self.conversation),
-        ):
-            made.route(method, pattern, self._guarded(handler))
-        return made
-
-    def _guarded(self, handler: Any) -> Any:
-        def run(req: LoopbackRequest) -> Any:
-            denied = self._auth(req)
-            return denied if denied is not None else handler(req)
-
-        return run
-
-
-def supermemory_double(api_key: str = "test-key") -> tuple[SupermemoryDouble, LoopbackServer]:
-    double = SupermemoryDouble(api_key)
-    return double, double.server()

@@ -6,41 +6,30 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from conftest import settings_for
-from hermes_memory_supermemory import SupermemoryProvider
 from hermes_memory_supermemory.api import SearchHit, search_hits
-from supermemory_double import SupermemoryDouble
 
 from hermes_core import recall_trace
 from hermes_core.testing.harness import ProviderHarness, traced_source
-from hermes_core.testing.loopback import LoopbackServer
 
 QUERY = "which editor do I use every day?"
 
 
-def test_the_trace_gets_the_similarities(
-    hermes_home: Path, double: tuple[SupermemoryDouble, LoopbackServer]
-) -> None:
-    _, server = double
-    harness = ProviderHarness(SupermemoryProvider, hermes_home, settings_for(server.base_url))
-    try:
-        session = harness.session
-        session.before_turn("Tell me what you know about my tools")
-        session.after_turn("I use Helix as my editor every day", "Noted.")
-        session.before_turn("And what do I drink with it?")
-        session.after_turn("I drink oolong tea, 我喜欢乌龙茶, next to my editor", "Nice.")
-        assert harness.host.flush(10)
-        source = traced_source(harness, QUERY)  # turn 3: no profile facts
-        assert "User Profile" not in source.text and source.count == 2
-        best, second = source.scores
-        assert 0.5 < second < best <= 1  # the double's similarity, best first
-        assert "Helix" in source.text.splitlines()[1]
-        with harness.host.session(source="test", user_id="test-user") as fresh:
-            fresh.before_turn(QUERY)  # turn 1 of a new session: profile facts shown
-        (profiled,) = recall_trace.load(hermes_home, "test-user")[-1].sources
-        assert "Recent Context" in profiled.text and profiled.scores == ()
-    finally:
-        harness.close()
+def test_the_trace_gets_the_similarities(hermes_home: Path, harness: ProviderHarness) -> None:
+    session = harness.session
+    session.before_turn("Tell me what you know about my tools")
+    session.after_turn("I use Helix as my editor every day", "Noted.")
+    session.before_turn("And what do I drink with it?")
+    session.after_turn("I drink oolong tea, 我喜欢乌龙茶, next to my editor", "Nice.")
+    assert harness.host.flush(10)
+    source = traced_source(harness, QUERY)  # turn 3: no profile facts
+    assert "User Profile" not in source.text and source.count == 2
+    best, second = source.scores
+    assert 0.5 < second < best <= 1  # the double's similarity, best first
+    assert "Helix" in source.text.splitlines()[1]
+    with harness.host.session(source="test", user_id="test-user") as fresh:
+        fresh.before_turn(QUERY)  # turn 1 of a new session: profile facts shown
+    (profiled,) = recall_trace.load(hermes_home, "test-user")[-1].sources
+    assert "Recent Context" in profiled.text and profiled.scores == ()
 
 
 def test_similarity_is_parsed_typed() -> None:

@@ -9,9 +9,7 @@ validator for the full 380 KB document takes seconds per test; the trimmed one i
 
 from __future__ import annotations
 
-import json
-import sys
-from typing import Any
+from hermes_core.testing.openapi_trim import main
 
 PATHS = {
     "/v1/default/banks/{bank_id}": ["put"],
@@ -21,42 +19,5 @@ PATHS = {
     "/v1/default/banks/{bank_id}/documents/{document_id}": ["delete"],
 }
 
-
-def refs(node: Any) -> set[str]:
-    found: set[str] = set()
-    if isinstance(node, dict):
-        ref = node.get("$ref")
-        if isinstance(ref, str) and ref.startswith("#/components/schemas/"):
-            found.add(ref.rsplit("/", 1)[1])
-        for value in node.values():
-            found |= refs(value)
-    elif isinstance(node, list):
-        for value in node:
-            found |= refs(value)
-    return found
-
-
-def trim(doc: dict[str, Any]) -> dict[str, Any]:
-    paths = {p: {m: doc["paths"][p][m] for m in methods} for p, methods in PATHS.items()}
-    schemas = doc["components"]["schemas"]
-    keep: set[str] = set()
-    todo = refs(paths)
-    while todo:
-        name = todo.pop()
-        if name not in keep:
-            keep.add(name)
-            todo |= refs(schemas[name]) - keep
-    return {
-        "openapi": doc["openapi"],
-        "info": doc["info"],
-        "paths": paths,
-        "components": {"schemas": {n: schemas[n] for n in sorted(keep)}},
-    }
-
-
 if __name__ == "__main__":
-    with open(sys.argv[1], encoding="utf-8") as fh:
-        full = json.load(fh)
-    with open(sys.argv[2], "w", encoding="utf-8") as fh:
-        json.dump(trim(full), fh, ensure_ascii=False, indent=1)
-        fh.write("\n")
+    main(PATHS)

@@ -9,9 +9,7 @@ component schema they reference, transitively.
 
 from __future__ import annotations
 
-import json
-import sys
-from typing import Any
+from hermes_core.testing.openapi_trim import main
 
 USED = {
     "/health": ["get"],
@@ -32,40 +30,5 @@ USED = {
     "/api/v1/resources": ["post"],
 }
 
-
-def refs(node: Any, out: set[str]) -> None:
-    if isinstance(node, dict):
-        ref = node.get("$ref")
-        if isinstance(ref, str) and ref.startswith("#/components/schemas/"):
-            out.add(ref.rsplit("/", 1)[-1])
-        for value in node.values():
-            refs(value, out)
-    elif isinstance(node, list):
-        for value in node:
-            refs(value, out)
-
-
-def trim(full: dict[str, Any]) -> dict[str, Any]:
-    paths = {p: {m: full["paths"][p][m] for m in methods} for p, methods in USED.items()}
-    schemas = full["components"]["schemas"]
-    wanted: set[str] = set()
-    refs(paths, wanted)
-    done: set[str] = set()
-    while wanted - done:
-        name = sorted(wanted - done)[0]
-        done.add(name)
-        refs(schemas[name], wanted)
-    return {
-        "openapi": full["openapi"],
-        "info": full["info"],
-        "paths": paths,
-        "components": {"schemas": {name: schemas[name] for name in sorted(done)}},
-    }
-
-
 if __name__ == "__main__":
-    with open(sys.argv[1], encoding="utf-8") as f:
-        document = json.load(f)
-    with open(sys.argv[2], "w", encoding="utf-8") as f:
-        json.dump(trim(document), f, indent=1, ensure_ascii=False)
-        f.write("\n")
+    main(USED)
