@@ -56,9 +56,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import os
 import sqlite3
-import struct
 import threading
 import time
 import uuid
@@ -69,6 +67,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
+from hermes_core.providers.hnsw_files import scrub_unused_capacity
 from hermes_core.providers.service import ServiceError, ServiceUnavailable
 
 from hermes_memory_chroma.embedders import Embedder, Vectors
@@ -83,11 +82,6 @@ from hermes_memory_chroma.reembed import (
 from hermes_memory_chroma.text import content_hash
 
 log = logging.getLogger(__name__)
-
-HNSW_HEADER = struct.Struct("<iQQQQQQiIQQQdQ")
-"""``header.bin`` of a persisted hnswlib index (chroma's fork): persistence version,
-offsetLevel0, max_elements, cur_element_count, size_data_per_element, label_offset,
-offsetData, maxlevel, enterpoint_node, maxM, maxM0, M, mult, ef_construction."""
 
 SCHEMA_VERSION = 2
 """1: superseded rows stayed in the live collection; 2: they live in the history collection."""
@@ -1290,30 +1284,7 @@ class MemoryStore:
             return self._scrub_unlocked()
 
     def _scrub_unlocked(self) -> int:
-        scrubbed = 0
-        if self._owns_client:
-            for header in sorted(self.root.glob("*/header.bin")):
-                data = header.with_name("data_level0.bin")
-                if header.is_symlink() or data.is_symlink() or not data.is_file():
-                    continue
-                raw = header.read_bytes()
-                if len(raw) != HNSW_HEADER.size:
-                    continue
-                fields = HNSW_HEADER.unpack(raw)
-                max_elements, current, per_element = fields[2], fields[3], fields[4]
-                size = data.stat().st_size
-                if per_element <= 0 or max_elements * per_element != size or current > max_elements:
-                    continue
-                used = current * per_element
-                if used >= size:
-                    continue
-                with data.open("r+b") as handle:
-                    handle.seek(used)
-                    handle.write(bytes(size - used))
-                    handle.flush()
-                    os.fsync(handle.fileno())
-                scrubbed += 1
-        return scrubbed
+        return scrub_unused_capacity(self.root) if self._owns_client else 0
 
     # ------------------------------------------------------------------ reads
 

@@ -14,7 +14,9 @@ the files it writes below ``$HERMES_HOME/mem0``:
   messages, which may quote it);
 * :func:`compact` blanks what chromadb's own write-ahead log (``embeddings_queue`` in
   ``mem0/chroma/chroma.sqlite3``) still holds of records no longer stored (documents and
-  metadata; the vectors stay for a replay). The host then checkpoints and vacuums every
+  metadata; the vectors stay for a replay) and zeroes the unused capacity of the persisted
+  vector index files, which can hold stray bytes of deleted text
+  (:mod:`hermes_core.providers.hnsw_files`). The host then checkpoints and vacuums every
   SQLite file of the home, so a raw byte search finds nothing of a forgotten memory.
 """
 
@@ -27,6 +29,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from hermes_core.providers.hnsw_files import scrub_unused_capacity
 from hermes_core.providers.inspect import ProviderMemory
 
 MAX_LISTED = 100_000
@@ -169,7 +172,9 @@ def _forget_context(conn: sqlite3.Connection, user_id: str) -> None:
 
 def compact(chroma_dir: Path) -> int:
     """Blank the documents and metadata chromadb's write-ahead log keeps of records that
-    are no longer stored; returns the rows blanked (0 when there is no such file)."""
+    are no longer stored, and zero the unused capacity of the vector index files below
+    ``chroma_dir``; returns the log rows blanked (0 when there is no such file)."""
+    scrub_unused_capacity(chroma_dir)
     path = chroma_dir / "chroma.sqlite3"
     if path.is_symlink() or not path.is_file():
         return 0

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from hermes_core.providers.hnsw_files import scrub_unused_capacity
 from hermes_memory_mem0.backend import (
     Mem0Error,
     Mem0Invalid,
@@ -256,6 +257,10 @@ class OssBackend:
                 memory.close()
             except Exception:  # closing must never raise
                 log.debug("mem0 close failed", exc_info=True)
+            try:  # the client's last persist may have written stray process memory: clear it
+                scrub_unused_capacity(self.config.data_dir / "chroma")
+            except OSError as exc:
+                log.warning("could not clear the unused index capacity of mem0: %s", exc)
 
 
 __all__ = [
