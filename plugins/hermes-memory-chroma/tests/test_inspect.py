@@ -72,8 +72,10 @@ def test_the_store_still_works_after_a_forget(chroma_home: Path) -> None:
 
 
 def test_scrub_zeroes_only_the_unused_capacity(tmp_path: Path) -> None:
+    from hermes_core.providers.hnsw_files import HNSW_HEADER
+
     from hermes_memory_chroma.embedders import HashEmbedder
-    from hermes_memory_chroma.store import HNSW_HEADER, MemoryStore
+    from hermes_memory_chroma.store import MemoryStore
 
     store = MemoryStore(tmp_path / "chroma", HashEmbedder())
     try:
