@@ -25,7 +25,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 from urllib.parse import quote
 
-from hermes_core.providers.service import ServiceAPI, ServiceBadResponse, ServiceClient
+from hermes_core.providers.service import ServiceAPI, ServiceBadResponse, ServiceClient, given
 
 
 def _q(value: str) -> str:
@@ -142,9 +142,8 @@ class HonchoAPI(ServiceAPI):
         peer_id: str | None = None,
         deadline: float | None = None,
     ) -> list[dict[str, Any]]:
-        payload: dict[str, Any] = {"query": query, "limit": limit}
-        if peer_id:
-            payload["filters"] = {"peer_id": peer_id}
+        filters = {"peer_id": peer_id} if peer_id else None
+        payload = {"query": query, "limit": limit, **given(filters=filters)}
         body = self.client.post(
             f"{self._base}/sessions/{_q(session_id)}/search",
             json_body=payload,
@@ -187,11 +186,8 @@ class HonchoAPI(ServiceAPI):
             "query": query,
             "reasoning_level": reasoning_level,
             "stream": False,
+            **given(target=target, session_id=session_id),
         }
-        if target:
-            payload["target"] = target
-        if session_id:
-            payload["session_id"] = session_id
         body = self._object(
             self.client.post(
                 f"{self._base}/peers/{_q(observer)}/chat",

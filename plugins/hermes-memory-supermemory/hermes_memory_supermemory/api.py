@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from hermes_core.providers.service import ServiceAPI, ServiceBadResponse
+from hermes_core.providers.service import ServiceAPI, ServiceBadResponse, given
 
 SOURCE_HEADER = {"x-sm-source": "hermes"}
 
@@ -76,13 +76,15 @@ class SupermemoryAPI(ServiceAPI):
         entity_context: str = "",
         deadline: float | None = None,
     ) -> str:
-        payload: dict[str, Any] = {"content": content, "containerTags": [container_tag]}
-        if custom_id:
-            payload["customId"] = custom_id
-        if metadata:
-            payload["metadata"] = {"sm_source": "hermes", **metadata}
-        if entity_context:
-            payload["entityContext"] = entity_context[:1500]
+        payload = {
+            "content": content,
+            "containerTags": [container_tag],
+            **given(
+                customId=custom_id,
+                metadata={"sm_source": "hermes", **metadata} if metadata else None,
+                entityContext=entity_context[:1500],
+            ),
+        }
         body = _object(
             self.client.post(
                 "/v3/documents",
@@ -122,9 +124,7 @@ class SupermemoryAPI(ServiceAPI):
         self, container_tag: str, *, query: str | None = None, deadline: float | None = None
     ) -> tuple[list[str], list[str], list[SearchHit]]:
         """``(static, dynamic, search_hits)``."""
-        payload: dict[str, Any] = {"containerTag": container_tag}
-        if query:
-            payload["q"] = query
+        payload = {"containerTag": container_tag, **given(q=query)}
         body = _object(
             self.client.post(
                 "/v4/profile",
@@ -173,9 +173,8 @@ class SupermemoryAPI(ServiceAPI):
             "messages": [dict(m) for m in messages],
             "containerTags": [container_tag],
             "metadata": {"sm_source": "hermes", **(metadata or {})},
+            **given(entityContext=entity_context[:1500]),
         }
-        if entity_context:
-            payload["entityContext"] = entity_context[:1500]
         _object(
             self.client.post(
                 "/v4/conversations",
