@@ -270,6 +270,18 @@ class ServiceProvider(MemoryProvider, Generic[S, A]):
         else:
             self.log.warning("%s %s failed: %s", self.name, what, exc)
 
+    def recall_now(self, fetch: Callable[[], T]) -> T | None:
+        """``fetch()`` for a ``prefetch`` that recalls in the foreground (the turn waits on
+        it): None once the provider is shut down or when the service fails (logged by
+        :meth:`log_failure`)."""
+        if self._closed:
+            return None
+        try:
+            return fetch()
+        except ServiceError as exc:
+            self.log_failure("prefetch", exc)
+            return None
+
     # ------------------------------------------------------------ background, sync
 
     def submit(self, fn: Callable[[], T]) -> cf.Future[T]:
