@@ -46,11 +46,9 @@ from hermes_core.providers.service import (
     ServiceError,
     ServiceNotFound,
     ServiceProvider,
-    ToolRefused,
-    given,
     screen_recalled,
 )
-from hermes_core.providers.service.tools import text_arg
+from hermes_core.providers.service.tools import ToolRefused, screened_ok, text_arg
 from hermes_core.tool_results import tool_error, tool_ok
 from hermes_core.types import MemoryContext, MemoryWrite, SessionInfo, ToolContext, ToolSpec, Turn
 from hermes_memory_honcho.api import HonchoAPI
@@ -574,12 +572,10 @@ class HonchoProvider(ServiceProvider[HonchoSettings, HonchoAPI]):
             stored = self.api().set_card(observer, target, [c.strip() for c in card if c.strip()])
             return tool_ok(card=stored)
         kept, dropped = screen_recalled(self.api().get_card(observer, target), "honcho card")
-        hint = (
-            None
-            if kept
-            else "The card is empty: Honcho fills it over time from observed conversation."
-        )
-        return tool_ok(card=kept, **given(dropped=dropped, hint=hint))
+        if not kept:
+            hint = "The card is empty: Honcho fills it over time from observed conversation."
+            return screened_ok(dropped, card=kept, hint=hint)
+        return screened_ok(dropped, card=kept)
 
     def _tool_search(self, args: Mapping[str, Any], ctx: ToolContext) -> str:
         peer = self._peer_arg(args)
@@ -612,7 +608,7 @@ class HonchoProvider(ServiceProvider[HonchoSettings, HonchoAPI]):
                 break
             results.append(text)
             used += len(text)
-        return tool_ok(results=results, count=len(results), **given(dropped=dropped))
+        return screened_ok(dropped, results=results, count=len(results))
 
     def _tool_context(self, args: Mapping[str, Any], ctx: ToolContext) -> str:
         peer = self._peer_arg(args)
@@ -640,12 +636,12 @@ class HonchoProvider(ServiceProvider[HonchoSettings, HonchoAPI]):
         texts = [summary_text or "", representation, *map(str, card or []), *messages]
         kept, dropped = screen_recalled([t for t in texts if t], "honcho context")
         allowed = set(kept)
-        return tool_ok(
+        return screened_ok(
+            dropped,
             summary=summary_text if summary_text in allowed else None,
             representation=representation if representation in allowed else "",
             card=[c for c in map(str, card or []) if c in allowed],
             messages=[m for m in messages[-20:] if m in allowed],
-            **given(dropped=dropped),
         )
 
     def _tool_reasoning(self, args: Mapping[str, Any], ctx: ToolContext) -> str:
@@ -666,7 +662,7 @@ class HonchoProvider(ServiceProvider[HonchoSettings, HonchoAPI]):
             reasoning_level=str(level),
         )
         kept, dropped = screen_recalled([answer] if answer else [], "honcho reasoning")
-        return tool_ok(answer=kept[0] if kept else "", level=level, **given(dropped=dropped))
+        return screened_ok(dropped, answer=kept[0] if kept else "", level=level)
 
     def _tool_conclude(self, args: Mapping[str, Any], ctx: ToolContext) -> str:
         peer = self._peer_arg(args)
@@ -707,7 +703,7 @@ class HonchoProvider(ServiceProvider[HonchoSettings, HonchoAPI]):
                 for i in items
                 if i.get("content") in allowed
             ]
-            return tool_ok(conclusions=conclusions, **given(dropped=dropped))
+            return screened_ok(dropped, conclusions=conclusions)
         owned = {str(i.get("id")) for i in self._owned(observer, observed)}
         if delete_id not in owned:
             return tool_error(

@@ -37,11 +37,9 @@ from hermes_core.providers.service import (
     ServiceError,
     ServiceNotFound,
     ServiceProvider,
-    ToolRefused,
-    given,
     screen_recalled,
 )
-from hermes_core.providers.service.tools import text_arg
+from hermes_core.providers.service.tools import ToolRefused, screened_ok, text_arg
 from hermes_core.recall_trace import item_scores
 from hermes_core.tool_results import tool_error, tool_ok
 from hermes_core.types import MemoryContext, MemoryWrite, SessionInfo, ToolContext, ToolSpec, Turn
@@ -423,7 +421,7 @@ class SupermemoryProvider(ServiceProvider[SupermemorySettings, SupermemoryAPI]):
         except ServiceNotFound:
             results = []
         found, dropped = self._found(results)
-        return tool_ok(results=found, count=len(found), **given(dropped=dropped))
+        return screened_ok(dropped, results=found, count=len(found))
 
     def _tool_forget(self, args: Mapping[str, Any], ctx: ToolContext) -> str:
         memory_id = text_arg(args, "id") or ""
@@ -467,11 +465,11 @@ class SupermemoryProvider(ServiceProvider[SupermemorySettings, SupermemoryAPI]):
             )
         if kept_dynamic:
             sections.append("## Recent Context\n" + "\n".join(f"- {s}" for s in kept_dynamic))
-        return tool_ok(
+        return screened_ok(
+            d1 + d2,
             profile="\n\n".join(sections),
             static_count=len(kept_static),
             dynamic_count=len(kept_dynamic),
-            **given(dropped=d1 + d2),
         )
 
 
