@@ -555,6 +555,14 @@ class MemoryStore:
             embedding_function=None,
         )
 
+    def _open(self, name: str, user_id: str, create: bool) -> tuple[Any | None, bool]:
+        """``(collection, existed)``: ``name`` as it is (recovered if a crash left it
+        half-renamed), else created empty when ``create``, else ``(None, False)``."""
+        coll = recover(self._client, name, self._existing)
+        if coll is not None:
+            return coll, True
+        return (self._create(name, user_id) if create else None), False
+
     def _collection(self, user_id: str, *, create: bool = True) -> Any | None:
         """The live collection of ``user_id`` (re-embedded first if another embedder made
         it, migrated first if an older layout did)."""
@@ -565,12 +573,10 @@ class MemoryStore:
             cached = self._collections.get(user_id)
             if cached is not None:
                 return cached
-            coll = recover(self._client, self.collection_name(user_id), self._existing)
+            coll, existed = self._open(self.collection_name(user_id), user_id, create)
             if coll is None:
-                if not create:
-                    return None
-                coll = self._create(self.collection_name(user_id), user_id)
-            else:
+                return None
+            if existed:
                 legacy = int((coll.metadata or {}).get("schema", 1)) < SCHEMA_VERSION
                 if self._stale(coll):
                     hist = self._existing(self.history_name(user_id))
@@ -615,12 +621,10 @@ class MemoryStore:
             cached = self._histories.get(user_id)
             if cached is not None:
                 return cached
-            coll = recover(self._client, self.history_name(user_id), self._existing)
+            coll, existed = self._open(self.history_name(user_id), user_id, create)
             if coll is None:
-                if not create:
-                    return None
-                coll = self._create(self.history_name(user_id), user_id)
-            elif self._stale(coll):
+                return None
+            if existed and self._stale(coll):
                 factory = self._reembed_progress
                 tick = factory(user_id, int(coll.count())) if factory else None
                 coll = self._reembed_all(user_id, [coll], tick)[0]
