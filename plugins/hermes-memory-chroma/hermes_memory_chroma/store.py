@@ -845,11 +845,12 @@ class MemoryStore:
         new memory (chosen by the caller, so a retry after a failure reuses it)."""
         coll = self._collection(user_id)
         assert coll is not None
-        if memory_id and self._exists(user_id, coll, memory_id):
+
+        def write(mid: str, *, upsert: bool) -> None:
             self._write(
                 coll,
                 user_id,
-                memory_id,
+                mid,
                 text,
                 vector,
                 digest,
@@ -858,8 +859,11 @@ class MemoryStore:
                 source,
                 session_id,
                 created_at,
-                upsert=True,
+                upsert=upsert,
             )
+
+        if memory_id and self._exists(user_id, coll, memory_id):
+            write(memory_id, upsert=True)
             return AddResult(memory_id, "added")
         if memory_id and self._in_history(user_id, memory_id):
             return AddResult(memory_id, "duplicate")  # already stored, then replaced
@@ -872,20 +876,7 @@ class MemoryStore:
         if supersede:
             old = self._find_superseded(coll, user_id, vector, type, subject)
         new_id = fresh_id
-        self._write(
-            coll,
-            user_id,
-            new_id,
-            text,
-            vector,
-            digest,
-            type,
-            subject,
-            source,
-            session_id,
-            created_at,
-            upsert=False,
-        )
+        write(new_id, upsert=False)
         if old:
             self._retire(coll, user_id, old, new_id)
         return AddResult(new_id, "added", tuple(old))
