@@ -13,7 +13,12 @@ See docs/writing-a-provider.md, "Service providers".
 from __future__ import annotations
 
 from hermes_core.providers.service.breaker import CircuitBreaker
-from hermes_core.providers.service.client import ServiceAPI, ServiceClient, parse_retry_after
+from hermes_core.providers.service.client import (
+    ServiceAPI,
+    ServiceClient,
+    given,
+    parse_retry_after,
+)
 from hermes_core.providers.service.errors import (
     ServiceAuthError,
     ServiceBadResponse,
@@ -64,6 +69,7 @@ __all__ = [
     "compress_query",
     "failure_threshold_field",
     "flagged",
+    "given",
     "parse_retry_after",
     "prefetch_wait_field",
     "remembered",

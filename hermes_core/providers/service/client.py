@@ -387,6 +387,12 @@ def _short(exc: BaseException) -> str:
     return text if len(text) <= 160 else text[:157] + "..."
 
 
+def given(**values: Any) -> dict[str, Any]:
+    """The ``values`` that are set (truthy: not None, ``""``, ``0`` or empty), in order: the
+    optional fields of a request body, ``{"query": q, **given(session_id=sid)}``."""
+    return {key: value for key, value in values.items() if value}
+
+
 class ServiceAPI:
     """Base of a plugin's typed API wrapper: every call goes through :attr:`client` (the
     provider's :class:`ServiceClient`, with its timeouts, retries and breaker). Name the
@@ -397,4 +403,4 @@ class ServiceAPI:
         self.client = client
 
 
-__all__ = ["ServiceAPI", "ServiceClient", "parse_retry_after"]
+__all__ = ["ServiceAPI", "ServiceClient", "given", "parse_retry_after"]

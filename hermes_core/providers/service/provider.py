@@ -52,6 +52,7 @@ from hermes_core.providers.service.errors import (
 from hermes_core.providers.service.fields import read_json_object, with_file_values
 from hermes_core.providers.service.outbox import Outbox
 from hermes_core.providers.service.settings import service_settings
+from hermes_core.providers.service.tools import ToolRefused
 from hermes_core.recall_trace import item_scores
 from hermes_core.tool_results import tool_error
 from hermes_core.types import (
@@ -73,11 +74,6 @@ A = TypeVar("A")
 Item = TypeVar("Item")
 
 ToolRun = Callable[[Mapping[str, Any], ToolContext], str]
-
-
-class ToolRefused(ValueError):
-    """Raised inside a tool body: the message is returned as the tool's error, not logged
-    as a failure (an argument the user may not pass, a scope the provider does not serve)."""
 
 
 def _secret(value: Any) -> str:
@@ -269,6 +265,18 @@ class ServiceProvider(MemoryProvider, Generic[S, A]):
             self.log.debug("%s %s skipped: %s", self.name, what, exc)
         else:
             self.log.warning("%s %s failed: %s", self.name, what, exc)
+
+    def recall_now(self, fetch: Callable[[], T]) -> T | None:
+        """``fetch()`` for a ``prefetch`` that recalls in the foreground (the turn waits on
+        it): None once the provider is shut down or when the service fails (logged by
+        :meth:`log_failure`)."""
+        if self._closed:
+            return None
+        try:
+            return fetch()
+        except ServiceError as exc:
+            self.log_failure("prefetch", exc)
+            return None
 
     # ------------------------------------------------------------ background, sync
 

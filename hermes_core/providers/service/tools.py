@@ -4,9 +4,11 @@
   :mod:`hermes_core.tool_results` (the one tool-result shape).
 * :func:`text_arg` — a required/optional string argument, stripped; ``None`` when missing,
   not a string, or blank.
-* :func:`required_text` / :func:`number_arg` — argument checks that raise
-  :class:`~hermes_core.providers.service.provider.ToolRefused`; a tool built with
-  :meth:`ServiceProvider.tool` turns that (and any ServiceError) into a tool error.
+* :class:`ToolRefused`, and :func:`required_text` / :func:`number_arg` — argument checks
+  that raise it; a tool built with :meth:`ServiceProvider.tool` turns that (and any
+  ServiceError) into a tool error.
+* :func:`screened_ok` — a success result of recalled items, with the count the threat
+  scanner withheld (``dropped``) when there is one.
 """
 
 from __future__ import annotations
@@ -15,6 +17,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from hermes_core.tool_results import tool_error, tool_json, tool_ok
+
+
+class ToolRefused(ValueError):
+    """Raised inside a tool body: the message is returned as the tool's error, not logged
+    as a failure (an argument the user may not pass, a scope the provider does not serve)."""
 
 
 def text_arg(args: Mapping[str, Any], name: str) -> str | None:
@@ -28,10 +35,8 @@ def text_arg(args: Mapping[str, Any], name: str) -> str | None:
 
 def required_text(args: Mapping[str, Any], name: str, what: str, limit: int | None = None) -> str:
     """:func:`text_arg` that must be there: raises
-    :class:`~hermes_core.providers.service.provider.ToolRefused` ("'name' is required:
+    :class:`ToolRefused` ("'name' is required:
     <what>", or too long past ``limit`` characters)."""
-    from hermes_core.providers.service.provider import ToolRefused
-
     value = text_arg(args, name)
     if value is None:
         raise ToolRefused(f"'{name}' is required: {what}")
@@ -45,8 +50,6 @@ def number_arg(
 ) -> float:
     """``args[name]`` (else ``default``) as a number in ``[low, high]``; raises ToolRefused
     naming the range ("an integer" when ``default`` is an int)."""
-    from hermes_core.providers.service.provider import ToolRefused
-
     value = args.get(name, default)
     if isinstance(value, bool) or not isinstance(value, int | float) or not low <= value <= high:
         kind = "an integer" if isinstance(default, int) else "a number"
@@ -54,9 +57,18 @@ def number_arg(
     return float(value)
 
 
+def screened_ok(dropped: int, **data: Any) -> str:
+    """:func:`tool_ok` of ``data``, plus ``dropped`` (recalled items the threat scanner
+    withheld, from :func:`~hermes_core.providers.service.recall.screen_recalled`) when
+    there are any."""
+    return tool_ok(**data, **({"dropped": dropped} if dropped else {}))
+
+
 __all__ = [
+    "ToolRefused",
     "number_arg",
     "required_text",
+    "screened_ok",
     "text_arg",
     "tool_error",
     "tool_json",

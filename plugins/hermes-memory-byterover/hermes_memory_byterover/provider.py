@@ -215,15 +215,11 @@ class ByteRoverProvider(ServiceProvider[ByteRoverSettings, BrvRunner]):
     @hookimpl
     def prefetch(self, session: SessionInfo, query: str) -> MemoryContext | None:
         query = (query or "").strip()
-        if self._closed or weighted_length(query) < self.settings.min_query_chars:
+        if weighted_length(query) < self.settings.min_query_chars:
             return None
         budget = min(float(session.settings.memory.prefetch_timeout), self.settings.timeout_query)
-        try:
-            recalled = self.recall(session, query[:5000], budget)
-        except ServiceError as exc:
-            log.warning("ByteRover prefetch failed: %s", exc)
-            return None
-        if not recalled.text or not recalled.count:
+        recalled = self.recall_now(lambda: self.recall(session, query[:5000], budget))
+        if recalled is None or not recalled.text or not recalled.count:
             return None
         body = _clip(recalled.text, self.settings.recall_max_chars - len(HEADING) - 1)
         return MemoryContext(

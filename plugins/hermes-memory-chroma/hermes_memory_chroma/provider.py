@@ -496,22 +496,19 @@ class ChromaProvider(MemoryProvider):
         )
         stale = [u["user_id"] for u in stats["users"] if u["needs_reembed"]]
         drift = [u["user_id"] for u in stats["users"] if u["indexed"] != u["active"]]
-        checks.append(
-            HealthCheck(
-                "chroma: embeddings",
-                not stale,
-                detail="up to date" if not stale else f"built with another embedder: {stale}",
-                fix="" if not stale else "run `hermes-memory chroma reembed`",
+        # (name, users out of step, detail when none, detail prefix when some, fix)
+        for name, users, fine, bad, fix in (
+            ("embeddings", stale, "up to date", "built with another embedder:", "reembed"),
+            ("keyword index", drift, "in step with chroma", "out of step for", "reembed --force"),
+        ):
+            checks.append(
+                HealthCheck(
+                    f"chroma: {name}",
+                    not users,
+                    detail=f"{bad} {users}" if users else fine,
+                    fix=f"run `hermes-memory chroma {fix}`" if users else "",
+                )
             )
-        )
-        checks.append(
-            HealthCheck(
-                "chroma: keyword index",
-                not drift,
-                detail="in step with chroma" if not drift else f"out of step for {drift}",
-                fix="" if not drift else "run `hermes-memory chroma reembed --force`",
-            )
-        )
         if self.settings.mode == "server":
             checks.append(self._outbox_check("check the chroma server's log"))
         return checks

@@ -549,6 +549,14 @@ class MemoryStore:
             embedding_function=None,
         )
 
+    def _open(self, name: str, user_id: str, create: bool) -> tuple[Any | None, bool]:
+        """``(collection, existed)``: ``name`` as it is (recovered if a crash left it
+        half-renamed), else created empty when ``create``, else ``(None, False)``."""
+        coll = recover(self._client, name, self._existing)
+        if coll is not None:
+            return coll, True
+        return (self._create(name, user_id) if create else None), False
+
     def _collection(self, user_id: str, *, create: bool = True) -> Any | None:
         """The live collection of ``user_id`` (re-embedded first if another embedder made
         it, migrated first if an older layout did)."""
@@ -559,12 +567,10 @@ class MemoryStore:
             cached = self._collections.get(user_id)
             if cached is not None:
                 return cached
-            coll = recover(self._client, self.collection_name(user_id), self._existing)
+            coll, existed = self._open(self.collection_name(user_id), user_id, create)
             if coll is None:
-                if not create:
-                    return None
-                coll = self._create(self.collection_name(user_id), user_id)
-            else:
+                return None
+            if existed:
                 legacy = int((coll.metadata or {}).get("schema", 1)) < SCHEMA_VERSION
                 if self._stale(coll):
                     hist = self._existing(self.history_name(user_id))
@@ -609,12 +615,10 @@ class MemoryStore:
             cached = self._histories.get(user_id)
             if cached is not None:
                 return cached
-            coll = recover(self._client, self.history_name(user_id), self._existing)
+            coll, existed = self._open(self.history_name(user_id), user_id, create)
             if coll is None:
-                if not create:
-                    return None
-                coll = self._create(self.history_name(user_id), user_id)
-            elif self._stale(coll):
+                return None
+            if existed and self._stale(coll):
                 factory = self._reembed_progress
                 tick = factory(user_id, int(coll.count())) if factory else None
                 coll = self._reembed_all(user_id, [coll], tick)[0]
@@ -835,11 +839,12 @@ class MemoryStore:
         new memory (chosen by the caller, so a retry after a failure reuses it)."""
         coll = self._collection(user_id)
         assert coll is not None
-        if memory_id and self._exists(user_id, coll, memory_id):
+
+        def write(mid: str, *, upsert: bool) -> None:
             self._write(
                 coll,
                 user_id,
-                memory_id,
+                mid,
                 text,
                 vector,
                 digest,
@@ -848,8 +853,11 @@ class MemoryStore:
                 source,
                 session_id,
                 created_at,
-                upsert=True,
+                upsert=upsert,
             )
+
+        if memory_id and self._exists(user_id, coll, memory_id):
+            write(memory_id, upsert=True)
             return AddResult(memory_id, "added")
         if memory_id and self._in_history(user_id, memory_id):
             return AddResult(memory_id, "duplicate")  # already stored, then replaced
@@ -862,20 +870,7 @@ class MemoryStore:
         if supersede:
             old = self._find_superseded(coll, user_id, vector, type, subject)
         new_id = fresh_id
-        self._write(
-            coll,
-            user_id,
-            new_id,
-            text,
-            vector,
-            digest,
-            type,
-            subject,
-            source,
-            session_id,
-            created_at,
-            upsert=False,
-        )
+        write(new_id, upsert=False)
         if old:
             self._retire(coll, user_id, old, new_id)
         return AddResult(new_id, "added", tuple(old))

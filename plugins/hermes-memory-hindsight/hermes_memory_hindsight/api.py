@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
-from hermes_core.providers.service import ServiceAPI, ServiceBadResponse
+from hermes_core.providers.service import ServiceAPI, ServiceBadResponse, given
 
 
 @dataclass(frozen=True)
@@ -35,12 +35,11 @@ class Fact:
     """The API's ``scores.final`` (the value results are ranked by); None when not sent."""
 
     def as_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"id": self.id, "text": self.text}
-        if self.type:
-            out["type"] = self.type
-        if self.mentioned_at:
-            out["mentioned_at"] = self.mentioned_at
-        return out
+        return {
+            "id": self.id,
+            "text": self.text,
+            **given(type=self.type, mentioned_at=self.mentioned_at),
+        }
 
 
 def _final_score(scores: Any) -> float | None:
@@ -103,9 +102,8 @@ class HindsightAPI(ServiceAPI):
             "max_tokens": max_tokens,
             "tags": list(tags),
             "tags_match": "all_strict",
+            **given(types=list(types or ())),
         }
-        if types:
-            body["types"] = list(types)
         answer = self.client.post(
             _bank_path(bank, "memories", "recall"),
             json_body=body,
@@ -161,11 +159,7 @@ class HindsightAPI(ServiceAPI):
         self, bank: str, *, reflect_mission: str | None, retain_mission: str | None
     ) -> None:
         """Create ``bank`` (or update its missions)."""
-        body: dict[str, Any] = {}
-        if reflect_mission:
-            body["reflect_mission"] = reflect_mission
-        if retain_mission:
-            body["retain_mission"] = retain_mission
+        body = given(reflect_mission=reflect_mission, retain_mission=retain_mission)
         self.client.put(_bank_path(bank), json_body=body)
 
     def delete_document(self, bank: str, document_id: str) -> None:

@@ -444,23 +444,11 @@ class HolographicProvider(MemoryProvider):
                         category=self._str(args, "category"),
                     )
                 )
-            if action == "probe":
+            if action in ("probe", "related"):
+                lookup = store.probe if action == "probe" else store.related
+                entity = self._str(args, "entity") or ""
                 return self._facts(
-                    store.probe(
-                        uid,
-                        self._str(args, "entity") or "",
-                        min_trust=self._min_trust(args),
-                        limit=limit,
-                    )
-                )
-            if action == "related":
-                return self._facts(
-                    store.related(
-                        uid,
-                        self._str(args, "entity") or "",
-                        min_trust=self._min_trust(args),
-                        limit=limit,
-                    )
+                    lookup(uid, entity, min_trust=self._min_trust(args), limit=limit)
                 )
             if action == "reason":
                 entities = args.get("entities")

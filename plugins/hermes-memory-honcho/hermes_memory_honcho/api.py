@@ -25,7 +25,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 from urllib.parse import quote
 
-from hermes_core.providers.service import ServiceAPI, ServiceBadResponse, ServiceClient
+from hermes_core.providers.service import ServiceAPI, ServiceBadResponse, ServiceClient, given
 
 
 def _q(value: str) -> str:
@@ -61,6 +61,19 @@ class HonchoAPI(ServiceAPI):
                 service="Honcho",
             )
         return body
+
+    def _post_list(
+        self,
+        path: str,
+        payload: Mapping[str, Any],
+        what: str,
+        *,
+        idempotent: bool = False,
+        deadline: float | None = None,
+    ) -> list[dict[str, Any]]:
+        """``POST path``; the answer must be a list of objects (:meth:`_list`)."""
+        body = self.client.post(path, json_body=payload, idempotent=idempotent, deadline=deadline)
+        return self._list(body, what)
 
     # -- get-or-create (remembered)
 
@@ -115,23 +128,23 @@ class HonchoAPI(ServiceAPI):
         self, session_id: str, messages: Sequence[Mapping[str, Any]], deadline: float | None
     ) -> None:
         for start in range(0, len(messages), 100):
-            body = self.client.post(
+            self._post_list(
                 f"{self._base}/sessions/{_q(session_id)}/messages",
-                json_body={"messages": [dict(m) for m in messages[start : start + 100]]},
+                {"messages": [dict(m) for m in messages[start : start + 100]]},
+                "a message write",
                 deadline=deadline,
             )
-            self._list(body, "a message write")
 
     def peer_search(
         self, peer_id: str, query: str, limit: int, deadline: float | None = None
     ) -> list[dict[str, Any]]:
-        body = self.client.post(
+        return self._post_list(
             f"{self._base}/peers/{_q(peer_id)}/search",
-            json_body={"query": query, "limit": limit},
+            {"query": query, "limit": limit},
+            "a peer search",
             idempotent=True,
             deadline=deadline,
         )
-        return self._list(body, "a peer search")
 
     def session_search(
         self,
@@ -142,16 +155,15 @@ class HonchoAPI(ServiceAPI):
         peer_id: str | None = None,
         deadline: float | None = None,
     ) -> list[dict[str, Any]]:
-        payload: dict[str, Any] = {"query": query, "limit": limit}
-        if peer_id:
-            payload["filters"] = {"peer_id": peer_id}
-        body = self.client.post(
+        filters = {"peer_id": peer_id} if peer_id else None
+        payload = {"query": query, "limit": limit, **given(filters=filters)}
+        return self._post_list(
             f"{self._base}/sessions/{_q(session_id)}/search",
-            json_body=payload,
+            payload,
+            "a session search",
             idempotent=True,
             deadline=deadline,
         )
-        return self._list(body, "a session search")
 
     # -- peer views
 
@@ -187,11 +199,8 @@ class HonchoAPI(ServiceAPI):
             "query": query,
             "reasoning_level": reasoning_level,
             "stream": False,
+            **given(target=target, session_id=session_id),
         }
-        if target:
-            payload["target"] = target
-        if session_id:
-            payload["session_id"] = session_id
         body = self._object(
             self.client.post(
                 f"{self._base}/peers/{_q(observer)}/chat",
@@ -249,22 +258,22 @@ class HonchoAPI(ServiceAPI):
     def create_conclusions(
         self, items: Sequence[Mapping[str, Any]], deadline: float | None = None
     ) -> list[dict[str, Any]]:
-        body = self.client.post(
+        return self._post_list(
             f"{self._base}/conclusions",
-            json_body={"conclusions": [dict(i) for i in items]},
+            {"conclusions": [dict(i) for i in items]},
+            "a conclusion write",
             deadline=deadline,
         )
-        return self._list(body, "a conclusion write")
 
     def query_conclusions(
         self, query: str, filters: Mapping[str, Any], top_k: int
     ) -> list[dict[str, Any]]:
-        body = self.client.post(
+        return self._post_list(
             f"{self._base}/conclusions/query",
-            json_body={"query": query, "top_k": top_k, "filters": dict(filters)},
+            {"query": query, "top_k": top_k, "filters": dict(filters)},
+            "a conclusion query",
             idempotent=True,
         )
-        return self._list(body, "a conclusion query")
 
     def list_conclusions(
         self, filters: Mapping[str, Any], *, size: int = 50, page: int = 1

@@ -48,7 +48,7 @@ from hermes_core.providers.service import (
     ServiceProvider,
     screen_recalled,
 )
-from hermes_core.providers.service.tools import text_arg
+from hermes_core.providers.service.tools import ToolRefused, screened_ok, text_arg
 from hermes_core.tool_results import tool_error, tool_ok
 from hermes_core.types import MemoryContext, MemoryWrite, SessionInfo, ToolContext, ToolSpec, Turn
 from hermes_memory_honcho.api import HonchoAPI
@@ -546,14 +546,20 @@ class HonchoProvider(ServiceProvider[HonchoSettings, HonchoAPI]):
             ),
         ]
 
-    def _peer_arg(self, args: Mapping[str, Any]) -> str | None:
+    def _peer_arg(self, args: Mapping[str, Any]) -> str:
         peer = args.get("peer", "user")
-        return peer if peer in ("user", "ai") else None
+        if peer not in ("user", "ai"):
+            raise ToolRefused("peer must be 'user' or 'ai'")
+        return str(peer)
+
+    def _query_arg(self, args: Mapping[str, Any]) -> str:
+        query = text_arg(args, "query")
+        if not query:
+            raise ToolRefused("query is required")
+        return query
 
     def _tool_profile(self, args: Mapping[str, Any], ctx: ToolContext) -> str:
         peer = self._peer_arg(args)
-        if peer is None:
-            return tool_error("peer must be 'user' or 'ai'")
         observer, target = self._view(ctx.session, peer)
         card = args.get("card")
 
@@ -566,22 +572,14 @@ class HonchoProvider(ServiceProvider[HonchoSettings, HonchoAPI]):
             stored = self.api().set_card(observer, target, [c.strip() for c in card if c.strip()])
             return tool_ok(card=stored)
         kept, dropped = screen_recalled(self.api().get_card(observer, target), "honcho card")
-        result: dict[str, Any] = {"card": kept}
-        if dropped:
-            result["dropped"] = dropped
         if not kept:
-            result["hint"] = (
-                "The card is empty: Honcho fills it over time from observed conversation."
-            )
-        return tool_ok(**result)
+            hint = "The card is empty: Honcho fills it over time from observed conversation."
+            return screened_ok(dropped, card=kept, hint=hint)
+        return screened_ok(dropped, card=kept)
 
     def _tool_search(self, args: Mapping[str, Any], ctx: ToolContext) -> str:
         peer = self._peer_arg(args)
-        query = text_arg(args, "query") or ""
-        if peer is None:
-            return tool_error("peer must be 'user' or 'ai'")
-        if not query:
-            return tool_error("query is required")
+        query = self._query_arg(args)
         budget = args.get("max_tokens", 800)
         max_chars = max(200, min(8000, int(budget) * 4 if isinstance(budget, int) else 3200))
 
@@ -610,15 +608,10 @@ class HonchoProvider(ServiceProvider[HonchoSettings, HonchoAPI]):
                 break
             results.append(text)
             used += len(text)
-        payload: dict[str, Any] = {"results": results, "count": len(results)}
-        if dropped:
-            payload["dropped"] = dropped
-        return tool_ok(**payload)
+        return screened_ok(dropped, results=results, count=len(results))
 
     def _tool_context(self, args: Mapping[str, Any], ctx: ToolContext) -> str:
         peer = self._peer_arg(args)
-        if peer is None:
-            return tool_error("peer must be 'user' or 'ai'")
         observer, target = self._view(ctx.session, peer)
 
         self._flush(ctx.session)
@@ -643,23 +636,17 @@ class HonchoProvider(ServiceProvider[HonchoSettings, HonchoAPI]):
         texts = [summary_text or "", representation, *map(str, card or []), *messages]
         kept, dropped = screen_recalled([t for t in texts if t], "honcho context")
         allowed = set(kept)
-        payload: dict[str, Any] = {
-            "summary": summary_text if summary_text in allowed else None,
-            "representation": representation if representation in allowed else "",
-            "card": [c for c in map(str, card or []) if c in allowed],
-            "messages": [m for m in messages[-20:] if m in allowed],
-        }
-        if dropped:
-            payload["dropped"] = dropped
-        return tool_ok(**payload)
+        return screened_ok(
+            dropped,
+            summary=summary_text if summary_text in allowed else None,
+            representation=representation if representation in allowed else "",
+            card=[c for c in map(str, card or []) if c in allowed],
+            messages=[m for m in messages[-20:] if m in allowed],
+        )
 
     def _tool_reasoning(self, args: Mapping[str, Any], ctx: ToolContext) -> str:
         peer = self._peer_arg(args)
-        query = text_arg(args, "query") or ""
-        if peer is None:
-            return tool_error("peer must be 'user' or 'ai'")
-        if not query:
-            return tool_error("query is required")
+        query = self._query_arg(args)
         level = args.get("reasoning_level") or self._level(query)
         if level not in LEVELS:
             return tool_error(f"reasoning_level must be one of {', '.join(LEVELS)}")
@@ -675,15 +662,10 @@ class HonchoProvider(ServiceProvider[HonchoSettings, HonchoAPI]):
             reasoning_level=str(level),
         )
         kept, dropped = screen_recalled([answer] if answer else [], "honcho reasoning")
-        payload: dict[str, Any] = {"answer": kept[0] if kept else "", "level": level}
-        if dropped:
-            payload["dropped"] = dropped
-        return tool_ok(**payload)
+        return screened_ok(dropped, answer=kept[0] if kept else "", level=level)
 
     def _tool_conclude(self, args: Mapping[str, Any], ctx: ToolContext) -> str:
         peer = self._peer_arg(args)
-        if peer is None:
-            return tool_error("peer must be 'user' or 'ai'")
         conclusion = text_arg(args, "conclusion") or ""
         delete_id = text_arg(args, "delete_id") or ""
         listing = bool(args.get("list"))
@@ -716,16 +698,12 @@ class HonchoProvider(ServiceProvider[HonchoSettings, HonchoAPI]):
                 [str(i.get("content", "")) for i in items], "honcho conclusions"
             )
             allowed = set(kept)
-            payload: dict[str, Any] = {
-                "conclusions": [
-                    {"id": i.get("id"), "content": i.get("content")}
-                    for i in items
-                    if i.get("content") in allowed
-                ]
-            }
-            if dropped:
-                payload["dropped"] = dropped
-            return tool_ok(**payload)
+            conclusions = [
+                {"id": i.get("id"), "content": i.get("content")}
+                for i in items
+                if i.get("content") in allowed
+            ]
+            return screened_ok(dropped, conclusions=conclusions)
         owned = {str(i.get("id")) for i in self._owned(observer, observed)}
         if delete_id not in owned:
             return tool_error(

@@ -61,15 +61,7 @@ class MemoryItem:
 class Backend(Protocol):
     """What each mode implements. All calls may raise :class:`Mem0Error` subclasses."""
 
-    def add(
-        self,
-        messages: Sequence[Mapping[str, str]],
-        *,
-        user_id: str,
-        agent_id: str,
-        metadata: Mapping[str, Any],
-        infer: bool,
-    ) -> list[MemoryItem]: ...
+    def add(self, request: AddRequest) -> list[MemoryItem]: ...
 
     def search(self, query: str, *, user_id: str, top_k: int) -> list[MemoryItem]: ...
 
@@ -118,22 +110,27 @@ def owned_by(
     return own if limit is None else own[:limit]
 
 
-def add_body(
-    messages: Sequence[Mapping[str, str]],
-    *,
-    user_id: str,
-    agent_id: str,
-    metadata: Mapping[str, Any],
-    infer: bool,
-) -> dict[str, Any]:
-    """The JSON body of an add, the same for the self-hosted server and the Platform."""
-    return {
-        "messages": [dict(m) for m in messages],
-        "user_id": user_id,
-        "agent_id": agent_id,
-        "metadata": dict(metadata),
-        "infer": infer,
-    }
+@dataclass(frozen=True)
+class AddRequest:
+    """One add: ``messages`` of ``user_id`` written by ``agent_id`` with ``metadata``;
+    ``infer``: mem0's LLM extracts facts from them (else they are stored verbatim)."""
+
+    messages: Sequence[Mapping[str, str]]
+    user_id: str
+    agent_id: str
+    metadata: Mapping[str, Any]
+    infer: bool
+
+    def body(self) -> dict[str, Any]:
+        """The JSON body of the add, the same for the self-hosted server and the Platform
+        (and the keyword arguments of the in-process ``Memory.add`` but ``messages``)."""
+        return {
+            "messages": [dict(m) for m in self.messages],
+            "user_id": self.user_id,
+            "agent_id": self.agent_id,
+            "metadata": dict(self.metadata),
+            "infer": self.infer,
+        }
 
 
 def items_from(payload: Any) -> list[MemoryItem]:

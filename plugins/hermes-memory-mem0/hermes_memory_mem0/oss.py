@@ -18,13 +18,14 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from hermes_core.providers.hnsw_files import scrub_unused_capacity
 from hermes_memory_mem0.backend import (
+    AddRequest,
     Mem0Error,
     Mem0Invalid,
     Mem0LLMError,
@@ -197,27 +198,14 @@ class OssBackend:
             except Exception as exc:
                 raise _translate(exc) from exc
 
-    def add(
-        self,
-        messages: Sequence[Mapping[str, str]],
-        *,
-        user_id: str,
-        agent_id: str,
-        metadata: Mapping[str, Any],
-        infer: bool,
-    ) -> list[MemoryItem]:
-        """Store ``messages``. When LLM extraction fails (``infer=True``), the messages are
-        stored verbatim instead, so a broken LLM never loses a turn."""
+    def add(self, request: AddRequest) -> list[MemoryItem]:
+        """Store the request's messages. When LLM extraction fails (``infer=True``), they
+        are stored verbatim instead, so a broken LLM never loses a turn."""
+        infer = request.infer
 
         def add(with_infer: bool) -> Any:
-            return self._call(
-                self.memory.add,
-                [dict(m) for m in messages],
-                user_id=user_id,
-                agent_id=agent_id,
-                metadata=dict(metadata),
-                infer=with_infer,
-            )
+            kwargs = {**request.body(), "infer": with_infer}
+            return self._call(self.memory.add, kwargs.pop("messages"), **kwargs)
 
         try:
             result = add(infer)

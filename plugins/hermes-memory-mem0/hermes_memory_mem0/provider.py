@@ -48,7 +48,14 @@ from hermes_core.providers.service import (
 from hermes_core.recall_trace import item_scores
 from hermes_core.tool_results import tool_json
 from hermes_core.types import MemoryContext, MemoryWrite, SessionInfo, ToolContext, ToolSpec, Turn
-from hermes_memory_mem0.backend import Backend, Mem0Error, Mem0Invalid, Mem0NotFound, MemoryItem
+from hermes_memory_mem0.backend import (
+    AddRequest,
+    Backend,
+    Mem0Error,
+    Mem0Invalid,
+    Mem0NotFound,
+    MemoryItem,
+)
 from hermes_memory_mem0.settings import CONFIG_FILE, Mem0Settings, read_config_file
 from hermes_memory_mem0.text import cap_at_sentence
 
@@ -222,6 +229,19 @@ class Mem0Provider(BackgroundRecall[Mem0Settings, Backend, MemoryItem]):
             return self._local_breaker
         return super().breaker
 
+    def _add(
+        self,
+        backend: Backend,
+        user_id: str,
+        messages: Sequence[Mapping[str, str]],
+        metadata: Mapping[str, Any],
+        *,
+        infer: bool = False,
+    ) -> list[MemoryItem]:
+        """Add ``messages`` of ``user_id`` as this agent (:meth:`_call`)."""
+        request = AddRequest(messages, user_id, self.settings.agent_id, metadata, infer)
+        return self._call(lambda: backend.add(request))
+
     def _call(self, fn: Callable[[], T]) -> T:
         """Run one backend call. Mode oss: through the local breaker, any exception that is
         not already a service error counted as a :class:`Mem0Error`; the remote modes: each
@@ -389,15 +409,7 @@ class Mem0Provider(BackgroundRecall[Mem0Settings, Backend, MemoryItem]):
         metadata = {"channel": session.source, "session_id": session.id}
 
         def write() -> object:
-            return self._call(
-                lambda: backend.add(
-                    messages,
-                    user_id=uid,
-                    agent_id=self.settings.agent_id,
-                    metadata=metadata,
-                    infer=infer,
-                )
-            )
+            return self._add(backend, uid, messages, metadata, infer=infer)
 
         if self.settings.mode == "oss":
             write()  # in process: a failure is the host's to log
@@ -427,15 +439,7 @@ class Mem0Provider(BackgroundRecall[Mem0Settings, Backend, MemoryItem]):
         if write.action == "remove" or not write.content.strip():
             return
         metadata = {"channel": session.source, "source": f"builtin:{write.target}"}
-        self._call(
-            lambda: backend.add(
-                [{"role": "user", "content": write.content}],
-                user_id=uid,
-                agent_id=self.settings.agent_id,
-                metadata=metadata,
-                infer=False,
-            )
-        )
+        self._add(backend, uid, [{"role": "user", "content": write.content}], metadata)
 
     @hookimpl
     def on_session_end(self, session: SessionInfo) -> None:
@@ -523,15 +527,7 @@ class Mem0Provider(BackgroundRecall[Mem0Settings, Backend, MemoryItem]):
         backend = self.backend(ctx.session)
         uid = self.user_id(ctx.session)
         metadata = {"channel": ctx.session.source, "source": "mem0_add"}
-        items = self._call(
-            lambda: backend.add(
-                [{"role": "user", "content": content}],
-                user_id=uid,
-                agent_id=self.settings.agent_id,
-                metadata=metadata,
-                infer=False,
-            )
-        )
+        items = self._add(backend, uid, [{"role": "user", "content": content}], metadata)
         return tool_json({"success": True, "results": [i.as_json() for i in items]})
 
     def _tool_update(self, args: Mapping[str, Any], ctx: ToolContext) -> str:

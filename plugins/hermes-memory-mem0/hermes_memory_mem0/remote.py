@@ -17,12 +17,11 @@ errors: 404 → :class:`~hermes_core.providers.service.ServiceNotFound`, 400/422
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Mapping
 from urllib.parse import quote
 
 from hermes_core.providers.service import ServiceAPI, ServiceClient, ServiceNotFound
-from hermes_memory_mem0.backend import MemoryItem, add_body, item_from, items_from, owned_by
+from hermes_memory_mem0.backend import AddRequest, MemoryItem, item_from, items_from, owned_by
 
 
 class _HttpBackend(ServiceAPI):
@@ -35,19 +34,8 @@ class _HttpBackend(ServiceAPI):
     def item_path(self, memory_id: str) -> str:
         return self.ITEM_PATH.format(id=quote(str(memory_id), safe=""))
 
-    def add(
-        self,
-        messages: Sequence[Mapping[str, str]],
-        *,
-        user_id: str,
-        agent_id: str,
-        metadata: Mapping[str, Any],
-        infer: bool,
-    ) -> list[MemoryItem]:
-        body = add_body(
-            messages, user_id=user_id, agent_id=agent_id, metadata=metadata, infer=infer
-        )
-        return items_from(self.client.post(self.ADD_PATH, json_body=body))
+    def add(self, request: AddRequest) -> list[MemoryItem]:
+        return items_from(self.client.post(self.ADD_PATH, json_body=request.body()))
 
     def get(self, memory_id: str) -> MemoryItem | None:
         try:

@@ -58,33 +58,22 @@ class VikingClient(ServiceAPI):
         self, identity: Identity, payload: Mapping[str, Any], *, deadline: float | None = None
     ) -> dict[str, Any]:
         """``POST /search/find``: semantic search without session context."""
-        return _mapping(
-            self.call(
-                "POST",
-                "/search/find",
-                identity,
-                json_body=dict(payload),
-                deadline=deadline,
-                idempotent=True,
-            ),
-            "/search/find",
-        )
+        return self._search("/search/find", identity, payload, deadline)
 
     def search(
         self, identity: Identity, payload: Mapping[str, Any], *, deadline: float | None = None
     ) -> dict[str, Any]:
         """``POST /search/search``: search with session context (intent analysis)."""
-        return _mapping(
-            self.call(
-                "POST",
-                "/search/search",
-                identity,
-                json_body=dict(payload),
-                deadline=deadline,
-                idempotent=True,
-            ),
-            "/search/search",
+        return self._search("/search/search", identity, payload, deadline)
+
+    def _search(
+        self, path: str, identity: Identity, payload: Mapping[str, Any], deadline: float | None
+    ) -> dict[str, Any]:
+        """A search ``POST`` (idempotent, so retried) answering a JSON object."""
+        body = self.call(
+            "POST", path, identity, json_body=dict(payload), deadline=deadline, idempotent=True
         )
+        return _mapping(body, path)
 
     def read(self, identity: Identity, uri: str, level: str = "full") -> str:
         """File content (``full``, L2) or a directory's ``abstract`` (L0) / ``overview`` (L1)."""

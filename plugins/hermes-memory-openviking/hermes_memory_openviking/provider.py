@@ -227,14 +227,11 @@ class OpenVikingProvider(ServiceProvider[OpenVikingSettings, VikingClient]):
     @hookimpl
     def prefetch(self, session: SessionInfo, query: str) -> MemoryContext | None:
         query = (query or "").strip()
-        if not query or self._closed:
+        if not query:
             return None
-        try:
-            items = self.recall(session, query, deadline=self.prefetch_budget(session))
-        except ServiceError as exc:
-            log.warning("OpenViking prefetch failed: %s", exc)
-            return None
-        return self.format_context(items)
+        deadline = self.prefetch_budget(session)
+        items = self.recall_now(lambda: self.recall(session, query, deadline=deadline))
+        return None if items is None else self.format_context(items)
 
     @hookimpl
     def sync(self, session: SessionInfo, turn: Turn) -> None:

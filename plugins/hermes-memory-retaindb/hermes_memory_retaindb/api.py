@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
-from hermes_core.providers.service import ServiceAPI, ServiceBadResponse, ServiceClient
+from hermes_core.providers.service import ServiceAPI, ServiceBadResponse, ServiceClient, given
 
 
 @dataclass(frozen=True)
@@ -37,9 +37,7 @@ class Memory:
     score: float | None = None
 
     def as_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"id": self.id, "content": self.content}
-        if self.type:
-            out["type"] = self.type
+        out: dict[str, Any] = {"id": self.id, "content": self.content, **given(type=self.type)}
         if self.score is not None:
             out["score"] = round(self.score, 4)
         return out
@@ -100,11 +98,8 @@ class RetainDBAPI(ServiceAPI):
             "memory_type": memory_type,
             "importance": importance,
             "write_mode": write_mode,
+            **given(session_id=session_id, metadata=dict(metadata or {})),
         }
-        if session_id:
-            body["session_id"] = session_id
-        if metadata:
-            body["metadata"] = dict(metadata)
         headers = {"Idempotency-Key": key} if key else None
         answer = self.client.post(
             "/v1/memory", json_body=body, headers=headers, idempotent=key is not None
@@ -162,9 +157,8 @@ class RetainDBAPI(ServiceAPI):
             "top_k": top_k,
             "include_pending": True,
             "profile": profile,
+            **given(session_id=session_id),
         }
-        if session_id:
-            body["session_id"] = session_id
         answer = self.client.post(
             "/v1/memory/search", json_body=body, deadline=deadline, idempotent=True
         )

@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from hermes_core.providers.service import ServiceAPI, ServiceBadResponse
+from hermes_core.providers.service import ServiceAPI, ServiceBadResponse, given
 
 SOURCE_HEADER = {"x-sm-source": "hermes"}
 
@@ -76,23 +76,16 @@ class SupermemoryAPI(ServiceAPI):
         entity_context: str = "",
         deadline: float | None = None,
     ) -> str:
-        payload: dict[str, Any] = {"content": content, "containerTags": [container_tag]}
-        if custom_id:
-            payload["customId"] = custom_id
-        if metadata:
-            payload["metadata"] = {"sm_source": "hermes", **metadata}
-        if entity_context:
-            payload["entityContext"] = entity_context[:1500]
-        body = _object(
-            self.client.post(
-                "/v3/documents",
-                json_body=payload,
-                headers=SOURCE_HEADER,
-                idempotent=bool(custom_id),
-                deadline=deadline,
+        payload = {
+            "content": content,
+            "containerTags": [container_tag],
+            **given(
+                customId=custom_id,
+                metadata={"sm_source": "hermes", **metadata} if metadata else None,
+                entityContext=entity_context[:1500],
             ),
-            "a document write",
-        )
+        }
+        body = self._post("/v3/documents", payload, "a document write", bool(custom_id), deadline)
         return str(body.get("id", ""))
 
     def search(
@@ -104,37 +97,20 @@ class SupermemoryAPI(ServiceAPI):
         search_mode: str,
         deadline: float | None = None,
     ) -> list[dict[str, Any]]:
-        body = self.client.post(
-            "/v4/search",
-            json_body={
-                "q": query,
-                "containerTag": container_tag,
-                "limit": limit,
-                "searchMode": search_mode,
-            },
-            headers=SOURCE_HEADER,
-            idempotent=True,
-            deadline=deadline,
-        )
-        return _results(body, "a search")
+        payload = {
+            "q": query,
+            "containerTag": container_tag,
+            "limit": limit,
+            "searchMode": search_mode,
+        }
+        return _results(self._post("/v4/search", payload, "a search", True, deadline), "a search")
 
     def profile(
         self, container_tag: str, *, query: str | None = None, deadline: float | None = None
     ) -> tuple[list[str], list[str], list[SearchHit]]:
         """``(static, dynamic, search_hits)``."""
-        payload: dict[str, Any] = {"containerTag": container_tag}
-        if query:
-            payload["q"] = query
-        body = _object(
-            self.client.post(
-                "/v4/profile",
-                json_body=payload,
-                headers=SOURCE_HEADER,
-                idempotent=True,
-                deadline=deadline,
-            ),
-            "a profile request",
-        )
+        payload = {"containerTag": container_tag, **given(q=query)}
+        body = self._post("/v4/profile", payload, "a profile request", True, deadline)
         profile = body.get("profile")
         if not isinstance(profile, dict):
             raise ServiceBadResponse(
@@ -173,19 +149,23 @@ class SupermemoryAPI(ServiceAPI):
             "messages": [dict(m) for m in messages],
             "containerTags": [container_tag],
             "metadata": {"sm_source": "hermes", **(metadata or {})},
+            **given(entityContext=entity_context[:1500]),
         }
-        if entity_context:
-            payload["entityContext"] = entity_context[:1500]
-        _object(
-            self.client.post(
-                "/v4/conversations",
-                json_body=payload,
-                headers=SOURCE_HEADER,
-                idempotent=True,
-                deadline=deadline,
-            ),
-            "a conversation ingest",
+        self._post("/v4/conversations", payload, "a conversation ingest", True, deadline)
+
+    def _post(
+        self,
+        path: str,
+        payload: Mapping[str, Any],
+        what: str,
+        idempotent: bool,
+        deadline: float | None,
+    ) -> dict[str, Any]:
+        """``POST path`` with the source header; the answer must be a JSON object."""
+        body = self.client.post(
+            path, json_body=payload, headers=SOURCE_HEADER, idempotent=idempotent, deadline=deadline
         )
+        return _object(body, what)
 
 
 __all__ = ["SOURCE_HEADER", "SupermemoryAPI"]

@@ -39,7 +39,7 @@ from hermes_core.providers.service import (
     ServiceProvider,
     screen_recalled,
 )
-from hermes_core.providers.service.tools import text_arg
+from hermes_core.providers.service.tools import ToolRefused, screened_ok, text_arg
 from hermes_core.recall_trace import item_scores
 from hermes_core.tool_results import tool_error, tool_ok
 from hermes_core.types import MemoryContext, MemoryWrite, SessionInfo, ToolContext, ToolSpec, Turn
@@ -359,21 +359,18 @@ class SupermemoryProvider(ServiceProvider[SupermemorySettings, SupermemoryAPI]):
             ),
         ]
 
-    def _target(self, args: Mapping[str, Any], session: SessionInfo) -> str | None:
-        """This user's container for the tool call, or None when ``container_tag`` is not
-        allowed."""
+    def _target(self, args: Mapping[str, Any], session: SessionInfo) -> str:
+        """This user's container for the tool call; raises ToolRefused (naming the allowed
+        tags) when ``container_tag`` is not allowed."""
         custom = args.get("container_tag")
         if custom in (None, "", self.cfg.container_tag):
             return self.container(session)
         if self.cfg.enable_custom_container_tags and custom in self.cfg.custom_containers:
             return self.container(session, str(custom))
-        return None
-
-    def _bad_container(self) -> str:
         allowed = (
             ", ".join(self.cfg.custom_containers) if self.cfg.enable_custom_container_tags else ""
         )
-        return tool_error(
+        raise ToolRefused(
             "container_tag is not allowed" + (f"; use one of: {allowed}" if allowed else "")
         )
 
@@ -382,8 +379,6 @@ class SupermemoryProvider(ServiceProvider[SupermemorySettings, SupermemoryAPI]):
         if not content:
             return tool_error("content is required")
         tag = self._target(args, ctx.session)
-        if tag is None:
-            return self._bad_container()
         raw = args.get("metadata")
         metadata = {
             str(k): v
@@ -418,8 +413,6 @@ class SupermemoryProvider(ServiceProvider[SupermemorySettings, SupermemoryAPI]):
         if not query:
             return tool_error("query is required")
         tag = self._target(args, ctx.session)
-        if tag is None:
-            return self._bad_container()
         limit = args.get("limit", self.cfg.max_recall_results)
         limit = max(1, min(50, limit if isinstance(limit, int) else self.cfg.max_recall_results))
 
@@ -428,10 +421,7 @@ class SupermemoryProvider(ServiceProvider[SupermemorySettings, SupermemoryAPI]):
         except ServiceNotFound:
             results = []
         found, dropped = self._found(results)
-        payload: dict[str, Any] = {"results": found, "count": len(found)}
-        if dropped:
-            payload["dropped"] = dropped
-        return tool_ok(**payload)
+        return screened_ok(dropped, results=found, count=len(found))
 
     def _tool_forget(self, args: Mapping[str, Any], ctx: ToolContext) -> str:
         memory_id = text_arg(args, "id") or ""
@@ -439,8 +429,6 @@ class SupermemoryProvider(ServiceProvider[SupermemorySettings, SupermemoryAPI]):
         if bool(memory_id) == bool(query):
             return tool_error("pass exactly one of `id` or `query`")
         tag = self._target(args, ctx.session)
-        if tag is None:
-            return self._bad_container()
 
         target_id, preview = memory_id, ""
         if query:
@@ -462,8 +450,6 @@ class SupermemoryProvider(ServiceProvider[SupermemorySettings, SupermemoryAPI]):
 
     def _tool_profile(self, args: Mapping[str, Any], ctx: ToolContext) -> str:
         tag = self._target(args, ctx.session)
-        if tag is None:
-            return self._bad_container()
         query = text_arg(args, "query")
 
         try:
@@ -479,14 +465,12 @@ class SupermemoryProvider(ServiceProvider[SupermemorySettings, SupermemoryAPI]):
             )
         if kept_dynamic:
             sections.append("## Recent Context\n" + "\n".join(f"- {s}" for s in kept_dynamic))
-        payload: dict[str, Any] = {
-            "profile": "\n\n".join(sections),
-            "static_count": len(kept_static),
-            "dynamic_count": len(kept_dynamic),
-        }
-        if d1 + d2:
-            payload["dropped"] = d1 + d2
-        return tool_ok(**payload)
+        return screened_ok(
+            d1 + d2,
+            profile="\n\n".join(sections),
+            static_count=len(kept_static),
+            dynamic_count=len(kept_dynamic),
+        )
 
 
 __all__ = ["SupermemoryProvider"]
