@@ -1267,14 +1267,10 @@ class MemoryStore:
             return changed
 
     def scrub_index_files(self) -> int:
-        """Zero the unused capacity of every persisted vector index below the embedded
-        store (``<segment>/data_level0.bin`` past the ``cur_element_count`` elements its
-        ``header.bin`` records). hnswlib allocates that capacity without clearing it and
-        persists it as it is, so it can hold stray bytes of this process's memory — text
-        of memories deleted a moment ago included. Files whose header does not describe
-        them exactly are left alone. A no-op in server mode. Returns the files scrubbed."""
-        if not self._owns_client:
-            return 0
+        """Zero the unused capacity of every persisted vector index below the embedded store
+        (:func:`hermes_core.providers.hnsw_files.scrub_unused_capacity`: it can hold stray
+        bytes of memories deleted a moment ago). A no-op in server mode. Returns the files
+        scrubbed."""
         with self._lock:
             return self._scrub_unlocked()
 
