@@ -48,10 +48,11 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any, Literal, NamedTuple
 
 from hermes_core.llm.tokens import estimate_messages_tokens, estimate_tokens
+from hermes_core.net import ServingThread
 from hermes_core.text import CJK_CHAR
 
 Endpoint = Literal["chat", "embeddings", "models"]
@@ -200,38 +201,24 @@ class FakeLLMServer:
             "models": deque(),
         }
         self._requests: list[RecordedRequest] = []
-        self._server: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
+        self._served: ServingThread | None = None
 
     # ----------------------------------------------------------------- lifecycle
 
     def start(self) -> FakeLLMServer:
         """Bind 127.0.0.1 on a free port and serve on a daemon thread. Idempotent."""
-        if self._server is not None:
-            return self
-        server = ThreadingHTTPServer(("127.0.0.1", 0), _make_handler(self))
-        server.daemon_threads = True
-        self._server = server
-        self._thread = threading.Thread(
-            target=server.serve_forever,
-            kwargs={"poll_interval": 0.05},
-            name="fake-llm-server",
-            daemon=True,
-        )
-        self._thread.start()
+        if self._served is None:
+            self._served = ServingThread(
+                _make_handler(self), name="fake-llm-server", poll_interval=0.05
+            )
         return self
 
     def stop(self) -> None:
         """Stop serving and close the socket. Idempotent; in-flight delayed replies are
         abandoned (their threads are daemons)."""
-        server, self._server = self._server, None
-        if server is None:
-            return
-        server.shutdown()
-        server.server_close()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-            self._thread = None
+        served, self._served = self._served, None
+        if served is not None:
+            served.stop()
 
     def __enter__(self) -> FakeLLMServer:
         return self.start()
@@ -242,9 +229,9 @@ class FakeLLMServer:
     @property
     def port(self) -> int:
         """The bound port (the server must be started)."""
-        if self._server is None:
+        if self._served is None:
             raise RuntimeError("FakeLLMServer is not started; call start() first")
-        return int(self._server.server_address[1])
+        return self._served.port
 
     @property
     def base_url(self) -> str:

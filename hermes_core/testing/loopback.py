@@ -34,10 +34,12 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
+
+from hermes_core.net import ServingThread, free_port
 
 log = logging.getLogger("hermes_core.testing.loopback")
 
@@ -81,14 +83,6 @@ class LoopbackResponse:
         if self.json is None and self.status == 204:
             return b""
         return json.dumps(self.json, ensure_ascii=False).encode("utf-8")
-
-
-def free_port() -> int:
-    """A TCP port on 127.0.0.1 that was free a moment ago (for a server a test starts as a
-    subprocess; it may be taken again before that server binds, so retry on a clash)."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def reply(
@@ -329,37 +323,24 @@ class LoopbackServer:
         self._violations: list[Violation] = []
         self._lock = threading.Lock()
         self._stopping = threading.Event()
-        self._server: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
+        self._served: ServingThread | None = None
 
     # -- lifecycle
 
     def start(self) -> LoopbackServer:
-        if self._server is not None:
+        if self._served is not None:
             return self
-        handler = _make_handler(self)
-        server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        server.daemon_threads = True
-        server.block_on_close = False
-        self._server = server
+        self._served = ServingThread(_make_handler(self), name=f"{self.name}-server")
         if self._document is not None:
             self._validator = _Validator(self._document, self.base_url)
-        self._thread = threading.Thread(
-            target=server.serve_forever, name=f"{self.name}-server", daemon=True
-        )
-        self._thread.start()
         return self
 
     def stop(self) -> None:
         """Stop serving; hung requests are released (their connections dropped)."""
         self._stopping.set()
-        server, self._server = self._server, None
-        if server is not None:
-            server.shutdown()
-            server.server_close()
-        if self._thread is not None:
-            self._thread.join(5)
-            self._thread = None
+        served, self._served = self._served, None
+        if served is not None:
+            served.stop()
 
     def __enter__(self) -> LoopbackServer:
         return self.start()
@@ -369,9 +350,9 @@ class LoopbackServer:
 
     @property
     def port(self) -> int:
-        if self._server is None:
+        if self._served is None:
             raise RuntimeError("LoopbackServer is not started")
-        return int(self._server.server_address[1])
+        return self._served.port
 
     @property
     def base_url(self) -> str:
