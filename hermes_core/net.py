@@ -7,6 +7,7 @@ import ipaddress
 import socket
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Self
 
 
 def is_loopback(host: str) -> bool:
@@ -70,4 +71,64 @@ class ServingThread:
         self._thread.join(5)
 
 
-__all__ = ["ServingThread", "free_port", "is_loopback"]
+class LoopbackHTTPServer:
+    """Base of an HTTP server a bench or test runs in-process on 127.0.0.1.
+
+    A subclass supplies :meth:`_handler` (and may set ``url_path``, ``thread_name`` and
+    ``poll_interval``); this class owns the lifecycle: :meth:`start` (idempotent, returns the
+    server), :meth:`stop` (idempotent), use as a context manager, :attr:`port` and
+    :attr:`base_url` (``http://127.0.0.1:<port>`` + ``url_path``). Both raise
+    ``RuntimeError`` before :meth:`start`.
+    """
+
+    url_path = ""
+    thread_name = "loopback-server"
+    poll_interval = 0.5
+    _served: ServingThread | None = None
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        raise NotImplementedError
+
+    def _after_start(self) -> None:
+        """Called once serving has begun (the port is known)."""
+
+    def _before_stop(self) -> None:
+        """Called by :meth:`stop` before the socket closes (release hung requests here)."""
+
+    def start(self) -> Self:
+        """Bind 127.0.0.1 on a free port and serve on a daemon thread. Idempotent."""
+        if self._served is None:
+            self._served = ServingThread(
+                self._handler(), name=self.thread_name, poll_interval=self.poll_interval
+            )
+            self._after_start()
+        return self
+
+    def stop(self) -> None:
+        """Stop serving and close the socket. Idempotent; requests still in flight are
+        abandoned (their threads are daemons)."""
+        self._before_stop()
+        served, self._served = self._served, None
+        if served is not None:
+            served.stop()
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    @property
+    def port(self) -> int:
+        """The bound port (the server must be started)."""
+        if self._served is None:
+            raise RuntimeError(f"{type(self).__name__} is not started; call start() first")
+        return self._served.port
+
+    @property
+    def base_url(self) -> str:
+        """``http://127.0.0.1:<port>`` followed by ``url_path``."""
+        return f"http://127.0.0.1:{self.port}{self.url_path}"
+
+
+__all__ = ["LoopbackHTTPServer", "ServingThread", "free_port", "is_loopback"]

@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
-from hermes_core.net import ServingThread, free_port
+from hermes_core.net import LoopbackHTTPServer, free_port
 
 log = logging.getLogger("hermes_core.testing.loopback")
 
@@ -297,7 +297,7 @@ def _explain(exc: BaseException) -> str:
     return "\n".join(parts)[:4000]
 
 
-class LoopbackServer:
+class LoopbackServer(LoopbackHTTPServer):
     """A threaded HTTP server on ``127.0.0.1`` (ephemeral port) serving registered routes.
 
     Thread-safe: routes, faults and records share one lock. Use as a context manager or call
@@ -314,6 +314,7 @@ class LoopbackServer:
         name: str = "loopback",
     ) -> None:
         self.name = name
+        self.thread_name = f"{name}-server"
         self._document = load_openapi(openapi) if openapi is not None else None
         self._validate_responses = validate_responses
         self._validator: _Validator | None = None
@@ -323,41 +324,18 @@ class LoopbackServer:
         self._violations: list[Violation] = []
         self._lock = threading.Lock()
         self._stopping = threading.Event()
-        self._served: ServingThread | None = None
 
     # -- lifecycle
 
-    def start(self) -> LoopbackServer:
-        if self._served is not None:
-            return self
-        self._served = ServingThread(_make_handler(self), name=f"{self.name}-server")
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        return _make_handler(self)
+
+    def _after_start(self) -> None:
         if self._document is not None:
             self._validator = _Validator(self._document, self.base_url)
-        return self
 
-    def stop(self) -> None:
-        """Stop serving; hung requests are released (their connections dropped)."""
-        self._stopping.set()
-        served, self._served = self._served, None
-        if served is not None:
-            served.stop()
-
-    def __enter__(self) -> LoopbackServer:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-    @property
-    def port(self) -> int:
-        if self._served is None:
-            raise RuntimeError("LoopbackServer is not started")
-        return self._served.port
-
-    @property
-    def base_url(self) -> str:
-        """``http://127.0.0.1:<port>`` (no trailing slash)."""
-        return f"http://127.0.0.1:{self.port}"
+    def _before_stop(self) -> None:
+        self._stopping.set()  # hung requests are released (their connections dropped)
 
     # -- routes and faults
 
