@@ -48,10 +48,11 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any, Literal, NamedTuple
 
 from hermes_core.llm.tokens import estimate_messages_tokens, estimate_tokens
+from hermes_core.net import LoopbackHTTPServer
 from hermes_core.text import CJK_CHAR
 
 Endpoint = Literal["chat", "embeddings", "models"]
@@ -168,7 +169,7 @@ def _normalise_tool_calls(calls: Sequence[Mapping[str, Any]]) -> list[dict[str, 
     return out
 
 
-class FakeLLMServer:
+class FakeLLMServer(LoopbackHTTPServer):
     """A loopback OpenAI-compatible server with scripted replies. See the module docstring.
 
     ``model`` is reported by ``/v1/models`` (plus ``extra_models``) and echoed in replies.
@@ -200,56 +201,15 @@ class FakeLLMServer:
             "models": deque(),
         }
         self._requests: list[RecordedRequest] = []
-        self._server: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
 
     # ----------------------------------------------------------------- lifecycle
 
-    def start(self) -> FakeLLMServer:
-        """Bind 127.0.0.1 on a free port and serve on a daemon thread. Idempotent."""
-        if self._server is not None:
-            return self
-        server = ThreadingHTTPServer(("127.0.0.1", 0), _make_handler(self))
-        server.daemon_threads = True
-        self._server = server
-        self._thread = threading.Thread(
-            target=server.serve_forever,
-            kwargs={"poll_interval": 0.05},
-            name="fake-llm-server",
-            daemon=True,
-        )
-        self._thread.start()
-        return self
+    url_path = "/v1"  # base_url is what an OpenAI client takes as its base URL
+    thread_name = "fake-llm-server"
+    poll_interval = 0.05
 
-    def stop(self) -> None:
-        """Stop serving and close the socket. Idempotent; in-flight delayed replies are
-        abandoned (their threads are daemons)."""
-        server, self._server = self._server, None
-        if server is None:
-            return
-        server.shutdown()
-        server.server_close()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-            self._thread = None
-
-    def __enter__(self) -> FakeLLMServer:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-    @property
-    def port(self) -> int:
-        """The bound port (the server must be started)."""
-        if self._server is None:
-            raise RuntimeError("FakeLLMServer is not started; call start() first")
-        return int(self._server.server_address[1])
-
-    @property
-    def base_url(self) -> str:
-        """``http://127.0.0.1:<port>/v1`` — what an OpenAI client takes as its base URL."""
-        return f"http://127.0.0.1:{self.port}/v1"
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        return _make_handler(self)
 
     # ----------------------------------------------------------------- scripting
 

@@ -34,10 +34,12 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
+
+from hermes_core.net import LoopbackHTTPServer, free_port
 
 log = logging.getLogger("hermes_core.testing.loopback")
 
@@ -81,14 +83,6 @@ class LoopbackResponse:
         if self.json is None and self.status == 204:
             return b""
         return json.dumps(self.json, ensure_ascii=False).encode("utf-8")
-
-
-def free_port() -> int:
-    """A TCP port on 127.0.0.1 that was free a moment ago (for a server a test starts as a
-    subprocess; it may be taken again before that server binds, so retry on a clash)."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def reply(
@@ -303,7 +297,7 @@ def _explain(exc: BaseException) -> str:
     return "\n".join(parts)[:4000]
 
 
-class LoopbackServer:
+class LoopbackServer(LoopbackHTTPServer):
     """A threaded HTTP server on ``127.0.0.1`` (ephemeral port) serving registered routes.
 
     Thread-safe: routes, faults and records share one lock. Use as a context manager or call
@@ -320,6 +314,7 @@ class LoopbackServer:
         name: str = "loopback",
     ) -> None:
         self.name = name
+        self.thread_name = f"{name}-server"
         self._document = load_openapi(openapi) if openapi is not None else None
         self._validate_responses = validate_responses
         self._validator: _Validator | None = None
@@ -329,54 +324,18 @@ class LoopbackServer:
         self._violations: list[Violation] = []
         self._lock = threading.Lock()
         self._stopping = threading.Event()
-        self._server: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
 
     # -- lifecycle
 
-    def start(self) -> LoopbackServer:
-        if self._server is not None:
-            return self
-        handler = _make_handler(self)
-        server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        server.daemon_threads = True
-        server.block_on_close = False
-        self._server = server
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        return _make_handler(self)
+
+    def _after_start(self) -> None:
         if self._document is not None:
             self._validator = _Validator(self._document, self.base_url)
-        self._thread = threading.Thread(
-            target=server.serve_forever, name=f"{self.name}-server", daemon=True
-        )
-        self._thread.start()
-        return self
 
-    def stop(self) -> None:
-        """Stop serving; hung requests are released (their connections dropped)."""
-        self._stopping.set()
-        server, self._server = self._server, None
-        if server is not None:
-            server.shutdown()
-            server.server_close()
-        if self._thread is not None:
-            self._thread.join(5)
-            self._thread = None
-
-    def __enter__(self) -> LoopbackServer:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-    @property
-    def port(self) -> int:
-        if self._server is None:
-            raise RuntimeError("LoopbackServer is not started")
-        return int(self._server.server_address[1])
-
-    @property
-    def base_url(self) -> str:
-        """``http://127.0.0.1:<port>`` (no trailing slash)."""
-        return f"http://127.0.0.1:{self.port}"
+    def _before_stop(self) -> None:
+        self._stopping.set()  # hung requests are released (their connections dropped)
 
     # -- routes and faults
 

@@ -3,12 +3,13 @@ browser when one is available, serve until interrupted."""
 
 from __future__ import annotations
 
-import socket
 import threading
 import webbrowser
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+
+from hermes_core.net import free_port
 
 from .guard import Guard, is_loopback
 
@@ -21,14 +22,6 @@ class Served:
     host: str
     port: int
     url: str
-
-
-def free_port(host: str) -> int:
-    """A port the OS reports free on ``host`` right now."""
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    with socket.socket(family, socket.SOCK_STREAM) as sock:
-        sock.bind((host, 0))
-        return int(sock.getsockname()[1])
 
 
 def url_for(host: str, port: int, token: str | None) -> str:
@@ -73,4 +66,4 @@ def _open(url: str) -> None:
         pass
 
 
-__all__ = ["Served", "free_port", "serve", "url_for"]
+__all__ = ["Served", "serve", "url_for"]

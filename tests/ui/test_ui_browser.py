@@ -19,11 +19,11 @@ from ui_kit import SCRIPT, SECRET, SECRET_ZH, holographic_provider
 
 from hermes_core import MemoryHost
 from hermes_core.layers.memory.engine import MemoryEngine
+from hermes_core.net import free_port
 from hermes_core.providers import recall_skips
 from hermes_core.settings.base import load_settings
 from hermes_core.ui.app import create_app
 from hermes_core.ui.guard import Guard
-from hermes_core.ui.serve import free_port
 
 CHROMIUM = os.environ.get("HERMES_TEST_CHROMIUM", "/usr/bin/chromium")
 ARGS = [
