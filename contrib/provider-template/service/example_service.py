@@ -21,11 +21,7 @@ from hermes_core import MemoryContext, SessionInfo, ToolContext, ToolSpec, Turn,
 from hermes_core.providers.service import (
     BackgroundRecall,
     ServiceAPI,
-    breaker_cooldown_field,
-    failure_threshold_field,
-    prefetch_wait_field,
-    retries_field,
-    timeout_field,
+    service_field,
     unflagged,
 )
 from hermes_core.providers.service.fields import BaseURL, ServiceProviderSettings, env_field
@@ -54,11 +50,11 @@ class ExampleServiceSettings(ServiceProviderSettings):
         None,
         description="Example API URL",
     )
-    timeout: float = timeout_field(5.0, le=60)
-    prefetch_wait: float = prefetch_wait_field()
-    retries: int = retries_field()
-    failure_threshold: int = failure_threshold_field()
-    breaker_cooldown: float = breaker_cooldown_field()
+    timeout: float = service_field("timeout", 5.0, le=60)
+    prefetch_wait: float = service_field("prefetch_wait")
+    retries: int = service_field("retries")
+    failure_threshold: int = service_field("failure_threshold")
+    breaker_cooldown: float = service_field("breaker_cooldown")
 
 
 class ExampleAPI(ServiceAPI):

@@ -49,7 +49,11 @@ from hermes_core.providers.service.errors import (
     ServicePaused,
     ServiceSettings,
 )
-from hermes_core.providers.service.fields import read_json_object, with_file_values
+from hermes_core.providers.service.fields import (
+    SHARED_FIELDS,
+    read_json_object,
+    with_file_values,
+)
 from hermes_core.providers.service.outbox import Outbox
 from hermes_core.providers.service.settings import service_settings
 from hermes_core.providers.service.tools import ToolRefused
@@ -168,6 +172,11 @@ class ServiceProvider(MemoryProvider, Generic[S, A]):
     def setting(self, field: str) -> Any:
         return getattr(self.settings, field, None)
 
+    def shared_setting(self, name: str) -> Any:
+        """The shared field ``name`` (:data:`~.fields.SHARED_FIELDS`): the provider's value,
+        else the shared default when its ``Settings`` does not declare it."""
+        return getattr(self.settings, name, SHARED_FIELDS[name].default)
+
     def key(self) -> str:
         """The API key ("" when ``key_field`` is None or empty)."""
         return _secret(self.setting(self.key_field)) if self.key_field else ""
@@ -212,13 +221,12 @@ class ServiceProvider(MemoryProvider, Generic[S, A]):
     def client_options(self) -> dict[str, Any]:
         """Keyword arguments of the :class:`ServiceClient` (override to add headers or an
         auth scheme); taken from the shared fields of :mod:`.fields`."""
-        s = self.settings
         return {
             "api_key": self.setting(self.key_field) if self.key_field else None,
-            "timeout": getattr(s, "timeout", 10.0),
-            "retries": getattr(s, "retries", 2),
-            "failure_threshold": getattr(s, "failure_threshold", 5),
-            "cooldown": getattr(s, "breaker_cooldown", 60.0),
+            "timeout": self.shared_setting("timeout"),
+            "retries": self.shared_setting("retries"),
+            "failure_threshold": self.shared_setting("failure_threshold"),
+            "cooldown": self.shared_setting("breaker_cooldown"),
             "transport": self._transport,
         }
 
@@ -480,7 +488,7 @@ class BackgroundRecall(ServiceProvider[S, A], Generic[S, A, Item]):
 
     def recall_wait(self, session: SessionInfo) -> float:
         """Seconds ``prefetch`` waits for the recall (default: ``prefetch_wait``)."""
-        return float(getattr(self.settings, "prefetch_wait", 3.0))
+        return float(self.shared_setting("prefetch_wait"))
 
     def auto_recall_on(self) -> bool:
         return True
