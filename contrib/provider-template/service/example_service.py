@@ -80,6 +80,7 @@ class ExampleServiceProvider(BackgroundRecall[ExampleServiceSettings, ExampleAPI
     service = "Example"  # the label of recalled context and the name in messages
     api_class = ExampleAPI  # built around the ServiceClient on first use
     recall_heading = "## Example Memory"
+    prompt = "# Example memory\nUse example_search to look up the user's notes."
 
     @staticmethod
     def user(session: SessionInfo) -> str:
@@ -90,9 +91,6 @@ class ExampleServiceProvider(BackgroundRecall[ExampleServiceSettings, ExampleAPI
 
     def format_context(self, items: Sequence[str]) -> MemoryContext | None:
         return self.recalled_context([f"- {item}" for item in items])
-
-    def prompt_text(self, session: SessionInfo) -> str:
-        return "# Example memory\nUse example_search to look up the user's notes."
 
     @hookimpl
     def sync(self, session: SessionInfo, turn: Turn) -> None:

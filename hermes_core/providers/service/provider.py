@@ -22,7 +22,8 @@ The frame owns what every service provider needs and none should write again:
 * tools: :meth:`~ServiceProvider.tool` builds a :class:`ToolSpec` whose handler never
   raises and answers in the one tool-result shape (:mod:`hermes_core.tool_results`).
 
-* the prompt and the recalled context: ``system_prompt_block`` from :meth:`prompt_text`,
+* the prompt and the recalled context: ``system_prompt_block`` from :attr:`prompt` or
+  :meth:`prompt_text`,
   :meth:`recalled_context` (heading, ``- `` lines, label, per-line scores).
 
 A plugin writes only its API calls: ``api_class`` (its endpoints), recall, writing a turn,
@@ -98,7 +99,8 @@ class ServiceProvider(MemoryProvider, Generic[S, A]):
     ``config_file`` (a JSON file under ``$HERMES_HOME``, e.g. ``honcho.json``, whose values
     fill the settings nobody set; see :meth:`config_values`), ``api_class`` (the
     :class:`~hermes_core.providers.service.client.ServiceAPI` subclass :meth:`make_api`
-    builds around the client), ``prompt_order`` (of the :meth:`prompt_text` block; None:
+    builds around the client), ``prompt`` (the system-prompt block, when it does not depend
+    on the session; else override :meth:`prompt_text`), ``prompt_order`` (of that block; None:
     PromptBlock's default) and ``recall_heading`` (the first line of
     :meth:`recalled_context`). ``Settings`` defaults to the first type argument.
     """
@@ -112,6 +114,7 @@ class ServiceProvider(MemoryProvider, Generic[S, A]):
     outbox_limit: ClassVar[int] = 500
     config_file: ClassVar[str | None] = None
     prompt_order: ClassVar[int | None] = None
+    prompt: ClassVar[str] = ""
     api_class: ClassVar[type[Any] | None] = None
     recall_heading: ClassVar[str] = ""
 
@@ -325,8 +328,9 @@ class ServiceProvider(MemoryProvider, Generic[S, A]):
     # ------------------------------------------------------------ prompt, recalled context
 
     def prompt_text(self, session: SessionInfo) -> str | None:
-        """The provider's block of the system prompt for ``session`` (None: no block)."""
-        return None
+        """The provider's block of the system prompt for ``session`` (None or "": no block);
+        default: :attr:`prompt`."""
+        return self.prompt
 
     @hookimpl
     def system_prompt_block(self, session: SessionInfo) -> PromptBlock | None:
@@ -356,23 +360,17 @@ class ServiceProvider(MemoryProvider, Generic[S, A]):
 
     # ------------------------------------------------------------ health, shutdown
 
-    def health_name(self) -> str:
-        return f"{self.name} ({self.base_url()})"
-
-    def health_detail(self) -> str:
-        return "configured"
+    def health_summary(self) -> tuple[str, str]:
+        """``(name, detail)`` of the health check's first line while the provider is
+        configured (default: ``"<name> (<base URL>)"``, ``"configured"``); the detail gives
+        way to :meth:`unavailable_reason` when there is one."""
+        return f"{self.name} ({self.base_url()})", "configured"
 
     @hookimpl
     def health_check(self, home: Path) -> list[HealthCheck]:
         reason = self.unavailable_reason()
-        checks = [
-            HealthCheck(
-                name=self.health_name(),
-                ok=not reason,
-                detail=reason or self.health_detail(),
-                fix=reason,
-            )
-        ]
+        name, detail = self.health_summary()
+        checks = [HealthCheck(name=name, ok=not reason, detail=reason or detail, fix=reason)]
         breaker = self.breaker
         if breaker is not None and breaker.state != "closed":
             checks.append(

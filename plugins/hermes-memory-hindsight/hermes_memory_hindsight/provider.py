@@ -108,11 +108,10 @@ class HindsightProvider(BackgroundRecall[HindsightSettings, HindsightAPI, Fact])
             )
         return ""
 
-    def health_name(self) -> str:
-        return f"hindsight ({self.settings.effective_mode()}, {self.base_url()})"
-
-    def health_detail(self) -> str:
-        return f"bank template {self.settings.bank_id_template!r}"
+    def health_summary(self) -> tuple[str, str]:
+        s = self.settings
+        name = f"hindsight ({s.effective_mode()}, {self.base_url()})"
+        return name, f"bank template {s.bank_id_template!r}"
 
     # ------------------------------------------------------------ plumbing
 

@@ -121,12 +121,9 @@ class HonchoProvider(ServiceProvider[HonchoSettings, HonchoAPI]):
             "`hermes-memory memory setup honcho`; for a self-hosted Honcho set HONCHO_BASE_URL."
         )
 
-    def health_name(self) -> str:
+    def health_summary(self) -> tuple[str, str]:
         where = "self-hosted " + self.cfg.base_url if self.cfg.is_self_hosted() else "Honcho Cloud"
-        return f"honcho ({where})"
-
-    def health_detail(self) -> str:
-        return f"workspace {self.cfg.workspace}"
+        return f"honcho ({where})", f"workspace {self.cfg.workspace}"
 
     # -- plumbing
 

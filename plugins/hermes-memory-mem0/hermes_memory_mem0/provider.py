@@ -259,8 +259,8 @@ class Mem0Provider(BackgroundRecall[Mem0Settings, Backend, MemoryItem]):
 
         return self._local_breaker.call(run)
 
-    def health_name(self) -> str:
-        return f"mem0 ({self.settings.mode})"
+    def health_summary(self) -> tuple[str, str]:
+        return f"mem0 ({self.settings.mode})", "configured"
 
     def shutdown(self) -> None:
         """The frame's shutdown; mode oss also closes the in-process mem0."""

@@ -100,8 +100,8 @@ class RetainDBProvider(BackgroundRecall[RetainDBSettings, RetainDBAPI, Memory]):
     def make_api(self, client: ServiceClient) -> RetainDBAPI:
         return RetainDBAPI(client, self.project)
 
-    def health_name(self) -> str:
-        return f"retaindb ({self.settings.base_url}, project {self.project})"
+    def health_summary(self) -> tuple[str, str]:
+        return f"retaindb ({self.settings.base_url}, project {self.project})", "configured"
 
     def user(self, session: SessionInfo) -> str:
         """The user every call of ``session`` is scoped to."""
