@@ -3,7 +3,8 @@
 
 The frame brings the lazy client (timeouts, retries, circuit breaker), availability, the
 background recall awaited by ``prefetch``, the outbox that keeps writes while the service is
-down, ``health_check``, ``shutdown`` and guarded tools; this file holds only the API calls.
+down, ``health_check``, ``shutdown`` and the tools declared with ``@memory_tool`` (the handler's
+docstring is what the model reads); this file holds only the API calls.
 Copy it next to ``hermes_memory_example/provider.py`` (and point the entry point at
 ``ExampleServiceProvider``) when your memory lives behind an API.
 
@@ -17,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from hermes_core import MemoryContext, SessionInfo, ToolContext, ToolSpec, Turn, hookimpl
+from hermes_core import MemoryContext, SessionInfo, ToolContext, Turn, hookimpl
 from hermes_core.providers.service import (
     BackgroundRecall,
     ServiceAPI,
@@ -25,7 +26,7 @@ from hermes_core.providers.service import (
     unflagged,
 )
 from hermes_core.providers.service.fields import BaseURL, ServiceProviderSettings, env_field
-from hermes_core.providers.service.tools import required_text
+from hermes_core.providers.service.tools import memory_tool, param, required_text
 from hermes_core.tool_results import tool_ok
 from pydantic import SecretStr
 
@@ -106,20 +107,12 @@ class ExampleServiceProvider(BackgroundRecall[ExampleServiceSettings, ExampleAPI
         if not self._closed:
             self.outbox.flush()
 
-    @hookimpl
-    def register_tools(self, session: SessionInfo) -> list[ToolSpec]:
-        return [
-            self.tool(
-                "example_search",
-                "Search the user's notes.",
-                {"query": {"type": "string", "description": "What to look for."}},
-                self._search,
-                required=["query"],
-                read_only=True,
-            )
-        ]
-
+    @memory_tool("example_search", read_only=True, query=param("string", required=True))
     def _search(self, args: Mapping[str, Any], ctx: ToolContext) -> str:
+        """Search the user's notes.
+
+        query: What to look for.
+        """
         query = required_text(args, "query", "pass what to look for as a string")
         kept, withheld = unflagged(self.api().search(self.user(ctx.session), query), str)
         return tool_ok(results=kept, withheld=withheld)

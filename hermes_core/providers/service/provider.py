@@ -57,7 +57,12 @@ from hermes_core.providers.service.fields import (
 )
 from hermes_core.providers.service.outbox import Outbox
 from hermes_core.providers.service.settings import service_settings
-from hermes_core.providers.service.tools import ToolRefused
+from hermes_core.providers.service.tools import (
+    DeclaredTool,
+    Param,
+    ToolRefused,
+    declared_tools,
+)
 from hermes_core.recall_trace import item_scores
 from hermes_core.tool_results import tool_error
 from hermes_core.types import (
@@ -358,6 +363,39 @@ class ServiceProvider(MemoryProvider, Generic[S, A]):
             **extra,
         )
 
+    # ------------------------------------------------------------ pre-compress recall
+
+    def compress_recall(self, session: SessionInfo, query: str) -> Sequence[str]:
+        """What the service remembers about ``query`` (the messages about to be compressed,
+        :func:`compress_query`): the plugin's API call, bounded by its ``prefetch_wait``.
+        The default recalls nothing, so ``on_pre_compress`` adds nothing."""
+        return ()
+
+    def compress_query_chars(self) -> int:
+        """At most this many characters of the compressed messages are asked about."""
+        return 800
+
+    def compress_max_items(self) -> int | None:
+        """At most this many recalled lines go to the summariser (None: all)."""
+        return None
+
+    @hookimpl
+    def on_pre_compress(self, session: SessionInfo, messages: Sequence[ChatMessage]) -> str | None:
+        """:meth:`compress_recall` of the compressed messages as the summariser's source
+        material (:func:`remembered`): blank lines and those the threat scanner flags are
+        dropped; None when shut down, while the breaker is open, or when the service fails
+        (logged)."""
+        query = compress_query(messages, self.compress_query_chars())
+        if not query or self._closed or self.breaker_open():
+            return None
+        try:
+            recalled = self.compress_recall(session, query)
+        except ServiceError as exc:
+            self.log_failure("pre-compress recall", exc)
+            return None
+        kept = [line for line in recalled if line.strip() and not flagged(line)]
+        return remembered(self.service, kept[: self.compress_max_items()])
+
     # ------------------------------------------------------------ health, shutdown
 
     def health_summary(self) -> tuple[str, str]:
@@ -447,17 +485,32 @@ class ServiceProvider(MemoryProvider, Generic[S, A]):
         required: Sequence[str] = (),
         read_only: bool = False,
     ) -> ToolSpec:
-        """A memory-toolset :class:`ToolSpec` whose handler is :meth:`guarded`."""
-        parameters: dict[str, Any] = {"type": "object", "properties": dict(properties)}
-        if required:
-            parameters["required"] = list(required)
+        """A memory-toolset :class:`ToolSpec` whose handler is :meth:`guarded` (for a tool
+        whose arguments depend on the settings; else declare it with
+        :func:`~hermes_core.providers.service.tools.memory_tool`)."""
+        params = {key: Param(schema, key in required) for key, schema in properties.items()}
+        return self._spec(DeclaredTool(name, description, params, read_only), run)
+
+    def tools_on(self, session: SessionInfo) -> bool:
+        """Whether ``session`` is offered the declared tools (default: True)."""
+        return True
+
+    @hookimpl
+    def register_tools(self, session: SessionInfo) -> list[ToolSpec]:
+        """The tools declared with :func:`~hermes_core.providers.service.tools.memory_tool`,
+        in the order they are defined (none when :meth:`tools_on` is False)."""
+        if not self.tools_on(session):
+            return []
+        return [self._spec(decl, getattr(self, attr)) for attr, decl in declared_tools(type(self))]
+
+    def _spec(self, decl: DeclaredTool, run: ToolRun) -> ToolSpec:
         return ToolSpec(
-            name=name,
-            description=description,
-            parameters=parameters,
-            handler=self.guarded(name, run),
+            name=decl.name,
+            description=decl.description,
+            parameters=decl.parameters(),
+            handler=self.guarded(decl.name, run),
             toolset="memory",
-            read_only=read_only,
+            read_only=decl.read_only,
         )
 
 
