@@ -4,15 +4,19 @@
 asserts what a provider author must guarantee: the phrase was in the files before, the
 preview found exactly the expected provider memories, the proof is clean and no file below
 ``roots`` (the home, plus any directory the provider keeps data in) holds its bytes after.
+:func:`expire_and_prove` does the same for "expire a memory".
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
+from hermes_core.errors import HermesError
 from hermes_core.host import MemoryHost, Session
 from hermes_core.inspector import forget
+from hermes_core.inspector.provider_memories import list_memories, set_expiry
 from hermes_core.providers.inspect import InspectableProvider, inspectable
 
 PHRASE = "Zanzibar"
@@ -110,10 +114,42 @@ def forget_user_and_prove(
     return report.removed.get("provider", 0)
 
 
+def expire_and_prove(home: Path, user_id: str, other: str, phrase: str, question: str) -> None:
+    """Expire ``user_id``'s provider memory holding ``phrase`` and assert what an
+    :class:`~hermes_core.providers.inspect.ExpiringProvider` must guarantee: it is recalled
+    for ``question`` before; ``other`` cannot expire it; expired (yesterday) it stays listed
+    with its expiry but leaves recall; a date in the future, or clearing the expiry, brings
+    it back."""
+    with MemoryHost.open(home) as host:
+
+        def recalled() -> bool:
+            with host.session(user_id=user_id) as s:
+                return phrase in s.before_turn(question)
+
+        assert recalled(), f"{phrase!r} was not recalled for {question!r} before expiry"
+        memory = next(m for m in list_memories(host, user_id).memories if phrase in m.text)
+        try:
+            set_expiry(host, other, memory.id, "2001-01-01")
+        except HermesError as exc:
+            assert "no provider memory" in str(exc), exc
+        else:
+            raise AssertionError(f"{other!r} could expire {user_id!r}'s memory")
+        yesterday = time.strftime("%Y-%m-%d", time.localtime(time.time() - 86400))
+        set_expiry(host, user_id, memory.id, yesterday)
+        listed = next(m for m in list_memories(host, user_id).memories if m.id == memory.id)
+        assert listed.expires_at is not None and listed.expires_at < time.time()
+        assert not recalled(), f"{phrase!r} was recalled after it expired"
+        set_expiry(host, user_id, memory.id, "2099-01-01")
+        assert recalled(), f"{phrase!r} was not recalled with an expiry in the future"
+        set_expiry(host, user_id, memory.id, "")
+        assert recalled(), f"{phrase!r} was not recalled once its expiry was cleared"
+
+
 __all__ = [
     "PHRASE",
     "PHRASE_ZH",
     "add_to_memory",
+    "expire_and_prove",
     "file_bytes",
     "forget_and_prove",
     "forget_user_and_prove",

@@ -3,7 +3,8 @@
 
 The frame brings the lazy client (timeouts, retries, circuit breaker), availability, the
 background recall awaited by ``prefetch``, the outbox that keeps writes while the service is
-down, ``health_check``, ``shutdown`` and guarded tools; this file holds only the API calls.
+down, ``health_check``, ``shutdown`` and the tools declared with ``@memory_tool`` (the handler's
+docstring is what the model reads); this file holds only the API calls.
 Copy it next to ``hermes_memory_example/provider.py`` (and point the entry point at
 ``ExampleServiceProvider``) when your memory lives behind an API.
 
@@ -17,19 +18,15 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from hermes_core import MemoryContext, SessionInfo, ToolContext, ToolSpec, Turn, hookimpl
+from hermes_core import MemoryContext, SessionInfo, ToolContext, Turn, hookimpl
 from hermes_core.providers.service import (
     BackgroundRecall,
     ServiceAPI,
-    breaker_cooldown_field,
-    failure_threshold_field,
-    prefetch_wait_field,
-    retries_field,
-    timeout_field,
+    service_field,
     unflagged,
 )
 from hermes_core.providers.service.fields import BaseURL, ServiceProviderSettings, env_field
-from hermes_core.providers.service.tools import required_text
+from hermes_core.providers.service.tools import memory_tool, param, required_text
 from hermes_core.tool_results import tool_ok
 from pydantic import SecretStr
 
@@ -54,11 +51,11 @@ class ExampleServiceSettings(ServiceProviderSettings):
         None,
         description="Example API URL",
     )
-    timeout: float = timeout_field(5.0, le=60)
-    prefetch_wait: float = prefetch_wait_field()
-    retries: int = retries_field()
-    failure_threshold: int = failure_threshold_field()
-    breaker_cooldown: float = breaker_cooldown_field()
+    timeout: float = service_field("timeout", 5.0, le=60)
+    prefetch_wait: float = service_field("prefetch_wait")
+    retries: int = service_field("retries")
+    failure_threshold: int = service_field("failure_threshold")
+    breaker_cooldown: float = service_field("breaker_cooldown")
 
 
 class ExampleAPI(ServiceAPI):
@@ -84,6 +81,7 @@ class ExampleServiceProvider(BackgroundRecall[ExampleServiceSettings, ExampleAPI
     service = "Example"  # the label of recalled context and the name in messages
     api_class = ExampleAPI  # built around the ServiceClient on first use
     recall_heading = "## Example Memory"
+    prompt = "# Example memory\nUse example_search to look up the user's notes."
 
     @staticmethod
     def user(session: SessionInfo) -> str:
@@ -94,9 +92,6 @@ class ExampleServiceProvider(BackgroundRecall[ExampleServiceSettings, ExampleAPI
 
     def format_context(self, items: Sequence[str]) -> MemoryContext | None:
         return self.recalled_context([f"- {item}" for item in items])
-
-    def prompt_text(self, session: SessionInfo) -> str:
-        return "# Example memory\nUse example_search to look up the user's notes."
 
     @hookimpl
     def sync(self, session: SessionInfo, turn: Turn) -> None:
@@ -112,20 +107,12 @@ class ExampleServiceProvider(BackgroundRecall[ExampleServiceSettings, ExampleAPI
         if not self._closed:
             self.outbox.flush()
 
-    @hookimpl
-    def register_tools(self, session: SessionInfo) -> list[ToolSpec]:
-        return [
-            self.tool(
-                "example_search",
-                "Search the user's notes.",
-                {"query": {"type": "string", "description": "What to look for."}},
-                self._search,
-                required=["query"],
-                read_only=True,
-            )
-        ]
-
+    @memory_tool("example_search", read_only=True, query=param("string", required=True))
     def _search(self, args: Mapping[str, Any], ctx: ToolContext) -> str:
+        """Search the user's notes.
+
+        query: What to look for.
+        """
         query = required_text(args, "query", "pass what to look for as a string")
         kept, withheld = unflagged(self.api().search(self.user(ctx.session), query), str)
         return tool_ok(results=kept, withheld=withheld)

@@ -1,7 +1,7 @@
 """The frame of service (HTTP or CLI) memory providers: :class:`ServiceProvider` (lazy
 client, availability, background recall with :class:`BackgroundRecall`, outbox sync,
-health, shutdown, guarded tools), the shared settings fields
-(:mod:`~hermes_core.providers.service.fields`), :class:`ServiceClient` (httpx with
+health, shutdown, guarded tools), the shared settings fields (:func:`service_field`; the
+others in :mod:`~hermes_core.providers.service.fields`), :class:`ServiceClient` (httpx with
 timeouts, retries with backoff and jitter, a circuit breaker), the typed
 :class:`ServiceError` family, :func:`setting_label` for messages that name the fix, and
 :func:`screen_recalled` for recalled text a tool returns.
@@ -30,13 +30,7 @@ from hermes_core.providers.service.errors import (
     ServiceSettings,
     ServiceUnavailable,
 )
-from hermes_core.providers.service.fields import (
-    breaker_cooldown_field,
-    failure_threshold_field,
-    prefetch_wait_field,
-    retries_field,
-    timeout_field,
-)
+from hermes_core.providers.service.fields import service_field
 from hermes_core.providers.service.provider import (
     BackgroundRecall,
     ServiceProvider,
@@ -65,19 +59,15 @@ __all__ = [
     "ServiceSettings",
     "ServiceUnavailable",
     "ToolRefused",
-    "breaker_cooldown_field",
     "compress_query",
-    "failure_threshold_field",
     "flagged",
     "given",
     "parse_retry_after",
-    "prefetch_wait_field",
     "remembered",
-    "retries_field",
     "screen_recalled",
     "screen_text",
+    "service_field",
     "service_settings",
     "setting_label",
-    "timeout_field",
     "unflagged",
 ]

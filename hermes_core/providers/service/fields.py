@@ -1,18 +1,19 @@
-"""The settings fields every service provider shares, as field factories.
+"""The settings fields every service provider shares, declared once in
+:data:`SHARED_FIELDS` and built by :func:`service_field`.
 
 A provider declares them where it wants them in its ``Settings`` (so setup prompts and its
 README keep the provider's own order) and reads them through
 :class:`~hermes_core.providers.service.provider.ServiceProvider`::
 
-    timeout: float = timeout_field(10.0, le=300)
-    prefetch_wait: float = prefetch_wait_field()
-    retries: int = retries_field()
-    failure_threshold: int = failure_threshold_field()
-    breaker_cooldown: float = breaker_cooldown_field()
+    timeout: float = service_field("timeout", 5.0, le=60)
+    prefetch_wait: float = service_field("prefetch_wait")
+    retries: int = service_field("retries")
+    failure_threshold: int = service_field("failure_threshold")
+    breaker_cooldown: float = service_field("breaker_cooldown")
 
-Every factory takes ``description=`` and any :func:`~hermes_core.providers.base.setup_field`
-keyword (``env_var``, ``validation_alias``…); all are asked only by
-``hermes-memory memory setup --advanced``.
+:func:`service_field` takes another default, ``description=``, a bound and any
+:func:`~hermes_core.providers.base.setup_field` keyword (``env_var``, ``validation_alias``…);
+every shared field is asked only by ``hermes-memory memory setup --advanced``.
 
 :func:`read_json_object` and :func:`with_file_values` read a provider's own JSON config
 file (the one Hermes Agent writes, e.g. ``honcho.json``) under the explicit settings.
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
@@ -60,7 +62,7 @@ def env_field(
     default: Any,
     env_var: str | None,
     *fallbacks: str,
-    description: str,
+    description: str = "",
     **kwargs: Any,
 ) -> Any:
     """A field that ``env_var`` (Hermes Agent's name, shown in setup) and ``fallbacks`` may
@@ -69,13 +71,25 @@ def env_field(
 
         _field = partial(env_field, "honcho")
         api_key: SecretStr | None = _field("api_key", None, "HONCHO_API_KEY", description=...)
-    """
+        timeout: float = _field("timeout", 5.0, None, "HONCHO_TIMEOUT", le=120)
+
+    A shared field (``field`` in :data:`SHARED_FIELDS`, like ``timeout`` above) is built by
+    :func:`service_field` (its description and bounds unless given); any other field needs
+    a ``description``."""
+    alias = env_alias(provider, field, env_var, *fallbacks)
+    if field in SHARED_FIELDS:
+        return service_field(
+            field,
+            default,
+            description=description,
+            env_var=env_var,
+            validation_alias=alias,
+            **kwargs,
+        )
+    if not description:
+        raise TypeError(f"env_field {field!r} needs a description")
     return setup_field(
-        default,
-        description=description,
-        env_var=env_var,
-        validation_alias=env_alias(provider, field, env_var, *fallbacks),
-        **kwargs,
+        default, description=description, env_var=env_var, validation_alias=alias, **kwargs
     )
 
 
@@ -110,60 +124,64 @@ class ServiceProviderSettings(ProviderSettings):
     model_config = SettingsConfigDict(extra="ignore", validate_default=True, populate_by_name=True)
 
 
-def timeout_field(
-    default: float = 10.0,
-    *,
-    le: float = 300,
-    description: str = "Seconds one HTTP call may take.",
-    **kwargs: Any,
+@dataclass(frozen=True)
+class SharedField:
+    """One shared field's definition: its default, its description and its bounds
+    (``gt``/``ge``/``le`` keyword arguments of the pydantic field)."""
+
+    default: Any
+    description: str
+    bounds: Mapping[str, float]
+
+
+SHARED_FIELDS: Mapping[str, SharedField] = {
+    "timeout": SharedField(10.0, "Seconds one HTTP call may take.", {"gt": 0, "le": 300}),
+    "prefetch_wait": SharedField(
+        3.0, "Seconds automatic recall waits for the service.", {"gt": 0, "le": 30}
+    ),
+    "retries": SharedField(
+        2, "Retries (with backoff) of a failed idempotent call.", {"ge": 0, "le": 10}
+    ),
+    "failure_threshold": SharedField(
+        5, "Consecutive failures that pause the provider.", {"ge": 1, "le": 100}
+    ),
+    "breaker_cooldown": SharedField(
+        60.0,
+        "Seconds the provider stays paused after the failures; then one call probes the service.",
+        {"ge": 0, "le": 3600},
+    ),
+    "recall_max_chars": SharedField(
+        4000,
+        "At most this many characters of recalled text per turn",
+        {"ge": 200, "le": 50_000},
+    ),
+}
+"""The fields every service provider shares, by name: ``timeout`` (seconds one call may
+take, ``ServiceClient(timeout=)``), ``prefetch_wait`` (seconds ``prefetch`` waits for the
+background recall), ``retries`` (of a failed idempotent call), ``failure_threshold``
+(consecutive failures that open the circuit breaker), ``breaker_cooldown`` (seconds it stays
+open before one probe) and ``recall_max_chars`` (characters of recalled text one turn may
+inject). :class:`~hermes_core.providers.service.provider.ServiceProvider` falls back to these
+defaults for a field a provider does not declare."""
+
+_SHARED_DEFAULT: Any = object()
+
+
+def service_field(
+    name: str, default: Any = _SHARED_DEFAULT, *, description: str = "", **kwargs: Any
 ) -> Any:
-    """``timeout``: seconds one call may take (``ServiceClient(timeout=)``)."""
-    return setup_field(default, description=description, setup="advanced", gt=0, le=le, **kwargs)
-
-
-def prefetch_wait_field(
-    default: float = 3.0,
-    *,
-    description: str = "Seconds automatic recall waits for the service.",
-    **kwargs: Any,
-) -> Any:
-    """``prefetch_wait``: seconds ``prefetch`` waits for the background recall."""
-    return setup_field(default, description=description, setup="advanced", gt=0, le=30, **kwargs)
-
-
-def retries_field(
-    *, description: str = "Retries (with backoff) of a failed idempotent call.", **kwargs: Any
-) -> Any:
-    """``retries``: retries of a failed idempotent call (``ServiceClient(retries=)``)."""
-    return setup_field(2, description=description, setup="advanced", ge=0, le=10, **kwargs)
-
-
-def failure_threshold_field(
-    *,
-    description: str = "Consecutive failures that pause the provider.",
-    **kwargs: Any,
-) -> Any:
-    """``failure_threshold``: consecutive failures that open the circuit breaker."""
-    return setup_field(5, description=description, setup="advanced", ge=1, le=100, **kwargs)
-
-
-def breaker_cooldown_field(
-    *,
-    description: str = "Seconds the provider stays paused after the failures; then one call "
-    "probes the service.",
-    **kwargs: Any,
-) -> Any:
-    """``breaker_cooldown``: seconds the breaker stays open before one probe."""
-    return setup_field(60.0, description=description, setup="advanced", ge=0, le=3600, **kwargs)
-
-
-def recall_max_chars_field(
-    *,
-    description: str = "At most this many characters of recalled text per turn",
-    **kwargs: Any,
-) -> Any:
-    """``recall_max_chars``: characters of recalled text one turn may inject (4000)."""
-    return setup_field(4000, description=description, setup="advanced", ge=200, le=50_000, **kwargs)
+    """The shared field ``name`` of :data:`SHARED_FIELDS`, asked only by ``setup
+    --advanced``: its default, description and bounds unless ``default``, ``description``
+    or a bound (``le=120``) is given; other keywords (``env_var``, ``validation_alias``…)
+    go to :func:`~hermes_core.providers.base.setup_field`. Raises KeyError for an unknown
+    ``name``."""
+    shared = SHARED_FIELDS[name]
+    return setup_field(
+        shared.default if default is _SHARED_DEFAULT else default,
+        description=description or shared.description,
+        setup="advanced",
+        **{**shared.bounds, **kwargs},
+    )
 
 
 MAX_CONFIG_FILE_BYTES = 1_000_000
@@ -215,19 +233,16 @@ def with_file_values(settings: S, file_values: Mapping[str, Any], path: Path) ->
 
 __all__ = [
     "MAX_CONFIG_FILE_BYTES",
+    "SHARED_FIELDS",
     "BaseURL",
     "ServiceProviderSettings",
+    "SharedField",
     "advanced",
     "advanced_field",
-    "breaker_cooldown_field",
     "env_alias",
     "env_field",
-    "failure_threshold_field",
     "http_url",
-    "prefetch_wait_field",
     "read_json_object",
-    "recall_max_chars_field",
-    "retries_field",
-    "timeout_field",
+    "service_field",
     "with_file_values",
 ]

@@ -22,7 +22,8 @@ The frame owns what every service provider needs and none should write again:
 * tools: :meth:`~ServiceProvider.tool` builds a :class:`ToolSpec` whose handler never
   raises and answers in the one tool-result shape (:mod:`hermes_core.tool_results`).
 
-* the prompt and the recalled context: ``system_prompt_block`` from :meth:`prompt_text`,
+* the prompt and the recalled context: ``system_prompt_block`` from :attr:`prompt` or
+  :meth:`prompt_text`,
   :meth:`recalled_context` (heading, ``- `` lines, label, per-line scores).
 
 A plugin writes only its API calls: ``api_class`` (its endpoints), recall, writing a turn,
@@ -49,10 +50,19 @@ from hermes_core.providers.service.errors import (
     ServicePaused,
     ServiceSettings,
 )
-from hermes_core.providers.service.fields import read_json_object, with_file_values
+from hermes_core.providers.service.fields import (
+    SHARED_FIELDS,
+    read_json_object,
+    with_file_values,
+)
 from hermes_core.providers.service.outbox import Outbox
 from hermes_core.providers.service.settings import service_settings
-from hermes_core.providers.service.tools import ToolRefused
+from hermes_core.providers.service.tools import (
+    DeclaredTool,
+    Param,
+    ToolRefused,
+    declared_tools,
+)
 from hermes_core.recall_trace import item_scores
 from hermes_core.tool_results import tool_error
 from hermes_core.types import (
@@ -94,7 +104,8 @@ class ServiceProvider(MemoryProvider, Generic[S, A]):
     ``config_file`` (a JSON file under ``$HERMES_HOME``, e.g. ``honcho.json``, whose values
     fill the settings nobody set; see :meth:`config_values`), ``api_class`` (the
     :class:`~hermes_core.providers.service.client.ServiceAPI` subclass :meth:`make_api`
-    builds around the client), ``prompt_order`` (of the :meth:`prompt_text` block; None:
+    builds around the client), ``prompt`` (the system-prompt block, when it does not depend
+    on the session; else override :meth:`prompt_text`), ``prompt_order`` (of that block; None:
     PromptBlock's default) and ``recall_heading`` (the first line of
     :meth:`recalled_context`). ``Settings`` defaults to the first type argument.
     """
@@ -108,6 +119,7 @@ class ServiceProvider(MemoryProvider, Generic[S, A]):
     outbox_limit: ClassVar[int] = 500
     config_file: ClassVar[str | None] = None
     prompt_order: ClassVar[int | None] = None
+    prompt: ClassVar[str] = ""
     api_class: ClassVar[type[Any] | None] = None
     recall_heading: ClassVar[str] = ""
 
@@ -168,6 +180,11 @@ class ServiceProvider(MemoryProvider, Generic[S, A]):
     def setting(self, field: str) -> Any:
         return getattr(self.settings, field, None)
 
+    def shared_setting(self, name: str) -> Any:
+        """The shared field ``name`` (:data:`~.fields.SHARED_FIELDS`): the provider's value,
+        else the shared default when its ``Settings`` does not declare it."""
+        return getattr(self.settings, name, SHARED_FIELDS[name].default)
+
     def key(self) -> str:
         """The API key ("" when ``key_field`` is None or empty)."""
         return _secret(self.setting(self.key_field)) if self.key_field else ""
@@ -212,13 +229,12 @@ class ServiceProvider(MemoryProvider, Generic[S, A]):
     def client_options(self) -> dict[str, Any]:
         """Keyword arguments of the :class:`ServiceClient` (override to add headers or an
         auth scheme); taken from the shared fields of :mod:`.fields`."""
-        s = self.settings
         return {
             "api_key": self.setting(self.key_field) if self.key_field else None,
-            "timeout": getattr(s, "timeout", 10.0),
-            "retries": getattr(s, "retries", 2),
-            "failure_threshold": getattr(s, "failure_threshold", 5),
-            "cooldown": getattr(s, "breaker_cooldown", 60.0),
+            "timeout": self.shared_setting("timeout"),
+            "retries": self.shared_setting("retries"),
+            "failure_threshold": self.shared_setting("failure_threshold"),
+            "cooldown": self.shared_setting("breaker_cooldown"),
             "transport": self._transport,
         }
 
@@ -317,8 +333,9 @@ class ServiceProvider(MemoryProvider, Generic[S, A]):
     # ------------------------------------------------------------ prompt, recalled context
 
     def prompt_text(self, session: SessionInfo) -> str | None:
-        """The provider's block of the system prompt for ``session`` (None: no block)."""
-        return None
+        """The provider's block of the system prompt for ``session`` (None or "": no block);
+        default: :attr:`prompt`."""
+        return self.prompt
 
     @hookimpl
     def system_prompt_block(self, session: SessionInfo) -> PromptBlock | None:
@@ -346,25 +363,52 @@ class ServiceProvider(MemoryProvider, Generic[S, A]):
             **extra,
         )
 
+    # ------------------------------------------------------------ pre-compress recall
+
+    def compress_recall(self, session: SessionInfo, query: str) -> Sequence[str]:
+        """What the service remembers about ``query`` (the messages about to be compressed,
+        :func:`compress_query`): the plugin's API call, bounded by its ``prefetch_wait``.
+        The default recalls nothing, so ``on_pre_compress`` adds nothing."""
+        return ()
+
+    def compress_query_chars(self) -> int:
+        """At most this many characters of the compressed messages are asked about."""
+        return 800
+
+    def compress_max_items(self) -> int | None:
+        """At most this many recalled lines go to the summariser (None: all)."""
+        return None
+
+    @hookimpl
+    def on_pre_compress(self, session: SessionInfo, messages: Sequence[ChatMessage]) -> str | None:
+        """:meth:`compress_recall` of the compressed messages as the summariser's source
+        material (:func:`remembered`): blank lines and those the threat scanner flags are
+        dropped; None when shut down, while the breaker is open, or when the service fails
+        (logged)."""
+        query = compress_query(messages, self.compress_query_chars())
+        if not query or self._closed or self.breaker_open():
+            return None
+        try:
+            recalled = self.compress_recall(session, query)
+        except ServiceError as exc:
+            self.log_failure("pre-compress recall", exc)
+            return None
+        kept = [line for line in recalled if line.strip() and not flagged(line)]
+        return remembered(self.service, kept[: self.compress_max_items()])
+
     # ------------------------------------------------------------ health, shutdown
 
-    def health_name(self) -> str:
-        return f"{self.name} ({self.base_url()})"
-
-    def health_detail(self) -> str:
-        return "configured"
+    def health_summary(self) -> tuple[str, str]:
+        """``(name, detail)`` of the health check's first line while the provider is
+        configured (default: ``"<name> (<base URL>)"``, ``"configured"``); the detail gives
+        way to :meth:`unavailable_reason` when there is one."""
+        return f"{self.name} ({self.base_url()})", "configured"
 
     @hookimpl
     def health_check(self, home: Path) -> list[HealthCheck]:
         reason = self.unavailable_reason()
-        checks = [
-            HealthCheck(
-                name=self.health_name(),
-                ok=not reason,
-                detail=reason or self.health_detail(),
-                fix=reason,
-            )
-        ]
+        name, detail = self.health_summary()
+        checks = [HealthCheck(name=name, ok=not reason, detail=reason or detail, fix=reason)]
         breaker = self.breaker
         if breaker is not None and breaker.state != "closed":
             checks.append(
@@ -441,17 +485,32 @@ class ServiceProvider(MemoryProvider, Generic[S, A]):
         required: Sequence[str] = (),
         read_only: bool = False,
     ) -> ToolSpec:
-        """A memory-toolset :class:`ToolSpec` whose handler is :meth:`guarded`."""
-        parameters: dict[str, Any] = {"type": "object", "properties": dict(properties)}
-        if required:
-            parameters["required"] = list(required)
+        """A memory-toolset :class:`ToolSpec` whose handler is :meth:`guarded` (for a tool
+        whose arguments depend on the settings; else declare it with
+        :func:`~hermes_core.providers.service.tools.memory_tool`)."""
+        params = {key: Param(schema, key in required) for key, schema in properties.items()}
+        return self._spec(DeclaredTool(name, description, params, read_only), run)
+
+    def tools_on(self, session: SessionInfo) -> bool:
+        """Whether ``session`` is offered the declared tools (default: True)."""
+        return True
+
+    @hookimpl
+    def register_tools(self, session: SessionInfo) -> list[ToolSpec]:
+        """The tools declared with :func:`~hermes_core.providers.service.tools.memory_tool`,
+        in the order they are defined (none when :meth:`tools_on` is False)."""
+        if not self.tools_on(session):
+            return []
+        return [self._spec(decl, getattr(self, attr)) for attr, decl in declared_tools(type(self))]
+
+    def _spec(self, decl: DeclaredTool, run: ToolRun) -> ToolSpec:
         return ToolSpec(
-            name=name,
-            description=description,
-            parameters=parameters,
-            handler=self.guarded(name, run),
+            name=decl.name,
+            description=decl.description,
+            parameters=decl.parameters(),
+            handler=self.guarded(decl.name, run),
             toolset="memory",
-            read_only=read_only,
+            read_only=decl.read_only,
         )
 
 
@@ -480,7 +539,7 @@ class BackgroundRecall(ServiceProvider[S, A], Generic[S, A, Item]):
 
     def recall_wait(self, session: SessionInfo) -> float:
         """Seconds ``prefetch`` waits for the recall (default: ``prefetch_wait``)."""
-        return float(getattr(self.settings, "prefetch_wait", 3.0))
+        return float(self.shared_setting("prefetch_wait"))
 
     def auto_recall_on(self) -> bool:
         return True

@@ -9,12 +9,16 @@
   ServiceError) into a tool error.
 * :func:`screened_ok` — a success result of recalled items, with the count the threat
   scanner withheld (``dropped``) when there is one.
+* :func:`memory_tool` and :func:`param` — a tool declared as data on its handler: the
+  frame (:meth:`ServiceProvider.register_tools`) builds its :class:`ToolSpec`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+import inspect
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, TypeVar
 
 from hermes_core.tool_results import tool_error, tool_json, tool_ok
 
@@ -64,9 +68,113 @@ def screened_ok(dropped: int, **data: Any) -> str:
     return tool_ok(**data, **({"dropped": dropped} if dropped else {}))
 
 
+@dataclass(frozen=True)
+class Param:
+    """One tool argument: its JSON schema and whether the tool requires it."""
+
+    schema: Mapping[str, Any]
+    required: bool = False
+
+
+def param(kind: str, *, required: bool = False, **schema: Any) -> Param:
+    """A tool argument of JSON type ``kind`` (``"string"``, ``"integer"``…) with more JSON
+    schema keywords, e.g. ``param("integer", minimum=1, maximum=50)``; its description is
+    its line in the handler's docstring (see :func:`memory_tool`)."""
+    return Param({"type": kind, **schema}, required)
+
+
+@dataclass(frozen=True)
+class DeclaredTool:
+    """What :func:`memory_tool` records on a handler: the tool's name, description,
+    arguments (their schemas with their descriptions) and whether it only reads."""
+
+    name: str
+    description: str
+    params: Mapping[str, Param]
+    read_only: bool
+
+    def parameters(self) -> dict[str, Any]:
+        """The tool's JSON-schema ``parameters`` object."""
+        body: dict[str, Any] = {
+            "type": "object",
+            "properties": {key: dict(p.schema) for key, p in self.params.items()},
+        }
+        required = [key for key, p in self.params.items() if p.required]
+        if required:
+            body["required"] = required
+        return body
+
+
+F = TypeVar("F", bound=Callable[..., str])
+_MARK = "__memory_tool__"
+
+
+def memory_tool(name: str, /, *, read_only: bool = False, **params: Param) -> Callable[[F], F]:
+    """Declare the decorated provider method ``(self, args, ctx) -> str`` as the memory tool
+    ``name`` with the arguments ``params`` (in order; see :func:`param`). Its docstring says
+    what the model reads: the first paragraph is the tool's description, and a later line
+    ``<argument>: <text>`` (continued on the lines below it) describes that argument::
+
+        @memory_tool("example_search", read_only=True, query=param("string", required=True))
+        def _tool_search(self, args: Mapping[str, Any], ctx: ToolContext) -> str:
+            \"\"\"Search the user's notes.
+
+            query: What to look for.
+            \"\"\"
+
+    A :class:`ServiceProvider` offers its declared tools in the order they are defined
+    (:meth:`ServiceProvider.register_tools`). Raises TypeError for a handler without a
+    docstring."""
+
+    def mark(fn: F) -> F:
+        doc = inspect.getdoc(fn)
+        if not doc:
+            raise TypeError(f"tool {name!r}: its handler needs a docstring (the description)")
+        summary, _, rest = doc.partition("\n\n")
+        described = _described(rest, params)
+        args = {
+            key: Param({**p.schema, **described.get(key, {})}, p.required)
+            for key, p in params.items()
+        }
+        setattr(fn, _MARK, DeclaredTool(name, " ".join(summary.split()), args, read_only))
+        return fn
+
+    return mark
+
+
+def _described(text: str, params: Mapping[str, Param]) -> dict[str, dict[str, str]]:
+    """``{argument: {"description": text}}`` from the ``<argument>: <text>`` lines of
+    ``text`` (a line that names no argument continues the one before)."""
+    found: dict[str, list[str]] = {}
+    current: list[str] | None = None
+    for line in text.splitlines():
+        key, sep, rest = line.strip().partition(": ")
+        if sep and key in params:
+            current = found[key] = [rest]
+        elif current is not None and line.strip():
+            current.append(line.strip())
+    return {key: {"description": " ".join(" ".join(words).split())} for key, words in found.items()}
+
+
+def declared_tools(cls: type) -> list[tuple[str, DeclaredTool]]:
+    """``(method name, declaration)`` of every :func:`memory_tool` of ``cls``, base classes'
+    first, each in definition order (a subclass's method replaces the base's)."""
+    found: dict[str, DeclaredTool | None] = {}
+    for klass in reversed(cls.__mro__):
+        for attr, value in vars(klass).items():
+            if callable(value):
+                found[attr] = getattr(value, _MARK, None)
+    return [(attr, decl) for attr, decl in found.items() if decl is not None]
+
+
 __all__ = [
+    "DeclaredTool",
+    "Param",
     "ToolRefused",
+    "declared_tools",
+    "memory_tool",
     "number_arg",
+    "param",
     "required_text",
     "screened_ok",
     "text_arg",

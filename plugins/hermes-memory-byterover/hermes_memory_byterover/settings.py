@@ -16,10 +16,8 @@ from hermes_core.providers.base import setup_field
 from hermes_core.providers.service.fields import (
     ServiceProviderSettings,
     advanced_field,
-    breaker_cooldown_field,
     env_field,
-    failure_threshold_field,
-    recall_max_chars_field,
+    service_field,
 )
 
 
@@ -75,9 +73,9 @@ class ByteRoverSettings(ServiceProviderSettings):
         ge=0,
         le=1000,
     )
-    recall_max_chars: int = recall_max_chars_field()
-    failure_threshold: int = failure_threshold_field()
-    breaker_cooldown: float = breaker_cooldown_field()
+    recall_max_chars: int = service_field("recall_max_chars")
+    failure_threshold: int = service_field("failure_threshold")
+    breaker_cooldown: float = service_field("breaker_cooldown")
 
 
 __all__ = ["ByteRoverSettings"]

@@ -18,9 +18,9 @@ Behaviour (spec §4, Hindsight):
   compressed and hands it to the summariser as source material;
 * tools ``hindsight_retain``, ``hindsight_recall``, ``hindsight_reflect`` (not in
   ``memory_mode: context``), each returning a JSON object with ``success``;
-* every call goes through the shared :class:`~hermes_core.providers.service.ServiceClient`
-  (timeouts, retries with backoff, a circuit breaker); recalled text the threat scanner flags
-  is dropped from tool results too (the host screens prefetch).
+* the frame (:class:`~hermes_core.providers.service.BackgroundRecall`) runs the client,
+  breaker, outbox and health; ``hindsight_recall`` withholds facts the threat scanner flags
+  and a flagged ``hindsight_reflect`` answer is refused (the host screens prefetch).
 """
 
 from __future__ import annotations
@@ -36,24 +36,20 @@ from hermes_core.markers import hookimpl
 from hermes_core.providers.base import ProviderSettings
 from hermes_core.providers.service import (
     BackgroundRecall,
-    ServiceError,
     ServiceNotFound,
     ToolRefused,
-    compress_query,
     flagged,
-    remembered,
     unflagged,
 )
-from hermes_core.providers.service.tools import required_text, text_arg
+from hermes_core.providers.service.tools import memory_tool, param, required_text, text_arg
 from hermes_core.tool_results import tool_ok
-from hermes_core.types import MemoryContext, MemoryWrite, SessionInfo, ToolContext, ToolSpec, Turn
+from hermes_core.types import MemoryContext, MemoryWrite, SessionInfo, ToolContext, Turn
 from hermes_memory_hindsight.api import Fact, HindsightAPI
 from hermes_memory_hindsight.banks import render_bank_id, session_tag, user_tag
 from hermes_memory_hindsight.settings import HindsightSettings, apply_config_file
 
 if TYPE_CHECKING:
     from hermes_core.settings.models import HermesSettings
-    from hermes_core.types import ChatMessage
 
 log = logging.getLogger(__name__)
 
@@ -62,6 +58,7 @@ GLYPH = "👁️"
 HEADING = "## Hindsight Memory"
 MAX_CONTENT_CHARS = 20_000
 MAX_QUERY_CHARS = 4_000
+TEXT = param("string", required=True)
 MAX_TOOL_TAGS = 10
 
 
@@ -108,11 +105,10 @@ class HindsightProvider(BackgroundRecall[HindsightSettings, HindsightAPI, Fact])
             )
         return ""
 
-    def health_name(self) -> str:
-        return f"hindsight ({self.settings.effective_mode()}, {self.base_url()})"
-
-    def health_detail(self) -> str:
-        return f"bank template {self.settings.bank_id_template!r}"
+    def health_summary(self) -> tuple[str, str]:
+        s = self.settings
+        name = f"hindsight ({s.effective_mode()}, {self.base_url()})"
+        return name, f"bank template {s.bank_id_template!r}"
 
     # ------------------------------------------------------------ plumbing
 
@@ -334,18 +330,15 @@ class HindsightProvider(BackgroundRecall[HindsightSettings, HindsightAPI, Fact])
         }
         self._retain_later(bank, item)
 
-    @hookimpl
-    def on_pre_compress(self, session: SessionInfo, messages: Sequence[ChatMessage]) -> str | None:
-        query = compress_query(messages, self.settings.recall_max_input_chars)
-        if not query or self._closed or self.breaker_open():
-            return None
-        try:
-            facts = self.recall(session, query, deadline=self.settings.prefetch_wait)
-        except ServiceError as exc:
-            log.warning("hindsight pre-compress recall failed: %s", exc)
-            return None
-        kept, _ = unflagged([f for f in facts if f.text.strip()], _text)
-        return remembered(LABEL, [f.text for f in kept[: self.settings.recall_max_results]])
+    def compress_recall(self, session: SessionInfo, query: str) -> list[str]:
+        facts = self.recall(session, query, deadline=self.settings.prefetch_wait)
+        return [f.text for f in facts]
+
+    def compress_query_chars(self) -> int:
+        return self.settings.recall_max_input_chars
+
+    def compress_max_items(self) -> int:
+        return self.settings.recall_max_results
 
     @hookimpl
     def on_session_end(self, session: SessionInfo) -> None:
@@ -358,53 +351,25 @@ class HindsightProvider(BackgroundRecall[HindsightSettings, HindsightAPI, Fact])
             self._retain_turns(session, buffered)
         self.outbox.flush()
 
-    @hookimpl
-    def register_tools(self, session: SessionInfo) -> list[ToolSpec]:
-        if self.settings.memory_mode == "context":
-            return []
-        return [
-            self.tool(
-                "hindsight_retain",
-                "Store information in long-term memory. Hindsight extracts "
-                "structured facts, resolves entities and indexes them for retrieval.",
-                {
-                    "content": {"type": "string", "description": "The information to store."},
-                    "context": {
-                        "type": "string",
-                        "description": "Short label, e.g. 'user preference'.",
-                    },
-                    "tags": {
-                        "type": "array",
-                        "items": {"type": "string"},
-                        "description": "Optional tags to file it under.",
-                    },
-                },
-                self._tool_retain,
-                required=["content"],
-            ),
-            self.tool(
-                "hindsight_recall",
-                "Search long-term memory: semantic search, keyword matching, "
-                "entity graph and reranking. Returns the best matching memories.",
-                {"query": {"type": "string", "description": "What to search for."}},
-                self._tool_recall,
-                required=["query"],
-                read_only=True,
-            ),
-            self.tool(
-                "hindsight_reflect",
-                "Answer a question by reasoning across all long-term memories "
-                "(the server synthesises one answer).",
-                {"query": {"type": "string", "description": "The question to reflect on."}},
-                self._tool_reflect,
-                required=["query"],
-                read_only=True,
-            ),
-        ]
+    def tools_on(self, session: SessionInfo) -> bool:
+        return self.settings.memory_mode != "context"
 
     # ------------------------------------------------------------ tool handlers
 
+    @memory_tool(
+        "hindsight_retain",
+        content=TEXT,
+        context=param("string"),
+        tags=param("array", items={"type": "string"}),
+    )
     def _tool_retain(self, args: Mapping[str, Any], ctx: ToolContext) -> str:
+        """Store information in long-term memory. Hindsight extracts structured facts,
+        resolves entities and indexes them for retrieval.
+
+        content: The information to store.
+        context: Short label, e.g. 'user preference'.
+        tags: Optional tags to file it under.
+        """
         content = required_text(
             args, "content", "pass the information to store as a string", MAX_CONTENT_CHARS
         )
@@ -432,7 +397,13 @@ class HindsightProvider(BackgroundRecall[HindsightSettings, HindsightAPI, Fact])
         self.api().retain(bank, [item], run_async=self.settings.retain_async)
         return tool_ok(result="Memory stored.", document_id=doc)
 
+    @memory_tool("hindsight_recall", read_only=True, query=TEXT)
     def _tool_recall(self, args: Mapping[str, Any], ctx: ToolContext) -> str:
+        """Search long-term memory: semantic search, keyword matching, entity graph and
+        reranking. Returns the best matching memories.
+
+        query: What to search for.
+        """
         query = required_text(args, "query", "pass what to search for as a string", MAX_QUERY_CHARS)
         kept, withheld = unflagged(self.recall(ctx.session, query), _text)
         payload: dict[str, Any] = {"results": [f.as_json() for f in kept], "count": len(kept)}
@@ -442,7 +413,13 @@ class HindsightProvider(BackgroundRecall[HindsightSettings, HindsightAPI, Fact])
             payload["result"] = "No relevant memories found."
         return tool_ok(**payload)
 
+    @memory_tool("hindsight_reflect", read_only=True, query=TEXT)
     def _tool_reflect(self, args: Mapping[str, Any], ctx: ToolContext) -> str:
+        """Answer a question by reasoning across all long-term memories (the server
+        synthesises one answer).
+
+        query: The question to reflect on.
+        """
         query = required_text(args, "query", "pass the question as a string", MAX_QUERY_CHARS)
         session = ctx.session
         text = self.api().reflect(

@@ -5,9 +5,6 @@ and the Hermes Agent variables (``HINDSIGHT_API_KEY``, ``HINDSIGHT_API_URL``,
 ``HINDSIGHT_BANK_ID``, ``HINDSIGHT_BUDGET``, ``HINDSIGHT_MODE``, ``HINDSIGHT_TIMEOUT``),
 ``$HERMES_HOME/.env``, ``memory.providers.hindsight`` in config.yaml, then Hermes Agent's
 ``$HERMES_HOME/hindsight/config.json`` (see :func:`apply_config_file`), then the defaults.
-
-``hermes-memory memory setup hindsight`` asks only for the API key, the server URL and the bank;
-every other field keeps its default and is not written to config (`--advanced` asks them too).
 """
 
 from __future__ import annotations
@@ -23,15 +20,10 @@ from hermes_core.errors import ConfigError
 from hermes_core.providers.service.fields import (
     ServiceProviderSettings,
     advanced_field,
-    breaker_cooldown_field,
-    env_alias,
     env_field,
-    failure_threshold_field,
     http_url,
-    prefetch_wait_field,
     read_json_object,
-    retries_field,
-    timeout_field,
+    service_field,
     with_file_values,
 )
 
@@ -39,7 +31,6 @@ CLOUD_URL = "https://api.hindsight.vectorize.io"
 LOCAL_URL = "http://localhost:8888"
 KEY_URL = "https://ui.hindsight.vectorize.io"
 CONFIG_FILE = Path("hindsight") / "config.json"
-_env = partial(env_alias, "hindsight")
 _field = partial(env_field, "hindsight")
 _URL_ERROR = "{value!r} must start with http:// or https://"
 
@@ -180,21 +171,22 @@ class HindsightSettings(ServiceProviderSettings):
         "hybrid",
         "hybrid = automatic recall and tools; context = automatic recall only; tools = tools only.",
     )
-    timeout: float = timeout_field(
+    timeout: float = _field(
+        "timeout",
         60.0,
+        "HINDSIGHT_TIMEOUT",
         le=600,
         description="Seconds one HTTP call may take (tools, retains).",
-        validation_alias=_env("timeout", "HINDSIGHT_TIMEOUT"),
-        env_var="HINDSIGHT_TIMEOUT",
     )
-    prefetch_wait: float = prefetch_wait_field(
-        description="Seconds automatic recall waits for the server."
+    prefetch_wait: float = service_field(
+        "prefetch_wait", description="Seconds automatic recall waits for the server."
     )
-    retries: int = retries_field()
-    failure_threshold: int = failure_threshold_field()
-    breaker_cooldown: float = breaker_cooldown_field(
+    retries: int = service_field("retries")
+    failure_threshold: int = service_field("failure_threshold")
+    breaker_cooldown: float = service_field(
+        "breaker_cooldown",
         description="Seconds the provider stays paused after the failures; then one call "
-        "probes the server."
+        "probes the server.",
     )
 
     @field_validator("recall_types", "recall_tags", "retain_tags", mode="before")

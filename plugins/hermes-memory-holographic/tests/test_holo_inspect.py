@@ -4,17 +4,17 @@ the phrase in the home (its FTS5 index, entities and WAL included)."""
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
 
 from hermes_core import MemoryHost
-from hermes_core.inspector.provider_memories import list_memories, set_expiry
+from hermes_core.inspector.provider_memories import list_memories
 from hermes_core.providers.inspect import expiring, inspectable
 from hermes_core.testing.inspector import (
     PHRASE,
     PHRASE_ZH,
+    expire_and_prove,
     forget_and_prove,
     forget_user_and_prove,
     memories_by_user,
@@ -48,26 +48,7 @@ def test_facts_are_listed_per_user(holo_home: Path) -> None:
 
 
 def test_an_expired_fact_leaves_prefetch_and_stays_listed(holo_home: Path) -> None:
-    with MemoryHost.open(holo_home) as host:
-        provider = host.provider
-        assert provider is not None
-        with host.session(user_id="alice") as s:
-            assert PHRASE in s.before_turn(f"what do you know about {PHRASE}?")
-        fact = next(m for m in list_memories(host, "alice").memories if PHRASE in m.text)
-        yesterday = time.strftime("%Y-%m-%d", time.localtime(time.time() - 86400))
-        set_expiry(host, "alice", fact.id, yesterday)
-        listed = next(m for m in list_memories(host, "alice").memories if m.id == fact.id)
-        assert listed.expires_at is not None and listed.expires_at < time.time()
-        with host.session(user_id="alice") as s:
-            assert PHRASE not in s.before_turn(f"what do you know about {PHRASE}?")
-        # bob cannot expire alice's fact, and a date in the future keeps it in recall
-        from hermes_core.errors import HermesError
-
-        with pytest.raises(HermesError, match="no provider memory"):
-            set_expiry(host, "bob", fact.id, "2099-01-01")
-        set_expiry(host, "alice", fact.id, "2099-01-01")
-        with host.session(user_id="alice") as s:
-            assert PHRASE in s.before_turn(f"what do you know about {PHRASE}?")
+    expire_and_prove(holo_home, "alice", "bob", PHRASE, f"what do you know about {PHRASE}?")
 
 
 def test_prefetch_reports_a_score_per_fact(holo_home: Path) -> None:

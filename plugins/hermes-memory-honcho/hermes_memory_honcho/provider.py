@@ -48,9 +48,15 @@ from hermes_core.providers.service import (
     ServiceProvider,
     screen_recalled,
 )
-from hermes_core.providers.service.tools import ToolRefused, screened_ok, text_arg
+from hermes_core.providers.service.tools import (
+    ToolRefused,
+    memory_tool,
+    param,
+    screened_ok,
+    text_arg,
+)
 from hermes_core.tool_results import tool_error, tool_ok
-from hermes_core.types import MemoryContext, MemoryWrite, SessionInfo, ToolContext, ToolSpec, Turn
+from hermes_core.types import MemoryContext, MemoryWrite, SessionInfo, ToolContext, Turn
 from hermes_memory_honcho.api import HonchoAPI
 from hermes_memory_honcho.ids import honcho_id, session_key
 from hermes_memory_honcho.settings import CONFIG_FILE, KEY_URL, HonchoSettings, read_honcho_json
@@ -59,6 +65,11 @@ log = logging.getLogger(__name__)
 
 LABEL = "Honcho"
 LEVELS = ("minimal", "low", "medium", "high", "max")
+PEER = param(
+    "string",
+    enum=["user", "ai"],
+    description="Whose view: 'user' (default) or 'ai' (the assistant as this user sees it).",
+)
 MAX_PENDING = 500
 """Queued messages kept per session while Honcho is unreachable (oldest dropped, logged)."""
 _SEEN_TURNS = 4096
@@ -121,12 +132,9 @@ class HonchoProvider(ServiceProvider[HonchoSettings, HonchoAPI]):
             "`hermes-memory memory setup honcho`; for a self-hosted Honcho set HONCHO_BASE_URL."
         )
 
-    def health_name(self) -> str:
+    def health_summary(self) -> tuple[str, str]:
         where = "self-hosted " + self.cfg.base_url if self.cfg.is_self_hosted() else "Honcho Cloud"
-        return f"honcho ({where})"
-
-    def health_detail(self) -> str:
-        return f"workspace {self.cfg.workspace}"
+        return f"honcho ({where})", f"workspace {self.cfg.workspace}"
 
     # -- plumbing
 
@@ -472,79 +480,8 @@ class HonchoProvider(ServiceProvider[HonchoSettings, HonchoAPI]):
 
     # -- tools
 
-    @hookimpl
-    def register_tools(self, session: SessionInfo) -> list[ToolSpec]:
-        if self.cfg.recall_mode == "context" or not self.is_available():
-            return []
-        peer = {
-            "type": "string",
-            "enum": ["user", "ai"],
-            "description": "Whose view: 'user' (default) or 'ai' (the assistant as this user "
-            "sees it).",
-        }
-        return [
-            self.tool(
-                "honcho_profile",
-                "Read or write the user's peer CARD: a short list of standing facts (name, "
-                "role, preferences). Pass `card` to overwrite it; omit it to read. Cheapest "
-                "Honcho call, no LLM.",
-                {
-                    "peer": peer,
-                    "card": {"type": "array", "items": {"type": "string"}, "maxItems": 50},
-                },
-                self._tool_profile,
-            ),
-            self.tool(
-                "honcho_search",
-                "Search what the user actually said across all their past sessions (hybrid "
-                "semantic + keyword, raw excerpts, no LLM). Use it to recall a specific fact.",
-                {
-                    "query": {"type": "string", "minLength": 1},
-                    "max_tokens": {"type": "integer", "minimum": 50, "maximum": 2000},
-                    "peer": peer,
-                },
-                self._tool_search,
-                required=["query"],
-                read_only=True,
-            ),
-            self.tool(
-                "honcho_context",
-                "Snapshot of what Honcho holds for this session: summary, the user's "
-                "representation, the peer card and recent messages. No query, no LLM.",
-                {"peer": peer},
-                self._tool_context,
-                read_only=True,
-            ),
-            self.tool(
-                "honcho_reasoning",
-                "Ask Honcho's dialectic a question about the user and get a synthesized "
-                "answer (runs an LLM on Honcho's side: slowest call). reasoning_level: "
-                "minimal, low (default), medium, high, max.",
-                {
-                    "query": {"type": "string", "minLength": 1},
-                    "reasoning_level": {"type": "string", "enum": list(LEVELS)},
-                    "peer": peer,
-                },
-                self._tool_reasoning,
-                required=["query"],
-                read_only=True,
-            ),
-            self.tool(
-                "honcho_conclude",
-                "Write, list or delete CONCLUSIONS: durable facts about the user that feed "
-                "their profile. Pass exactly one of `conclusion` (create), `list` (list, or "
-                "search with `query`) or `delete_id` (delete one from a prior list; for PII "
-                "removal).",
-                {
-                    "conclusion": {"type": "string", "minLength": 1},
-                    "list": {"type": "boolean"},
-                    "query": {"type": "string"},
-                    "delete_id": {"type": "string", "minLength": 1},
-                    "peer": peer,
-                },
-                self._tool_conclude,
-            ),
-        ]
+    def tools_on(self, session: SessionInfo) -> bool:
+        return self.cfg.recall_mode != "context" and self.is_available()
 
     def _peer_arg(self, args: Mapping[str, Any]) -> str:
         peer = args.get("peer", "user")
@@ -558,7 +495,14 @@ class HonchoProvider(ServiceProvider[HonchoSettings, HonchoAPI]):
             raise ToolRefused("query is required")
         return query
 
+    @memory_tool(
+        "honcho_profile",
+        peer=PEER,
+        card=param("array", items={"type": "string"}, maxItems=50),
+    )
     def _tool_profile(self, args: Mapping[str, Any], ctx: ToolContext) -> str:
+        """Read or write the user's peer CARD: a short list of standing facts (name, role,
+        preferences). Pass `card` to overwrite it; omit it to read. Cheapest Honcho call, no LLM."""
         peer = self._peer_arg(args)
         observer, target = self._view(ctx.session, peer)
         card = args.get("card")
@@ -577,7 +521,16 @@ class HonchoProvider(ServiceProvider[HonchoSettings, HonchoAPI]):
             return screened_ok(dropped, card=kept, hint=hint)
         return screened_ok(dropped, card=kept)
 
+    @memory_tool(
+        "honcho_search",
+        read_only=True,
+        query=param("string", required=True, minLength=1),
+        max_tokens=param("integer", minimum=50, maximum=2000),
+        peer=PEER,
+    )
     def _tool_search(self, args: Mapping[str, Any], ctx: ToolContext) -> str:
+        """Search what the user actually said across all their past sessions (hybrid semantic +
+        keyword, raw excerpts, no LLM). Use it to recall a specific fact."""
         peer = self._peer_arg(args)
         query = self._query_arg(args)
         budget = args.get("max_tokens", 800)
@@ -610,7 +563,10 @@ class HonchoProvider(ServiceProvider[HonchoSettings, HonchoAPI]):
             used += len(text)
         return screened_ok(dropped, results=results, count=len(results))
 
+    @memory_tool("honcho_context", read_only=True, peer=PEER)
     def _tool_context(self, args: Mapping[str, Any], ctx: ToolContext) -> str:
+        """Snapshot of what Honcho holds for this session: summary, the user's representation, the
+        peer card and recent messages. No query, no LLM."""
         peer = self._peer_arg(args)
         observer, target = self._view(ctx.session, peer)
 
@@ -644,7 +600,17 @@ class HonchoProvider(ServiceProvider[HonchoSettings, HonchoAPI]):
             messages=[m for m in messages[-20:] if m in allowed],
         )
 
+    @memory_tool(
+        "honcho_reasoning",
+        read_only=True,
+        query=param("string", required=True, minLength=1),
+        reasoning_level=param("string", enum=list(LEVELS)),
+        peer=PEER,
+    )
     def _tool_reasoning(self, args: Mapping[str, Any], ctx: ToolContext) -> str:
+        """Ask Honcho's dialectic a question about the user and get a synthesized answer (runs an
+        LLM on Honcho's side: slowest call). reasoning_level: minimal, low (default), medium,
+        high, max."""
         peer = self._peer_arg(args)
         query = self._query_arg(args)
         level = args.get("reasoning_level") or self._level(query)
@@ -664,7 +630,18 @@ class HonchoProvider(ServiceProvider[HonchoSettings, HonchoAPI]):
         kept, dropped = screen_recalled([answer] if answer else [], "honcho reasoning")
         return screened_ok(dropped, answer=kept[0] if kept else "", level=level)
 
+    @memory_tool(
+        "honcho_conclude",
+        conclusion=param("string", minLength=1),
+        list=param("boolean"),
+        query=param("string"),
+        delete_id=param("string", minLength=1),
+        peer=PEER,
+    )
     def _tool_conclude(self, args: Mapping[str, Any], ctx: ToolContext) -> str:
+        """Write, list or delete CONCLUSIONS: durable facts about the user that feed their profile.
+        Pass exactly one of `conclusion` (create), `list` (list, or search with `query`) or
+        `delete_id` (delete one from a prior list; for PII removal)."""
         peer = self._peer_arg(args)
         conclusion = text_arg(args, "conclusion") or ""
         delete_id = text_arg(args, "delete_id") or ""

@@ -20,19 +20,14 @@ from pydantic import Field, SecretStr, field_validator
 from hermes_core.providers.service.fields import (
     BaseURL,
     ServiceProviderSettings,
-    breaker_cooldown_field,
-    env_alias,
     env_field,
-    failure_threshold_field,
     read_json_object,
-    retries_field,
-    timeout_field,
+    service_field,
 )
 
 CONFIG_FILE = "honcho.json"
 CLOUD_URL = "https://api.honcho.dev"
 KEY_URL = "https://app.honcho.dev"
-_env = partial(env_alias, "honcho")
 _field = partial(env_field, "honcho")
 _ID = re.compile(r"^[A-Za-z0-9_-]{1,100}$")
 
@@ -130,15 +125,12 @@ class HonchoSettings(ServiceProviderSettings):
         description="Honcho session per working directory, per git repo, per Hermes session, "
         "or one global session (always per user).",
     )
-    timeout: float = timeout_field(
-        5.0,
-        le=120,
-        description="Seconds per Honcho request.",
-        validation_alias=_env("timeout", "HONCHO_TIMEOUT"),
+    timeout: float = _field(
+        "timeout", 5.0, None, "HONCHO_TIMEOUT", le=120, description="Seconds per Honcho request."
     )
-    retries: int = retries_field()
-    failure_threshold: int = failure_threshold_field()
-    breaker_cooldown: float = breaker_cooldown_field()
+    retries: int = service_field("retries")
+    failure_threshold: int = service_field("failure_threshold")
+    breaker_cooldown: float = service_field("breaker_cooldown")
     search_limit: int = Field(
         8, ge=1, le=100, description="Messages recalled by search (prefetch and honcho_search)."
     )

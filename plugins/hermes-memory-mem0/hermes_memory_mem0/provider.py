@@ -45,9 +45,10 @@ from hermes_core.providers.service import (
     ToolRefused,
     service_settings,
 )
+from hermes_core.providers.service.tools import memory_tool, param, text_arg
 from hermes_core.recall_trace import item_scores
 from hermes_core.tool_results import tool_json
-from hermes_core.types import MemoryContext, MemoryWrite, SessionInfo, ToolContext, ToolSpec, Turn
+from hermes_core.types import MemoryContext, MemoryWrite, SessionInfo, ToolContext, Turn
 from hermes_memory_mem0.backend import (
     AddRequest,
     Backend,
@@ -69,6 +70,7 @@ T = TypeVar("T")
 LABEL = "Mem0"
 HEADING = "## Mem0 Memory"
 MAX_TOOL_CHARS = 4000
+REQUIRED = param("string", required=True)
 FAILURE_THRESHOLD = 5
 """Consecutive service failures that pause mem0 calls ..."""
 COOLDOWN = 120.0
@@ -259,8 +261,8 @@ class Mem0Provider(BackgroundRecall[Mem0Settings, Backend, MemoryItem]):
 
         return self._local_breaker.call(run)
 
-    def health_name(self) -> str:
-        return f"mem0 ({self.settings.mode})"
+    def health_summary(self) -> tuple[str, str]:
+        return f"mem0 ({self.settings.mode})", "configured"
 
     def shutdown(self) -> None:
         """The frame's shutdown; mode oss also closes the in-process mem0."""
@@ -445,73 +447,28 @@ class Mem0Provider(BackgroundRecall[Mem0Settings, Backend, MemoryItem]):
     def on_session_end(self, session: SessionInfo) -> None:
         self.forget_session(session)
 
-    @hookimpl
-    def register_tools(self, session: SessionInfo) -> list[ToolSpec]:
-        memory_id = {"type": "string", "description": "Memory id."}
-        return [
-            self.tool(
-                "mem0_search",
-                "Search the user's long-term memories (mem0) by meaning. Returns "
-                "the best matches with ids.",
-                {
-                    "query": {"type": "string", "description": "What to look for."},
-                    "top_k": {
-                        "type": "integer",
-                        "minimum": 1,
-                        "maximum": 50,
-                        "description": "How many results (default 10).",
-                    },
-                },
-                self._tool_search,
-                required=["query"],
-                read_only=True,
-            ),
-            self.tool(
-                "mem0_add",
-                "Store one fact about the user verbatim in long-term memory.",
-                {"content": {"type": "string", "description": "The fact to remember."}},
-                self._tool_add,
-                required=["content"],
-            ),
-            self.tool(
-                "mem0_update",
-                "Replace the text of a memory (id from mem0_search).",
-                {
-                    "memory_id": memory_id,
-                    "content": {"type": "string", "description": "The new text."},
-                },
-                self._tool_update,
-                required=["memory_id", "content"],
-            ),
-            self.tool(
-                "mem0_delete",
-                "Delete a memory (id from mem0_search).",
-                {"memory_id": memory_id},
-                self._tool_delete,
-                required=["memory_id"],
-            ),
-        ]
-
     # ------------------------------------------------------------ tool handlers
 
     @staticmethod
-    def _text_arg(args: Mapping[str, Any], name: str) -> str | None:
-        value = args.get(name)
-        if not isinstance(value, str) or not value.strip():
-            return None
-        return value.strip()
-
-    @classmethod
-    def _content(cls, args: Mapping[str, Any], missing: str) -> str:
-        content = cls._text_arg(args, "content")
+    def _content(args: Mapping[str, Any], missing: str) -> str:
+        content = text_arg(args, "content")
         if content is None:
             raise ToolRefused(missing)
         if len(content) > MAX_TOOL_CHARS:
             raise ToolRefused(f"'content' is too long ({len(content)} chars; max {MAX_TOOL_CHARS})")
         return content
 
+    @memory_tool(
+        "mem0_search", read_only=True, query=REQUIRED, top_k=param("integer", minimum=1, maximum=50)
+    )
     def _tool_search(self, args: Mapping[str, Any], ctx: ToolContext) -> str:
-        query = self._text_arg(args, "query")
+        """Search the user's long-term memories (mem0) by meaning. Returns the best matches
+        with ids.
+
+        query: What to look for.
+        top_k: How many results (default 10).
+        """
+        query = text_arg(args, "query")
         if query is None:
             raise ToolRefused("'query' is required: pass a non-empty string")
         top_k = args.get("top_k", self.settings.top_k)
@@ -520,7 +477,12 @@ class Mem0Provider(BackgroundRecall[Mem0Settings, Backend, MemoryItem]):
         items = self.search(ctx.session, query, int(top_k))
         return tool_json({"success": True, "results": [i.as_json() for i in items]})
 
+    @memory_tool("mem0_add", content=REQUIRED)
     def _tool_add(self, args: Mapping[str, Any], ctx: ToolContext) -> str:
+        """Store one fact about the user verbatim in long-term memory.
+
+        content: The fact to remember.
+        """
         content = self._content(
             args, "'content' is required: pass the fact to remember as a string"
         )
@@ -530,8 +492,14 @@ class Mem0Provider(BackgroundRecall[Mem0Settings, Backend, MemoryItem]):
         items = self._add(backend, uid, [{"role": "user", "content": content}], metadata)
         return tool_json({"success": True, "results": [i.as_json() for i in items]})
 
+    @memory_tool("mem0_update", memory_id=REQUIRED, content=REQUIRED)
     def _tool_update(self, args: Mapping[str, Any], ctx: ToolContext) -> str:
-        memory_id = self._text_arg(args, "memory_id")
+        """Replace the text of a memory (id from mem0_search).
+
+        memory_id: Memory id.
+        content: The new text.
+        """
+        memory_id = text_arg(args, "memory_id")
         missing = "'memory_id' and 'content' are required (ids come from mem0_search)"
         if memory_id is None:
             raise ToolRefused(missing)
@@ -541,8 +509,13 @@ class Mem0Provider(BackgroundRecall[Mem0Settings, Backend, MemoryItem]):
         self._call(lambda: backend.update(memory_id, content))
         return tool_json({"success": True, "id": memory_id, "memory": content})
 
+    @memory_tool("mem0_delete", memory_id=REQUIRED)
     def _tool_delete(self, args: Mapping[str, Any], ctx: ToolContext) -> str:
-        memory_id = self._text_arg(args, "memory_id")
+        """Delete a memory (id from mem0_search).
+
+        memory_id: Memory id.
+        """
+        memory_id = text_arg(args, "memory_id")
         if memory_id is None:
             raise ToolRefused("'memory_id' is required (ids come from mem0_search)")
         self._owned(ctx.session, memory_id)

@@ -20,13 +20,9 @@ from pydantic import SecretStr
 from hermes_core.providers.service.fields import (
     ServiceProviderSettings,
     advanced_field,
-    breaker_cooldown_field,
     env_field,
-    failure_threshold_field,
     http_url,
-    recall_max_chars_field,
-    retries_field,
-    timeout_field,
+    service_field,
 )
 
 _field = partial(env_field, "openviking")
@@ -108,7 +104,7 @@ class OpenVikingSettings(ServiceProviderSettings):
         ge=0.0,
         le=1.0,
     )
-    recall_max_chars: int = recall_max_chars_field()
+    recall_max_chars: int = service_field("recall_max_chars")
     recall_resources: bool = advanced_field(
         False,
         "Also inject matching resources (documents), not only memories",
@@ -120,10 +116,10 @@ class OpenVikingSettings(ServiceProviderSettings):
         ge=0,
         le=10_000,
     )
-    timeout: float = timeout_field(10.0, le=600)
-    retries: int = retries_field()
-    failure_threshold: int = failure_threshold_field()
-    breaker_cooldown: float = breaker_cooldown_field()
+    timeout: float = service_field("timeout", 10.0, le=600)
+    retries: int = service_field("retries")
+    failure_threshold: int = service_field("failure_threshold")
+    breaker_cooldown: float = service_field("breaker_cooldown")
 
 
 __all__ = ["DEFAULT_URL", "IDENTIFIER", "OpenVikingSettings"]

@@ -19,9 +19,8 @@ Behaviour (spec §4, RetainDB):
   compressed, as source material for the summariser;
 * tools ``retaindb_profile``, ``retaindb_search``, ``retaindb_context``,
   ``retaindb_remember``, ``retaindb_forget``, each returning a JSON object with ``success``;
-* every call goes through the shared :class:`~hermes_core.providers.service.ServiceClient`
-  (timeouts, retries with backoff, a circuit breaker); recalled text the threat scanner flags
-  is dropped from tool results too (the host screens prefetch).
+* built on the service frame (:class:`~hermes_core.providers.service.BackgroundRecall`);
+  the tools leave out memories the threat scanner flags and count them in ``withheld``.
 """
 
 from __future__ import annotations
@@ -39,13 +38,17 @@ from hermes_core.providers.service import (
     ServiceError,
     ServiceNotFound,
     ToolRefused,
-    compress_query,
-    remembered,
     unflagged,
 )
-from hermes_core.providers.service.tools import number_arg, required_text, text_arg
+from hermes_core.providers.service.tools import (
+    memory_tool,
+    number_arg,
+    param,
+    required_text,
+    text_arg,
+)
 from hermes_core.tool_results import tool_ok
-from hermes_core.types import MemoryContext, MemoryWrite, SessionInfo, ToolContext, ToolSpec, Turn
+from hermes_core.types import MemoryContext, MemoryWrite, SessionInfo, ToolContext, Turn
 from hermes_memory_retaindb.api import Memory, RetainDBAPI, idempotency_key
 from hermes_memory_retaindb.settings import MEMORY_TYPES, RetainDBSettings
 
@@ -59,6 +62,7 @@ HEADING = "## RetainDB Memory"
 MAX_CONTENT_CHARS = 10_000  # the API's limit for one memory
 MAX_MESSAGE_CHARS = 20_000
 MAX_QUERY_CHARS = 5_000  # the API's limit for a search query
+TEXT = param("string", required=True)
 _SPACE = re.compile(r"\s+")
 
 
@@ -100,8 +104,8 @@ class RetainDBProvider(BackgroundRecall[RetainDBSettings, RetainDBAPI, Memory]):
     def make_api(self, client: ServiceClient) -> RetainDBAPI:
         return RetainDBAPI(client, self.project)
 
-    def health_name(self) -> str:
-        return f"retaindb ({self.settings.base_url}, project {self.project})"
+    def health_summary(self) -> tuple[str, str]:
+        return f"retaindb ({self.settings.base_url}, project {self.project})", "configured"
 
     def user(self, session: SessionInfo) -> str:
         """The user every call of ``session`` is scoped to."""
@@ -226,18 +230,9 @@ class RetainDBProvider(BackgroundRecall[RetainDBSettings, RetainDBAPI, Memory]):
         label = idempotency_key(self.project, uid, write.action, write.target, previous, content)
         self.send_later(f"mirror:{label}", mirror)
 
-    @hookimpl
-    def on_pre_compress(self, session: SessionInfo, messages: Sequence[ChatMessage]) -> str | None:
-        query = compress_query(messages, 800)
-        if not query or self._closed or self.breaker_open():
-            return None
-        try:
-            found = self.search(session, query, deadline=self.settings.prefetch_wait)
-        except ServiceError as exc:
-            log.warning("retaindb pre-compress recall failed: %s", exc)
-            return None
-        kept, _ = unflagged(found, _text)
-        return remembered(LABEL, [m.content for m in kept])
+    def compress_recall(self, session: SessionInfo, query: str) -> list[str]:
+        found = self.search(session, query, deadline=self.settings.prefetch_wait)
+        return [m.content for m in found]
 
     @hookimpl
     def on_session_end(self, session: SessionInfo, messages: Sequence[ChatMessage]) -> None:
@@ -262,76 +257,6 @@ class RetainDBProvider(BackgroundRecall[RetainDBSettings, RetainDBAPI, Memory]):
         if transcript:
             self._ingest_later(session, transcript, f"session:{len(transcript)}")
 
-    @hookimpl
-    def register_tools(self, session: SessionInfo) -> list[ToolSpec]:
-        def text(description: str) -> dict[str, str]:
-            return {"type": "string", "description": description}
-
-        return [
-            self.tool(
-                "retaindb_profile",
-                "Get the user's stable profile: preferences, facts and patterns "
-                "recalled from long-term memory.",
-                {},
-                self._tool_profile,
-                read_only=True,
-            ),
-            self.tool(
-                "retaindb_search",
-                "Search the user's long-term memories (vector + keyword, "
-                "reranked). Returns ranked results with ids.",
-                {
-                    "query": text("What to search for."),
-                    "top_k": {
-                        "type": "integer",
-                        "minimum": 1,
-                        "maximum": 20,
-                        "description": "Max results (default 8, max 20).",
-                    },
-                },
-                self._tool_search,
-                required=["query"],
-                read_only=True,
-            ),
-            self.tool(
-                "retaindb_context",
-                "What long-term memory says about the current task: the user's "
-                "profile plus the memories relevant to it, as one block.",
-                {"query": text("The task or question.")},
-                self._tool_context,
-                required=["query"],
-                read_only=True,
-            ),
-            self.tool(
-                "retaindb_remember",
-                "Store an explicit fact, preference or decision in long-term memory.",
-                {
-                    "content": text("The fact to remember."),
-                    "memory_type": {
-                        "type": "string",
-                        "enum": list(MEMORY_TYPES),
-                        "description": "Category (default factual).",
-                    },
-                    "importance": {
-                        "type": "number",
-                        "minimum": 0,
-                        "maximum": 1,
-                        "description": "Importance 0-1 (default 0.7).",
-                    },
-                },
-                self._tool_remember,
-                required=["content"],
-            ),
-            self.tool(
-                "retaindb_forget",
-                "Delete one of the user's memories by id (ids come from "
-                "retaindb_search or retaindb_profile).",
-                {"memory_id": text("Memory id to delete.")},
-                self._tool_forget,
-                required=["memory_id"],
-            ),
-        ]
-
     # ------------------------------------------------------------ tool handlers
 
     def _listing(self, memories: Sequence[Memory], **extra: Any) -> str:
@@ -345,16 +270,34 @@ class RetainDBProvider(BackgroundRecall[RetainDBSettings, RetainDBAPI, Memory]):
             payload["withheld"] = withheld
         return tool_ok(**payload)
 
+    @memory_tool("retaindb_profile", read_only=True)
     def _tool_profile(self, args: Mapping[str, Any], ctx: ToolContext) -> str:
+        """Get the user's stable profile: preferences, facts and patterns recalled from
+        long-term memory."""
         uid = self.user(ctx.session)
         return self._listing(self.api().profile(uid), user_id=uid)
 
+    @memory_tool(
+        "retaindb_search", read_only=True, query=TEXT, top_k=param("integer", minimum=1, maximum=20)
+    )
     def _tool_search(self, args: Mapping[str, Any], ctx: ToolContext) -> str:
+        """Search the user's long-term memories (vector + keyword, reranked). Returns ranked
+        results with ids.
+
+        query: What to search for.
+        top_k: Max results (default 8, max 20).
+        """
         query = required_text(args, "query", "pass what to search for as a string", MAX_QUERY_CHARS)
         top_k = number_arg(args, "top_k", self.settings.top_k, 1, 20)
         return self._listing(self.search(ctx.session, query, top_k=int(top_k)))
 
+    @memory_tool("retaindb_context", read_only=True, query=TEXT)
     def _tool_context(self, args: Mapping[str, Any], ctx: ToolContext) -> str:
+        """What long-term memory says about the current task: the user's profile plus the
+        memories relevant to it, as one block.
+
+        query: The task or question.
+        """
         query = required_text(args, "query", "pass the task or question as a string")
         session = ctx.session
         profile = self.api().profile(self.user(session))
@@ -375,7 +318,19 @@ class RetainDBProvider(BackgroundRecall[RetainDBSettings, RetainDBAPI, Memory]):
             payload["withheld"] = w1 + w2
         return tool_ok(**payload)
 
+    @memory_tool(
+        "retaindb_remember",
+        content=TEXT,
+        memory_type=param("string", enum=list(MEMORY_TYPES)),
+        importance=param("number", minimum=0, maximum=1),
+    )
     def _tool_remember(self, args: Mapping[str, Any], ctx: ToolContext) -> str:
+        """Store an explicit fact, preference or decision in long-term memory.
+
+        content: The fact to remember.
+        memory_type: Category (default factual).
+        importance: Importance 0-1 (default 0.7).
+        """
         content = required_text(
             args, "content", "pass the fact to remember as a string", MAX_CONTENT_CHARS
         )
@@ -398,7 +353,13 @@ class RetainDBProvider(BackgroundRecall[RetainDBSettings, RetainDBAPI, Memory]):
         )
         return tool_ok(memory_id=memory_id, memory_type=memory_type)
 
+    @memory_tool("retaindb_forget", memory_id=TEXT)
     def _tool_forget(self, args: Mapping[str, Any], ctx: ToolContext) -> str:
+        """Delete one of the user's memories by id (ids come from retaindb_search or
+        retaindb_profile).
+
+        memory_id: Memory id to delete.
+        """
         memory_id = text_arg(args, "memory_id")
         if memory_id is None:
             raise ToolRefused("'memory_id' is required (ids come from retaindb_search)")

@@ -3,9 +3,6 @@
 Sources, first wins: explicit init values, ``HERMES_MEMORY__PROVIDERS__RETAINDB__<FIELD>`` and
 Hermes Agent's variables (``RETAINDB_API_KEY``, ``RETAINDB_BASE_URL``, ``RETAINDB_PROJECT``),
 ``$HERMES_HOME/.env``, ``memory.providers.retaindb`` in config.yaml, then the defaults.
-
-``hermes-memory memory setup retaindb`` asks only for the API key, the API URL and the project;
-every other field keeps its default and is not written to config (`--advanced` asks them too).
 """
 
 from __future__ import annotations
@@ -19,13 +16,9 @@ from pydantic import SecretStr, field_validator
 from hermes_core.providers.service.fields import (
     ServiceProviderSettings,
     advanced_field,
-    breaker_cooldown_field,
     env_field,
-    failure_threshold_field,
     http_url,
-    prefetch_wait_field,
-    retries_field,
-    timeout_field,
+    service_field,
 )
 
 DEFAULT_URL = "https://api.retaindb.com"
@@ -97,13 +90,13 @@ class RetainDBSettings(ServiceProviderSettings):
     search_profile: Literal["fast", "balanced", "quality"] = advanced_field(
         "fast", "RetainDB search profile."
     )
-    timeout: float = timeout_field()
-    prefetch_wait: float = prefetch_wait_field(
-        description="Seconds automatic recall waits for RetainDB."
+    timeout: float = service_field("timeout")
+    prefetch_wait: float = service_field(
+        "prefetch_wait", description="Seconds automatic recall waits for RetainDB."
     )
-    retries: int = retries_field()
-    failure_threshold: int = failure_threshold_field()
-    breaker_cooldown: float = breaker_cooldown_field()
+    retries: int = service_field("retries")
+    failure_threshold: int = service_field("failure_threshold")
+    breaker_cooldown: float = service_field("breaker_cooldown")
 
     @field_validator("project")
     @classmethod

@@ -91,8 +91,9 @@ class SupermemoryProvider(ServiceProvider[SupermemorySettings, SupermemoryAPI]):
     def config_values(self) -> dict[str, Any]:
         return read_supermemory_json(self.home)
 
-    def health_detail(self) -> str:
-        return f"container {self.base_tag}.*"
+    def health_summary(self) -> tuple[str, str]:
+        name, _ = super().health_summary()
+        return name, f"container {self.base_tag}.*"
 
     # -- plumbing
 

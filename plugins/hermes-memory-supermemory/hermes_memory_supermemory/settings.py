@@ -20,12 +20,9 @@ from pydantic import Field, SecretStr, field_validator
 from hermes_core.providers.service.fields import (
     BaseURL,
     ServiceProviderSettings,
-    breaker_cooldown_field,
     env_field,
-    failure_threshold_field,
     read_json_object,
-    retries_field,
-    timeout_field,
+    service_field,
 )
 
 CONFIG_FILE = "supermemory.json"
@@ -92,10 +89,10 @@ class SupermemorySettings(ServiceProviderSettings):
         max_length=1500,
         description="Extraction guidance sent with every write (max 1500 characters).",
     )
-    api_timeout: float = timeout_field(5.0, le=120, description="Seconds per request.")
-    retries: int = retries_field()
-    failure_threshold: int = failure_threshold_field()
-    breaker_cooldown: float = breaker_cooldown_field()
+    api_timeout: float = service_field("timeout", 5.0, le=120, description="Seconds per request.")
+    retries: int = service_field("retries")
+    failure_threshold: int = service_field("failure_threshold")
+    breaker_cooldown: float = service_field("breaker_cooldown")
     enable_custom_container_tags: bool = Field(
         False, description="Let the tools target the custom containers below."
     )
