@@ -49,7 +49,7 @@ from hermes_core.layers.sessions.ingest import indexed_text
 from hermes_core.layers.sessions.records import ALL_USERS, UserScope, scope_sql
 from hermes_core.layers.sessions.schema import INDEX_SELECT
 from hermes_core.layers.sessions.timeparse import TimeWindow, query_time_window
-from hermes_core.text import CJK_CHAR
+from hermes_core.text import CJK_CHAR, about_the_asker
 
 if TYPE_CHECKING:
     from hermes_core.layers.sessions.archive import SessionStore
@@ -112,18 +112,6 @@ Session scores are computed before it (boosting the user's messages in the sessi
 too moved the two halves of the dev questions apart: docs/benchmarks.md)."""
 OWN_WORDS_POOL = 120
 """The best turns re-ordered by :data:`OWN_WORDS_BOOST` (the rest keep their order)."""
-FIRST_PERSON = re.compile(
-    r"(?<![\w'])(?:i|i'm|i've|i'd|i'll|me|my|mine|myself)(?![\w'])|我", re.IGNORECASE
-)
-"""A first-person question: English "I", "me", "my", … (a whole word) or Chinese 我 (also
-我们, 我的)."""
-ASKS_ABOUT_REPLIES = re.compile(
-    r"\byou\s+(?:\w+ed|said|told|gave|made|wrote|sent|showed|taught|built|found|came up)\b"
-    r"|你(?:之前|上次|以前|刚才)?(?:说|讲|提到|提过|推荐|建议|告诉|给|写|列)",
-    re.IGNORECASE,
-)
-"""A question about what the assistant said ("the restaurant you recommended", "你推荐的餐厅"):
-its answer is in the assistant's replies, so :data:`OWN_WORDS_BOOST` does not apply."""
 QUESTION_FILLERS = frozenset(
     [
         "say",
@@ -925,8 +913,7 @@ def rank(
     hits = _merge_relaxed(hits, relaxed)
     sessions = _aggregate_sessions(db, hits, filters.demoted_sources)
     if OWN_WORDS_BOOST:
-        mine = bool(FIRST_PERSON.search(query)) and not ASKS_ABOUT_REPLIES.search(query)
-        hits = _order_own_words(db, hits, mine, q.named)
+        hits = _order_own_words(db, hits, about_the_asker(query), q.named)
     return Ranking(hits, sessions, q.terms, q.match, cost)
 
 
