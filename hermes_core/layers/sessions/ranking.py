@@ -25,7 +25,10 @@ Pipeline (every step measured on LoCoMo in docs/benchmarks.md):
 9. Own words first: for a first-person question ("what did I buy", "我的狗") the returned
    *turns* put the user's own messages ahead (×3 in their order only; not when it asks
    about the assistant's replies: "you recommended", "你推荐"), for a question naming a
-   participant that participant's messages; the session ranking is left as it is.
+   participant that participant's messages; for a question that counts or lists ("how
+   many", "what instruments", 多少, 哪些) the n-th turn of one session ×0.9^n in that order,
+   so the evidence spread over sessions is not crowded out by one; the session ranking is
+   left as it is.
 """
 
 from __future__ import annotations
@@ -49,6 +52,7 @@ from hermes_core.layers.sessions.ingest import indexed_text
 from hermes_core.layers.sessions.records import ALL_USERS, UserScope, scope_sql
 from hermes_core.layers.sessions.schema import INDEX_SELECT
 from hermes_core.layers.sessions.timeparse import TimeWindow, query_time_window
+from hermes_core.recall_pack import answer_cue
 from hermes_core.text import CJK_CHAR, about_the_asker
 
 if TYPE_CHECKING:
@@ -111,7 +115,22 @@ assistant's long answers (or the other speaker's replies) repeat the question's 
 Session scores are computed before it (boosting the user's messages in the session scores
 too moved the two halves of the dev questions apart: docs/benchmarks.md)."""
 OWN_WORDS_POOL = 120
-"""The best turns re-ordered by :data:`OWN_WORDS_BOOST` (the rest keep their order)."""
+"""The best turns re-ordered by :data:`OWN_WORDS_BOOST` and :data:`SPREAD` (the rest keep
+their order)."""
+SPREAD = 0.9
+"""For a question that counts or lists ("how many …", "how much … in total", "what
+instruments …", "多少", "哪些"), the n-th turn of one session in the order of the returned
+*turns* is scored ×SPREAD^n (same step as :data:`OWN_WORDS_BOOST`): the answer is spread
+over sessions, so one session should not fill the top turns. Session scores are left as they
+are. A stronger spread (0.6-0.8) or one for every question lowered turn recall on half of
+the dev questions (docs/benchmarks.md)."""
+LIST_QUESTION = re.compile(
+    r"(?i)\b(?:what|which)\s+(?:(?:kinds?|types?|sorts?)\s+of\s+)?(?:[a-z-]+\+?\s+)?"
+    r"(?!(?:was|is|has|does|this|its|his|hers|us|yours|ours|theirs|always|as)\b)[a-z-]{3,}s\b|哪些"
+)
+"""A question asking for a list: "what/which (kinds of) (adjective) <plural noun>" ("what
+LGBTQ+ events", "which cities") or Chinese 哪些; with :func:`~hermes_core.recall_pack.answer_cue`
+asking for an amount, the questions :data:`SPREAD` applies to."""
 QUESTION_FILLERS = frozenset(
     [
         "say",
@@ -859,15 +878,26 @@ def _aggregate_sessions(
     return sessions
 
 
+def asks_to_count_or_list(query: str) -> bool:
+    """Whether ``query`` counts ("how many", "how much", 多少, 几个: an amount is the answer,
+    :func:`~hermes_core.recall_pack.answer_cue`) or lists ("what instruments …", 哪些:
+    :data:`LIST_QUESTION`): its answer is spread over sessions."""
+    cue = answer_cue(query)
+    return (cue is not None and cue.kind == "number") or LIST_QUESTION.search(query) is not None
+
+
 def _order_own_words(
-    db: SessionStore, hits: list[TurnHit], mine: bool, named: set[str]
+    db: SessionStore, hits: list[TurnHit], mine: bool, named: set[str], query: str = ""
 ) -> list[TurnHit]:
     """Stage 9 — the best :data:`OWN_WORDS_POOL` turns re-ordered with the scores of the
     messages written by the person the question is about ×(1 + :data:`OWN_WORDS_BOOST`):
     the user's own messages when ``mine`` (a first-person question), the messages spoken by
-    a participant the query names (``named``). ``hits`` best first; scores and the session
-    ranking are left as they are."""
-    if not mine and not named:
+    a participant the query names (``named``); then, for a question that counts or lists
+    (:func:`asks_to_count_or_list` on ``query``), the n-th of a session's turns in that order
+    ×:data:`SPREAD`^n. ``hits`` best first; scores and the session ranking are left as they
+    are."""
+    spread = SPREAD < 1.0 and asks_to_count_or_list(query)
+    if not mine and not named and not spread:
         return hits
     pool, rest = hits[:OWN_WORDS_POOL], hits[OWN_WORDS_POOL:]
     ids = [h.message_id for h in pool]
@@ -876,6 +906,14 @@ def _order_own_words(
         owners |= {i for i, who in _speakers_of(db, ids).items() if who in named}
     factor = {mid: 1.0 + OWN_WORDS_BOOST for mid in owners}
     pool.sort(key=lambda h: (-h.score * factor.get(h.message_id, 1.0), h.message_id))
+    if spread:  # the n-th turn of a session (in that order) ×SPREAD^n
+        seen: dict[str, int] = defaultdict(int)
+        for hit in pool:
+            factor[hit.message_id] = (
+                factor.get(hit.message_id, 1.0) * SPREAD ** seen[hit.session_id]
+            )
+            seen[hit.session_id] += 1
+        pool.sort(key=lambda h: (-h.score * factor.get(h.message_id, 1.0), h.message_id))
     return [*pool, *rest]
 
 
@@ -913,7 +951,7 @@ def rank(
     hits = _merge_relaxed(hits, relaxed)
     sessions = _aggregate_sessions(db, hits, filters.demoted_sources)
     if OWN_WORDS_BOOST:
-        hits = _order_own_words(db, hits, about_the_asker(query), q.named)
+        hits = _order_own_words(db, hits, about_the_asker(query), q.named, query)
     return Ranking(hits, sessions, q.terms, q.match, cost)
 
 

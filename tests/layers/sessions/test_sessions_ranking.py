@@ -228,6 +228,70 @@ def test_own_words_reorders_only_the_pool(db: SessionDB, monkeypatch: pytest.Mon
 
 
 @pytest.mark.parametrize(
+    ("counting", "plain", "busy", "quiet"),
+    [
+        (
+            "How many kayak trips were there?",
+            "Where did the kayak trips go?",
+            ["kayak trips kayak trips on the lake", "more kayak trips, kayak trips", "kayak trips"],
+            "one kayak trip to the river",
+        ),
+        (
+            "有哪些皮划艇旅行？",
+            "皮划艇旅行去了哪里？",
+            ["皮划艇旅行皮划艇旅行湖上", "皮划艇旅行又一次皮划艇旅行", "皮划艇旅行"],
+            "一次皮划艇旅行去河边",
+        ),
+    ],
+)
+def test_counting_and_list_questions_spread_the_turns_over_sessions(
+    db: SessionDB,
+    monkeypatch: pytest.MonkeyPatch,
+    counting: str,
+    plain: str,
+    busy: list[str],
+    quiet: str,
+) -> None:
+    _chat(db, "busy", 1, [("assistant", text) for text in busy])
+    (lone,) = _chat(db, "quiet", 2, [("assistant", quiet)])
+
+    def order(question: str) -> list[str]:
+        return [h.session_id for h in rank(db, question).turns]
+
+    monkeypatch.setattr(ranking, "SPREAD", 1.0)
+    before = {
+        q: (order(q), [s.session_id for s in rank(db, q).sessions]) for q in (counting, plain)
+    }
+    assert before[counting][0][:3] == ["busy", "busy", "busy"]  # one session fills the top
+    monkeypatch.setattr(ranking, "SPREAD", 0.01)
+    assert order(counting)[:2] == ["busy", "quiet"]
+    assert [s.session_id for s in rank(db, counting).sessions] == before[counting][1]
+    assert order(plain) == before[plain][0]  # not counting or listing: the plain order
+    assert lone in {h.message_id for h in rank(db, counting).turns[:2]}
+
+
+def test_questions_that_count_or_list() -> None:
+    for text in (
+        "How many weddings have I attended?",
+        "How much did I spend in total?",
+        "What instruments does Melanie play?",
+        "What LGBTQ+ events has Caroline joined?",
+        "Which kinds of tea do I like?",
+        "我参加过几次婚礼？",
+        "一共花了多少钱？",
+        "她去过哪些城市？",
+    ):
+        assert ranking.asks_to_count_or_list(text), text
+    for text in (
+        "What is my dog's breed?",
+        "Where was the event?",
+        "What has Melanie painted?",
+        "他住在哪里？",
+    ):
+        assert not ranking.asks_to_count_or_list(text), text
+
+
+@pytest.mark.parametrize(
     ("question", "scaffolding", "topic", "other"),
     [
         (
