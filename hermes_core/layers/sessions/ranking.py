@@ -22,6 +22,9 @@ Pipeline (every step measured on LoCoMo in docs/benchmarks.md):
    sources are demoted.
 8. Query relaxation: when few sessions matched, the dropped names/question words are
    searched too and ranked after every primary result.
+   Then a participant's question among the best turns ("You play any instruments?") brings
+   the next participant's reply into the turns at half its score, even without a query
+   word (never an assistant's reply; the session ranking is already fixed).
 9. Own words first: for a first-person question ("what did I buy", "我的狗") the returned
    *turns* put the user's own messages ahead (×3 in their order only; not when it asks
    about the assistant's replies: "you recommended", "你推荐"), for a question naming a
@@ -117,6 +120,10 @@ too moved the two halves of the dev questions apart: docs/benchmarks.md)."""
 OWN_WORDS_POOL = 120
 """The best turns re-ordered by :data:`OWN_WORDS_BOOST` and :data:`SPREAD` (the rest keep
 their order)."""
+REPLY_SHARE = 0.5
+"""Share of a participant's question's score given to the reply after it (:func:`_add_replies`)."""
+REPLY_POOL = 20
+"""The best turns read for questions between participants (:func:`_add_replies`)."""
 SPREAD = 0.9
 """For a question that counts or lists ("how many …", "how much … in total", "what
 instruments …", "多少", "哪些"), the n-th turn of one session in the order of the returned
@@ -824,6 +831,57 @@ def _apply_speakers(db: SessionStore, named: set[str], hits: list[TurnHit]) -> N
             hit.score *= 1.0 + SPEAKER_BOOST
 
 
+_ASKS = re.compile(r"[?？]\s*(?:\[[^\]]*\]\s*)?$")
+"""A message that ends with a question ("You play any instruments?", "你去哪儿了？"; an
+attachment note such as "[shared an image: …]" after it is allowed)."""
+
+
+def _add_replies(db: SessionStore, hits: list[TurnHit]) -> list[TurnHit]:
+    """Stage 7b — a question between people is answered by the next turn: when one of the
+    best :data:`REPLY_POOL` turns is a participant's question (not the assistant's) and the
+    next message of its session is also a participant's, that reply joins the *turns* with
+    :data:`REPLY_SHARE` of the question's score, even without a query word ("You play any
+    instruments?" → "Yeah, I play clarinet!"). The assistant's answers are left out: they
+    repeat the question's words and match on their own. Called after the sessions are
+    aggregated, so the session ranking never changes. Returns ``hits`` re-sorted."""
+    ids = [h.message_id for h in hits[:REPLY_POOL]]
+    if not ids:
+        return hits
+    rows = db.read(
+        "SELECT m.id, m.content, (SELECT MIN(n.id) FROM messages n WHERE n.session_id = "
+        "m.session_id AND n.id > m.id AND n.active = 1) FROM messages m "
+        f"WHERE m.id IN ({','.join('?' * len(ids))}) AND m.role != 'assistant'",
+        ids,
+    )
+    have = {h.message_id for h in hits}
+    asks = {
+        int(r[0]): int(r[2])
+        for r in rows
+        if r[2] is not None and int(r[2]) not in have and _ASKS.search(str(r[1] or "").strip())
+    }
+    if not asks:
+        return hits
+    replies = sorted(set(asks.values()))
+    spoken = {
+        int(r[0])
+        for r in db.read(
+            f"SELECT id FROM messages WHERE id IN ({','.join('?' * len(replies))}) "
+            "AND role != 'assistant'",
+            replies,
+        )
+    }
+    added: dict[int, TurnHit] = {}
+    for hit in hits[:REPLY_POOL]:
+        reply = asks.get(hit.message_id)
+        if reply in spoken and reply not in added:
+            added[reply] = TurnHit(
+                reply, hit.session_id, 0.0, hit.timestamp, score=REPLY_SHARE * hit.score
+            )
+    if not added:
+        return hits
+    return sorted([*hits, *added.values()], key=lambda h: (-h.score, h.message_id))
+
+
 def _apply_neighbours(hits: list[TurnHit]) -> None:
     """Stage 6 — a hit gains :data:`NEIGHBOUR_SHARE` of its best adjacent hit's score."""
     if not NEIGHBOUR_SHARE:
@@ -950,6 +1008,8 @@ def rank(
     _apply_neighbours(hits)
     hits = _merge_relaxed(hits, relaxed)
     sessions = _aggregate_sessions(db, hits, filters.demoted_sources)
+    if REPLY_SHARE:
+        hits = _add_replies(db, hits)
     if OWN_WORDS_BOOST:
         hits = _order_own_words(db, hits, about_the_asker(query), q.named, query)
     return Ranking(hits, sessions, q.terms, q.match, cost)

@@ -270,6 +270,49 @@ def test_counting_and_list_questions_spread_the_turns_over_sessions(
     assert lone in {h.message_id for h in rank(db, counting).turns[:2]}
 
 
+@pytest.mark.parametrize(
+    ("query", "asks", "reply", "asks_assistant", "assistant_reply"),
+    [
+        (
+            "instruments",
+            "Do you play any instruments?",
+            "Yeah, the clarinet since I was young.",
+            "Which instruments should I learn first?",
+            "The clarinet is a fine start.",
+        ),
+        (
+            "乐器",
+            "你会演奏乐器吗？",
+            "会，我从小吹单簧管。",
+            "我该先学哪种乐器？",
+            "单簧管是不错的开始。",
+        ),
+    ],
+)
+def test_a_participants_question_brings_the_reply_into_the_turns(
+    db: SessionDB,
+    monkeypatch: pytest.MonkeyPatch,
+    query: str,
+    asks: str,
+    reply: str,
+    asks_assistant: str,
+    assistant_reply: str,
+) -> None:
+    q_id, r_id = _chat(db, "people", 1, [("user", asks), ("user", reply)])
+    _, a_id = _chat(db, "helper", 2, [("user", asks_assistant), ("assistant", assistant_reply)])
+    monkeypatch.setattr(ranking, "REPLY_SHARE", 0.0)
+    before = rank(db, query)
+    assert r_id not in {h.message_id for h in before.turns}  # no query word in the reply
+    monkeypatch.setattr(ranking, "REPLY_SHARE", 0.5)
+    after = rank(db, query)
+    scores = {h.message_id: h.score for h in after.turns}
+    assert scores[r_id] == pytest.approx(0.5 * scores[q_id])
+    assert a_id not in scores  # the assistant's answer is not added
+    assert [(s.session_id, s.score) for s in after.sessions] == [
+        (s.session_id, s.score) for s in before.sessions
+    ]
+
+
 def test_questions_that_count_or_list() -> None:
     for text in (
         "How many weddings have I attended?",
