@@ -11,8 +11,8 @@ like (:func:`answer_cue`: a date for *when*/什么时候, an amount for *how man
 for *who*/*where*/*which*/谁/哪里), a sentence with query terms that also shows such a thing
 counts as if it held one more term as rare as the rarest, and a hit that shows one gets its
 room as if it ranked ``CUE_RANK`` (4) times higher. For a question about the asker
-(:func:`about_the_asker`: I, my, 我 and no you, 你) a hit whose speaker is ``user`` gets its
-room as if it ranked ``OWN_WORDS_RANK`` (2) times higher.
+(:func:`hermes_core.text.about_the_asker`: I, my, 我, not "you recommended", 你推荐) a hit
+whose speaker is ``user`` gets its room as if it ranked ``OWN_WORDS_RANK`` (2) times higher.
 
 Contract of :func:`pack_recall`:
 
@@ -46,7 +46,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from hermes_core.llm.tokens import estimate_tokens, wide_chars
-from hermes_core.text import CJK_CHAR, CJK_RANGES
+from hermes_core.text import CJK_CHAR, CJK_RANGES, about_the_asker
 
 DEFAULT_RECALL_TOKENS = 1500
 """Default token budget of one recall block (``memory.recall_max_tokens``)."""
@@ -160,16 +160,6 @@ _ASKS_FOR = (
         ),
     ),
 )
-
-
-_ABOUT_ME = re.compile(r"(?i)\b(?:i|me|my|mine|myself)\b|\bi['’](?:ve|m|d|ll)\b|我")
-_ABOUT_YOU = re.compile(r"(?i)\b(?:you|your|yours|yourself)\b|[你您]")
-
-
-def about_the_asker(query: str) -> bool:
-    """Whether ``query`` asks about the asker (I, my, 我) and not about the assistant (you,
-    你): then the user's own words are where the answer is most likely said."""
-    return _ABOUT_ME.search(query) is not None and _ABOUT_YOU.search(query) is None
 
 
 def answer_cue(query: str) -> AnswerCue | None:

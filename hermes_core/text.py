@@ -88,6 +88,34 @@ def plural(count: int, singular: str, plural_form: str | None = None) -> str:
     return f"{count:,} {plural_form}"
 
 
+FIRST_PERSON = re.compile(
+    r"(?<![\w'’])(?:i|i['’](?:m|ve|d|ll)|me|my|mine|myself)(?![\w'’])|我", re.IGNORECASE
+)
+"""The asker in the first person: English "I", "I'm" / "I’m", "me", "my", "mine", "myself"
+(whole words, straight or curly apostrophe) or Chinese 我 (also 我们, 我的)."""
+ASKS_ABOUT_REPLIES = re.compile(
+    r"\byou(?:['’]ve|\s+have|\s+had)?\s+"
+    r"(?:\w+ed|said|told|gave|made|wrote|sent|showed|taught|built|found|came up)\b"
+    r"|\bdid\s+you\s+\w+|\bremind\s+me\b"
+    r"|[你您](?:之前|上次|以前|刚才)?(?:说|讲|提到|提过|推荐|建议|告诉|给|写|列)|提醒(?:一下)?我",
+    re.IGNORECASE,
+)
+"""A question about what the assistant said or did ("the restaurant you recommended", "what
+did you say", "you've told me", "can you remind me …", "你推荐的餐厅", "您之前说的",
+"提醒我一下 …"): its answer is in the assistant's replies."""
+
+
+def about_the_asker(query: str) -> bool:
+    """Whether ``query`` asks about the asker — in the first person (:data:`FIRST_PERSON`:
+    I, my, I’m, 我) and not about the assistant's replies (:data:`ASKS_ABOUT_REPLIES`:
+    "you recommended", "did you say", "remind me", 你推荐) — so the user's own words are
+    where the answer is most likely said. A request to the assistant about the asker ("can
+    you suggest something for me", "你觉得我该买吗") still counts; "what did you recommend I
+    read" does not. The one detector behind the session ranking's own-words order and the
+    recall packer's room for the user's words."""
+    return FIRST_PERSON.search(query) is not None and ASKS_ABOUT_REPLIES.search(query) is None
+
+
 def like_escape(text: str) -> str:
     """``text`` as a literal inside a SQL ``LIKE`` pattern written with ``ESCAPE '\\'``:
     backslash, ``%`` and ``_`` are escaped."""
@@ -95,10 +123,13 @@ def like_escape(text: str) -> str:
 
 
 __all__ = [
+    "ASKS_ABOUT_REPLIES",
     "CJK_CHAR",
     "CJK_RANGES",
     "CJK_RUN",
+    "FIRST_PERSON",
     "IMAGE_PART_TYPES",
+    "about_the_asker",
     "content_text",
     "has_cjk",
     "like_escape",

@@ -10,7 +10,6 @@ from hermes_core.llm.tokens import estimate_tokens
 from hermes_core.recall_pack import (
     GAP,
     RecallHit,
-    about_the_asker,
     answer_cue,
     hits_shown,
     pack_recall,
@@ -320,21 +319,6 @@ def test_a_question_word_alone_still_packs(query: str) -> None:
     hits = [RecallHit("Nothing here. More."), RecallHit("We have 3 cats since May 2024. Tom 三个")]
     lines = pack_recall(hits, query, 100).split("\n")
     assert len(lines) == 2 and lines[0].startswith("Nothing here.")
-
-
-@pytest.mark.parametrize(
-    ("query", "mine"),
-    [
-        ("What streaming service have I been using lately?", True),
-        ("Where did my sister move?", True),
-        ("What did you recommend I read?", False),
-        ("What is the capital of France?", False),
-        ("我最近在用哪个音乐软件？", True),
-        ("你推荐我读哪本书？", False),
-    ],
-)
-def test_about_the_asker_en_and_zh(query: str, mine: bool) -> None:
-    assert about_the_asker(query) is mine
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])

@@ -22,10 +22,16 @@ Pipeline (every step measured on LoCoMo in docs/benchmarks.md):
    sources are demoted.
 8. Query relaxation: when few sessions matched, the dropped names/question words are
    searched too and ranked after every primary result.
+   Then a participant's question among the best turns ("You play any instruments?") brings
+   the next participant's reply into the turns at half its score, even without a query
+   word (never an assistant's reply; the session ranking is already fixed).
 9. Own words first: for a first-person question ("what did I buy", "我的狗") the returned
    *turns* put the user's own messages ahead (×3 in their order only; not when it asks
    about the assistant's replies: "you recommended", "你推荐"), for a question naming a
-   participant that participant's messages; the session ranking is left as it is.
+   participant that participant's messages; for a question that counts or lists ("how
+   many", "what instruments", 多少, 哪些) the n-th turn of one session ×0.9^n in that order,
+   so the evidence spread over sessions is not crowded out by one; the session ranking is
+   left as it is.
 """
 
 from __future__ import annotations
@@ -49,7 +55,8 @@ from hermes_core.layers.sessions.ingest import indexed_text
 from hermes_core.layers.sessions.records import ALL_USERS, UserScope, scope_sql
 from hermes_core.layers.sessions.schema import INDEX_SELECT
 from hermes_core.layers.sessions.timeparse import TimeWindow, query_time_window
-from hermes_core.text import CJK_CHAR
+from hermes_core.recall_pack import answer_cue
+from hermes_core.text import CJK_CHAR, about_the_asker
 
 if TYPE_CHECKING:
     from hermes_core.layers.sessions.archive import SessionStore
@@ -111,19 +118,26 @@ assistant's long answers (or the other speaker's replies) repeat the question's 
 Session scores are computed before it (boosting the user's messages in the session scores
 too moved the two halves of the dev questions apart: docs/benchmarks.md)."""
 OWN_WORDS_POOL = 120
-"""The best turns re-ordered by :data:`OWN_WORDS_BOOST` (the rest keep their order)."""
-FIRST_PERSON = re.compile(
-    r"(?<![\w'])(?:i|i'm|i've|i'd|i'll|me|my|mine|myself)(?![\w'])|我", re.IGNORECASE
+"""The best turns re-ordered by :data:`OWN_WORDS_BOOST` and :data:`SPREAD` (the rest keep
+their order)."""
+REPLY_SHARE = 0.5
+"""Share of a participant's question's score given to the reply after it (:func:`_add_replies`)."""
+REPLY_POOL = 20
+"""The best turns read for questions between participants (:func:`_add_replies`)."""
+SPREAD = 0.9
+"""For a question that counts or lists ("how many …", "how much … in total", "what
+instruments …", "多少", "哪些"), the n-th turn of one session in the order of the returned
+*turns* is scored ×SPREAD^n (same step as :data:`OWN_WORDS_BOOST`): the answer is spread
+over sessions, so one session should not fill the top turns. Session scores are left as they
+are. A stronger spread (0.6-0.8) or one for every question lowered turn recall on half of
+the dev questions (docs/benchmarks.md)."""
+LIST_QUESTION = re.compile(
+    r"(?i)\b(?:what|which)\s+(?:(?:kinds?|types?|sorts?)\s+of\s+)?(?:[a-z-]+\+?\s+)?"
+    r"(?!(?:was|is|has|does|this|its|his|hers|us|yours|ours|theirs|always|as)\b)[a-z-]{3,}s\b|哪些"
 )
-"""A first-person question: English "I", "me", "my", … (a whole word) or Chinese 我 (also
-我们, 我的)."""
-ASKS_ABOUT_REPLIES = re.compile(
-    r"\byou\s+(?:\w+ed|said|told|gave|made|wrote|sent|showed|taught|built|found|came up)\b"
-    r"|你(?:之前|上次|以前|刚才)?(?:说|讲|提到|提过|推荐|建议|告诉|给|写|列)",
-    re.IGNORECASE,
-)
-"""A question about what the assistant said ("the restaurant you recommended", "你推荐的餐厅"):
-its answer is in the assistant's replies, so :data:`OWN_WORDS_BOOST` does not apply."""
+"""A question asking for a list: "what/which (kinds of) (adjective) <plural noun>" ("what
+LGBTQ+ events", "which cities") or Chinese 哪些; with :func:`~hermes_core.recall_pack.answer_cue`
+asking for an amount, the questions :data:`SPREAD` applies to."""
 QUESTION_FILLERS = frozenset(
     [
         "say",
@@ -817,6 +831,57 @@ def _apply_speakers(db: SessionStore, named: set[str], hits: list[TurnHit]) -> N
             hit.score *= 1.0 + SPEAKER_BOOST
 
 
+_ASKS = re.compile(r"[?？]\s*(?:\[[^\]]*\]\s*)?$")
+"""A message that ends with a question ("You play any instruments?", "你去哪儿了？"; an
+attachment note such as "[shared an image: …]" after it is allowed)."""
+
+
+def _add_replies(db: SessionStore, hits: list[TurnHit]) -> list[TurnHit]:
+    """Stage 7b — a question between people is answered by the next turn: when one of the
+    best :data:`REPLY_POOL` turns is a participant's question (not the assistant's) and the
+    next message of its session is also a participant's, that reply joins the *turns* with
+    :data:`REPLY_SHARE` of the question's score, even without a query word ("You play any
+    instruments?" → "Yeah, I play clarinet!"). The assistant's answers are left out: they
+    repeat the question's words and match on their own. Called after the sessions are
+    aggregated, so the session ranking never changes. Returns ``hits`` re-sorted."""
+    ids = [h.message_id for h in hits[:REPLY_POOL]]
+    if not ids:
+        return hits
+    rows = db.read(
+        "SELECT m.id, m.content, (SELECT MIN(n.id) FROM messages n WHERE n.session_id = "
+        "m.session_id AND n.id > m.id AND n.active = 1) FROM messages m "
+        f"WHERE m.id IN ({','.join('?' * len(ids))}) AND m.role != 'assistant'",
+        ids,
+    )
+    have = {h.message_id for h in hits}
+    asks = {
+        int(r[0]): int(r[2])
+        for r in rows
+        if r[2] is not None and int(r[2]) not in have and _ASKS.search(str(r[1] or "").strip())
+    }
+    if not asks:
+        return hits
+    replies = sorted(set(asks.values()))
+    spoken = {
+        int(r[0])
+        for r in db.read(
+            f"SELECT id FROM messages WHERE id IN ({','.join('?' * len(replies))}) "
+            "AND role != 'assistant'",
+            replies,
+        )
+    }
+    added: dict[int, TurnHit] = {}
+    for hit in hits[:REPLY_POOL]:
+        reply = asks.get(hit.message_id)
+        if reply in spoken and reply not in added:
+            added[reply] = TurnHit(
+                reply, hit.session_id, 0.0, hit.timestamp, score=REPLY_SHARE * hit.score
+            )
+    if not added:
+        return hits
+    return sorted([*hits, *added.values()], key=lambda h: (-h.score, h.message_id))
+
+
 def _apply_neighbours(hits: list[TurnHit]) -> None:
     """Stage 6 — a hit gains :data:`NEIGHBOUR_SHARE` of its best adjacent hit's score."""
     if not NEIGHBOUR_SHARE:
@@ -871,15 +936,26 @@ def _aggregate_sessions(
     return sessions
 
 
+def asks_to_count_or_list(query: str) -> bool:
+    """Whether ``query`` counts ("how many", "how much", 多少, 几个: an amount is the answer,
+    :func:`~hermes_core.recall_pack.answer_cue`) or lists ("what instruments …", 哪些:
+    :data:`LIST_QUESTION`): its answer is spread over sessions."""
+    cue = answer_cue(query)
+    return (cue is not None and cue.kind == "number") or LIST_QUESTION.search(query) is not None
+
+
 def _order_own_words(
-    db: SessionStore, hits: list[TurnHit], mine: bool, named: set[str]
+    db: SessionStore, hits: list[TurnHit], mine: bool, named: set[str], query: str = ""
 ) -> list[TurnHit]:
     """Stage 9 — the best :data:`OWN_WORDS_POOL` turns re-ordered with the scores of the
     messages written by the person the question is about ×(1 + :data:`OWN_WORDS_BOOST`):
     the user's own messages when ``mine`` (a first-person question), the messages spoken by
-    a participant the query names (``named``). ``hits`` best first; scores and the session
-    ranking are left as they are."""
-    if not mine and not named:
+    a participant the query names (``named``); then, for a question that counts or lists
+    (:func:`asks_to_count_or_list` on ``query``), the n-th of a session's turns in that order
+    ×:data:`SPREAD`^n. ``hits`` best first; scores and the session ranking are left as they
+    are."""
+    spread = SPREAD < 1.0 and asks_to_count_or_list(query)
+    if not mine and not named and not spread:
         return hits
     pool, rest = hits[:OWN_WORDS_POOL], hits[OWN_WORDS_POOL:]
     ids = [h.message_id for h in pool]
@@ -888,6 +964,14 @@ def _order_own_words(
         owners |= {i for i, who in _speakers_of(db, ids).items() if who in named}
     factor = {mid: 1.0 + OWN_WORDS_BOOST for mid in owners}
     pool.sort(key=lambda h: (-h.score * factor.get(h.message_id, 1.0), h.message_id))
+    if spread:  # the n-th turn of a session (in that order) ×SPREAD^n
+        seen: dict[str, int] = defaultdict(int)
+        for hit in pool:
+            factor[hit.message_id] = (
+                factor.get(hit.message_id, 1.0) * SPREAD ** seen[hit.session_id]
+            )
+            seen[hit.session_id] += 1
+        pool.sort(key=lambda h: (-h.score * factor.get(h.message_id, 1.0), h.message_id))
     return [*pool, *rest]
 
 
@@ -924,9 +1008,10 @@ def rank(
     _apply_neighbours(hits)
     hits = _merge_relaxed(hits, relaxed)
     sessions = _aggregate_sessions(db, hits, filters.demoted_sources)
+    if REPLY_SHARE:
+        hits = _add_replies(db, hits)
     if OWN_WORDS_BOOST:
-        mine = bool(FIRST_PERSON.search(query)) and not ASKS_ABOUT_REPLIES.search(query)
-        hits = _order_own_words(db, hits, mine, q.named)
+        hits = _order_own_words(db, hits, about_the_asker(query), q.named, query)
     return Ranking(hits, sessions, q.terms, q.match, cost)
 
 

@@ -31,17 +31,36 @@ _MONTHS = {
 }
 _MONTHS["sept"] = 9
 _MONTH_RE = "|".join(sorted(_MONTHS, key=len, reverse=True))
-_REL = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdwy]|min|mo)\s*$", re.IGNORECASE)
-_UNITS = {
-    "s": 1,
-    "min": 60,
-    "h": 3600,
-    "d": 86400,
-    "w": 7 * 86400,
-    "m": 30 * 86400,
-    "mo": 30 * 86400,
-    "y": 365 * 86400,
+DAY_S = 86400.0
+UNIT_SECONDS = {
+    "second": 1,
+    "minute": 60,
+    "hour": 3600,
+    "day": 86400,
+    "week": 7 * 86400,
+    "fortnight": 14 * 86400,
+    "month": 30 * 86400,
+    "year": 365 * 86400,
 }
+"""Every time unit the module reads, in seconds (months ≈ 30 days, years 365): the
+``after`` / ``before`` ages of :func:`parse_bound` (:data:`_SHORT_UNITS`) and the units of a
+query, English ("two weeks ago") and Chinese (:data:`_ZH_UNITS`: "两周前"), use this one
+table."""
+_SHORT_UNITS = {
+    "s": "second",
+    "min": "minute",
+    "h": "hour",
+    "d": "day",
+    "w": "week",
+    "m": "month",
+    "mo": "month",
+    "y": "year",
+}
+"""The abbreviations of :func:`parse_bound` (``7d``, ``3m`` = three months)."""
+_REL = re.compile(
+    r"^\s*(\d+(?:\.\d+)?)\s*(" + "|".join(sorted(_SHORT_UNITS, key=len, reverse=True)) + r")\s*$",
+    re.IGNORECASE,
+)
 
 _DAY_MONTH_YEAR = re.compile(
     rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?({_MONTH_RE})\.?,?\s+(\d{{4}})\b", re.I
@@ -75,8 +94,8 @@ def parse_bound(value: object, *, now: float | None = None) -> float:
     text = str(value).strip()
     match = _REL.match(text)
     if match:
-        unit = match.group(2).lower()
-        return now - float(match.group(1)) * _UNITS[unit]
+        unit = _SHORT_UNITS[match.group(2).lower()]
+        return now - float(match.group(1)) * UNIT_SECONDS[unit]
     try:
         return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
     except ValueError:
@@ -209,8 +228,7 @@ _NUMBER_WORDS = {
     "several": 3,
 }
 _NUMBER_RE = r"\d{1,3}|" + "|".join(sorted(_NUMBER_WORDS, key=len, reverse=True))
-_UNIT_DAYS = {"day": 1, "week": 7, "fortnight": 14, "month": 30, "year": 365}
-_UNIT_RE = r"(day|week|fortnight|month|year)s?"
+_UNIT_RE = "(" + "|".join(u for u, secs in UNIT_SECONDS.items() if secs >= DAY_S) + ")s?"
 _WEEKDAYS = {name.lower(): i for i, name in enumerate(calendar.day_name)}
 _WEEKDAY_RE = "|".join(_WEEKDAYS)
 _EN_AGO = re.compile(rf"\b({_NUMBER_RE})\s+{_UNIT_RE}\s+(?:ago|back|earlier)\b", re.I)
@@ -222,7 +240,7 @@ _EN_PAST = re.compile(
 _EN_LAST_WEEKDAY = re.compile(rf"\b(?:last|this past|past)\s+({_WEEKDAY_RE})\b", re.I)
 _EN_LAST_UNIT = re.compile(r"\b(last|this|previous)\s+(week|month|year)\b", re.I)
 _EN_YESTERDAY = re.compile(r"\b(?:the\s+day\s+before\s+)?yesterday\b", re.I)
-_ZH_NUMBERS = {
+_ZH_DIGITS = {
     "一": 1,
     "两": 2,
     "二": 2,
@@ -233,13 +251,23 @@ _ZH_NUMBERS = {
     "七": 7,
     "八": 8,
     "九": 9,
-    "十": 10,
-    "几": 3,
-    "半": 0.5,
 }
-_ZH_NUMBER_RE = r"\d{1,3}|十[一二三四五六七八九]?|[一两二三四五六七八九]十?|几|半"
-_ZH_UNITS = {"天": 1, "日": 1, "周": 7, "星期": 7, "礼拜": 7, "月": 30, "年": 365}
-_ZH_UNIT_RE = r"(天|日|周|星期|礼拜|月|年)"
+_ZH_VAGUE = {"几": 3.0, "半": 0.5}
+"""几 ("a few") read as 3, 半 ("half": 半个月前, 半年) as 0.5."""
+_ZH_DIGIT = "[" + "".join(_ZH_DIGITS) + "]"
+_ZH_NUMBER_RE = rf"\d{{1,3}}|{_ZH_DIGIT}?十{_ZH_DIGIT}?|{_ZH_DIGIT}|" + "|".join(_ZH_VAGUE)
+"""A count in a Chinese time expression: digits, 一 … 九, 十 … 九十九 (十五, 二十, 二十五),
+几 or 半; one pattern for both "N 天前" and "过去 N 个月"."""
+_ZH_UNITS = {
+    "天": "day",
+    "日": "day",
+    "周": "week",
+    "星期": "week",
+    "礼拜": "week",
+    "月": "month",
+    "年": "year",
+}
+_ZH_UNIT_RE = "(" + "|".join(sorted(_ZH_UNITS, key=len, reverse=True)) + ")"
 _ZH_AGO = re.compile(rf"({_ZH_NUMBER_RE})\s*个?\s*{_ZH_UNIT_RE}(?:以前|之前|前)")
 _ZH_PAST = re.compile(rf"(?:过去|最近|近|这)\s*的?\s*({_ZH_NUMBER_RE})\s*个?\s*{_ZH_UNIT_RE}")
 _ZH_WEEKDAYS = {"一": 0, "二": 1, "三": 2, "四": 3, "五": 4, "六": 5, "日": 6, "天": 6}
@@ -250,19 +278,19 @@ _ZH_YESTERDAY = re.compile(r"(大前天|前天|昨天|昨日)")
 RELATIVE_SLACK = 0.25
 """A point named relative to the question ("a month ago") matches messages this share of
 its distance either side (at least :data:`DAY_SLACK_S`): "a month ago" is 30 ± 7.5 days."""
-DAY_S = 86400.0
 
 
 def _zh_number(text: str) -> float:
+    """The value of a match of :data:`_ZH_NUMBER_RE`: "3" → 3, "两" → 2, "十五" → 15,
+    "二十" → 20, "二十五" → 25, "几" → 3, "半" → 0.5."""
     if text.isdigit():
         return float(text)
-    if text in _ZH_NUMBERS:
-        return float(_ZH_NUMBERS[text])
-    if text.startswith("十"):  # 十一 … 十九
-        return 10.0 + _ZH_NUMBERS.get(text[1:], 0)
-    if text.endswith("十"):  # 二十 … 九十
-        return 10.0 * _ZH_NUMBERS.get(text[:-1], 1)
-    return 1.0
+    if text in _ZH_VAGUE:
+        return _ZH_VAGUE[text]
+    tens, ten, units = text.partition("十")
+    if not ten:
+        return float(_ZH_DIGITS.get(text, 1))
+    return 10.0 * _ZH_DIGITS.get(tens, 1) + _ZH_DIGITS.get(units, 0)
 
 
 def _en_number(text: str | None) -> float:
@@ -270,6 +298,11 @@ def _en_number(text: str | None) -> float:
         return 1.0
     text = " ".join(text.lower().split())
     return float(text) if text.isdigit() else float(_NUMBER_WORDS.get(text, 1))
+
+
+def _days(count: float, unit: str) -> float:
+    """``count`` ``unit`` s (a key of :data:`UNIT_SECONDS`) in days."""
+    return count * UNIT_SECONDS[unit] / DAY_S
 
 
 def _ago(now: float, days: float) -> tuple[float, float]:
@@ -314,9 +347,9 @@ def _calendar_unit(now: float, unit: str, which: str) -> tuple[float, float]:
 def _relative_candidates(query: str, now: float) -> list[tuple[re.Match[str], tuple[float, float]]]:
     out: list[tuple[re.Match[str], tuple[float, float]]] = []
     for m in _EN_AGO.finditer(query):
-        out.append((m, _ago(now, _en_number(m.group(1)) * _UNIT_DAYS[m.group(2).lower()])))
+        out.append((m, _ago(now, _days(_en_number(m.group(1)), m.group(2).lower()))))
     for m in _EN_PAST.finditer(query):
-        days = _en_number(m.group(1)) * _UNIT_DAYS[m.group(2).lower()]
+        days = _days(_en_number(m.group(1)), m.group(2).lower())
         out.append((m, (now - days * DAY_S - DAY_SLACK_S, now + DAY_S)))
     for m in _EN_LAST_WEEKDAY.finditer(query):
         out.append((m, _last_weekday(now, _WEEKDAYS[m.group(1).lower()])))
@@ -328,9 +361,9 @@ def _relative_candidates(query: str, now: float) -> list[tuple[re.Match[str], tu
         start = _day_start(now, back)
         out.append((m, (start - DAY_SLACK_S, start + DAY_S + DAY_SLACK_S)))
     for m in _ZH_AGO.finditer(query):
-        out.append((m, _ago(now, _zh_number(m.group(1)) * _ZH_UNITS[m.group(2)])))
+        out.append((m, _ago(now, _days(_zh_number(m.group(1)), _ZH_UNITS[m.group(2)]))))
     for m in _ZH_PAST.finditer(query):
-        days = _zh_number(m.group(1)) * _ZH_UNITS[m.group(2)]
+        days = _days(_zh_number(m.group(1)), _ZH_UNITS[m.group(2)])
         out.append((m, (now - days * DAY_S - DAY_SLACK_S, now + DAY_S)))
     for m in _ZH_LAST_WEEKDAY.finditer(query):
         out.append((m, _last_weekday(now, _ZH_WEEKDAYS[m.group(1)])))
@@ -364,4 +397,11 @@ def relative_window(query: str, now: float) -> TimeWindow | None:
     return TimeWindow(start, end, m.group(0), rest, relative=True)
 
 
-__all__ = ["RELATIVE_SLACK", "TimeWindow", "parse_bound", "query_time_window", "relative_window"]
+__all__ = [
+    "RELATIVE_SLACK",
+    "UNIT_SECONDS",
+    "TimeWindow",
+    "parse_bound",
+    "query_time_window",
+    "relative_window",
+]

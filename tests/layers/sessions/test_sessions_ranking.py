@@ -213,26 +213,6 @@ def test_first_person_questions_put_the_users_own_words_first_in_the_turns(
     assert {h.message_id: h.score for h in rank(db, question).turns} == scores
 
 
-def test_questions_about_the_assistants_replies() -> None:
-    for text in (
-        "the restaurant you recommended to me",
-        "You mentioned my budget",
-        "what you told me",
-        "你推荐的餐厅",
-        "你之前说过我的预算",
-    ):
-        assert ranking.ASKS_ABOUT_REPLIES.search(text), text
-    for text in ("Can you recommend a movie for me?", "did I tell you about my dog", "你好吗"):
-        assert not ranking.ASKS_ABOUT_REPLIES.search(text), text
-
-
-def test_first_person_is_a_whole_word() -> None:
-    for text in ("what did I buy", "I'm sure", "tell me", "my dog", "我的狗", "我们"):
-        assert ranking.FIRST_PERSON.search(text), text
-    for text in ("the iPhone", "image", "mystery", "domain", "Mike's bike", "你的狗"):
-        assert not ranking.FIRST_PERSON.search(text), text
-
-
 def test_own_words_reorders_only_the_pool(db: SessionDB, monkeypatch: pytest.MonkeyPatch) -> None:
     ids = _chat(
         db,
@@ -245,6 +225,113 @@ def test_own_words_reorders_only_the_pool(db: SessionDB, monkeypatch: pytest.Mon
     monkeypatch.setattr(ranking, "OWN_WORDS_BOOST", 0.0)
     assert [h.message_id for h in rank(db, "my kayak").turns] == [h.message_id for h in hits]
     assert hits[0].message_id == ids[0]
+
+
+@pytest.mark.parametrize(
+    ("counting", "plain", "busy", "quiet"),
+    [
+        (
+            "How many kayak trips were there?",
+            "Where did the kayak trips go?",
+            ["kayak trips kayak trips on the lake", "more kayak trips, kayak trips", "kayak trips"],
+            "one kayak trip to the river",
+        ),
+        (
+            "有哪些皮划艇旅行？",
+            "皮划艇旅行去了哪里？",
+            ["皮划艇旅行皮划艇旅行湖上", "皮划艇旅行又一次皮划艇旅行", "皮划艇旅行"],
+            "一次皮划艇旅行去河边",
+        ),
+    ],
+)
+def test_counting_and_list_questions_spread_the_turns_over_sessions(
+    db: SessionDB,
+    monkeypatch: pytest.MonkeyPatch,
+    counting: str,
+    plain: str,
+    busy: list[str],
+    quiet: str,
+) -> None:
+    _chat(db, "busy", 1, [("assistant", text) for text in busy])
+    (lone,) = _chat(db, "quiet", 2, [("assistant", quiet)])
+
+    def order(question: str) -> list[str]:
+        return [h.session_id for h in rank(db, question).turns]
+
+    monkeypatch.setattr(ranking, "SPREAD", 1.0)
+    before = {
+        q: (order(q), [s.session_id for s in rank(db, q).sessions]) for q in (counting, plain)
+    }
+    assert before[counting][0][:3] == ["busy", "busy", "busy"]  # one session fills the top
+    monkeypatch.setattr(ranking, "SPREAD", 0.01)
+    assert order(counting)[:2] == ["busy", "quiet"]
+    assert [s.session_id for s in rank(db, counting).sessions] == before[counting][1]
+    assert order(plain) == before[plain][0]  # not counting or listing: the plain order
+    assert lone in {h.message_id for h in rank(db, counting).turns[:2]}
+
+
+@pytest.mark.parametrize(
+    ("query", "asks", "reply", "asks_assistant", "assistant_reply"),
+    [
+        (
+            "instruments",
+            "Do you play any instruments?",
+            "Yeah, the clarinet since I was young.",
+            "Which instruments should I learn first?",
+            "The clarinet is a fine start.",
+        ),
+        (
+            "乐器",
+            "你会演奏乐器吗？",
+            "会，我从小吹单簧管。",
+            "我该先学哪种乐器？",
+            "单簧管是不错的开始。",
+        ),
+    ],
+)
+def test_a_participants_question_brings_the_reply_into_the_turns(
+    db: SessionDB,
+    monkeypatch: pytest.MonkeyPatch,
+    query: str,
+    asks: str,
+    reply: str,
+    asks_assistant: str,
+    assistant_reply: str,
+) -> None:
+    q_id, r_id = _chat(db, "people", 1, [("user", asks), ("user", reply)])
+    _, a_id = _chat(db, "helper", 2, [("user", asks_assistant), ("assistant", assistant_reply)])
+    monkeypatch.setattr(ranking, "REPLY_SHARE", 0.0)
+    before = rank(db, query)
+    assert r_id not in {h.message_id for h in before.turns}  # no query word in the reply
+    monkeypatch.setattr(ranking, "REPLY_SHARE", 0.5)
+    after = rank(db, query)
+    scores = {h.message_id: h.score for h in after.turns}
+    assert scores[r_id] == pytest.approx(0.5 * scores[q_id])
+    assert a_id not in scores  # the assistant's answer is not added
+    assert [(s.session_id, s.score) for s in after.sessions] == [
+        (s.session_id, s.score) for s in before.sessions
+    ]
+
+
+def test_questions_that_count_or_list() -> None:
+    for text in (
+        "How many weddings have I attended?",
+        "How much did I spend in total?",
+        "What instruments does Melanie play?",
+        "What LGBTQ+ events has Caroline joined?",
+        "Which kinds of tea do I like?",
+        "我参加过几次婚礼？",
+        "一共花了多少钱？",
+        "她去过哪些城市？",
+    ):
+        assert ranking.asks_to_count_or_list(text), text
+    for text in (
+        "What is my dog's breed?",
+        "Where was the event?",
+        "What has Melanie painted?",
+        "他住在哪里？",
+    ):
+        assert not ranking.asks_to_count_or_list(text), text
 
 
 @pytest.mark.parametrize(
