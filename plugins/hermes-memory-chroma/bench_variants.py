@@ -62,19 +62,22 @@ from hermes_core.layers.sessions.ranking import (
     QUESTION_FILLERS_ZH,
 )
 from hermes_core.layers.sessions.timeparse import relative_window
-from hermes_core.recall_pack import about_the_asker
 
 from hermes_memory_chroma.bench import (
     BENCH_CANDIDATES,
     BENCH_USER,
+    SESSION_FEEDBACK_WEIGHT,
     SPEAKER_BOOST,
     ChromaRetriever,
     context_text,
     make_retriever,
+    own_words_first,
+    reweighted,
 )
+from hermes_memory_chroma.bench import asked_person as adapter_asked_person
 from hermes_memory_chroma.dates import date_windows, strip_dates
 from hermes_memory_chroma.entities import entity_idf, extract_entities, personalized_pagerank
-from hermes_memory_chroma.retriever import Hit
+from hermes_memory_chroma.retriever import Hit, RecallParams
 from hermes_memory_chroma.settings import ChromaSettings
 from hermes_memory_chroma.text import STOPWORDS, word_runs
 
@@ -518,29 +521,37 @@ BASE_W = (0.5, 1.0, 0.5, 10)
 
 
 def asked_person(c: Context, q: str) -> str | None:
-    """Whose words a question is about: the user's ("user" turns) when it is in the first
-    person and not about the assistant (``hermes_core.recall_pack.about_the_asker``), else
-    the one participant it names; ``None`` otherwise."""
-    if about_the_asker(q) and "user" in set(c.speaker.values()):
-        return "user"
-    named = [
-        s
-        for s in sorted(set(c.speaker.values()))
-        if s and re.search(rf"\b{re.escape(s)}\b", q, re.IGNORECASE)
-    ]
-    return named[0] if len(named) == 1 else None
+    """Whose words a question is about (:func:`hermes_memory_chroma.bench.asked_person`)."""
+    speakers = sorted({s for s in c.speaker.values() if s})
+    named = [s for s in speakers if re.search(rf"\b{re.escape(s)}\b", q, re.IGNORECASE)]
+    return adapter_asked_person(q, speakers, named)
 
 
-def r4_own(factor: float, pool: int = OWN_WORDS_POOL) -> Variant:
+def adapter(c: Context, q: str, hits: list[Hit], asked: float | None) -> Result:
+    """The adapter as it ranks now (round 4): turns in the provider's fusion (feedback 0.3)
+    with own words first, sessions from a second fusion with feedback 0.5."""
+    first = own_words_first(hits[:BENCH_CANDIDATES], asked_person(c, q))
+    params = RecallParams.from_settings(SETTINGS)
+    sess = reweighted(hits, params, SESSION_FEEDBACK_WEIGHT)[:BENCH_CANDIDATES]
+    return [h.memory.id for h in first], ranked(c, {h.memory.id: h.score for h in sess})[1]
+
+
+def r4_own(factor: float, feedback: float | None = None, pool: int = OWN_WORDS_POOL) -> Variant:
     """Own words first, as the built-in ranking orders its turns: the best ``pool`` turns
-    re-ordered with the asked person's turns ×``factor`` (sessions unchanged)."""
+    re-ordered with the asked person's turns ×``factor`` (sessions unchanged);
+    ``feedback``: the turns fused with that feedback weight first (sessions at 0.5)."""
 
     def run(c: Context, q: str, hits: list[Hit], asked: float | None) -> Result:
-        turns, sessions = ranked(c, {h.memory.id: h.score for h in hits})
+        if feedback is None:
+            score = {h.memory.id: h.score for h in hits[:BENCH_CANDIDATES]}
+            turns, sessions = ranked(c, score)
+        else:
+            score = top(refused(c, q, hits, 0.5, 1.0, feedback, 10))
+            sess = top(refused(c, q, hits, *BASE_W))
+            turns, sessions = ranked_with(c, score, sess, 0.5, 0.5)
         who = asked_person(c, q)
         if who is None:
             return turns, sessions
-        score = {h.memory.id: h.score for h in hits}
         head = sorted(
             turns[:pool],
             key=lambda t: (-score[t] * (factor if c.speaker.get(t) == who else 1.0), t),
@@ -588,9 +599,11 @@ def r4_session_rrf(k: int, mix: float | None = None) -> Variant:
 
 
 R4_VARIANTS: dict[str, Variant] = {
+    "adapter": adapter,
     "r4_fill": r4_fillers(),
     "r4_fill_turns": r4_fillers(turns_only=True),
     **{f"r4_own{f}": r4_own(f) for f in (1.5, 2, 3)},
+    **{f"r4_f0.3_own{f}": r4_own(f, feedback=0.3) for f in (1.5, 2)},
     **{f"r4_srrf_k{k}": r4_session_rrf(k) for k in (10, 30, 60)},
     **{f"r4_smix_{w}": r4_session_rrf(30, w) for w in (0.5, 1)},
     "r4_turn_d0.75_f0.3": r3_fusion(0.75, 1.0, 0.3, 10, session=BASE_FUSION),
