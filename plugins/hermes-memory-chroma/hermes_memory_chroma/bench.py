@@ -29,6 +29,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from hermes_core.recall_pack import about_the_asker
+
 from hermes_memory_chroma.embedders import get_embedder
 from hermes_memory_chroma.retriever import Hit, RecallParams, Retriever
 from hermes_memory_chroma.settings import ChromaSettings
@@ -40,6 +42,9 @@ if TYPE_CHECKING:
 BENCH_USER = "bench"
 SPEAKER_BOOST = 1.5
 BENCH_CANDIDATES = 100
+ALL_CANDIDATES = 1000
+"""Every fused candidate (three rankings of 100 at most): the session ranking re-fuses them
+all before it takes its best ``BENCH_CANDIDATES``."""
 CONTEXT_TURNS = 2
 NEIGHBOUR_CHARS = 400
 """A neighbouring turn adds at most this many characters to a turn's indexed text: the
@@ -47,6 +52,17 @@ embedder's cost grows with the text, and LongMemEval's assistant turns run to th
 characters (a haystack took ~200 s to index with whole neighbours, ~80 s with 300). Nearly
 every LoCoMo turn is shorter (99th percentile 337 characters)."""
 LENGTH_NORM = 0.5
+OWN_WORDS_FACTOR = 1.5
+"""In the order of the returned *turns* only, the turns of the person the question is about
+count ×this on top of the speaker boost: the user's (``user`` turns) for a first-person
+question not about the assistant (:func:`hermes_core.recall_pack.about_the_asker`), else
+the one participant the question names — the built-in ranking's "own words first"
+(docs/benchmarks.md, chroma round 4). Sessions are ranked before it."""
+SESSION_FEEDBACK_WEIGHT = 0.5
+"""The session ranking re-fuses each turn's ranks with the feedback ranking at this weight,
+while the turns keep the settings' ``feedback_weight`` (0.3): lowering it for the turns raised
+turn recall@10 on both halves of LoCoMo dev and of three LongMemEval-S samples, but lowered
+session all@5 when the sessions followed (docs/benchmarks.md, chroma round 4)."""
 
 
 def context_text(
@@ -58,6 +74,53 @@ def context_text(
     before = [line[:cap] for line in lines[max(0, i - window) : i]]
     after = [line[:cap] for line in lines[i + 1 : i + 1 + window]]
     return " ".join([*before, lines[i], lines[i], *after])
+
+
+def reweighted(hits: Sequence[Hit], params: RecallParams, feedback_weight: float) -> list[Hit]:
+    """``hits`` rescored as if the feedback ranking had been fused with ``feedback_weight``
+    (each hit keeps its factor: type weight × recency × boosts, i.e. its score over its
+    plain reciprocal-rank sum), best first."""
+    p = params
+
+    def plain(hit: Hit, feedback: float) -> float:
+        total = 0.0
+        for rank, weight in (
+            (hit.dense_rank, p.dense_weight),
+            (hit.bm25_rank, p.bm25_weight),
+            (hit.feedback_rank, feedback),
+        ):
+            if rank is not None:
+                total += weight / (p.rrf_k + rank)
+        return total
+
+    out = []
+    for hit in hits:
+        before = plain(hit, p.feedback_weight)
+        score = hit.score / before * plain(hit, feedback_weight) if before > 0 else hit.score
+        out.append(dataclasses.replace(hit, score=score))
+    out.sort(key=lambda h: (-h.score, -h.memory.created_at, h.memory.id))
+    return out
+
+
+def asked_person(query: str, speakers: Sequence[str], named: Sequence[str]) -> str | None:
+    """Whose words ``query`` is about (see :data:`OWN_WORDS_FACTOR`): ``"user"`` for a
+    first-person question when ``speakers`` has a ``user``, else the one speaker of
+    ``named`` (the speakers the query names); ``None`` otherwise."""
+    if "user" in speakers and about_the_asker(query):
+        return "user"
+    return named[0] if len(named) == 1 else None
+
+
+def own_words_first(hits: Sequence[Hit], speaker: str | None) -> list[Hit]:
+    """``hits`` re-ordered with the scores of ``speaker``'s turns ×:data:`OWN_WORDS_FACTOR`
+    (scores unchanged); as given when ``speaker`` is ``None``."""
+    if speaker is None:
+        return list(hits)
+
+    def own(hit: Hit) -> float:
+        return OWN_WORDS_FACTOR if hit.memory.extra.get("speaker") == speaker else 1.0
+
+    return sorted(hits, key=lambda h: -h.score * own(h))
 
 
 def rank_sessions(
@@ -182,18 +245,21 @@ class ChromaRetriever:
             s for s in self._speakers if re.search(rf"\b{re.escape(s)}\b", query, re.IGNORECASE)
         ]
         boost = {"speaker": named[0]} if len(named) == 1 else None
-        hits = self._retriever.search(
+        every = self._retriever.search(
             BENCH_USER,
             query,
-            top_k=depth,
+            top_k=ALL_CANDIDATES,
             record=False,
             boost=boost,
             boost_factor=SPEAKER_BOOST,
         )
+        first = own_words_first(every[:depth], asked_person(query, self._speakers, named))
         turns = tuple(
-            RetrievedTurn(h.memory.session_id, h.memory.id, score=h.score) for h in hits[:k]
+            RetrievedTurn(h.memory.session_id, h.memory.id, score=h.score) for h in first[:k]
         )
-        return RetrievalResult(turns, tuple(rank_sessions(hits, k, sizes=self._sizes)))
+        params = self._retriever.params
+        by_session = reweighted(every, params, SESSION_FEEDBACK_WEIGHT)[:depth]
+        return RetrievalResult(turns, tuple(rank_sessions(by_session, k, sizes=self._sizes)))
 
     def close(self) -> None:
         if self._store is not None:
@@ -215,4 +281,13 @@ def make_retriever(settings: ChromaSettings, workdir: Path, **overrides: Any) ->
     return ChromaRetriever(merged, workdir)
 
 
-__all__ = ["BENCH_USER", "ChromaRetriever", "context_text", "make_retriever", "rank_sessions"]
+__all__ = [
+    "BENCH_USER",
+    "ChromaRetriever",
+    "asked_person",
+    "context_text",
+    "make_retriever",
+    "own_words_first",
+    "rank_sessions",
+    "reweighted",
+]

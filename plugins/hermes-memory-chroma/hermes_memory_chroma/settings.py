@@ -143,7 +143,7 @@ class ChromaSettings(ProviderSettings):
         "(e.g. 'on 3 June, 2023', '2023年8月'); 1 disables.",
     )
     feedback_weight: float = Field(
-        0.5,
+        0.3,
         ge=0,
         description="Weight of the pseudo-relevance-feedback ranking: a second keyword search "
         "with the rare words of the first search's best hits (0 disables).",

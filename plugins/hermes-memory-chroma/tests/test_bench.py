@@ -8,6 +8,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hermes_core.bench.locomo import BenchConversation, BenchQuestion, run_benchmark
 from hermes_core.bench.retrievers import BenchSession, BenchTurn, Retriever
 from hermes_core.testing.contract import RetrieverContract
@@ -124,3 +125,57 @@ def test_search_accepts_the_question_date(tmp_path: Path, chroma_settings: dict[
 
 class TestChromaRetrieverContract(RetrieverContract):
     provider_class = ChromaProvider
+
+
+def _scored(mem_id: str, score: float, speaker: str, **ranks: int) -> Hit:
+    memory = Memory(
+        id=mem_id, user_id="bench", content="", session_id=mem_id[0], extra={"speaker": speaker}
+    )
+    return Hit(memory, score, **ranks)  # type: ignore[arg-type]
+
+
+def test_reweighted_refuses_the_feedback_rank_and_keeps_each_factor() -> None:
+    from hermes_memory_chroma.bench import reweighted
+    from hermes_memory_chroma.retriever import RecallParams
+
+    p = RecallParams(dense_weight=0.5, bm25_weight=1.0, rrf_k=10, feedback_weight=0.3)
+    # a: dense 1 + feedback 1, factor 1.5; b: keyword 1 only, factor 1
+    a = _scored("a1", 1.5 * (0.5 / 11 + 0.3 / 11), "Ann", dense_rank=1, feedback_rank=1)
+    b = _scored("b1", 1.0 / 11, "Bob", bm25_rank=1)
+    assert [h.memory.id for h in reweighted([a, b], p, 0.3)] == ["a1", "b1"]
+    out = {h.memory.id: h.score for h in reweighted([b, a], p, 0.0)}
+    assert out["a1"] == pytest.approx(1.5 * 0.5 / 11)  # the feedback share removed
+    assert out["b1"] == pytest.approx(1.0 / 11)  # no feedback rank: unchanged
+    assert [h.memory.id for h in reweighted([a, b], p, 0.0)] == ["b1", "a1"]
+
+
+def test_own_words_first_reorders_the_asked_persons_turns() -> None:
+    from hermes_memory_chroma.bench import OWN_WORDS_FACTOR, own_words_first
+
+    hits = [_scored("a1", 1.0, "assistant"), _scored("b1", 0.6, "user")]
+    assert own_words_first(hits, None) == hits
+    expected = ["b1", "a1"] if 0.6 * OWN_WORDS_FACTOR > 1.0 else ["a1", "b1"]
+    assert [h.memory.id for h in own_words_first(hits, "user")] == expected
+    assert [h.memory.id for h in own_words_first(hits, "assistant")] == ["a1", "b1"]
+    # scores are left as they were
+    assert {h.score for h in own_words_first(hits, "user")} == {1.0, 0.6}
+
+
+@pytest.mark.parametrize(
+    ("question", "asked"),
+    [
+        ("What did I say about my greyhound?", "user"),
+        ("我的狗叫什么？", "user"),
+        ("What did you tell me about greyhounds?", None),
+        ("你跟我说过什么？", None),
+        ("What is the name of the dog?", None),
+    ],
+)
+def test_first_person_questions_are_about_the_users_turns(question: str, asked: str | None) -> None:
+    from hermes_memory_chroma.bench import asked_person
+
+    assert asked_person(question, ["assistant", "user"], []) == asked
+    # a conversation between named people: the one the question names, else nobody
+    assert asked_person(question, ["Ann", "Bob"], []) is None
+    assert asked_person("What did Ann do?", ["Ann", "Bob"], ["Ann"]) == "Ann"
+    assert asked_person("Did Ann meet Bob?", ["Ann", "Bob"], ["Ann", "Bob"]) is None

@@ -346,7 +346,7 @@ def test_recall_params_follow_the_provider_settings() -> None:
 
     params = RecallParams.from_settings(ChromaSettings(), top_k=3)
     assert params.top_k == 3
-    assert (params.feedback_weight, params.feedback_docs, params.feedback_terms) == (0.5, 5, 6)
+    assert (params.feedback_weight, params.feedback_docs, params.feedback_terms) == (0.3, 5, 6)
     assert params.dense_weight == ChromaSettings().dense_weight
     # a settings object without some recall field keeps that field's default
     from types import SimpleNamespace
