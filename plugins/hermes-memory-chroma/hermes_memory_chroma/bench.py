@@ -29,7 +29,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from hermes_core.recall_pack import about_the_asker
+from hermes_core.text import about_the_asker
 
 from hermes_memory_chroma.embedders import get_embedder
 from hermes_memory_chroma.retriever import Hit, RecallParams, Retriever
@@ -55,7 +55,7 @@ LENGTH_NORM = 0.5
 OWN_WORDS_FACTOR = 1.5
 """In the order of the returned *turns* only, the turns of the person the question is about
 count ×this on top of the speaker boost: the user's (``user`` turns) for a first-person
-question not about the assistant (:func:`hermes_core.recall_pack.about_the_asker`), else
+question not about the assistant (:func:`hermes_core.text.about_the_asker`), else
 the one participant the question names — the built-in ranking's "own words first"
 (docs/benchmarks.md, chroma round 4). Sessions are ranked before it."""
 SESSION_FEEDBACK_WEIGHT = 0.5
