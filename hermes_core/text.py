@@ -97,11 +97,12 @@ ASKS_ABOUT_REPLIES = re.compile(
     r"\byou(?:['’]ve|\s+have|\s+had)?\s+"
     r"(?:\w+ed|said|told|gave|made|wrote|sent|showed|taught|built|found|came up)\b"
     r"|\bdid\s+you\s+\w+|\bremind\s+me\b"
-    r"|[你您](?:之前|上次|以前|刚才)?(?:说|讲|提到|提过|推荐|建议|告诉|给|写|列)|提醒(?:一下)?我",
+    r"|[你您](?:之前|上次|以前|刚才)?(?:[跟对和向]我)?(?:之前|上次|以前|刚才)?"
+    r"(?:说|讲|提到|提过|推荐|建议|告诉|给|写|列)|提醒(?:一下)?我",
     re.IGNORECASE,
 )
 """A question about what the assistant said or did ("the restaurant you recommended", "what
-did you say", "you've told me", "can you remind me …", "你推荐的餐厅", "您之前说的",
+did you say", "you've told me", "can you remind me …", "你推荐的餐厅", "您之前说的", "你跟我说过",
 "提醒我一下 …"): its answer is in the assistant's replies."""
 
 

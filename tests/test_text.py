@@ -89,6 +89,8 @@ def test_questions_about_the_assistants_replies() -> None:
         "你推荐的餐厅",
         "你之前说过我的预算",
         "您上次提到的书",
+        "你跟我说过什么？",
+        "你上次对我讲的那本书",
         "提醒我一下那家店的名字",
     ):
         assert ASKS_ABOUT_REPLIES.search(text), text
@@ -110,6 +112,8 @@ def test_questions_about_the_assistants_replies() -> None:
         ("你觉得我该买吗？", True),
         ("你推荐我读哪本书？", False),
         ("提醒我一下我的预算是多少", False),
+        ("你跟我说过我该读哪本书？", False),
+        ("你和我一起定的计划是什么？", True),
         ("小红去了哪里？", False),
     ],
 )
