@@ -68,10 +68,7 @@ class ByteRoverSettings(ServiceProviderSettings):
         "search of the tree (no LLM, faster)",
     )
     min_query_chars: int = advanced_field(
-        10,
-        "Prompts shorter than this are not looked up (a Chinese character counts 3)",
-        ge=0,
-        le=1000,
+        10, "Prompts under this length skip recall (a Chinese character counts 3)", ge=0, le=1000
     )
     recall_max_chars: int = service_field("recall_max_chars")
     failure_threshold: int = service_field("failure_threshold")
