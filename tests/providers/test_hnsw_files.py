@@ -47,3 +47,23 @@ def test_leaves_files_the_header_does_not_describe(tmp_path: Path) -> None:
 def test_no_index_no_work(tmp_path: Path) -> None:
     assert scrub_unused_capacity(tmp_path) == 0
     assert scrub_unused_capacity(tmp_path / "missing") == 0
+
+
+def test_zeroes_the_link_lengths_past_the_recorded_elements(tmp_path: Path) -> None:
+    """``length.bin`` has one 4-byte slot per element and the same stray capacity (seen in
+    chromadb 1.x: a forgotten phrase found in it after a delete)."""
+    data = _segment(tmp_path, "seg", max_elements=4, current=1, data=bytes(4 * PER_ELEMENT))
+    lengths = data.with_name("length.bin")
+    stray = "桂林山水".encode()
+    lengths.write_bytes(b"\x05\x00\x00\x00" + stray)
+    assert scrub_unused_capacity(tmp_path) == 2
+    assert lengths.read_bytes() == b"\x05\x00\x00\x00" + bytes(len(stray))
+
+
+def test_zeroes_every_slot_of_an_index_with_no_elements_yet(tmp_path: Path) -> None:
+    data = _segment(tmp_path, "seg", max_elements=2, current=0, data=b"Zanzibar" * 4)
+    lengths = data.with_name("length.bin")
+    lengths.write_bytes(b"Zanzibar")
+    assert scrub_unused_capacity(tmp_path) == 2
+    assert data.read_bytes() == bytes(2 * PER_ELEMENT)
+    assert lengths.read_bytes() == bytes(8)

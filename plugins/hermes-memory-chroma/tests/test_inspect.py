@@ -126,3 +126,30 @@ def test_the_inspector_page_shows_chroma_memories_and_replacements(chroma_home: 
             )
             assert r.status_code == 303 and "ok=1" in r.headers["location"]
             assert "Falcon" not in client.get("/provider", params={"u": "alice"}).text
+
+
+def test_scrub_clears_a_real_chroma_index_of_deleted_text(tmp_path: Path) -> None:
+    """chromadb writes its vector index files from uncleared allocations: after a delete,
+    ``length.bin`` or ``data_level0.bin`` can hold the deleted text (five runs in eight
+    here). Eight fresh indexes, each scrubbed: none keeps a byte of it."""
+    import chromadb
+    from chromadb.config import Settings
+    from hermes_core.providers.hnsw_files import scrub_unused_capacity
+
+    phrase = "桂林山水甲天下 Zanzibar"
+    needle = "桂林山水".encode()
+    for trial in range(8):
+        root = tmp_path / f"trial{trial}"
+        client = chromadb.PersistentClient(
+            path=str(root), settings=Settings(anonymized_telemetry=False)
+        )
+        coll = client.get_or_create_collection("scrubbed")
+        for i in range(5):
+            coll.add(ids=[f"m{i}"], documents=[f"{i} {phrase * 50}"], embeddings=[[0.1 * i, 1.0]])
+        coll.delete(ids=[f"m{i}" for i in range(5)])
+        del coll, client
+        scrub_unused_capacity(root)
+        index_files = [p for p in root.glob("*/*.bin") if p.is_file()]
+        assert index_files, "chromadb should persist a vector index"
+        leaked = [p.name for p in index_files if needle in p.read_bytes()]
+        assert leaked == [], f"trial {trial}: {leaked}"
