@@ -10,9 +10,10 @@ finds the forgotten text there.
 
 :func:`scrub_unused_capacity` zeroes those slots in every segment below a directory. It
 only ever writes past the elements the header records, so the index itself is unchanged;
-files whose header does not describe their size exactly, and symlinks, are left alone. Used by the
-providers that embed chromadb (chroma, mem0 in mode ``oss``) before a forget proof and after
-closing their client (whose last persist may write such bytes again).
+files whose header does not describe their size exactly, symlinks and headers that are not
+regular files (a FIFO never blocks it) are left alone. Used by the providers that embed
+chromadb (chroma, mem0 in mode ``oss``) before a forget proof and after closing their
+client (whose last persist may write such bytes again).
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from __future__ import annotations
 import os
 import struct
 from pathlib import Path
+
+from hermes_core.fsutil import UnsafeFileError, read_regular_bytes
 
 HNSW_HEADER = struct.Struct("<iQQQQQQiIQQQdQ")
 """``header.bin`` of a persisted hnswlib index (chroma's fork): persistence version,
@@ -56,7 +59,10 @@ def scrub_unused_capacity(root: Path) -> int:
     for header in sorted(root.glob("*/header.bin")):
         if header.is_symlink():
             continue
-        raw = header.read_bytes()
+        try:
+            raw = read_regular_bytes(header, max_bytes=HNSW_HEADER.size, what="index header")
+        except UnsafeFileError:  # a FIFO or a file larger than any header: not an index
+            continue
         if len(raw) != HNSW_HEADER.size:
             continue
         fields = HNSW_HEADER.unpack(raw)

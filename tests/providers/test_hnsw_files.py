@@ -67,3 +67,14 @@ def test_zeroes_every_slot_of_an_index_with_no_elements_yet(tmp_path: Path) -> N
     assert scrub_unused_capacity(tmp_path) == 2
     assert data.read_bytes() == bytes(2 * PER_ELEMENT)
     assert lengths.read_bytes() == bytes(8)
+
+
+def test_a_fifo_in_place_of_a_header_is_skipped_without_blocking(tmp_path: Path) -> None:
+    import os
+
+    seg = tmp_path / "seg"
+    seg.mkdir()
+    os.mkfifo(seg / "header.bin")
+    (seg / "length.bin").write_bytes(b"Zanzibar")
+    assert scrub_unused_capacity(tmp_path) == 0
+    assert (seg / "length.bin").read_bytes() == b"Zanzibar"
