@@ -42,7 +42,7 @@ def fuse(first: Sequence[str], second: Sequence[str], weight: float) -> list[str
 
 def metrics(sessions: Sequence[str], turns: Sequence[str], q: Any) -> dict[str, float]:
     """Session any@5, all@5, all@10 and turn recall@10 of one question (the bench's own
-    metrics, so the keyword column equals ``hermes bench``)."""
+    metrics, so the keyword column equals ``hermes-memory bench``)."""
     out = {
         "any@5": recall_any(sessions, q.gold_sessions, 5),
         "all@5": recall_all(sessions, q.gold_sessions, 5),
